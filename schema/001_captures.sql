@@ -1,0 +1,19 @@
+-- captures: one row per ingested capture (a source file or a set of files read together).
+-- Written from the manifest; a capture is listed only once all its files are complete.
+CREATE TABLE captures (
+    capture_id     BIGINT,    -- archive-wide id, assigned at ingest, never reused while listed
+    name           VARCHAR,   -- --name, or the source file name without its extensions
+    format         VARCHAR,   -- importer that read it: btf, ...
+    source_files   VARCHAR,   -- JSON array of the source paths as given on the command line
+    source_sha256  VARCHAR,   -- SHA-256 of the source bytes as stored on disk (compressed if the file was)
+    source_bytes   BIGINT,    -- size of the source files on disk, bytes
+    ingested_at    VARCHAR,   -- UTC time of the ingest, RFC 3339
+    time_unit      VARCHAR,   -- unit of the source timestamps (ps, ns, us, ms, s); tables are in ns
+    ts_origin      BIGINT,    -- ns added to scaled source times (0: the trace's own zero)
+    ts_min         BIGINT,    -- first event time, ns (NULL for a capture without events)
+    ts_max         BIGINT,    -- last event time, ns (NULL for a capture without events)
+    event_count    BIGINT,    -- rows in events for this capture
+    meta           VARCHAR,   -- JSON object of header metadata (BTF #keys, lower-cased)
+    tool_version   VARCHAR,   -- tracedb version that wrote the capture
+    schema_version INTEGER    -- archive schema version the capture was written with
+);

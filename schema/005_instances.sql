@@ -1,0 +1,23 @@
+-- instances: one row per life cycle of a task, ISR or runnable instance (activate .. terminate).
+-- All times and durations in ns. A metric is NULL when an event it needs is missing.
+CREATE TABLE instances (
+    capture_id    BIGINT,   -- capture the instance belongs to
+    entity        VARCHAR,  -- task, ISR or runnable
+    entity_type   VARCHAR,  -- T, I (or ISR), R
+    instance      BIGINT,   -- instance number from the trace
+    activate_ts   BIGINT,   -- activate (runnables: their start)
+    start_ts      BIGINT,   -- first start
+    terminate_ts  BIGINT,   -- terminate
+    core          VARCHAR,  -- core of the first start (or first resume when there is no start)
+    response_time BIGINT,   -- terminate - activate
+    start_delay   BIGINT,   -- first start - activate
+    gross_exec    BIGINT,   -- terminate - first start
+    net_exec      BIGINT,   -- total time running
+    ready_time    BIGINT,   -- total time ready (preempted) between start and terminate
+    waiting_time  BIGINT,   -- total time waiting (passive wait)
+    polling_time  BIGINT,   -- total time polling (active wait)
+    parking_time  BIGINT,   -- total time parking
+    preemptions   BIGINT,   -- preempt (runnables: suspend) transitions
+    migrations    BIGINT,   -- resumes on another core than the one last run on
+    complete      BOOLEAN   -- activate and terminate both in the capture, with no resynchronisation in between
+);

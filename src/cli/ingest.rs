@@ -1,0 +1,149 @@
+//! `tracedb ingest`: read trace files into the archive, one capture per file, with a
+//! progress bar on a terminal and a one-line summary per capture.
+use super::ArchiveArg;
+use crate::ingest::{diag::Severity, Format};
+use crate::store::ingest::{ingest_file, IngestOptions, IngestReport};
+use crate::store::Archive;
+use crate::{Error, Result};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Read trace files into the archive (one capture per file).
+///
+/// The format is detected from the content (compression too: plain, .gz or .zst).
+/// Record-level problems become rows of the `diagnostics` table and are counted in the
+/// summary; `--strict` makes them fatal. A failed ingest leaves the archive unchanged.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Trace files to read.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    archive: ArchiveArg,
+    /// Input format: auto (detect), btf (prv, ovni, qs, shark and hw are planned).
+    #[arg(long, default_value = "auto", value_name = "FORMAT")]
+    format: String,
+    /// Name of the capture (default: the file name without extensions); one file only.
+    #[arg(long)]
+    name: Option<String>,
+    /// Fail (exit status 1) on the first warning or error diagnostic instead of recording it.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// Runs `ingest`.
+pub fn run(args: Args) -> Result<()> {
+    let format = match args.format.as_str() {
+        "auto" => None,
+        f => match Format::parse(f) {
+            Some(f) => Some(f),
+            None if ["prv", "ovni", "qs", "shark", "hw"].contains(&f) => {
+                return Err(Error::Usage(format!("format '{f}' is not supported by this build yet (supported: auto, btf)")))
+            }
+            None => return Err(Error::Usage(format!("unknown format '{f}' (expected auto, btf)"))),
+        },
+    };
+    if args.name.is_some() && args.files.len() > 1 {
+        return Err(Error::Usage("--name names one capture; give one file with it".into()));
+    }
+    let (mut archive, _lock) = Archive::open_for_write(&args.archive.archive)?;
+    let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict };
+    for file in &args.files {
+        let mut bar = Bar::new(file);
+        let report = ingest_file(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
+        bar.finish();
+        eprintln!("{}", summary_line(&report));
+    }
+    Ok(())
+}
+
+/// Progress bar that appears only on a terminal and only when reading takes more than a
+/// moment.
+struct Bar {
+    started: Instant,
+    label: String,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Bar {
+    fn new(file: &std::path::Path) -> Self {
+        Bar { started: Instant::now(), label: file.display().to_string(), bar: None }
+    }
+
+    fn update(&mut self, done: u64, total: u64) {
+        if self.bar.is_none() && self.started.elapsed() > Duration::from_millis(500) {
+            let target = indicatif::ProgressDrawTarget::stderr();
+            if !target.is_hidden() {
+                let b = indicatif::ProgressBar::with_draw_target(Some(total), target);
+                let style = indicatif::ProgressStyle::with_template(
+                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+                b.set_style(style.progress_chars("=> "));
+                b.set_message(self.label.clone());
+                self.bar = Some(b);
+            }
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Human-readable byte count.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The one-line summary printed after each capture.
+pub fn summary_line(r: &IngestReport) -> String {
+    let c = &r.capture;
+    let diags = if r.diagnostics.is_empty() {
+        "no diagnostics".to_string()
+    } else {
+        let parts: Vec<String> =
+            r.diagnostics.iter().map(|(k, s, n)| format!("{n} {k} ({})", s.as_str())).collect();
+        format!("diagnostics: {}", parts.join(", "))
+    };
+    let secs = r.elapsed.as_secs_f64();
+    #[allow(clippy::cast_precision_loss)]
+    let rate = if secs > 0.0 { c.source_bytes as f64 / secs / 1e6 } else { 0.0 };
+    let errors: u64 = r.diagnostics.iter().filter(|d| d.1 >= Severity::Warning).map(|d| d.2).sum();
+    let flag = if errors > 0 { " (see the diagnostics table)" } else { "" };
+    format!(
+        "capture {} '{}' ({}): {} events, {} entities, {} intervals, {} instances, {} lock requests; {}{}; \
+         {} in, {} archive; {:.2} s ({:.1} MB/s)",
+        c.capture_id,
+        c.name,
+        c.format,
+        c.event_count,
+        r.entities,
+        r.intervals,
+        r.instances,
+        r.lock_requests,
+        diags,
+        flag,
+        human_bytes(c.source_bytes),
+        human_bytes(c.archive_bytes()),
+        secs,
+        rate
+    )
+}

@@ -1,0 +1,55 @@
+//! Command line: the `Command` enum is the only list of subcommands; each subcommand lives
+//! in its own file with its arguments first and `run()` below.
+pub mod captures;
+pub mod ingest;
+pub mod sql;
+
+use crate::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// tracedb: a trace database for embedded and real-time systems.
+///
+/// Ingest BTF traces into a compressed archive of Parquet tables (events, state intervals,
+/// task instances, lock requests, diagnostics) and ask questions about them in SQL.
+#[derive(Debug, Parser)]
+#[command(name = "tracedb", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read trace files into the archive, one capture per file.
+    Ingest(ingest::Args),
+    /// List the captures in the archive.
+    Captures(captures::Args),
+    /// Run SQL over the archive: -c, -f, statements piped on stdin.
+    Sql(sql::Args),
+}
+
+/// The `--archive` option shared by every subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ArchiveArg {
+    /// Archive directory (created by `ingest` when absent).
+    #[arg(long, env = "TRACEDB_ARCHIVE", default_value = crate::store::DEFAULT_ARCHIVE, value_name = "DIR")]
+    pub archive: PathBuf,
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Ingest(a) => ingest::run(a),
+        Command::Captures(a) => captures::run(a),
+        Command::Sql(a) => sql::run(a),
+    }
+}
+
+/// Buffered standard output; write errors become [`crate::Error::Output`] (a closed pipe is
+/// recognised by `main` and is not a failure).
+pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
+}

@@ -1,0 +1,71 @@
+//! `tracedb sql`: SQL over the archive. Statements come from `-c` (repeatable), `-f FILE`,
+//! or standard input when it is piped; each statement's result is printed in turn. The
+//! first failing statement stops the run with exit status 1.
+use super::ArchiveArg;
+use crate::output::{self, OutputFormat};
+use crate::repl::split::split_script;
+use crate::store::Archive;
+use crate::{Error, Result};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+
+/// Run SQL over the archive.
+///
+/// Tables: captures, entities, events, intervals, instances, lock_requests, messages,
+/// deadlines, diagnostics (see the README's table reference). All times are ns.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    archive: ArchiveArg,
+    /// SQL to run (repeatable; each may hold several statements separated by `;`).
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    commands: Vec<String>,
+    /// File of SQL statements to run.
+    #[arg(short = 'f', long = "file", value_name = "FILE.sql")]
+    file: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+}
+
+/// Runs `sql`.
+pub fn run(args: Args) -> Result<()> {
+    let mut scripts: Vec<String> = args.commands.clone();
+    if let Some(f) = &args.file {
+        scripts.push(std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?);
+    }
+    if scripts.is_empty() {
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            return Err(Error::Usage(
+                "the interactive shell is not in this build yet; give statements with -c, -f FILE, \
+                 or pipe them on standard input"
+                    .into(),
+            ));
+        }
+        let mut text = String::new();
+        stdin.lock().read_to_string(&mut text).map_err(|e| Error::io("<stdin>", e))?;
+        scripts.push(text);
+    }
+    let archive = Archive::open(&args.archive.archive)?;
+    let conn = archive.connect()?;
+    let mut out = super::stdout();
+    for script in &scripts {
+        for stmt in split_script(script) {
+            run_statement(&conn, &stmt, args.format, &mut out)?;
+        }
+    }
+    out.flush().map_err(Error::Output)
+}
+
+/// Runs one statement and prints its result (nothing for a statement without columns).
+pub fn run_statement(conn: &duckdb::Connection, sql: &str, format: OutputFormat, out: &mut dyn Write) -> Result<()> {
+    let mut stmt = conn.prepare(sql)?;
+    let arrow = stmt.query_arrow([])?;
+    let schema = arrow.get_schema();
+    let batches: Vec<_> = arrow.collect();
+    if schema.fields().is_empty() {
+        return Ok(());
+    }
+    output::write(out, &schema, &batches, format).map_err(Error::Output)
+}

@@ -1,0 +1,451 @@
+//! The derive stage, shared by every format: it receives normalised events (it is the
+//! importers' [`Sink`]), runs one state machine per entity instance (SEMANTICS.md: processes,
+//! runnables, semaphores, signals, core occupancy) and produces `intervals`, `instances` and
+//! `lock_requests` rows, plus a `diagnostics` row for every transition the BTF tables do not
+//! allow. The machine then resynchronises on the state the event implies: an event is never
+//! dropped and an ingest never aborts here (unless `--strict`).
+//!
+//! Conventions (documented in the README's table reference):
+//! * an entity instance first seen in the middle of its life (a trace that starts while a
+//!   task runs, producers that never log `activate`) starts in the state the event leads to,
+//!   with an `info` diagnostic `unknown_prior_state`; its instance row is `complete = false`;
+//! * times go through `max(ts, previous ts)` so durations are never negative even when the
+//!   file's time goes backwards (the `events` row keeps the time as read);
+//! * when a task leaves its core (preempt, wait, park) its running runnables are suspended
+//!   with it, and resumed when it runs again; explicit `suspend`/`resume` events that follow
+//!   are folded into these transitions.
+mod process;
+pub mod rows;
+mod semaphore;
+
+use crate::ingest::diag::{DiagRow, Diagnostics};
+use crate::ingest::{Diagnostic, Severity, Sink};
+use crate::model::strings::FastMap;
+use crate::model::{Event, Interner, Pos, Sym, TimeUnit};
+use crate::Result;
+pub use rows::{EventRow, InstanceRow, IntervalRow, LockRow, Reorder, StateText};
+use std::collections::BTreeMap;
+
+/// Rows held back for time ordering, per table.
+const REORDER_CAP: usize = 1 << 18;
+
+/// Where derived rows go (the store's writer, or a vector in tests).
+pub trait Output {
+    /// One event, in file order.
+    fn event(&mut self, row: &EventRow<'_>, names: &Interner) -> Result<()>;
+    /// Intervals, sorted by start within the reorder window.
+    fn intervals(&mut self, rows: &[IntervalRow], names: &Interner) -> Result<()>;
+    /// Instances, sorted by their first time.
+    fn instances(&mut self, rows: &[InstanceRow], names: &Interner) -> Result<()>;
+    /// Lock requests, sorted by their first time.
+    fn lock_requests(&mut self, rows: &[LockRow], names: &Interner) -> Result<()>;
+}
+
+/// What kind of state machine an entity type has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Process,
+    Runnable,
+    Semaphore,
+    Signal,
+    Core,
+    Other,
+}
+
+fn class_of(ty: &str) -> Class {
+    match ty {
+        "T" | "I" | "ISR" => Class::Process,
+        "R" => Class::Runnable,
+        "SEM" => Class::Semaphore,
+        "SIG" => Class::Signal,
+        "C" | "Core" => Class::Core,
+        _ => Class::Other,
+    }
+}
+
+/// One row of the `entities` table.
+#[derive(Debug, Clone)]
+pub struct EntityInfo {
+    /// Name.
+    pub name: Sym,
+    /// Type code, when known.
+    pub entity_type: Option<Sym>,
+    /// Parent (the task of a runnable).
+    pub parent: Option<Sym>,
+    /// Line where it first appeared.
+    pub first_line: Option<u64>,
+    /// Id from a BTF `#entityTable`.
+    pub btf_id: Option<i64>,
+    /// The type was inferred (a core named as a source), not written in the file.
+    pub inferred: bool,
+}
+
+/// What the derive stage knows at the end.
+pub struct Summary {
+    /// Entities in order of first appearance.
+    pub entities: Vec<EntityInfo>,
+    /// Name table for the entity rows.
+    pub names: Interner,
+    /// Header metadata (last value of a key wins).
+    pub meta: BTreeMap<String, String>,
+    /// Unit of the source times.
+    pub unit: TimeUnit,
+    /// Events seen.
+    pub events: u64,
+    /// First and last event time.
+    pub ts_range: Option<(i64, i64)>,
+    /// Row counts written.
+    pub intervals: u64,
+    /// Instance rows written.
+    pub instances: u64,
+    /// Lock request rows written.
+    pub lock_requests: u64,
+    /// Diagnostics per kind.
+    pub diag_counts: BTreeMap<&'static str, (Severity, u64)>,
+    /// Diagnostics rows.
+    pub diagnostics: Vec<DiagRow>,
+}
+
+/// Well-known strings, interned once.
+struct Known {
+    state: Sym,
+    running: Sym,
+    value: Sym,
+    core_type: Sym,
+    sem_type: Sym,
+    sig_type: Sym,
+}
+
+/// The derive stage. Feed it events through [`Sink`], then call [`Deriver::finish`].
+pub struct Deriver<O: Output> {
+    out: O,
+    names: Interner,
+    known: Known,
+    /// Entity id by name symbol.
+    entity_ids: FastMap<Sym, usize>,
+    entities: Vec<EntityInfo>,
+    /// Class per type symbol, cached.
+    classes: FastMap<Sym, Class>,
+    procs: FastMap<(Sym, i64), process::Proc>,
+    last_terminated: FastMap<Sym, i64>,
+    runnables: FastMap<(Sym, i64), process::Runnable>,
+    cores: FastMap<Sym, process::CoreSlot>,
+    /// Last core each process or runnable entity was on.
+    entity_core: FastMap<Sym, Sym>,
+    sems: FastMap<Sym, semaphore::Sem>,
+    requests: FastMap<Sym, Vec<semaphore::Request>>,
+    signals: FastMap<Sym, semaphore::Signal>,
+    diags: Diagnostics,
+    meta: BTreeMap<String, String>,
+    unit: TimeUnit,
+    seq: i64,
+    last_ts: Option<i64>,
+    ts_range: Option<(i64, i64)>,
+    intervals: Reorder<IntervalRow>,
+    instances: Reorder<InstanceRow>,
+    locks: Reorder<LockRow>,
+    ready_intervals: Vec<IntervalRow>,
+    ready_instances: Vec<InstanceRow>,
+    ready_locks: Vec<LockRow>,
+    counts: [u64; 3],
+}
+
+impl<O: Output> Deriver<O> {
+    /// A derive stage writing to `out`; diagnostics name `path`; `strict` makes warnings fatal.
+    pub fn new(out: O, path: &str, strict: bool) -> Self {
+        let mut names = Interner::default();
+        let known = Known {
+            state: names.intern("state"),
+            running: names.intern("running"),
+            value: names.intern("value"),
+            core_type: names.intern("C"),
+            sem_type: names.intern("SEM"),
+            sig_type: names.intern("SIG"),
+        };
+        Deriver {
+            out,
+            names,
+            known,
+            entity_ids: FastMap::default(),
+            entities: Vec::new(),
+            classes: FastMap::default(),
+            procs: FastMap::default(),
+            last_terminated: FastMap::default(),
+            runnables: FastMap::default(),
+            cores: FastMap::default(),
+            entity_core: FastMap::default(),
+            sems: FastMap::default(),
+            requests: FastMap::default(),
+            signals: FastMap::default(),
+            diags: Diagnostics::new(path, strict),
+            meta: BTreeMap::new(),
+            unit: TimeUnit::Ns,
+            seq: 0,
+            last_ts: None,
+            ts_range: None,
+            intervals: Reorder::new(REORDER_CAP),
+            instances: Reorder::new(REORDER_CAP),
+            locks: Reorder::new(REORDER_CAP),
+            ready_intervals: Vec::new(),
+            ready_instances: Vec::new(),
+            ready_locks: Vec::new(),
+            counts: [0; 3],
+        }
+    }
+
+    /// The entity id of `name`, registering it when new.
+    fn entity(&mut self, name: Sym, pos: Pos) -> usize {
+        if let Some(&id) = self.entity_ids.get(&name) {
+            return id;
+        }
+        let id = self.entities.len();
+        let first_line = match pos {
+            Pos::Line(n) => Some(n),
+            _ => None,
+        };
+        self.entities.push(EntityInfo {
+            name,
+            entity_type: None,
+            parent: None,
+            first_line,
+            btf_id: None,
+            inferred: false,
+        });
+        self.entity_ids.insert(name, id);
+        id
+    }
+
+    /// Records `ty` as the type of `name` unless it already has one.
+    fn set_type(&mut self, name: Sym, ty: Sym, inferred: bool, pos: Pos) {
+        let id = self.entity(name, pos);
+        if let Some(e) = self.entities.get_mut(id) {
+            if e.entity_type.is_none() || (e.inferred && !inferred) {
+                e.entity_type = Some(ty);
+                e.inferred = inferred;
+            }
+        }
+    }
+
+    fn type_of(&self, name: Sym) -> Option<Sym> {
+        let id = self.entity_ids.get(&name)?;
+        self.entities.get(*id)?.entity_type
+    }
+
+    fn class(&mut self, ty: Sym) -> Class {
+        if let Some(&c) = self.classes.get(&ty) {
+            return c;
+        }
+        let c = class_of(self.names.resolve(ty));
+        self.classes.insert(ty, c);
+        c
+    }
+
+    fn is_core(&mut self, name: Sym) -> bool {
+        match self.type_of(name) {
+            Some(t) => self.class(t) == Class::Core,
+            None => false,
+        }
+    }
+
+    fn diag(&mut self, severity: Severity, kind: &'static str, pos: Pos, ts: i64, message: String) -> Result<()> {
+        self.diags.push(Diagnostic { severity, kind, pos, ts: Some(ts), message })
+    }
+
+    fn emit_interval(&mut self, row: IntervalRow) -> Result<()> {
+        self.counts[0] += 1;
+        let ts = row.ts;
+        self.intervals.push(ts, row, &mut self.ready_intervals);
+        if !self.ready_intervals.is_empty() {
+            self.out.intervals(&self.ready_intervals, &self.names)?;
+            self.ready_intervals.clear();
+        }
+        Ok(())
+    }
+
+    fn emit_instance(&mut self, row: InstanceRow) -> Result<()> {
+        self.counts[1] += 1;
+        let ts = row.activate_ts.or(row.start_ts).or(row.terminate_ts).unwrap_or(i64::MIN);
+        self.instances.push(ts, row, &mut self.ready_instances);
+        if !self.ready_instances.is_empty() {
+            self.out.instances(&self.ready_instances, &self.names)?;
+            self.ready_instances.clear();
+        }
+        Ok(())
+    }
+
+    fn emit_lock(&mut self, row: LockRow) -> Result<()> {
+        self.counts[2] += 1;
+        let ts = row.request_ts.or(row.assigned_ts).or(row.released_ts).unwrap_or(i64::MIN);
+        self.locks.push(ts, row, &mut self.ready_locks);
+        if !self.ready_locks.is_empty() {
+            self.out.lock_requests(&self.ready_locks, &self.names)?;
+            self.ready_locks.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes every open state at the last event time, flushes all rows, and returns the
+    /// summary and the output.
+    pub fn finish(mut self) -> Result<(Summary, O)> {
+        let end = self.last_ts.unwrap_or(0);
+        self.close_processes(end)?;
+        self.close_semaphores(end)?;
+        self.intervals.drain(&mut self.ready_intervals);
+        self.out.intervals(&self.ready_intervals, &self.names)?;
+        self.instances.drain(&mut self.ready_instances);
+        self.out.instances(&self.ready_instances, &self.names)?;
+        self.locks.drain(&mut self.ready_locks);
+        self.out.lock_requests(&self.ready_locks, &self.names)?;
+        let summary = Summary {
+            entities: self.entities,
+            names: self.names,
+            meta: self.meta,
+            unit: self.unit,
+            events: u64::try_from(self.seq).unwrap_or(0),
+            ts_range: self.ts_range,
+            intervals: self.counts[0],
+            instances: self.counts[1],
+            lock_requests: self.counts[2],
+            diag_counts: self.diags.counts().clone(),
+            diagnostics: self.diags.into_rows(),
+        };
+        Ok((summary, self.out))
+    }
+
+    /// Core on which an event happens: the source when it is a core, else where the source
+    /// process runs, else (for process events) a source named like a core, else where the
+    /// target last ran.
+    fn resolve_core(&mut self, source: Sym, target: Sym, process_event: bool, pos: Pos) -> Option<Sym> {
+        if self.is_core(source) {
+            return Some(source);
+        }
+        if let Some(&c) = self.entity_core.get(&source) {
+            return Some(c);
+        }
+        if !process_event {
+            return None;
+        }
+        if self.type_of(source).is_none() && looks_like_core(self.names.resolve(source)) {
+            let c = self.known.core_type;
+            self.set_type(source, c, true, pos);
+            return Some(source);
+        }
+        self.entity_core.get(&target).copied()
+    }
+}
+
+/// `name` as one of the `known` static names ("" when it is none of them), so that state
+/// machines can match on it without holding a borrow of the interner.
+fn known(name: &str, known: &[&'static str]) -> &'static str {
+    known.iter().find(|k| **k == name).copied().unwrap_or("")
+}
+
+fn looks_like_core(name: &str) -> bool {
+    name.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("core"))
+}
+
+/// Parses a note that is a plain number (signal value, counter).
+fn numeric(note: Option<&str>) -> Option<f64> {
+    let n = note?;
+    let first = *n.as_bytes().first()?;
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
+        return None;
+    }
+    n.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+impl<O: Output> Sink for Deriver<O> {
+    fn meta(&mut self, key: &str, value: &str) {
+        self.meta.insert(key.to_string(), value.to_string());
+    }
+
+    fn time_unit(&mut self, unit: TimeUnit) {
+        self.unit = unit;
+    }
+
+    fn declare_entity(&mut self, name: &str, entity_type: Option<&str>, id: Option<i64>) {
+        let n = self.names.intern(name);
+        let e = self.entity(n, Pos::None);
+        if let Some(t) = entity_type {
+            let t = self.names.intern(t);
+            self.set_type(n, t, false, Pos::None);
+        }
+        if let (Some(id), Some(info)) = (id, self.entities.get_mut(e)) {
+            info.btf_id = Some(id);
+        }
+    }
+
+    fn event(&mut self, ev: &Event<'_>) -> Result<()> {
+        let seq = self.seq;
+        self.seq += 1;
+        self.ts_range = Some(match self.ts_range {
+            None => (ev.ts, ev.ts),
+            Some((lo, hi)) => (lo.min(ev.ts), hi.max(ev.ts)),
+        });
+        // States never go back in time: a late event takes effect at the latest time seen.
+        let ts = self.last_ts.map_or(ev.ts, |l| l.max(ev.ts));
+        self.last_ts = Some(ts);
+
+        let source = self.names.intern(ev.source);
+        let target = self.names.intern(ev.target);
+        let target_type = self.names.intern(ev.target_type);
+        let action = self.names.intern(ev.action);
+        self.entity(source, ev.pos);
+        self.set_type(target, target_type, false, ev.pos);
+        let class = self.class(target_type);
+
+        let core = match class {
+            Class::Process => {
+                let core = self.resolve_core(source, target, true, ev.pos);
+                let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
+                self.process_event(target, target_type, ev.target_instance, a)?;
+                core
+            }
+            Class::Runnable => {
+                let core = self.resolve_core(source, target, false, ev.pos);
+                let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
+                self.runnable_event(target, target_type, ev.target_instance, a)?;
+                core
+            }
+            Class::Semaphore => {
+                let core = self.resolve_core(source, target, false, ev.pos);
+                let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
+                self.semaphore_event(target, a, numeric(ev.note))?;
+                core
+            }
+            Class::Signal => {
+                let core = self.resolve_core(source, target, false, ev.pos);
+                if self.names.resolve(action) == "write" {
+                    self.signal_write(target, ts, action, ev.note)?;
+                }
+                core
+            }
+            Class::Core => Some(target),
+            Class::Other => self.resolve_core(source, target, false, ev.pos),
+        };
+        // After dispatch: core resolution may have just inferred the source's type.
+        let source_type = self.type_of(source);
+        let row = EventRow {
+            seq,
+            ts: ev.ts,
+            source,
+            source_type,
+            source_instance: ev.source_instance,
+            target,
+            target_type,
+            target_instance: ev.target_instance,
+            action,
+            note: ev.note,
+            value: numeric(ev.note),
+            core,
+        };
+        self.out.event(&row, &self.names)
+    }
+
+    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
+        self.diags.push(d)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,600 @@
+//! Process (task, ISR) and runnable state machines, and core occupancy.
+//!
+//! Process transitions (SEMANTICS.md): activate: (none) → active; start: active → running;
+//! resume: ready → running; preempt: running → ready; terminate: running → terminated;
+//! poll: running → polling; wait: running → waiting; release: waiting → ready;
+//! run: polling → running; park: polling → parking; release_parking: parking → ready;
+//! poll_parking: parking → polling. `mtalimitexceeded`, `interrupt_suspended` and migration
+//! notices change no state. A process occupies its core while running or polling.
+//!
+//! Runnables: start: (none) → running; suspend: running → suspended; resume: suspended →
+//! running; terminate: running → terminated.
+use super::{Class, Deriver, InstanceRow, IntervalRow, Output, StateText};
+use crate::ingest::Severity;
+use crate::model::{Pos, Sym};
+use crate::Result;
+
+/// An event as the state machines see it.
+#[derive(Clone, Copy)]
+pub(super) struct Act {
+    pub ts: i64,
+    pub pos: Pos,
+    pub action: Sym,
+    pub core: Option<Sym>,
+    pub source: Sym,
+    pub source_instance: i64,
+}
+
+/// Life-cycle state of a process instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PState {
+    Active,
+    Running,
+    Ready,
+    Waiting,
+    Polling,
+    Parking,
+    Terminated,
+}
+
+impl PState {
+    fn name(self) -> &'static str {
+        match self {
+            PState::Active => "active",
+            PState::Running => "running",
+            PState::Ready => "ready",
+            PState::Waiting => "waiting",
+            PState::Polling => "polling",
+            PState::Parking => "parking",
+            PState::Terminated => "terminated",
+        }
+    }
+
+    fn on_core(self) -> bool {
+        matches!(self, PState::Running | PState::Polling)
+    }
+}
+
+/// What a process action does: the states it may come from, and the state it leads to.
+fn process_transition(action: &str) -> Option<(&'static [PState], PState)> {
+    use PState::*;
+    Some(match action {
+        "start" => (&[Active], Running),
+        "resume" => (&[Ready], Running),
+        "preempt" => (&[Running], Ready),
+        "terminate" => (&[Running], Terminated),
+        "poll" => (&[Running], Polling),
+        "wait" => (&[Running], Waiting),
+        "release" => (&[Waiting], Ready),
+        "run" => (&[Polling], Running),
+        "park" => (&[Polling], Parking),
+        "release_parking" => (&[Parking], Ready),
+        "poll_parking" => (&[Parking], Polling),
+        _ => return None,
+    })
+}
+
+/// Actions on processes that are notifications: no state change, no diagnostic.
+const PROCESS_NOTICES: &[&str] =
+    &["mtalimitexceeded", "interrupt_suspended", "migration", "migrate", "fullmigration"];
+
+/// A fresh instance row of a process: totals at zero.
+fn proc_row(entity: Sym, entity_type: Sym, instance: i64) -> InstanceRow {
+    InstanceRow {
+        entity,
+        entity_type,
+        instance,
+        clean: true,
+        migrations: Some(0),
+        waiting_time: Some(0),
+        polling_time: Some(0),
+        parking_time: Some(0),
+        ..Default::default()
+    }
+}
+
+/// A process instance between its first event and its termination.
+pub(super) struct Proc {
+    etype: Sym,
+    state: PState,
+    since: i64,
+    since_action: Sym,
+    core: Option<Sym>,
+    row: InstanceRow,
+    runnables: Vec<(Sym, i64)>,
+}
+
+/// A runnable instance between its start and its termination.
+pub(super) struct Runnable {
+    etype: Sym,
+    running: bool,
+    since: i64,
+    since_action: Sym,
+    core: Option<Sym>,
+    task: Option<(Sym, i64)>,
+    /// The last transition was implied by the task; an explicit event saying the same is
+    /// folded into it.
+    implicit: bool,
+    row: InstanceRow,
+}
+
+/// What occupies a core.
+#[derive(Default)]
+pub(super) struct CoreSlot {
+    occupant: Option<(Sym, i64, i64, Sym)>,
+}
+
+impl<O: Output> Deriver<O> {
+    pub(super) fn process_event(&mut self, e: Sym, etype: Sym, inst: i64, a: Act) -> Result<()> {
+        let action = self.names.resolve(a.action);
+        if action == "activate" {
+            return self.activate(e, etype, inst, a);
+        }
+        let Some((from, to)) = process_transition(action) else {
+            if !PROCESS_NOTICES.contains(&action) {
+                self.unknown_action(etype, a)?;
+            }
+            return Ok(());
+        };
+        let key = (e, inst);
+        match self.procs.get(&key).map(|p| p.state) {
+            None => {
+                let name = self.names.resolve(e).to_string();
+                let action = self.names.resolve(a.action).to_string();
+                if self.last_terminated.get(&e) == Some(&inst) {
+                    let msg = format!("{action} of {name} instance {inst} after it terminated");
+                    self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+                } else {
+                    let msg = format!(
+                        "first event of {name} instance {inst} is {action}: state before it unknown \
+                         (trace starts mid-life or the producer logs no activate)"
+                    );
+                    self.diag(Severity::Info, "unknown_prior_state", a.pos, a.ts, msg)?;
+                }
+                let row = InstanceRow { activate_ts: None, clean: false, ..proc_row(e, etype, inst) };
+                // Placeholder state (off core) so that `enter` does the bookkeeping of a real entry.
+                let p = Proc { etype, state: PState::Terminated, since: a.ts, since_action: a.action, core: None, row, runnables: Vec::new() };
+                self.procs.insert(key, p);
+                self.enter(key, to, a)
+            }
+            Some(state) => {
+                if !from.contains(&state) {
+                    let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
+                    let msg = format!(
+                        "{} of {} instance {inst} in state {} (expected {})",
+                        self.names.resolve(a.action),
+                        self.names.resolve(e),
+                        state.name(),
+                        expected.join(" or ")
+                    );
+                    self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+                    if let Some(p) = self.procs.get_mut(&key) {
+                        p.row.clean = false;
+                    }
+                }
+                self.leave(key, a)?;
+                self.enter(key, to, a)
+            }
+        }
+    }
+
+    fn activate(&mut self, e: Sym, etype: Sym, inst: i64, a: Act) -> Result<()> {
+        let key = (e, inst);
+        if let Some(state) = self.procs.get(&key).map(|p| p.state) {
+            let msg = format!(
+                "activate of {} instance {inst} while it is {}; the earlier life cycle is closed \
+                 as incomplete",
+                self.names.resolve(e),
+                state.name()
+            );
+            self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+            self.leave(key, a)?;
+            let on_core = self.procs.get(&key).filter(|p| p.state.on_core()).and_then(|p| p.core);
+            if let Some(c) = on_core {
+                self.vacate(c, key, a)?;
+            }
+            if let Some(mut p) = self.procs.remove(&key) {
+                p.row.clean = false;
+                self.emit_instance(p.row)?;
+            }
+        }
+        let row = InstanceRow { activate_ts: Some(a.ts), ..proc_row(e, etype, inst) };
+        let p = Proc { etype, state: PState::Active, since: a.ts, since_action: a.action, core: None, row, runnables: Vec::new() };
+        self.procs.insert(key, p);
+        Ok(())
+    }
+
+    /// Closes the current state's interval at `a.ts`, adding its length to the totals.
+    fn leave(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
+        let Some(p) = self.procs.get_mut(&key) else { return Ok(()) };
+        let dur = a.ts - p.since;
+        let (state, core) = (p.state, p.core);
+        match state {
+            PState::Running => p.row.net_exec += dur,
+            PState::Ready => p.row.ready_time += dur,
+            PState::Waiting => *p.row.waiting_time.get_or_insert(0) += dur,
+            PState::Polling => *p.row.polling_time.get_or_insert(0) += dur,
+            PState::Parking => *p.row.parking_time.get_or_insert(0) += dur,
+            PState::Active | PState::Terminated => {}
+        }
+        let row = IntervalRow {
+            entity: key.0,
+            entity_type: p.etype,
+            instance: key.1,
+            channel: self.known.state,
+            state: StateText::Sym(self.names.intern(state.name())),
+            value: None,
+            ts: p.since,
+            dur,
+            core: if state.on_core() { core } else { None },
+            start_action: Some(p.since_action),
+            end_action: Some(a.action),
+            open: false,
+        };
+        self.emit_interval(row)
+    }
+
+    /// Enters `to` at `a.ts`: core bookkeeping, runnables following their task, and the
+    /// instance row when the process terminates.
+    fn enter(&mut self, key: (Sym, i64), to: PState, a: Act) -> Result<()> {
+        let Some(p) = self.procs.get_mut(&key) else { return Ok(()) };
+        let was = p.state;
+        p.state = to;
+        p.since = a.ts;
+        p.since_action = a.action;
+        let action = self.names.resolve(a.action);
+        // A process seen off-core first (created by a core's preempt) takes that core as its
+        // last known one; later off-core events (a release from another core) do not move it.
+        if p.core.is_none() && a.core.is_some() {
+            p.core = a.core;
+            if let Some(c) = a.core {
+                self.entity_core.entry(key.0).or_insert(c);
+            }
+        }
+        let Some(p) = self.procs.get_mut(&key) else { return Ok(()) };
+        if to.on_core() {
+            let core = a.core.or(p.core);
+            if action == "start" && p.row.start_ts.is_none() {
+                p.row.start_ts = Some(a.ts);
+            }
+            if let (Some(old), Some(new)) = (p.core, core) {
+                if old != new && action == "resume" {
+                    *p.row.migrations.get_or_insert(0) += 1;
+                }
+            }
+            if p.row.core.is_none() {
+                p.row.core = core;
+            }
+            p.core = core;
+            if !was.on_core() {
+                if let Some(c) = core {
+                    self.entity_core.insert(key.0, c);
+                    self.occupy(c, key, a)?;
+                }
+                self.runnables_follow(key, true, a)?;
+            }
+        } else if was.on_core() {
+            if action == "preempt" {
+                p.row.preemptions += 1;
+            }
+            if let Some(c) = p.core {
+                self.vacate(c, key, a)?;
+            }
+            self.runnables_follow(key, false, a)?;
+        }
+        if to == PState::Terminated {
+            if let Some(mut p) = self.procs.remove(&key) {
+                p.row.terminate_ts = Some(a.ts);
+                self.last_terminated.insert(key.0, key.1);
+                self.emit_instance(p.row)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn occupy(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
+        let slot = self.cores.entry(core).or_default();
+        let prev = slot.occupant.replace((key.0, key.1, a.ts, a.action));
+        if let Some((pe, pi, since, since_action)) = prev {
+            if (pe, pi) == key {
+                return Ok(());
+            }
+            let msg = format!(
+                "{} instance {} gets {} while {} instance {pi} still occupies it",
+                self.names.resolve(key.0),
+                key.1,
+                self.names.resolve(core),
+                self.names.resolve(pe)
+            );
+            self.diag(Severity::Warning, "core_conflict", a.pos, a.ts, msg)?;
+            self.emit_occupancy(core, (pe, pi, since, since_action), a.ts, Some(a.action), false)?;
+        }
+        Ok(())
+    }
+
+    fn vacate(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
+        let Some(slot) = self.cores.get_mut(&core) else { return Ok(()) };
+        match slot.occupant {
+            Some((e, i, since, since_action)) if (e, i) == key => {
+                slot.occupant = None;
+                self.emit_occupancy(core, (e, i, since, since_action), a.ts, Some(a.action), false)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn emit_occupancy(&mut self, core: Sym, occ: (Sym, i64, i64, Sym), end: i64, end_action: Option<Sym>, open: bool) -> Result<()> {
+        let (e, i, since, since_action) = occ;
+        #[allow(clippy::cast_precision_loss)]
+        let row = IntervalRow {
+            entity: core,
+            entity_type: self.known.core_type,
+            instance: -1,
+            channel: self.known.running,
+            state: StateText::Sym(e),
+            value: Some(i as f64),
+            ts: since,
+            dur: end - since,
+            core: Some(core),
+            start_action: Some(since_action),
+            end_action,
+            open,
+        };
+        self.emit_interval(row)
+    }
+
+    /// Suspends (`on_core == false`) or resumes the runnables a task is running.
+    fn runnables_follow(&mut self, task: (Sym, i64), on_core: bool, a: Act) -> Result<()> {
+        let list = match self.procs.get(&task) {
+            Some(p) if !p.runnables.is_empty() => p.runnables.clone(),
+            _ => return Ok(()),
+        };
+        let core = self.procs.get(&task).and_then(|p| p.core);
+        for key in list {
+            let Some(r) = self.runnables.get(&key) else { continue };
+            if r.running != on_core {
+                self.runnable_switch(key, a)?;
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.implicit = true;
+                    if on_core {
+                        r.core = core.or(r.core);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn runnable_event(&mut self, e: Sym, etype: Sym, inst: i64, a: Act) -> Result<()> {
+        let key = (e, inst);
+        let action = super::known(self.names.resolve(a.action), &["start", "suspend", "resume", "terminate"]);
+        let exists = self.runnables.get(&key).map(|r| (r.running, r.implicit));
+        match (action, exists) {
+            ("start", None) => self.runnable_start(key, etype, a, true),
+            ("start", Some(_)) => {
+                let msg = format!("start of runnable {} instance {inst} that has not terminated; the earlier one is closed as incomplete", self.names.resolve(e));
+                self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+                self.runnable_close(key, a, false)?;
+                self.runnable_start(key, etype, a, true)
+            }
+            ("suspend", Some((true, _))) | ("resume", Some((false, _))) => {
+                self.runnable_switch(key, a)?;
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.implicit = false;
+                }
+                Ok(())
+            }
+            ("suspend", Some((false, true))) | ("resume", Some((true, true))) => {
+                // Already done when the task left or got its core.
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.implicit = false;
+                }
+                Ok(())
+            }
+            ("terminate", Some((true, _))) => self.runnable_close(key, a, true),
+            ("suspend" | "resume" | "terminate", None) => {
+                let msg = format!(
+                    "first event of runnable {} instance {inst} is {action}: state before it unknown",
+                    self.names.resolve(e)
+                );
+                self.diag(Severity::Info, "unknown_prior_state", a.pos, a.ts, msg)?;
+                let running = action == "resume";
+                self.runnable_start(key, etype, a, false)?;
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.running = running;
+                    r.row.start_ts = None;
+                    r.row.activate_ts = None;
+                }
+                if action == "terminate" {
+                    self.runnable_close(key, a, true)?;
+                }
+                Ok(())
+            }
+            ("suspend" | "resume" | "terminate", Some((running, _))) => {
+                let msg = format!(
+                    "{action} of runnable {} instance {inst} while {}",
+                    self.names.resolve(e),
+                    if running { "running" } else { "suspended" }
+                );
+                self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.row.clean = false;
+                }
+                if action == "terminate" {
+                    self.runnable_close(key, a, true)
+                } else {
+                    Ok(())
+                }
+            }
+            _ => self.unknown_action(etype, a),
+        }
+    }
+
+    fn runnable_start(&mut self, key: (Sym, i64), etype: Sym, a: Act, clean: bool) -> Result<()> {
+        let task = self.procs.contains_key(&(a.source, a.source_instance)).then_some((a.source, a.source_instance));
+        if let Some(t) = task {
+            if let Some(p) = self.procs.get_mut(&t) {
+                p.runnables.push(key);
+            }
+        }
+        let src_is_process = self.type_of(a.source).is_some_and(|t| self.class(t) == Class::Process);
+        if src_is_process {
+            if let Some(ent) = self.entity_ids.get(&key.0).copied() {
+                if let Some(info) = self.entities.get_mut(ent) {
+                    info.parent.get_or_insert(a.source);
+                }
+            }
+        }
+        if let Some(c) = a.core {
+            self.entity_core.insert(key.0, c);
+        }
+        let row = InstanceRow {
+            entity: key.0,
+            entity_type: etype,
+            instance: key.1,
+            activate_ts: Some(a.ts),
+            start_ts: Some(a.ts),
+            core: a.core,
+            clean,
+            ..Default::default()
+        };
+        let r = Runnable { etype, running: true, since: a.ts, since_action: a.action, core: a.core, task, implicit: false, row };
+        self.runnables.insert(key, r);
+        Ok(())
+    }
+
+    /// Running ↔ suspended at `a.ts`.
+    fn runnable_switch(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
+        let Some(r) = self.runnables.get_mut(&key) else { return Ok(()) };
+        let dur = a.ts - r.since;
+        let was_running = r.running;
+        if was_running {
+            r.row.net_exec += dur;
+            r.row.preemptions += 1;
+        } else {
+            r.row.ready_time += dur;
+        }
+        let row = self.runnable_interval(key, a.ts, Some(a.action), false);
+        if let Some(r) = self.runnables.get_mut(&key) {
+            r.running = !was_running;
+            r.since = a.ts;
+            r.since_action = a.action;
+        }
+        match row {
+            Some(row) => self.emit_interval(row),
+            None => Ok(()),
+        }
+    }
+
+    fn runnable_interval(&mut self, key: (Sym, i64), end: i64, end_action: Option<Sym>, open: bool) -> Option<IntervalRow> {
+        let r = self.runnables.get(&key)?;
+        let state = if r.running { "running" } else { "suspended" };
+        let (etype, since, since_action, core, running) = (r.etype, r.since, r.since_action, r.core, r.running);
+        Some(IntervalRow {
+            entity: key.0,
+            entity_type: etype,
+            instance: key.1,
+            channel: self.known.state,
+            state: StateText::Sym(self.names.intern(state)),
+            value: None,
+            ts: since,
+            dur: end - since,
+            core: if running { core } else { None },
+            start_action: Some(since_action),
+            end_action,
+            open,
+        })
+    }
+
+    /// Ends a runnable instance at `a.ts` (terminated when `terminated`, else incomplete).
+    fn runnable_close(&mut self, key: (Sym, i64), a: Act, terminated: bool) -> Result<()> {
+        if let Some(row) = self.runnable_interval(key, a.ts, Some(a.action), false) {
+            self.emit_interval(row)?;
+        }
+        let Some(mut r) = self.runnables.remove(&key) else { return Ok(()) };
+        let dur = a.ts - r.since;
+        if r.running {
+            r.row.net_exec += dur;
+        } else {
+            r.row.ready_time += dur;
+        }
+        if terminated {
+            r.row.terminate_ts = Some(a.ts);
+        } else {
+            r.row.clean = false;
+        }
+        if let Some(t) = r.task {
+            if let Some(p) = self.procs.get_mut(&t) {
+                p.runnables.retain(|k| *k != key);
+            }
+        }
+        self.emit_instance(r.row)
+    }
+
+    pub(super) fn unknown_action(&mut self, etype: Sym, a: Act) -> Result<()> {
+        let msg = format!(
+            "action '{}' on type {} is not in the BTF tables; kept in events, no state change",
+            self.names.resolve(a.action),
+            self.names.resolve(etype)
+        );
+        self.diag(Severity::Info, "unknown_action", a.pos, a.ts, msg)
+    }
+
+    /// At the end of the trace: every open process, runnable and core interval is emitted
+    /// `open`, and every unfinished instance as incomplete.
+    pub(super) fn close_processes(&mut self, end: i64) -> Result<()> {
+        let mut keys: Vec<(Sym, i64)> = self.procs.keys().copied().collect();
+        keys.sort_by(|a, b| (self.names.resolve(a.0), a.1).cmp(&(self.names.resolve(b.0), b.1)));
+        for key in keys {
+            let Some(mut p) = self.procs.remove(&key) else { continue };
+            let dur = end - p.since;
+            match p.state {
+                PState::Running => p.row.net_exec += dur,
+                PState::Ready => p.row.ready_time += dur,
+                PState::Waiting => *p.row.waiting_time.get_or_insert(0) += dur,
+                PState::Polling => *p.row.polling_time.get_or_insert(0) += dur,
+                PState::Parking => *p.row.parking_time.get_or_insert(0) += dur,
+                PState::Active | PState::Terminated => {}
+            }
+            let row = IntervalRow {
+                entity: key.0,
+                entity_type: p.etype,
+                instance: key.1,
+                channel: self.known.state,
+                state: StateText::Sym(self.names.intern(p.state.name())),
+                value: None,
+                ts: p.since,
+                dur,
+                core: if p.state.on_core() { p.core } else { None },
+                start_action: Some(p.since_action),
+                end_action: None,
+                open: true,
+            };
+            self.emit_interval(row)?;
+            self.emit_instance(p.row)?;
+        }
+        let mut rkeys: Vec<(Sym, i64)> = self.runnables.keys().copied().collect();
+        rkeys.sort_by(|a, b| (self.names.resolve(a.0), a.1).cmp(&(self.names.resolve(b.0), b.1)));
+        for key in rkeys {
+            if let Some(row) = self.runnable_interval(key, end, None, true) {
+                self.emit_interval(row)?;
+            }
+            let Some(mut r) = self.runnables.remove(&key) else { continue };
+            let dur = end - r.since;
+            if r.running {
+                r.row.net_exec += dur;
+            } else {
+                r.row.ready_time += dur;
+            }
+            self.emit_instance(r.row)?;
+        }
+        let mut cores: Vec<Sym> = self.cores.keys().copied().collect();
+        cores.sort_by(|a, b| self.names.resolve(*a).cmp(self.names.resolve(*b)));
+        for c in cores {
+            if let Some(occ) = self.cores.get_mut(&c).and_then(|s| s.occupant.take()) {
+                self.emit_occupancy(c, occ, end, None, true)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,262 @@
+//! Rows the derive stage produces, and the bounded reorder buffer that writes them in time
+//! order.
+use crate::model::{Interner, Sym};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Text of an interval's state: an interned name, or a value's own text (signal values are
+/// not interned: a counter signal would grow the interner without bound).
+#[derive(Debug, Clone)]
+pub enum StateText {
+    /// An interned state name.
+    Sym(Sym),
+    /// Free text.
+    Owned(Box<str>),
+}
+
+impl StateText {
+    /// The text.
+    pub fn as_str<'a>(&'a self, names: &'a Interner) -> &'a str {
+        match self {
+            StateText::Sym(s) => names.resolve(*s),
+            StateText::Owned(s) => s,
+        }
+    }
+}
+
+/// One `events` row. Names are interned; the note is borrowed from the input line.
+#[derive(Debug, Clone, Copy)]
+pub struct EventRow<'a> {
+    /// Position among the capture's events.
+    pub seq: i64,
+    /// Time, ns.
+    pub ts: i64,
+    /// Source entity.
+    pub source: Sym,
+    /// Its type, when known.
+    pub source_type: Option<Sym>,
+    /// Source instance.
+    pub source_instance: i64,
+    /// Target entity.
+    pub target: Sym,
+    /// Target type as written.
+    pub target_type: Sym,
+    /// Target instance.
+    pub target_instance: i64,
+    /// Action.
+    pub action: Sym,
+    /// Note.
+    pub note: Option<&'a str>,
+    /// Numeric payload.
+    pub value: Option<f64>,
+    /// Core.
+    pub core: Option<Sym>,
+}
+
+/// One `intervals` row.
+#[derive(Debug, Clone)]
+pub struct IntervalRow {
+    /// Entity in the state.
+    pub entity: Sym,
+    /// Its type.
+    pub entity_type: Sym,
+    /// Instance (-1 when none).
+    pub instance: i64,
+    /// Channel name.
+    pub channel: Sym,
+    /// State.
+    pub state: StateText,
+    /// Numeric value of the state.
+    pub value: Option<f64>,
+    /// Start, ns.
+    pub ts: i64,
+    /// Length, ns.
+    pub dur: i64,
+    /// Core.
+    pub core: Option<Sym>,
+    /// Action that entered the state.
+    pub start_action: Option<Sym>,
+    /// Action that left it.
+    pub end_action: Option<Sym>,
+    /// Still in the state at the end of the trace.
+    pub open: bool,
+}
+
+/// One `instances` row.
+#[derive(Debug, Clone, Default)]
+pub struct InstanceRow {
+    /// Task, ISR or runnable.
+    pub entity: Sym,
+    /// Its type.
+    pub entity_type: Sym,
+    /// Instance number.
+    pub instance: i64,
+    /// Activation time.
+    pub activate_ts: Option<i64>,
+    /// First start.
+    pub start_ts: Option<i64>,
+    /// Termination.
+    pub terminate_ts: Option<i64>,
+    /// Core of the first start.
+    pub core: Option<Sym>,
+    /// Time running.
+    pub net_exec: i64,
+    /// Time ready (runnables: suspended).
+    pub ready_time: i64,
+    /// Time waiting (NULL for runnables).
+    pub waiting_time: Option<i64>,
+    /// Time polling.
+    pub polling_time: Option<i64>,
+    /// Time parking.
+    pub parking_time: Option<i64>,
+    /// Preemptions (runnables: suspensions).
+    pub preemptions: i64,
+    /// Migrations (NULL for runnables).
+    pub migrations: Option<i64>,
+    /// No resynchronisation happened during the life cycle.
+    pub clean: bool,
+}
+
+impl InstanceRow {
+    /// terminate - activate.
+    pub fn response_time(&self) -> Option<i64> {
+        Some(self.terminate_ts? - self.activate_ts?)
+    }
+    /// first start - activate.
+    pub fn start_delay(&self) -> Option<i64> {
+        Some(self.start_ts? - self.activate_ts?)
+    }
+    /// terminate - first start.
+    pub fn gross_exec(&self) -> Option<i64> {
+        Some(self.terminate_ts? - self.start_ts?)
+    }
+    /// Activate and terminate both seen, no resynchronisation.
+    pub fn complete(&self) -> bool {
+        self.activate_ts.is_some() && self.terminate_ts.is_some() && self.clean
+    }
+}
+
+/// One `lock_requests` row.
+#[derive(Debug, Clone)]
+pub struct LockRow {
+    /// Semaphore.
+    pub semaphore: Sym,
+    /// Requesting process.
+    pub process: Sym,
+    /// Its instance.
+    pub process_instance: i64,
+    /// Request time.
+    pub request_ts: Option<i64>,
+    /// Assignment time.
+    pub assigned_ts: Option<i64>,
+    /// Release time.
+    pub released_ts: Option<i64>,
+    /// A waiting/queued/overfull step was seen.
+    pub contended_step: bool,
+}
+
+impl LockRow {
+    /// assigned - request.
+    pub fn wait(&self) -> Option<i64> {
+        Some(self.assigned_ts? - self.request_ts?)
+    }
+    /// released - assigned.
+    pub fn hold(&self) -> Option<i64> {
+        Some(self.released_ts? - self.assigned_ts?)
+    }
+    /// Had to wait.
+    pub fn contended(&self) -> bool {
+        self.contended_step || self.wait().is_some_and(|w| w > 0)
+    }
+}
+
+struct Keyed<T> {
+    ts: i64,
+    n: u64,
+    row: T,
+}
+
+impl<T> PartialEq for Keyed<T> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.ts, self.n) == (o.ts, o.n)
+    }
+}
+impl<T> Eq for Keyed<T> {}
+impl<T> PartialOrd for Keyed<T> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<T> Ord for Keyed<T> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.ts, self.n).cmp(&(o.ts, o.n))
+    }
+}
+
+/// Rows are produced when they close (an interval at its end), but are written sorted by
+/// their start. This buffer holds at most `cap` rows and releases the earliest ones; rows
+/// that close more than `cap / 2` rows late come out of order (nothing is lost, and readers
+/// do not rely on the order).
+pub struct Reorder<T> {
+    heap: BinaryHeap<Reverse<Keyed<T>>>,
+    n: u64,
+    cap: usize,
+}
+
+impl<T> Reorder<T> {
+    /// A buffer holding at most `cap` rows.
+    pub fn new(cap: usize) -> Self {
+        Reorder { heap: BinaryHeap::new(), n: 0, cap: cap.max(2) }
+    }
+
+    /// Adds `row` keyed by `ts`; returns rows that must be written now, earliest first.
+    pub fn push(&mut self, ts: i64, row: T, out: &mut Vec<T>) {
+        self.heap.push(Reverse(Keyed { ts, n: self.n, row }));
+        self.n += 1;
+        if self.heap.len() > self.cap {
+            while self.heap.len() > self.cap / 2 {
+                if let Some(Reverse(k)) = self.heap.pop() {
+                    out.push(k.row);
+                }
+            }
+        }
+    }
+
+    /// Everything left, earliest first.
+    pub fn drain(&mut self, out: &mut Vec<T>) {
+        while let Some(Reverse(k)) = self.heap.pop() {
+            out.push(k.row);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reorder_sorts_within_capacity_and_loses_nothing() {
+        let mut r = Reorder::new(4);
+        let mut out = Vec::new();
+        for ts in [5, 3, 9, 1, 7, 2, 8] {
+            r.push(ts, ts, &mut out);
+        }
+        r.drain(&mut out);
+        assert_eq!(out.len(), 7);
+        assert_eq!(out[..3], [1, 3, 5], "first release after the cap is exceeded");
+        let mut sorted = out.clone();
+        sorted.sort();
+        assert_eq!(sorted, [1, 2, 3, 5, 7, 8, 9]);
+    }
+
+    #[test]
+    fn equal_times_keep_arrival_order() {
+        let mut r = Reorder::new(100);
+        let mut out = Vec::new();
+        for (i, ts) in [4, 4, 4, 1].into_iter().enumerate() {
+            r.push(ts, i, &mut out);
+        }
+        r.drain(&mut out);
+        assert_eq!(out, [3, 0, 1, 2]);
+    }
+}

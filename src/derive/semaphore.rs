@@ -1,0 +1,276 @@
+//! Semaphore states, per-request lock tracking, and signal values.
+//!
+//! A semaphore's own events (source = target): `ready` (→ free), `lock` (free → full),
+//! `used` (free/used → used), `free` (used → free), `lock_used` (used → full), `unlock`
+//! (full → free), `unlock_full` (full → used), `overfull` (full/overfull → overfull),
+//! `full` (overfull → full). Repeating a state (used → used) does not split its interval.
+//!
+//! A process's events on a semaphore (source = the process) make `lock_requests` rows:
+//! `requestsemaphore`/`exclusivesemaphore` open a request, `waiting`/`queued` mark it
+//! contended, `assigned` grants it, `released` closes it. Requests are matched per
+//! (semaphore, process, instance), oldest first.
+use super::process::Act;
+use super::{Deriver, IntervalRow, LockRow, Output, StateText};
+use crate::ingest::Severity;
+use crate::model::Sym;
+use crate::Result;
+
+/// State of a semaphore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SemState {
+    Free,
+    Used,
+    Full,
+    Overfull,
+}
+
+impl SemState {
+    fn name(self) -> &'static str {
+        match self {
+            SemState::Free => "free",
+            SemState::Used => "used",
+            SemState::Full => "full",
+            SemState::Overfull => "overfull",
+        }
+    }
+}
+
+fn sem_transition(action: &str) -> Option<(&'static [SemState], SemState)> {
+    use SemState::*;
+    Some(match action {
+        "lock" => (&[Free], Full),
+        "used" => (&[Free, Used], Used),
+        "free" => (&[Used], Free),
+        "lock_used" => (&[Used], Full),
+        "unlock" => (&[Full], Free),
+        "unlock_full" => (&[Full], Used),
+        "overfull" => (&[Full, Overfull], Overfull),
+        "full" => (&[Overfull], Full),
+        _ => return None,
+    })
+}
+
+/// A semaphore's current state.
+pub(super) struct Sem {
+    state: SemState,
+    since: i64,
+    since_action: Sym,
+    value: Option<f64>,
+}
+
+/// An open request of a semaphore by a process instance.
+pub(super) struct Request {
+    process: Sym,
+    instance: i64,
+    request_ts: Option<i64>,
+    assigned_ts: Option<i64>,
+    contended: bool,
+}
+
+/// A signal's current value.
+pub(super) struct Signal {
+    since: i64,
+    since_action: Sym,
+    text: Option<Box<str>>,
+    value: Option<f64>,
+}
+
+impl<O: Output> Deriver<O> {
+    pub(super) fn semaphore_event(&mut self, sem: Sym, a: Act, value: Option<f64>) -> Result<()> {
+        if a.source == sem {
+            self.semaphore_state(sem, a, value)
+        } else {
+            self.semaphore_request(sem, a)
+        }
+    }
+
+    fn semaphore_state(&mut self, sem: Sym, a: Act, value: Option<f64>) -> Result<()> {
+        const ACTIONS: &[&str] =
+            &["ready", "lock", "used", "free", "lock_used", "unlock", "unlock_full", "overfull", "full"];
+        let action = super::known(self.names.resolve(a.action), ACTIONS);
+        let (from, to): (&[SemState], SemState) = if action == "ready" {
+            (&[], SemState::Free)
+        } else if let Some(t) = sem_transition(action) {
+            t
+        } else {
+            return self.unknown_action(self.known.sem_type, a);
+        };
+        if action == "overfull" {
+            self.mark_latest_request_contended(sem);
+        }
+        let current = self.sems.get(&sem).map(|s| s.state);
+        match current {
+            None if action != "ready" => {
+                let msg = format!(
+                    "first event of semaphore {} is {action}: state before it unknown",
+                    self.names.resolve(sem)
+                );
+                self.diag(Severity::Info, "unknown_prior_state", a.pos, a.ts, msg)?;
+            }
+            Some(state) if !from.contains(&state) => {
+                let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
+                let expected = if expected.is_empty() { "not initialised".to_string() } else { expected.join(" or ") };
+                let msg = format!(
+                    "{action} of semaphore {} in state {} (expected {expected})",
+                    self.names.resolve(sem),
+                    state.name()
+                );
+                self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+            }
+            Some(state) if state == to => return Ok(()), // same state: one interval
+            _ => {}
+        }
+        if current == Some(to) {
+            return Ok(());
+        }
+        self.close_sem(sem, a.ts, Some(a.action), false)?;
+        self.sems.insert(sem, Sem { state: to, since: a.ts, since_action: a.action, value });
+        Ok(())
+    }
+
+    fn close_sem(&mut self, sem: Sym, end: i64, end_action: Option<Sym>, open: bool) -> Result<()> {
+        let Some(s) = self.sems.remove(&sem) else { return Ok(()) };
+        let row = IntervalRow {
+            entity: sem,
+            entity_type: self.type_of(sem).unwrap_or(self.known.sem_type),
+            instance: -1,
+            channel: self.known.state,
+            state: StateText::Sym(self.names.intern(s.state.name())),
+            value: s.value,
+            ts: s.since,
+            dur: end - s.since,
+            core: None,
+            start_action: Some(s.since_action),
+            end_action,
+            open,
+        };
+        self.emit_interval(row)
+    }
+
+    fn mark_latest_request_contended(&mut self, sem: Sym) {
+        if let Some(list) = self.requests.get_mut(&sem) {
+            if let Some(r) = list.iter_mut().rev().find(|r| r.assigned_ts.is_none()) {
+                r.contended = true;
+            }
+        }
+    }
+
+    fn semaphore_request(&mut self, sem: Sym, a: Act) -> Result<()> {
+        let action = self.names.resolve(a.action);
+        let (p, i) = (a.source, a.source_instance);
+        let list = self.requests.entry(sem).or_default();
+        let mine = |r: &&mut Request| r.process == p && r.instance == i;
+        match action {
+            "requestsemaphore" | "exclusivesemaphore" => {
+                list.push(Request { process: p, instance: i, request_ts: Some(a.ts), assigned_ts: None, contended: false });
+            }
+            "waiting" | "queued" => match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {
+                Some(r) => r.contended = true,
+                None => list.push(Request { process: p, instance: i, request_ts: Some(a.ts), assigned_ts: None, contended: true }),
+            },
+            "assigned" => match list.iter_mut().filter(|r| r.assigned_ts.is_none()).find(mine) {
+                Some(r) => r.assigned_ts = Some(a.ts),
+                None => list.push(Request { process: p, instance: i, request_ts: None, assigned_ts: Some(a.ts), contended: false }),
+            },
+            "released" => {
+                let idx = list.iter().position(|r| r.process == p && r.instance == i && r.assigned_ts.is_some());
+                let row = match idx {
+                    Some(idx) => {
+                        let r = list.remove(idx);
+                        LockRow {
+                            semaphore: sem,
+                            process: p,
+                            process_instance: i,
+                            request_ts: r.request_ts,
+                            assigned_ts: r.assigned_ts,
+                            released_ts: Some(a.ts),
+                            contended_step: r.contended,
+                        }
+                    }
+                    None => {
+                        let msg = format!(
+                            "{} instance {i} releases semaphore {} it was not assigned",
+                            self.names.resolve(p),
+                            self.names.resolve(sem)
+                        );
+                        self.diag(Severity::Warning, "release_without_assign", a.pos, a.ts, msg)?;
+                        LockRow {
+                            semaphore: sem,
+                            process: p,
+                            process_instance: i,
+                            request_ts: None,
+                            assigned_ts: None,
+                            released_ts: Some(a.ts),
+                            contended_step: false,
+                        }
+                    }
+                };
+                return self.emit_lock(row);
+            }
+            "increment" | "decrement" => {}
+            _ => return self.unknown_action(self.known.sem_type, a),
+        }
+        Ok(())
+    }
+
+    pub(super) fn signal_write(&mut self, sig: Sym, ts: i64, action: Sym, note: Option<&str>) -> Result<()> {
+        self.close_signal(sig, ts, Some(action), false)?;
+        let text = note.map(Box::from);
+        let value = super::numeric(note);
+        self.signals.insert(sig, Signal { since: ts, since_action: action, text, value });
+        Ok(())
+    }
+
+    fn close_signal(&mut self, sig: Sym, end: i64, end_action: Option<Sym>, open: bool) -> Result<()> {
+        let Some(s) = self.signals.remove(&sig) else { return Ok(()) };
+        let state = match s.text {
+            Some(t) => StateText::Owned(t),
+            None => StateText::Owned("".into()),
+        };
+        let row = IntervalRow {
+            entity: sig,
+            entity_type: self.type_of(sig).unwrap_or(self.known.sig_type),
+            instance: -1,
+            channel: self.known.value,
+            state,
+            value: s.value,
+            ts: s.since,
+            dur: end - s.since,
+            core: None,
+            start_action: Some(s.since_action),
+            end_action,
+            open,
+        };
+        self.emit_interval(row)
+    }
+
+    /// At the end of the trace: open semaphore and signal intervals, unfinished requests.
+    pub(super) fn close_semaphores(&mut self, end: i64) -> Result<()> {
+        let mut sems: Vec<Sym> = self.sems.keys().copied().collect();
+        sems.sort_by(|a, b| self.names.resolve(*a).cmp(self.names.resolve(*b)));
+        for s in sems {
+            self.close_sem(s, end, None, true)?;
+        }
+        let mut sigs: Vec<Sym> = self.signals.keys().copied().collect();
+        sigs.sort_by(|a, b| self.names.resolve(*a).cmp(self.names.resolve(*b)));
+        for s in sigs {
+            self.close_signal(s, end, None, true)?;
+        }
+        let mut reqs: Vec<(Sym, Vec<Request>)> = self.requests.drain().collect();
+        reqs.sort_by(|a, b| self.names.resolve(a.0).cmp(self.names.resolve(b.0)));
+        for (sem, list) in reqs {
+            for r in list {
+                self.emit_lock(LockRow {
+                    semaphore: sem,
+                    process: r.process,
+                    process_instance: r.instance,
+                    request_ts: r.request_ts,
+                    assigned_ts: r.assigned_ts,
+                    released_ts: None,
+                    contended_step: r.contended,
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

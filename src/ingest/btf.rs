@@ -1,0 +1,503 @@
+//! BTF (Best Trace Format) text importer.
+//!
+//! Spec digest (BTF 2.1/2.2, Timing-Architects / Vector; quirks from real files):
+//!
+//! ```text
+//! #version 2.1.0                     header: `#<key> <value>`, keys case-insensitive
+//! #timeScale ns                      ps | ns | us | ms | s, default ns
+//! #entityTypeTable                   table block, rows start with `#-`
+//! #-T TASK_10MS                      (#entityType: `#-<id> <TYPE>`, #entityTable: `#-<id> <name>`)
+//! # a comment                        `# ` anywhere, also between data lines
+//! 0,STI_10MS,0,T,TASK_10MS,0,activate
+//! 10,Core_0,0,T,TASK_10MS,0,start
+//! 25,TASK_10MS,0,SIG,speed,0,write,42, with a comma   <- note = rest of the line
+//! time,source,source_instance,target_type,target,target_instance,action[,note]
+//! ```
+//!
+//! Whitespace around fields is ignored, CRLF is accepted, an empty or non-numeric instance
+//! is -1 (as Trace Compass does), unknown target types and actions are kept. A line with
+//! fewer than 7 fields or a bad time becomes a `malformed_line` diagnostic; time going
+//! backwards is a `time_backwards` diagnostic (the event is kept). Header blocks may repeat;
+//! the last value of a key wins. References: Trace Compass `BtfTrace.java`,
+//! kuopinghsu/FreeRTOS-BTF-Trace, RTFParallella `trace_utils_BTF.c`.
+use super::diag::{Diagnostic, Severity};
+use super::lines::LineReader;
+use super::Sink;
+use crate::model::{Event, Pos, TimeUnit};
+use crate::{Error, Result};
+use std::borrow::Cow;
+use std::io::Read;
+
+/// Header keys that identify a BTF file when sniffing.
+const KNOWN_KEYS: &[&str] = &[
+    "version",
+    "creator",
+    "creationdate",
+    "timescale",
+    "inputfile",
+    "entitytype",
+    "entitytable",
+    "entitytypetable",
+];
+
+/// True when `prefix` looks like BTF: a known `#key` header line, or a data line with at
+/// least 7 comma-separated fields and an integer time, before anything else.
+pub fn sniff(prefix: &[u8]) -> bool {
+    if prefix.contains(&0) {
+        return false;
+    }
+    let prefix = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+    let text = String::from_utf8_lossy(prefix);
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('#') {
+            let key = rest.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            if key.starts_with("paraver") {
+                return false;
+            }
+            if KNOWN_KEYS.contains(&key.as_str()) {
+                return true;
+            }
+            continue;
+        }
+        let fields: Vec<&str> = line.splitn(8, ',').collect();
+        return fields.len() >= 7 && parse_int(fields.first().unwrap_or(&"").trim()).is_some();
+    }
+    false
+}
+
+/// Which `#-` table block the reader is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    None,
+    EntityType,
+    EntityTable,
+    EntityTypeTable,
+}
+
+/// Reads a whole BTF text from `lines`, pushing events and metadata to `sink`.
+pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink) -> Result<()> {
+    let mut reader = BtfReader { path, unit: TimeUnit::Ns, block: Block::None, last_ts: None };
+    sink.time_unit(TimeUnit::Ns);
+    loop {
+        let (line, number, truncated) = match lines.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                let pos = format!("after line {}", lines.line_number());
+                return Err(Error::input(path, pos, e.to_string()));
+            }
+        };
+        let pos = Pos::Line(number);
+        let text = match std::str::from_utf8(line) {
+            Ok(t) => Cow::Borrowed(t),
+            Err(_) => {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "invalid_utf8",
+                    pos,
+                    ts: None,
+                    message: "line is not valid UTF-8; invalid bytes replaced by U+FFFD".into(),
+                })?;
+                Cow::Owned(String::from_utf8_lossy(line).into_owned())
+            }
+        };
+        if truncated {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Error,
+                kind: "malformed_line",
+                pos,
+                ts: None,
+                message: format!("line longer than {} bytes; skipped", super::lines::MAX_LINE),
+            })?;
+            continue;
+        }
+        reader.line(text.trim(), pos, sink)?;
+    }
+}
+
+struct BtfReader<'p> {
+    path: &'p str,
+    unit: TimeUnit,
+    block: Block,
+    last_ts: Option<i64>,
+}
+
+impl BtfReader<'_> {
+    fn line(&mut self, line: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        if line.is_empty() {
+            return Ok(());
+        }
+        if let Some(rest) = line.strip_prefix('#') {
+            return self.header(rest, pos, sink);
+        }
+        self.block = Block::None;
+        self.data(line, pos, sink)
+    }
+
+    fn header(&mut self, rest: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        if let Some(row) = rest.strip_prefix('-') {
+            if self.block != Block::None {
+                return self.table_row(row.trim(), pos, sink);
+            }
+            return Ok(()); // a `#-` line outside a block: a comment
+        }
+        self.block = Block::None;
+        if rest.starts_with(char::is_whitespace) || rest.is_empty() {
+            return Ok(()); // `# comment`
+        }
+        let (key, value) = match rest.split_once(char::is_whitespace) {
+            Some((k, v)) => (k, v.trim()),
+            None => (rest, ""),
+        };
+        let key = key.to_ascii_lowercase();
+        match key.as_str() {
+            "entitytype" => self.block = Block::EntityType,
+            "entitytable" => self.block = Block::EntityTable,
+            "entitytypetable" => self.block = Block::EntityTypeTable,
+            "timescale" => {
+                let unit = TimeUnit::parse(value).ok_or_else(|| {
+                    Error::input(
+                        self.path,
+                        pos.to_string(),
+                        format!("unknown #timeScale '{value}' (expected ps, ns, us, ms or s)"),
+                    )
+                })?;
+                if unit != self.unit && self.last_ts.is_some() {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Warning,
+                        kind: "timescale_changed",
+                        pos,
+                        ts: self.last_ts,
+                        message: format!(
+                            "#timeScale changes from {} to {} after events; later lines use {}",
+                            self.unit.as_str(),
+                            unit.as_str(),
+                            unit.as_str()
+                        ),
+                    })?;
+                }
+                self.unit = unit;
+                sink.time_unit(unit);
+                sink.meta(&key, value);
+            }
+            _ => sink.meta(&key, value),
+        }
+        Ok(())
+    }
+
+    fn table_row(&mut self, row: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        let (first, second) = match row.split_once(char::is_whitespace) {
+            Some((f, s)) => (f, s.trim()),
+            None => (row, ""),
+        };
+        let bad = |what: &str| Diagnostic {
+            severity: Severity::Warning,
+            kind: "malformed_header",
+            pos,
+            ts: None,
+            message: format!("{what} row '#-{row}' not understood; ignored"),
+        };
+        match self.block {
+            Block::EntityType => {
+                if parse_int(first).is_none() || second.is_empty() {
+                    sink.diagnostic(bad("#entityType"))?;
+                } else {
+                    sink.meta(&format!("entitytype.{first}"), second);
+                }
+            }
+            Block::EntityTable => match parse_int(first) {
+                Some(id) if !second.is_empty() => sink.declare_entity(second, None, Some(id)),
+                _ => sink.diagnostic(bad("#entityTable"))?,
+            },
+            Block::EntityTypeTable => {
+                if second.is_empty() {
+                    sink.diagnostic(bad("#entityTypeTable"))?;
+                } else {
+                    sink.declare_entity(second, Some(first), None);
+                }
+            }
+            Block::None => {}
+        }
+        Ok(())
+    }
+
+    fn data(&mut self, line: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        let mut fields = [""; 7];
+        let mut rest = line;
+        let mut n = 0;
+        let mut note = None;
+        for (i, slot) in fields.iter_mut().enumerate() {
+            match rest.split_once(',') {
+                Some((field, after)) => {
+                    *slot = field.trim();
+                    rest = after;
+                    n += 1;
+                }
+                None => {
+                    *slot = rest.trim();
+                    n += 1;
+                    if i < 6 {
+                        return self.malformed(
+                            pos,
+                            format!("expected at least 7 comma-separated fields, found {n}: '{}'", clip(line)),
+                            sink,
+                        );
+                    }
+                    break;
+                }
+            }
+            if i == 6 {
+                // A comma after the action: the note is the rest of the line, commas included.
+                let text = rest.trim();
+                note = if text.is_empty() { None } else { Some(text) };
+            }
+        }
+        let [time, source, src_inst, target_type, target, tgt_inst, action] = fields;
+        let Some(raw) = parse_int(time) else {
+            return self.malformed(pos, format!("time '{}' is not an integer", clip(time)), sink);
+        };
+        let Some((ts, lost)) = self.unit.to_ns(raw) else {
+            return self.malformed(
+                pos,
+                format!("time {raw} {} does not fit in 64-bit nanoseconds", self.unit.as_str()),
+                sink,
+            );
+        };
+        if lost {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "precision_lost",
+                pos,
+                ts: Some(ts),
+                message: format!("time {raw} ps floored to {ts} ns"),
+            })?;
+        }
+        if let Some(last) = self.last_ts {
+            if ts < last {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "time_backwards",
+                    pos,
+                    ts: Some(ts),
+                    message: format!(
+                        "time {ts} ns is before the previous event's {last} ns; event kept, \
+                         states use {last} ns"
+                    ),
+                })?;
+            }
+        }
+        self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
+        if target.is_empty() || action.is_empty() {
+            let what = if target.is_empty() { "target" } else { "action" };
+            return self.malformed(pos, format!("empty {what} field: '{}'", clip(line)), sink);
+        }
+        let source_instance = self.instance(src_inst, "source", pos, ts, sink)?;
+        let target_instance = self.instance(tgt_inst, "target", pos, ts, sink)?;
+        sink.event(&Event {
+            ts,
+            source,
+            source_instance,
+            target_type,
+            target,
+            target_instance,
+            action,
+            note,
+            pos,
+        })
+    }
+
+    fn instance(&self, field: &str, which: &str, pos: Pos, ts: i64, sink: &mut dyn Sink) -> Result<i64> {
+        if field.is_empty() {
+            return Ok(-1);
+        }
+        match parse_int(field) {
+            Some(v) => Ok(v),
+            None => {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_instance",
+                    pos,
+                    ts: Some(ts),
+                    message: format!("{which} instance '{}' is not an integer; taken as -1", clip(field)),
+                })?;
+                Ok(-1)
+            }
+        }
+    }
+
+    fn malformed(&self, pos: Pos, message: String, sink: &mut dyn Sink) -> Result<()> {
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Error,
+            kind: "malformed_line",
+            pos,
+            ts: None,
+            message: format!("{message}; line skipped"),
+        })
+    }
+}
+
+/// Parses an optionally signed decimal integer, without overflow.
+fn parse_int(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let (neg, digits) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// The first 120 characters of `s`, for messages.
+fn clip(s: &str) -> Cow<'_, str> {
+    match s.char_indices().nth(120) {
+        Some((i, _)) => Cow::Owned(format!("{}...", s.get(..i).unwrap_or(s))),
+        None => Cow::Borrowed(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Diagnostic;
+
+    #[derive(Default)]
+    struct Rec {
+        meta: Vec<(String, String)>,
+        unit: Option<TimeUnit>,
+        decl: Vec<(String, Option<String>, Option<i64>)>,
+        events: Vec<String>,
+        diags: Vec<(String, String)>,
+    }
+
+    impl Sink for Rec {
+        fn meta(&mut self, key: &str, value: &str) {
+            self.meta.push((key.into(), value.into()));
+        }
+        fn time_unit(&mut self, unit: TimeUnit) {
+            self.unit = Some(unit);
+        }
+        fn declare_entity(&mut self, name: &str, t: Option<&str>, id: Option<i64>) {
+            self.decl.push((name.into(), t.map(Into::into), id));
+        }
+        fn event(&mut self, e: &Event<'_>) -> Result<()> {
+            self.events.push(format!(
+                "{}|{}|{}|{}|{}|{}|{}|{:?}|{}",
+                e.ts, e.source, e.source_instance, e.target_type, e.target, e.target_instance,
+                e.action, e.note, e.pos
+            ));
+            Ok(())
+        }
+        fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
+            self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
+            Ok(())
+        }
+    }
+
+    fn run(text: &str) -> Rec {
+        let mut sink = Rec::default();
+        read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut sink).unwrap();
+        sink
+    }
+
+    #[test]
+    fn reads_header_and_scales_time() {
+        let r = run("#Version 2.1.0\r\n#TIMESCALE us\r\n#creator  TA Simulator (14.01) \r\n\
+                     5,Core_0,0,T,A,0,start\r\n");
+        assert_eq!(r.unit, Some(TimeUnit::Us));
+        assert!(r.meta.contains(&("version".into(), "2.1.0".into())));
+        assert!(r.meta.contains(&("creator".into(), "TA Simulator (14.01)".into())));
+        assert_eq!(r.events, ["5000|Core_0|0|T|A|0|start|None|line 4"]);
+    }
+
+    #[test]
+    fn note_is_rest_of_line_with_commas_and_spaces_trimmed() {
+        let r = run(" 1 , R1 , 0 , SIG , speed , 0 , write , 42, and more \n2,C,0,T,A,0,resume,\n");
+        assert_eq!(r.events[0], "1|R1|0|SIG|speed|0|write|Some(\"42, and more\")|line 1");
+        assert_eq!(r.events[1], "2|C|0|T|A|0|resume|None|line 2");
+    }
+
+    #[test]
+    fn instances_minus_one_and_empty() {
+        let r = run("1,SIM,-1,STI,S,,trigger\n2,SIM,x,STI,S,0,trigger\n");
+        assert_eq!(r.events[0], "1|SIM|-1|STI|S|-1|trigger|None|line 1");
+        assert_eq!(r.events[1], "2|SIM|-1|STI|S|0|trigger|None|line 2");
+        assert_eq!(r.diags[0].0, "bad_instance");
+    }
+
+    #[test]
+    fn malformed_lines_are_diagnostics_and_reading_goes_on() {
+        let r = run("1,a,0,T,A,0\nxx,a,0,T,A,0,start\n5,a,0,T,A,0,start\n3,a,0,T,A,0,preempt\n");
+        let kinds: Vec<_> = r.diags.iter().map(|d| d.0.as_str()).collect();
+        assert_eq!(kinds, ["malformed_line", "malformed_line", "time_backwards"]);
+        assert!(r.diags[0].1.starts_with("line 1: expected at least 7 comma-separated fields, found 6"));
+        assert!(r.diags[1].1.starts_with("line 2: time 'xx' is not an integer"));
+        assert_eq!(r.events.len(), 2, "the backwards event is kept");
+    }
+
+    #[test]
+    fn tables_comments_and_repeated_headers() {
+        let r = run("#version 2.2.0\n#entityType\n#-0 T\n#entityTable\n#-0 TASK_A\n\
+                     #entityTypeTable\n#-T TASK_A\n#-SEM S1\n# comment\n#version 2.1.0\n\
+                     1,C,0,T,TASK_A,0,start\n# between data lines\n2,C,0,T,TASK_A,0,terminate\n");
+        assert_eq!(r.events.len(), 2);
+        assert_eq!(
+            r.decl,
+            [
+                ("TASK_A".into(), None, Some(0)),
+                ("TASK_A".into(), Some("T".into()), None),
+                ("S1".into(), Some("SEM".into()), None)
+            ]
+        );
+        let versions: Vec<_> = r.meta.iter().filter(|m| m.0 == "version").collect();
+        assert_eq!(versions.last().unwrap().1, "2.1.0");
+    }
+
+    #[test]
+    fn picoseconds_and_unknown_timescale() {
+        let r = run("#timeScale ps\n1500,C,0,T,A,0,start\n");
+        assert_eq!(r.events[0].split('|').next(), Some("1"));
+        assert_eq!(r.diags[0].0, "precision_lost");
+        let mut sink = Rec::default();
+        let e = read(&mut LineReader::new(&b"#timeScale min\n"[..]), "t.btf", &mut sink).unwrap_err();
+        assert_eq!(e.to_string(), "t.btf: line 1: unknown #timeScale 'min' (expected ps, ns, us, ms or s)");
+    }
+
+    #[test]
+    fn header_only_file_has_no_events() {
+        let r = run("#version 2.2.0\n#scenario priority_inversion\n");
+        assert!(r.events.is_empty());
+        assert!(r.meta.contains(&("scenario".into(), "priority_inversion".into())));
+    }
+
+    #[test]
+    fn sniffs_btf_not_paraver() {
+        assert!(sniff(b"#version 2.2.0\n"));
+        assert!(sniff(b"# hello\n0,Core_0,0,T,A,0,start\n"));
+        assert!(!sniff(b"#Paraver (01/01/2020 at 10:00):100_ns:0:1:1(1:1)\n"));
+        assert!(!sniff(b"hello world\n"));
+        assert!(!sniff(b"\x00\x01binary"));
+    }
+
+    #[test]
+    fn parse_int_rejects_overflow_and_junk() {
+        assert_eq!(parse_int("-12"), Some(-12));
+        assert_eq!(parse_int("9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_int("9223372036854775808"), None);
+        assert_eq!(parse_int("1.5"), None);
+        assert_eq!(parse_int(""), None);
+    }
+}

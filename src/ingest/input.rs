@@ -1,0 +1,247 @@
+//! Opening a source file: compression detected by content (gzip, zstd or plain), SHA-256 of
+//! the bytes on disk, and decompression on a thread of its own so it overlaps parsing.
+//!
+//! The returned [`Input`] is a `Read` of the plain text plus a peek at its first bytes for
+//! format sniffing. Errors of the decoder (a truncated `.gz`) arrive through `read` and name
+//! the compression; the caller adds the file name.
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+const CHUNK: usize = 1 << 20;
+
+/// Compression of a source file, told from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Plain bytes.
+    None,
+    /// gzip (one or more members).
+    Gzip,
+    /// Zstandard (one or more frames).
+    Zstd,
+}
+
+impl Compression {
+    /// Tells the compression from the magic number.
+    pub fn sniff(prefix: &[u8]) -> Compression {
+        match prefix {
+            [0x1f, 0x8b, ..] => Compression::Gzip,
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+            _ => Compression::None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Compression::None => "plain",
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+/// Counts and hashes the bytes read from the file.
+struct Hashing<R> {
+    inner: R,
+    hasher: Sha256,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(buf.get(..n).unwrap_or_default());
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// What the reading thread reports at the end.
+pub struct Digest256 {
+    /// Hex SHA-256 of the bytes on disk.
+    pub sha256: String,
+    /// Bytes on disk.
+    pub bytes: u64,
+}
+
+/// Plain text of a source file, decoded on a background thread.
+pub struct Input {
+    rx: Receiver<io::Result<Vec<u8>>>,
+    current: Vec<u8>,
+    offset: usize,
+    done: bool,
+    handle: Option<JoinHandle<Digest256>>,
+    /// Bytes of the file on disk read so far (for progress).
+    pub raw_read: Arc<AtomicU64>,
+    /// Size of the file on disk.
+    pub raw_size: u64,
+    /// Compression found.
+    pub compression: Compression,
+}
+
+impl Input {
+    /// Opens `path` and starts decoding it.
+    pub fn open(path: &Path) -> io::Result<Input> {
+        let mut file = File::open(path)?;
+        let raw_size = file.metadata()?.len();
+        let mut magic = [0u8; 4];
+        let mut got = 0;
+        while got < magic.len() {
+            let n = file.read(magic.get_mut(got..).unwrap_or_default())?;
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        let prefix = magic.get(..got).unwrap_or_default();
+        let compression = Compression::sniff(prefix);
+        let raw_read = Arc::new(AtomicU64::new(0));
+        let hashing = Hashing {
+            inner: io::Cursor::new(prefix.to_vec()).chain(file),
+            hasher: Sha256::new(),
+            read: raw_read.clone(),
+        };
+        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
+        let handle = std::thread::Builder::new().name("tracedb-read".into()).spawn(move || {
+            let mut hashing = hashing;
+            let result = match compression {
+                Compression::None => pump(&mut hashing, &tx, compression),
+                Compression::Gzip => {
+                    pump(&mut flate2::read::MultiGzDecoder::new(&mut hashing), &tx, compression)
+                }
+                Compression::Zstd => match zstd::stream::read::Decoder::new(&mut hashing) {
+                    Ok(mut d) => pump(&mut d, &tx, compression),
+                    Err(e) => Err(e),
+                },
+            };
+            if let Err(e) = result {
+                let _ = tx.send(Err(e));
+            } else {
+                // Hash what a decoder may have left unread (trailing bytes after the stream).
+                let _ = io::copy(&mut hashing, &mut io::sink());
+            }
+            let bytes = hashing.read.load(Ordering::Relaxed);
+            let sha256 = hex(&hashing.hasher.finalize());
+            Digest256 { sha256, bytes }
+        })?;
+        Ok(Input {
+            rx,
+            current: Vec::new(),
+            offset: 0,
+            done: false,
+            handle: Some(handle),
+            raw_read,
+            raw_size,
+            compression,
+        })
+    }
+
+    /// Up to `n` first bytes of the plain text, without consuming them.
+    pub fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        while self.current.len() - self.offset < n && !self.done {
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.current.drain(..self.offset);
+                    self.offset = 0;
+                    self.current.extend_from_slice(&chunk);
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(_) => self.done = true,
+            }
+        }
+        let end = (self.offset + n).min(self.current.len());
+        Ok(self.current.get(self.offset..end).unwrap_or_default())
+    }
+
+    /// Waits for the reading thread and returns the file's hash and size. Call after the
+    /// text was read to the end.
+    pub fn finish(mut self) -> io::Result<Digest256> {
+        // Drain anything left so the thread can finish.
+        while self.rx.recv().is_ok() {}
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(d)) => Ok(d),
+            _ => Err(io::Error::other("the reading thread failed")),
+        }
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let avail = self.current.get(self.offset..).unwrap_or_default();
+            if !avail.is_empty() {
+                let n = avail.len().min(buf.len());
+                if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
+                    dst.copy_from_slice(src);
+                }
+                self.offset += n;
+                return Ok(n);
+            }
+            if self.done {
+                return Ok(0);
+            }
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.current = chunk;
+                    self.offset = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => self.done = true,
+            }
+        }
+    }
+}
+
+fn pump<R: Read>(
+    r: &mut R,
+    tx: &std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>,
+    compression: Compression,
+) -> io::Result<()> {
+    loop {
+        let mut chunk = vec![0u8; CHUNK];
+        let mut filled = 0;
+        while filled < CHUNK {
+            match r.read(chunk.get_mut(filled..).unwrap_or_default()) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(describe(e, compression)),
+            }
+        }
+        if filled == 0 {
+            return Ok(());
+        }
+        chunk.truncate(filled);
+        if tx.send(Ok(chunk)).is_err() {
+            return Ok(()); // the reader stopped listening (an error downstream)
+        }
+        if filled < CHUNK {
+            return Ok(());
+        }
+    }
+}
+
+fn describe(e: io::Error, compression: Compression) -> io::Error {
+    let what = compression.name();
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        io::Error::new(e.kind(), format!("{what} stream ends early (truncated file?)"))
+    } else {
+        io::Error::new(e.kind(), format!("{what} stream is corrupt: {e}"))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

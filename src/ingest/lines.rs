@@ -1,0 +1,158 @@
+//! Line reader over any `Read`: 1-based line numbers, LF or CRLF, no allocation per line.
+//! Lines longer than [`MAX_LINE`] are cut there and reported by the caller as malformed.
+use memchr::memchr;
+use std::io::{self, Read};
+
+/// Longest line kept whole; the buffer never grows beyond this.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// Reads lines from `inner`.
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    line: u64,
+    truncated: bool,
+    skipping: bool,
+}
+
+impl<R: Read> LineReader<R> {
+    /// A reader with a 1 MiB buffer.
+    pub fn new(inner: R) -> Self {
+        LineReader {
+            inner,
+            buf: vec![0; 1 << 20],
+            start: 0,
+            end: 0,
+            eof: false,
+            line: 0,
+            truncated: false,
+            skipping: false,
+        }
+    }
+
+    /// Number of the line last returned (1-based).
+    pub fn line_number(&self) -> u64 {
+        self.line
+    }
+
+    /// True when the line last returned was longer than [`MAX_LINE`] and was cut.
+    pub fn was_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The next line without its terminator, with its 1-based number and whether it was cut
+    /// at [`MAX_LINE`], or `None` at the end.
+    pub fn next_line(&mut self) -> io::Result<Option<(&[u8], u64, bool)>> {
+        self.truncated = false;
+        let (s, e) = loop {
+            let avail = self.buf.get(self.start..self.end).unwrap_or_default();
+            let newline = memchr(b'\n', avail);
+            if self.skipping {
+                // Dropping the tail of a line that was cut at MAX_LINE.
+                match newline {
+                    Some(i) => {
+                        self.start += i + 1;
+                        self.skipping = false;
+                    }
+                    None if self.eof => return Ok(None),
+                    None => {
+                        self.start = self.end;
+                        self.fill()?;
+                    }
+                }
+                continue;
+            }
+            if let Some(i) = newline {
+                let s = self.start;
+                self.start += i + 1;
+                break (s, s + i);
+            }
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let s = self.start;
+                self.start = self.end;
+                break (s, self.end);
+            }
+            if avail.len() >= MAX_LINE {
+                let s = self.start;
+                self.start = s + MAX_LINE;
+                self.skipping = true;
+                self.truncated = true;
+                break (s, s + MAX_LINE);
+            }
+            self.fill()?;
+        };
+        self.line += 1;
+        let mut line = self.buf.get(s..e).unwrap_or_default();
+        if let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        Ok(Some((line, self.line, self.truncated)))
+    }
+
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            let grown = (self.buf.len() * 2).min(MAX_LINE + 1);
+            self.buf.resize(grown.max(self.end + 1), 0);
+        }
+        let n = loop {
+            match self.inner.read(self.buf.get_mut(self.end..).unwrap_or_default()) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            self.eof = true;
+        }
+        self.end += n;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<(u64, String)> {
+        let mut r = LineReader::new(input);
+        let mut out = Vec::new();
+        while let Some((l, n, _)) = r.next_line().unwrap() {
+            out.push((n, String::from_utf8_lossy(l).into_owned()));
+        }
+        out
+    }
+
+    #[test]
+    fn splits_lf_crlf_and_last_line_without_newline() {
+        let got = lines(b"a\r\nbb\n\nccc");
+        let want = [(1, "a"), (2, "bb"), (3, ""), (4, "ccc")];
+        assert_eq!(got, want.map(|(n, s)| (n, s.to_string())).to_vec());
+    }
+
+    #[test]
+    fn handles_lines_across_buffer_refills() {
+        let mut text = Vec::new();
+        for i in 0..200_000 {
+            text.extend_from_slice(format!("{i},x\n").as_bytes());
+        }
+        let got = lines(&text);
+        assert_eq!(got.len(), 200_000);
+        assert_eq!(got[199_999], (200_000, "199999,x".to_string()));
+    }
+
+    #[test]
+    fn empty_input_has_no_lines() {
+        assert!(lines(b"").is_empty());
+    }
+}

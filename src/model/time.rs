@@ -1,0 +1,109 @@
+//! Time units of source traces and their conversion to nanoseconds.
+
+/// Unit of a trace's raw timestamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Picoseconds (converted by flooring to ns).
+    Ps,
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+    /// Seconds.
+    S,
+}
+
+impl TimeUnit {
+    /// Parses `ps`, `ns`, `us` (also `µs`), `ms`, `s`, case-insensitively.
+    pub fn parse(s: &str) -> Option<TimeUnit> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "ps" => Some(TimeUnit::Ps),
+            "ns" => Some(TimeUnit::Ns),
+            "us" | "µs" => Some(TimeUnit::Us),
+            "ms" => Some(TimeUnit::Ms),
+            "s" => Some(TimeUnit::S),
+            _ => None,
+        }
+    }
+
+    /// Short name as written in traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeUnit::Ps => "ps",
+            TimeUnit::Ns => "ns",
+            TimeUnit::Us => "us",
+            TimeUnit::Ms => "ms",
+            TimeUnit::S => "s",
+        }
+    }
+
+    /// Converts a raw time to ns. `None` on overflow. Picoseconds are floored; the second
+    /// value is true when that dropped a non-zero remainder.
+    pub fn to_ns(self, raw: i64) -> Option<(i64, bool)> {
+        match self {
+            TimeUnit::Ps => Some((raw.div_euclid(1000), raw.rem_euclid(1000) != 0)),
+            TimeUnit::Ns => Some((raw, false)),
+            TimeUnit::Us => raw.checked_mul(1_000).map(|t| (t, false)),
+            TimeUnit::Ms => raw.checked_mul(1_000_000).map(|t| (t, false)),
+            TimeUnit::S => raw.checked_mul(1_000_000_000).map(|t| (t, false)),
+        }
+    }
+}
+
+/// Parses a duration with a unit suffix (`10ms`, `250us`, `2s`, `15ns`, `1.5ms`) to ns.
+/// A bare number is taken as ns.
+pub fn parse_duration_ns(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'));
+    let (num, unit) = match split {
+        Some(i) => s.split_at(i),
+        None => (s, "ns"),
+    };
+    let factor: f64 = match TimeUnit::parse(unit)? {
+        TimeUnit::Ps => 1e-3,
+        TimeUnit::Ns => 1.0,
+        TimeUnit::Us => 1e3,
+        TimeUnit::Ms => 1e6,
+        TimeUnit::S => 1e9,
+    };
+    if let Ok(i) = num.parse::<i64>() {
+        if factor >= 1.0 {
+            #[allow(clippy::cast_possible_truncation)]
+            return i.checked_mul(factor as i64);
+        }
+    }
+    let v: f64 = num.parse().ok()?;
+    let ns = (v * factor).round();
+    if ns.is_finite() && ns.abs() < 9.2e18 {
+        #[allow(clippy::cast_possible_truncation)]
+        Some(ns as i64)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_units() {
+        assert_eq!(TimeUnit::parse("US"), Some(TimeUnit::Us));
+        assert_eq!(TimeUnit::Us.to_ns(3), Some((3000, false)));
+        assert_eq!(TimeUnit::Ps.to_ns(1500), Some((1, true)));
+        assert_eq!(TimeUnit::Ps.to_ns(-1500), Some((-2, true)));
+        assert_eq!(TimeUnit::S.to_ns(i64::MAX / 10), None);
+        assert_eq!(TimeUnit::parse("min"), None);
+    }
+
+    #[test]
+    fn parses_durations() {
+        assert_eq!(parse_duration_ns("10ms"), Some(10_000_000));
+        assert_eq!(parse_duration_ns("1.5ms"), Some(1_500_000));
+        assert_eq!(parse_duration_ns("250 us"), Some(250_000));
+        assert_eq!(parse_duration_ns("42"), Some(42));
+        assert_eq!(parse_duration_ns("3parsecs"), None);
+    }
+}

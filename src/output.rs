@@ -1,0 +1,224 @@
+//! Printing query results: `table` for people (psql-like, numbers right-aligned, NULL shown
+//! as NULL), `csv` (RFC 4180, one header row, NULL as an empty field) and `json` (one array
+//! of objects, numbers as JSON numbers, never in scientific notation for integers).
+use arrow::array::{Array, Float32Array, Float64Array};
+use arrow::datatypes::{DataType, Schema};
+use arrow::record_batch::RecordBatch;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use std::io::{self, Write};
+
+/// Output format of `sql`, `query` and `captures`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum OutputFormat {
+    /// Aligned columns for reading.
+    #[default]
+    Table,
+    /// RFC 4180 CSV with a header row.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+}
+
+/// A cell as text, or `None` for NULL.
+fn cell(col: &dyn Array, fmt: &ArrayFormatter<'_>, row: usize) -> Option<String> {
+    if col.is_null(row) {
+        return None;
+    }
+    // Floats: Rust's Display never uses an exponent; NaN/inf are spelled out.
+    match col.data_type() {
+        DataType::Float64 => col.as_any().downcast_ref::<Float64Array>().map(|a| a.value(row).to_string()),
+        DataType::Float32 => col.as_any().downcast_ref::<Float32Array>().map(|a| a.value(row).to_string()),
+        _ => Some(fmt.value(row).to_string()),
+    }
+}
+
+fn is_number(t: &DataType) -> bool {
+    t.is_numeric()
+}
+
+/// Writes `batches` (all of `schema`) in `format`.
+pub fn write(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], format: OutputFormat) -> io::Result<()> {
+    match format {
+        OutputFormat::Table => write_table(w, schema, batches, None),
+        OutputFormat::Csv => write_csv(w, schema, batches),
+        OutputFormat::Json => write_json(w, schema, batches),
+    }
+}
+
+fn for_each_row(batches: &[RecordBatch], mut f: impl FnMut(Vec<Option<String>>) -> io::Result<()>) -> io::Result<()> {
+    let opts = FormatOptions::default();
+    for b in batches {
+        let fmts: Vec<ArrayFormatter<'_>> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<Result<_, _>>()
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        for row in 0..b.num_rows() {
+            let cells = b.columns().iter().zip(&fmts).map(|(c, f)| cell(c.as_ref(), f, row)).collect();
+            f(cells)?;
+        }
+    }
+    Ok(())
+}
+
+/// Quotes a CSV field when RFC 4180 requires it.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn write_csv(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
+    let header: Vec<String> = schema.fields().iter().map(|f| csv_field(f.name())).collect();
+    w.write_all(header.join(",").as_bytes())?;
+    w.write_all(b"\r\n")?;
+    for_each_row(batches, |cells| {
+        let line: Vec<String> = cells.iter().map(|c| c.as_deref().map(csv_field).unwrap_or_default()).collect();
+        w.write_all(line.join(",").as_bytes())?;
+        w.write_all(b"\r\n")
+    })
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn write_json(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
+    let names: Vec<String> = schema.fields().iter().map(|f| json_string(f.name())).collect();
+    let kinds: Vec<DataType> = schema.fields().iter().map(|f| f.data_type().clone()).collect();
+    w.write_all(b"[")?;
+    let mut first = true;
+    for_each_row(batches, |cells| {
+        w.write_all(if first { b"\n  {" } else { b",\n  {" })?;
+        first = false;
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                w.write_all(b", ")?;
+            }
+            let value = match (c, kinds.get(i)) {
+                (None, _) => "null".to_string(),
+                (Some(v), Some(DataType::Boolean)) => v.clone(),
+                (Some(v), Some(t)) if is_number(t) => {
+                    if v.parse::<f64>().is_ok_and(f64::is_finite) {
+                        v.clone()
+                    } else {
+                        "null".to_string()
+                    }
+                }
+                (Some(v), _) => json_string(v),
+            };
+            write!(w, "{}: {}", names.get(i).map_or("\"\"", String::as_str), value)?;
+        }
+        w.write_all(b"}")
+    })?;
+    w.write_all(if first { b"]\n" } else { b"\n]\n" })
+}
+
+/// Writes an aligned table; at most `max_rows` rows when given, with a line saying how many
+/// were left out.
+pub fn write_table(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
+    let total: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    let limit = max_rows.unwrap_or(usize::MAX);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut seen = 0;
+    for_each_row(batches, |cells| {
+        seen += 1;
+        if rows.len() < limit {
+            rows.push(cells.into_iter().map(|c| c.unwrap_or_else(|| "NULL".into())).collect());
+        }
+        Ok(())
+    })?;
+    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(wd) = widths.get_mut(i) {
+                *wd = (*wd).max(c.chars().count());
+            }
+        }
+    }
+    let pad = |s: &str, i: usize, right: bool| {
+        let width = widths.get(i).copied().unwrap_or(0);
+        if right {
+            format!("{s:>width$}")
+        } else {
+            format!("{s:<width$}")
+        }
+    };
+    let header: Vec<String> = names.iter().enumerate().map(|(i, n)| pad(n, i, false)).collect();
+    writeln!(w, " {}", header.join(" | ").trim_end())?;
+    let rule: Vec<String> = widths.iter().map(|wd| "-".repeat(*wd)).collect();
+    writeln!(w, "-{}-", rule.join("-+-"))?;
+    for r in &rows {
+        let line: Vec<String> =
+            r.iter().enumerate().map(|(i, c)| pad(c, i, numeric.get(i).copied().unwrap_or(false))).collect();
+        writeln!(w, " {}", line.join(" | ").trim_end())?;
+    }
+    if seen > rows.len() {
+        writeln!(w, "({total} rows, {} not shown)", total - rows.len())?;
+    } else {
+        writeln!(w, "({total} row{})", if total == 1 { "" } else { "s" })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Float64Array, Int64Array, StringArray};
+    use arrow::datatypes::Field;
+    use std::sync::Arc;
+
+    fn sample() -> (Schema, Vec<RecordBatch>) {
+        let schema = Schema::new(vec![
+            Field::new("n", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("f", DataType::Float64, true),
+        ]);
+        let b = RecordBatch::try_new(
+            Arc::new(schema.clone()),
+            vec![
+                Arc::new(Int64Array::from(vec![Some(1_000_000_000_000), None])),
+                Arc::new(StringArray::from(vec![Some("a,\"b\""), Some("x")])),
+                Arc::new(Float64Array::from(vec![Some(1e20), Some(0.5)])),
+            ],
+        )
+        .unwrap();
+        (schema, vec![b])
+    }
+
+    fn render(f: OutputFormat) -> String {
+        let (schema, batches) = sample();
+        let mut out = Vec::new();
+        write(&mut out, &schema, &batches, f).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn csv_is_rfc4180() {
+        assert_eq!(render(OutputFormat::Csv), "n,s,f\r\n1000000000000,\"a,\"\"b\"\"\",100000000000000000000\r\n,x,0.5\r\n");
+    }
+
+    #[test]
+    fn json_has_same_values_and_no_exponent() {
+        assert_eq!(
+            render(OutputFormat::Json),
+            "[\n  {\"n\": 1000000000000, \"s\": \"a,\\\"b\\\"\", \"f\": 100000000000000000000},\n  {\"n\": null, \"s\": \"x\", \"f\": 0.5}\n]\n"
+        );
+    }
+
+    #[test]
+    fn table_aligns_and_shows_null() {
+        let t = render(OutputFormat::Table);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], " n             | s     | f");
+        assert_eq!(lines[1], "---------------+-------+-----------------------");
+        assert_eq!(lines[2], " 1000000000000 | a,\"b\" | 100000000000000000000");
+        assert_eq!(lines[3], "          NULL | x     |                   0.5");
+        assert_eq!(lines[4], "(2 rows)");
+    }
+}

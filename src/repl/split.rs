@@ -1,0 +1,873 @@
+//! Splitting SQL text into statements at top-level `;`.
+//!
+//! The REPL needs to know when the lines typed so far form a complete
+//! statement, and `-f file.sql` or a piped script has to be run one
+//! statement at a time. Both need the same thing: find each `;` that really
+//! ends a statement.
+//!
+//! Splitting on every `;` character would be wrong. A `;` can also appear
+//! inside a single-quoted string (`'a;b'`, where `''` is an escaped quote),
+//! an `E'…'` string with backslash escapes, a double-quoted or backquoted
+//! identifier, a `--` line comment, a `/* */` block comment (these nest in
+//! DuckDB, as in PostgreSQL), or a dollar-quoted string (`$$…$$`,
+//! `$tag$…$tag$`). So the text is tokenized with `sqlparser`'s tokenizer,
+//! and only [`Token::SemiColon`] tokens count as terminators. Each statement
+//! is cut out of the input by the tokens' source locations, so DuckDB gets
+//! the text exactly as typed. Only the terminating `;` and the whitespace
+//! around the statement are removed. Comments in the statement are kept.
+//!
+//! The tokenizer uses a small dialect that wraps [`DuckDbDialect`]. In
+//! sqlparser 0.63, `DuckDbDialect` reads `$$…$$` and `$tag$…$tag$` strings
+//! but does not nest block comments or know `E'…'` strings, and DuckDB
+//! supports both. `GenericDialect` handles both, but it also re-tokenizes
+//! MySQL `/*! … */` comment hints, which would make a `;` inside such a
+//! comment a terminator. The wrapper turns on the two missing features and
+//! forwards the rest to `DuckDbDialect`. The one other difference: `//` is
+//! read as two `/` tokens, because sqlparser checks for `DuckDbDialect`
+//! itself there. That does not affect splitting.
+//!
+//! The tokenizer does not accept everything DuckDB accepts (`SELECT 1_x` is
+//! an error, for example). It also returns an error for input that stops
+//! inside a string or comment, which is normal while the user is still
+//! typing a REPL line. Whenever `tokenize_with_location` fails, the whole
+//! input is scanned again by a small hand-written scanner. It follows only
+//! the quoting and comment rules listed above and treats everything else
+//! as statement text, so splitting never depends on sqlparser understanding
+//! every operator. The scanner is also used in the few cases where
+//! sqlparser reads the text differently from DuckDB and could move a `;`:
+//! an operator that runs into a comment (`|/*`), a dollar-quote tag that
+//! starts with a digit (`$1$`), or a backslash in `X'…'`. A string, quoted
+//! identifier, block comment or dollar-quoted string left open at the end
+//! means the input is incomplete. That is never a panic.
+//!
+//! Meta-commands (lines starting with `.`) are handled by the caller, not
+//! here.
+
+use sqlparser::dialect::{Dialect, DuckDbDialect};
+use sqlparser::tokenizer::{Location, Token, Tokenizer};
+
+/// Result of splitting a buffer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Split {
+    /// Complete statements (text without the terminating `;`, trimmed), in
+    /// order. Empty statements (`;;`, or only comments between two `;`) are
+    /// skipped.
+    pub statements: Vec<String>,
+    /// Text after the last `;` that is not only whitespace/comments: an
+    /// unfinished statement, trimmed (`None` if nothing remains). This is
+    /// also `Some` when the input stops inside a string, quoted identifier,
+    /// block comment or dollar-quoted string, even one that holds only a
+    /// comment, because the input is not finished yet.
+    pub rest: Option<String>,
+}
+
+/// Splits `input` at top-level `;`.
+///
+/// A `;` inside a string, quoted identifier, comment or dollar-quoted
+/// string is not a terminator. Each statement is the original text between
+/// two terminators, trimmed of surrounding whitespace. Comments inside it
+/// or in front of it are kept as typed.
+pub fn split(input: &str) -> Split {
+    let scan = scan(input);
+    let mut statements = Vec::new();
+    let mut start = 0;
+    for (segment, &end) in scan.terminators.iter().enumerate() {
+        if scan.has_code[segment] {
+            let text = input[start..end].trim();
+            if !text.is_empty() {
+                statements.push(text.to_owned());
+            }
+        }
+        start = end + 1; // `;` is one byte
+    }
+    let rest = rest_of(input, &scan).map(str::to_owned);
+    Split { statements, rest }
+}
+
+/// True when `input` holds at least one complete statement and nothing
+/// unfinished after it (used by the REPL's validator: keep reading lines
+/// until this is true), i.e. the buffer ends, after whitespace/comments,
+/// with a `;` that is a real terminator.
+///
+/// Returns false for empty or whitespace-only input, and for input with
+/// only comments and no `;`. A buffer of only empty statements (`;`) counts
+/// as complete, so the REPL does not stay waiting for more input. `split`
+/// then returns nothing to run.
+pub fn is_complete(input: &str) -> bool {
+    let scan = scan(input);
+    !scan.terminators.is_empty() && rest_of(input, &scan).is_none()
+}
+
+/// Splits a whole script (file or piped stdin): like [`split`] but a
+/// trailing unterminated statement is returned as a last statement (scripts
+/// need no final `;`).
+///
+/// If the script ends inside a string or comment, that unfinished text is
+/// also returned as the last statement. DuckDB then reports the error
+/// instead of the text being dropped without a word.
+pub fn split_script(input: &str) -> Vec<String> {
+    let Split {
+        mut statements,
+        rest,
+    } = split(input);
+    statements.extend(rest);
+    statements
+}
+
+/// Where the top-level terminators of an input are.
+#[derive(Debug)]
+struct Scan {
+    /// Byte offset of every terminating `;`, in order.
+    terminators: Vec<usize>,
+    /// For each segment (before each terminator, then the tail after the
+    /// last one; always `terminators.len() + 1` entries): whether it holds
+    /// anything besides whitespace and comments.
+    has_code: Vec<bool>,
+    /// The input ends inside a string, quoted identifier, block comment or
+    /// dollar-quoted string.
+    unterminated: bool,
+}
+
+impl Scan {
+    fn new() -> Self {
+        Scan {
+            terminators: Vec::new(),
+            has_code: vec![false],
+            unterminated: false,
+        }
+    }
+
+    /// Records a terminating `;` at byte offset `at` and starts a new segment.
+    fn terminate(&mut self, at: usize) {
+        self.terminators.push(at);
+        self.has_code.push(false);
+    }
+
+    /// Marks the current segment as holding statement text.
+    fn code(&mut self) {
+        if let Some(last) = self.has_code.last_mut() {
+            *last = true;
+        }
+    }
+
+    /// Whether the tail after the last terminator holds statement text.
+    fn tail_has_code(&self) -> bool {
+        self.has_code.last().copied().unwrap_or(false)
+    }
+}
+
+/// The trimmed unfinished tail of `input`, if any.
+fn rest_of<'a>(input: &'a str, scan: &Scan) -> Option<&'a str> {
+    if !scan.tail_has_code() && !scan.unterminated {
+        return None;
+    }
+    let start = scan.terminators.last().map_or(0, |&at| at + 1);
+    let tail = input[start..].trim();
+    (!tail.is_empty()).then_some(tail)
+}
+
+/// Finds the terminators: sqlparser's tokenizer first, the hand-written
+/// scanner if the tokenizer fails.
+fn scan(input: &str) -> Scan {
+    scan_with_sqlparser(input).unwrap_or_else(|| scan_by_hand(input))
+}
+
+/// The dialect used for tokenizing: DuckDB's, plus nested block comments
+/// and `E'…'` escape strings, which DuckDB supports but sqlparser 0.63's
+/// `DuckDbDialect` does not tokenize.
+#[derive(Debug)]
+struct SplitDialect(DuckDbDialect);
+
+impl Dialect for SplitDialect {
+    fn is_identifier_start(&self, ch: char) -> bool {
+        self.0.is_identifier_start(ch)
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        self.0.is_identifier_part(ch)
+    }
+
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        self.0.is_delimited_identifier_start(ch)
+    }
+
+    fn supports_numeric_literal_underscores(&self) -> bool {
+        self.0.supports_numeric_literal_underscores()
+    }
+
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        self.0.supports_string_literal_backslash_escape()
+    }
+
+    fn supports_dollar_placeholder(&self) -> bool {
+        self.0.supports_dollar_placeholder()
+    }
+
+    fn supports_multiline_comment_hints(&self) -> bool {
+        self.0.supports_multiline_comment_hints()
+    }
+
+    fn supports_nested_comments(&self) -> bool {
+        true
+    }
+
+    fn supports_string_escape_constant(&self) -> bool {
+        true
+    }
+}
+
+/// Scans with sqlparser's tokenizer; `None` if it cannot tokenize `input`.
+fn scan_with_sqlparser(input: &str) -> Option<Scan> {
+    let dialect = SplitDialect(DuckDbDialect {});
+    let tokens = Tokenizer::new(&dialect, input)
+        .with_unescape(false)
+        .tokenize_with_location()
+        .ok()?;
+    let mut cursor = Cursor::new(input);
+    let mut scan = Scan::new();
+    for token in &tokens {
+        let start = cursor.seek(token.span.start)?;
+        let end = cursor.seek(token.span.end)?;
+        let text = input.get(start..end)?;
+        match token.token {
+            Token::SemiColon => {
+                // Fall back if a location ever fails to point at the `;`.
+                if text != ";" {
+                    return None;
+                }
+                scan.terminate(start);
+            }
+            Token::Whitespace(_) | Token::EOF => {}
+            // `$1$…`: sqlparser takes a dollar-quote tag that starts with a
+            // digit, but DuckDB reads `$1` as a parameter.
+            Token::DollarQuotedString(ref quoted)
+                if quoted
+                    .tag
+                    .as_deref()
+                    .is_some_and(|tag| tag.starts_with(|c: char| c.is_ascii_digit())) =>
+            {
+                return None;
+            }
+            // sqlparser lets a backslash escape the quote in `X'…'`, DuckDB
+            // does not.
+            Token::HexStringLiteral(_) if text.contains('\\') => return None,
+            _ => {
+                if swallows_comment_start(text, &input[end..]) {
+                    return None;
+                }
+                scan.code();
+            }
+        }
+    }
+    Some(scan)
+}
+
+/// True if `text`, the source of a token followed by `after`, is an
+/// operator that took in the start of a comment. DuckDB, like PostgreSQL,
+/// ends an operator where `/*` or `--` begins. sqlparser reads `|/*` as
+/// `|/` (square root) and then `*`, so the comment and any `;` in it would
+/// be missed. The hand-written scanner gets these cases right.
+fn swallows_comment_start(text: &str, after: &str) -> bool {
+    const OPERATOR_CHARS: &str = "+-*/<>=~!@#%^&|?:";
+    text.starts_with(|c: char| OPERATOR_CHARS.contains(c))
+        && (text.contains("/*")
+            || text.contains("--")
+            || (text.ends_with('/') && after.starts_with('*'))
+            || (text.ends_with('-') && after.starts_with('-')))
+}
+
+/// Converts the tokenizer's (line, column) locations into byte offsets. It
+/// counts exactly as the tokenizer does: a line per `\n`, a column per
+/// `char`, both from 1. Locations must be asked for in increasing order,
+/// so one pass over the input covers a whole token list.
+struct Cursor<'a> {
+    text: &'a str,
+    byte: usize,
+    line: u64,
+    column: u64,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(text: &'a str) -> Self {
+        Cursor {
+            text,
+            byte: 0,
+            line: 1,
+            column: 1,
+        }
+    }
+
+    /// Byte offset of `location`; `None` if it lies beyond the text or
+    /// behind the cursor.
+    fn seek(&mut self, location: Location) -> Option<usize> {
+        let target = (location.line, location.column);
+        while (self.line, self.column) < target {
+            let ch = self.text[self.byte..].chars().next()?;
+            self.byte += ch.len_utf8();
+            if ch == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        ((self.line, self.column) == target).then_some(self.byte)
+    }
+}
+
+/// The fallback scanner, used when sqlparser's tokenizer returns an error
+/// or reads the input differently from DuckDB.
+///
+/// It knows only what can hide a `;`:
+/// - `'…'` strings with `''` escapes, and `E'…'` strings, where a
+///   backslash also escapes the next character;
+/// - `"…"` and `` `…` `` identifiers, where a doubled quote escapes it;
+/// - `--` comments up to the end of the line;
+/// - nested `/* … */` comments;
+/// - `$$…$$` and `$tag$…$tag$` strings (`$1` and `$name` are parameters,
+///   and a `$` inside a word such as `a$b` is part of the word).
+///
+/// Words and numbers are skipped whole, as sqlparser reads them, so the
+/// rules above apply only where a token starts. Everything else is
+/// statement text. All delimiters are ASCII, and in
+/// UTF-8 no byte of a multi-byte character is ASCII, so the scan can step
+/// through bytes. Non-ASCII bytes are treated as word characters.
+fn scan_by_hand(input: &str) -> Scan {
+    let bytes = input.as_bytes();
+    let len = bytes.len();
+    let at = |i: usize| bytes.get(i).copied();
+    let is_word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut scan = Scan::new();
+    let mut i = 0;
+    while i < len {
+        match bytes[i] {
+            b';' => {
+                scan.terminate(i);
+                i += 1;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' => i += 1,
+            b'-' if at(i + 1) == Some(b'-') => {
+                i = match input[i..].find('\n') {
+                    Some(newline) => i + newline + 1,
+                    None => len,
+                };
+            }
+            b'/' if at(i + 1) == Some(b'*') => {
+                let mut depth = 1usize;
+                i += 2;
+                while depth > 0 && i < len {
+                    match (bytes[i], at(i + 1)) {
+                        (b'/', Some(b'*')) => {
+                            depth += 1;
+                            i += 2;
+                        }
+                        (b'*', Some(b'/')) => {
+                            depth -= 1;
+                            i += 2;
+                        }
+                        _ => i += 1,
+                    }
+                }
+                if depth > 0 {
+                    scan.unterminated = true;
+                }
+            }
+            quote @ (b'\'' | b'"' | b'`') => {
+                scan.code();
+                i = skip_quoted(bytes, i + 1, quote, false, &mut scan);
+            }
+            b'$' => {
+                scan.code();
+                i = skip_dollar(input, i, &mut scan);
+            }
+            b'0'..=b'9' => {
+                scan.code();
+                i = skip_number(bytes, i);
+            }
+            b'.' if at(i + 1).is_some_and(|b| b.is_ascii_digit()) => {
+                scan.code();
+                i = skip_number(bytes, i);
+            }
+            b if is_word_byte(b) => {
+                // A whole word, so a `$` inside it is not taken as a
+                // dollar quote and an `E` before `'` can be recognised.
+                scan.code();
+                let start = i;
+                while i < len && (is_word_byte(bytes[i]) || bytes[i] == b'$') {
+                    i += 1;
+                }
+                if at(i) == Some(b'\'') && matches!(&input[start..i], "e" | "E") {
+                    i = skip_quoted(bytes, i + 1, b'\'', true, &mut scan);
+                }
+            }
+            _ => {
+                scan.code();
+                i += 1;
+            }
+        }
+    }
+    scan
+}
+
+/// Skips a number starting at `i` the way sqlparser reads one (`12`,
+/// `1_000`, `1.5`, `.5`, `1e-3`, `0x1F`) and returns the offset after it.
+/// A `$` right after a number is not part of a word: in `1$$…$$` the `$$`
+/// opens a string.
+fn skip_number(bytes: &[u8], i: usize) -> usize {
+    let at = |i: usize| bytes.get(i).copied();
+    let digits = |mut i: usize, is_digit: fn(&u8) -> bool| {
+        while let Some(b) = at(i) {
+            let separator = b == b'_' && at(i + 1).as_ref().is_some_and(is_digit);
+            if !is_digit(&b) && !separator {
+                break;
+            }
+            i += 1;
+        }
+        i
+    };
+    if bytes[i] == b'0' && at(i + 1) == Some(b'x') {
+        return digits(i + 2, u8::is_ascii_hexdigit);
+    }
+    let mut i = digits(i, u8::is_ascii_digit);
+    if at(i) == Some(b'.') {
+        i = digits(i + 1, u8::is_ascii_digit);
+    }
+    if matches!(at(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(at(i + 1), Some(b'+' | b'-')));
+        if at(i + 1 + sign).is_some_and(|b| b.is_ascii_digit()) {
+            i = digits(i + 1 + sign, u8::is_ascii_digit);
+        }
+    }
+    i
+}
+
+/// Skips a quoted string or identifier whose body starts at `i`. Returns
+/// the offset after the closing quote, or the end of the input (marking
+/// `scan` unterminated) if there is none.
+fn skip_quoted(bytes: &[u8], mut i: usize, quote: u8, backslash: bool, scan: &mut Scan) -> usize {
+    while i < bytes.len() {
+        let b = bytes[i];
+        if backslash && b == b'\\' {
+            i += 2;
+        } else if b == quote {
+            if bytes.get(i + 1) == Some(&quote) {
+                i += 2;
+            } else {
+                return i + 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    scan.unterminated = true;
+    bytes.len()
+}
+
+/// Handles a `$` at byte offset `i` (not inside a word). If it opens a
+/// dollar-quoted string, returns the offset after the string (or the end of
+/// the input, marking `scan` unterminated). Otherwise it is a parameter or
+/// an operator, and this returns `i + 1`.
+fn skip_dollar(input: &str, i: usize, scan: &mut Scan) -> usize {
+    let after = &input[i + 1..];
+    let tag_len: usize = after
+        .chars()
+        .take_while(|&c| c.is_alphanumeric() || c == '_')
+        .map(char::len_utf8)
+        .sum();
+    if after.starts_with(|c: char| c.is_ascii_digit()) || !after[tag_len..].starts_with('$') {
+        return i + 1 + tag_len; // `$1` or `$name`: a parameter
+    }
+    let delimiter = &input[i..i + 1 + tag_len + 1]; // `$tag$` or `$$`
+    let body = i + delimiter.len();
+    match input[body..].find(delimiter) {
+        Some(end) => body + end + delimiter.len(),
+        None => {
+            scan.unterminated = true;
+            input.len()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn split_of(statements: &[&str], rest: Option<&str>) -> Split {
+        Split {
+            statements: strings(statements),
+            rest: rest.map(str::to_owned),
+        }
+    }
+
+    /// `split` through the tokenizer path and through the fallback scanner
+    /// must agree on inputs the tokenizer accepts.
+    fn assert_paths_agree(input: &str) {
+        let by_parser = scan_with_sqlparser(input).expect("sqlparser tokenizes this input");
+        let by_hand = scan_by_hand(input);
+        assert_eq!(
+            by_parser.terminators, by_hand.terminators,
+            "input: {input:?}"
+        );
+        assert_eq!(by_parser.has_code, by_hand.has_code, "input: {input:?}");
+        assert_eq!(
+            by_parser.unterminated, by_hand.unterminated,
+            "input: {input:?}"
+        );
+    }
+
+    #[test]
+    fn simple_split() {
+        let input = "SELECT 1;\nSELECT 2;\n";
+        assert_eq!(split(input), split_of(&["SELECT 1", "SELECT 2"], None));
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+    }
+
+    #[test]
+    fn two_statements_on_one_line() {
+        let input = "SELECT 1; SELECT 2;";
+        assert_eq!(split(input), split_of(&["SELECT 1", "SELECT 2"], None));
+        assert!(is_complete(input));
+    }
+
+    #[test]
+    fn multi_line_statement() {
+        let input = "SELECT a,\n       b\nFROM t\nWHERE a > 1;\n";
+        assert_eq!(
+            split(input),
+            split_of(&["SELECT a,\n       b\nFROM t\nWHERE a > 1"], None)
+        );
+        assert!(is_complete(input));
+        assert!(!is_complete("SELECT a,\n       b\nFROM t"));
+    }
+
+    #[test]
+    fn semicolon_in_single_quoted_string_with_escape() {
+        let input = "SELECT 'a;b', 'it''s; ok', '''', ';';SELECT 2;";
+        assert_eq!(
+            split(input),
+            split_of(&["SELECT 'a;b', 'it''s; ok', '''', ';'", "SELECT 2"], None)
+        );
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+        // A backslash is an ordinary character in a standard string.
+        assert_eq!(
+            split(r"SELECT '\'; SELECT 2;"),
+            split_of(&[r"SELECT '\'", "SELECT 2"], None)
+        );
+        assert_paths_agree(r"SELECT '\'; SELECT 2;");
+    }
+
+    #[test]
+    fn semicolon_in_escape_string() {
+        let input = r"SELECT E'it\'s; fine'; SELECT e'\\'; SELECT 3;";
+        assert_eq!(
+            split(input),
+            split_of(
+                &[r"SELECT E'it\'s; fine'", r"SELECT e'\\'", "SELECT 3"],
+                None
+            )
+        );
+        assert_paths_agree(input);
+    }
+
+    #[test]
+    fn semicolon_in_quoted_identifier() {
+        let input = "SELECT 1 AS \"a;b\", 2 AS \"x\"\";y\", 3 AS `c;d` FROM t;";
+        assert_eq!(
+            split(input),
+            split_of(
+                &["SELECT 1 AS \"a;b\", 2 AS \"x\"\";y\", 3 AS `c;d` FROM t"],
+                None
+            )
+        );
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+    }
+
+    #[test]
+    fn semicolon_in_line_comment() {
+        let input = "SELECT 1 -- not here;\n, 2;\nSELECT 3;";
+        assert_eq!(
+            split(input),
+            split_of(&["SELECT 1 -- not here;\n, 2", "SELECT 3"], None)
+        );
+        assert_paths_agree(input);
+        // The `;` is in the comment, so the statement is still open.
+        assert!(!is_complete("SELECT 1 -- done;"));
+        assert_eq!(
+            split("SELECT 1 -- done;"),
+            split_of(&[], Some("SELECT 1 -- done;"))
+        );
+    }
+
+    #[test]
+    fn semicolon_in_block_comment() {
+        let input = "SELECT /* one;\ntwo; */ 1;\nSELECT 2 /* a /* nested; */ still comment; */;";
+        assert_eq!(
+            split(input),
+            split_of(
+                &[
+                    "SELECT /* one;\ntwo; */ 1",
+                    "SELECT 2 /* a /* nested; */ still comment; */"
+                ],
+                None
+            )
+        );
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+        // Only the inner comment is closed: still inside the outer one.
+        let open = "SELECT 1 /* a /* b */ ; */ + 1; /* x /* y */";
+        assert_eq!(
+            split(open),
+            split_of(&["SELECT 1 /* a /* b */ ; */ + 1"], Some("/* x /* y */"))
+        );
+        assert!(!is_complete(open));
+    }
+
+    #[test]
+    fn semicolon_in_dollar_quoted_strings() {
+        let input = "CREATE MACRO m() AS $$ SELECT 1; $$;\n\
+                     SELECT $tag$ a;b $$ ; $other$ $tag$, $x$;$x$;\n\
+                     SELECT $1, $name;";
+        assert_eq!(
+            split(input),
+            split_of(
+                &[
+                    "CREATE MACRO m() AS $$ SELECT 1; $$",
+                    "SELECT $tag$ a;b $$ ; $other$ $tag$, $x$;$x$",
+                    "SELECT $1, $name",
+                ],
+                None
+            )
+        );
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+        assert!(!is_complete("SELECT $$ a; "));
+        assert_eq!(
+            split("SELECT $t$ a; $$;"),
+            split_of(&[], Some("SELECT $t$ a; $$;"))
+        );
+    }
+
+    #[test]
+    fn trailing_comment_after_last_semicolon() {
+        let input = "SELECT 1; -- the end;\n/* really; */\n";
+        assert_eq!(split(input), split_of(&["SELECT 1"], None));
+        assert!(is_complete(input));
+        assert!(is_complete("SELECT 1; -- no newline"));
+        assert_paths_agree(input);
+    }
+
+    #[test]
+    fn unfinished_statement() {
+        let input = "SELECT 1; SELECT 2;\nSELECT x\n  FROM t  ";
+        assert_eq!(
+            split(input),
+            split_of(&["SELECT 1", "SELECT 2"], Some("SELECT x\n  FROM t"))
+        );
+        assert!(!is_complete(input));
+        assert!(!is_complete("SELECT 1"));
+    }
+
+    #[test]
+    fn unterminated_string_comment_or_identifier() {
+        let input = "SELECT 1; SELECT 'abc;\n";
+        assert_eq!(split(input), split_of(&["SELECT 1"], Some("SELECT 'abc;")));
+        assert!(!is_complete(input));
+        assert!(!is_complete("SELECT \"a;"));
+        assert!(!is_complete("SELECT E'a\\';"));
+        assert_eq!(
+            split("SELECT 1; /* open; "),
+            split_of(&["SELECT 1"], Some("/* open;"))
+        );
+        assert!(!is_complete("SELECT 1; /* open; "));
+        assert_eq!(split_script("SELECT 'x;"), strings(&["SELECT 'x;"]));
+        for input in [
+            "'",
+            "\"",
+            "`",
+            "$$",
+            "$a$",
+            "/*",
+            "E'\\",
+            "x'",
+            "SELECT '\\",
+        ] {
+            assert!(!is_complete(input), "input: {input:?}");
+            assert_eq!(
+                split(input).rest.as_deref(),
+                Some(input),
+                "input: {input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_statements_are_skipped() {
+        let input = ";;SELECT 1;; ;\n; -- only a comment\n; SELECT 2;;";
+        assert_eq!(split(input), split_of(&["SELECT 1", "SELECT 2"], None));
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+        assert_eq!(split(";"), split_of(&[], None));
+        assert!(is_complete(";"));
+    }
+
+    #[test]
+    fn empty_and_comment_only_input() {
+        for input in ["", "   \n\t ", "-- just a comment", "/* c */\n"] {
+            assert_eq!(split(input), split_of(&[], None), "input: {input:?}");
+            assert!(!is_complete(input), "input: {input:?}");
+            assert!(split_script(input).is_empty(), "input: {input:?}");
+        }
+    }
+
+    #[test]
+    fn original_text_preserved() {
+        let input =
+            "  select   A ,b\t,  'MiXeD  Case' FROM   \"T\"\r\n  WhErE x=1 -- keep\n ;  \r\n";
+        assert_eq!(
+            split(input),
+            split_of(
+                &["select   A ,b\t,  'MiXeD  Case' FROM   \"T\"\r\n  WhErE x=1 -- keep"],
+                None
+            )
+        );
+        // A leading comment is part of the statement's text.
+        assert_eq!(
+            split("-- first\nSELECT 1;"),
+            split_of(&["-- first\nSELECT 1"], None)
+        );
+    }
+
+    #[test]
+    fn split_script_without_final_semicolon() {
+        let input = "CREATE TABLE t(a INT);\nINSERT INTO t VALUES (1);\nSELECT * FROM t\n";
+        assert_eq!(
+            split_script(input),
+            strings(&[
+                "CREATE TABLE t(a INT)",
+                "INSERT INTO t VALUES (1)",
+                "SELECT * FROM t"
+            ])
+        );
+        assert_eq!(
+            split_script("SELECT 1;\nSELECT 2;\n-- end\n"),
+            strings(&["SELECT 1", "SELECT 2"])
+        );
+        assert_eq!(split_script("SELECT 1"), strings(&["SELECT 1"]));
+    }
+
+    #[test]
+    fn unicode_text() {
+        let input =
+            "SELECT 'héllo; wörld 🦆', \"naïve;col\" -- ünïcode; 注释\n; SELECT '日本;語' AS ключ;";
+        assert_eq!(
+            split(input),
+            split_of(
+                &[
+                    "SELECT 'héllo; wörld 🦆', \"naïve;col\" -- ünïcode; 注释",
+                    "SELECT '日本;語' AS ключ"
+                ],
+                None
+            )
+        );
+        assert!(is_complete(input));
+        assert_paths_agree(input);
+        // Multi-byte characters on the line before a `;` must not shift offsets.
+        let input = "SELECT '🦆🦆🦆'; SELECT 'é';\nSELECT 'ü'; SELECT $ü$;$ü$";
+        assert_eq!(
+            split(input),
+            split_of(
+                &["SELECT '🦆🦆🦆'", "SELECT 'é'", "SELECT 'ü'"],
+                Some("SELECT $ü$;$ü$")
+            )
+        );
+        assert_paths_agree(input);
+    }
+
+    #[test]
+    fn sqlparser_quirks_go_to_the_fallback() {
+        // `|/` is one operator to sqlparser; DuckDB ends it where `/*` starts.
+        let input = "SELECT 9 |/* ; */ 4; SELECT 8 //* ; */ 2;";
+        assert!(scan_with_sqlparser("SELECT 9 |/* ; */ 4;").is_none());
+        assert_eq!(
+            split(input),
+            split_of(&["SELECT 9 |/* ; */ 4", "SELECT 8 //* ; */ 2"], None)
+        );
+        // `$1` is a parameter, not the tag of a dollar-quoted string.
+        let input = "SELECT $1$2; SELECT $1$3;";
+        assert!(scan_with_sqlparser(input).is_none());
+        assert_eq!(
+            split(input),
+            split_of(&["SELECT $1$2", "SELECT $1$3"], None)
+        );
+        // A backslash does not escape the quote in `X'…'`.
+        let input = r"SELECT X'\'; SELECT 1; -- '";
+        assert!(scan_with_sqlparser(input).is_none());
+        assert_eq!(split(input), split_of(&[r"SELECT X'\'", "SELECT 1"], None));
+        // MySQL `/*! … */` hints are ordinary comments here.
+        let input = "SELECT 1 /*! ; */;";
+        assert_eq!(split(input), split_of(&["SELECT 1 /*! ; */"], None));
+        assert_paths_agree(input);
+    }
+
+    /// Generates many small inputs from pieces that open, close or escape
+    /// strings and comments. On every input that sqlparser tokenizes, the
+    /// hand-written scanner must find the same terminators. No input may
+    /// make the public functions panic.
+    #[test]
+    fn fallback_agrees_with_tokenizer_on_generated_inputs() {
+        const PIECES: &[&str] = &[
+            "'", "''", "\"", "`", ";", "--", "\n", "/*", "*/", "$$", "$a$", "$1", "a", "E'", "\\",
+            " ", "é", "$", "-", "/", "*", "|", "@", "1", ".", "e", "x'",
+        ];
+        let mut state: u64 = 0x5eed;
+        let mut next = |bound: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % bound
+        };
+        let mut compared = 0;
+        for _ in 0..20_000 {
+            let input: String = (0..next(16)).map(|_| PIECES[next(PIECES.len())]).collect();
+            let _ = (split(&input), is_complete(&input), split_script(&input));
+            if let Some(by_parser) = scan_with_sqlparser(&input) {
+                let by_hand = scan_by_hand(&input);
+                assert_eq!(
+                    by_parser.terminators, by_hand.terminators,
+                    "input: {input:?}"
+                );
+                assert_eq!(by_parser.has_code, by_hand.has_code, "input: {input:?}");
+                assert_eq!(
+                    by_parser.unterminated, by_hand.unterminated,
+                    "input: {input:?}"
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared > 5_000, "only {compared} inputs were tokenized");
+    }
+
+    #[test]
+    fn fallback_when_tokenizer_fails() {
+        // sqlparser 0.63 rejects `1_x` ("Unexpected character '_'") in the
+        // middle of the input; the fallback scanner still splits correctly.
+        let input = "SELECT 1_x, ';' ; SELECT 2 /* ; */;\nSELECT $$;$$, 3";
+        assert!(scan_with_sqlparser(input).is_none());
+        assert_eq!(
+            split(input),
+            split_of(
+                &["SELECT 1_x, ';'", "SELECT 2 /* ; */"],
+                Some("SELECT $$;$$, 3")
+            )
+        );
+        assert!(!is_complete(input));
+        assert!(is_complete("SELECT 1_x; -- done"));
+    }
+}

@@ -1,0 +1,279 @@
+//! One source file into one capture: read (decompressing), import, derive, write the table
+//! files into a staging directory, then publish them and the manifest entry.
+//! On any error the staging directory is removed and the archive is as it was.
+use super::manifest::{CaptureEntry, FileEntry};
+use super::writer::{CaptureWriter, TableSink};
+use super::{schema, Archive};
+use crate::derive::{Deriver, Summary};
+use crate::ingest::diag::Severity;
+use crate::ingest::input::Input;
+use crate::ingest::lines::LineReader;
+use crate::ingest::{self, btf, Format};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Options of one ingest.
+#[derive(Debug, Clone, Default)]
+pub struct IngestOptions {
+    /// Format, or `None` to detect it.
+    pub format: Option<Format>,
+    /// Capture name; default: the file name without its extensions.
+    pub name: Option<String>,
+    /// Stop at the first diagnostic of severity warning or worse.
+    pub strict: bool,
+}
+
+/// What an ingest produced.
+#[derive(Debug, Clone)]
+pub struct IngestReport {
+    /// The new capture's manifest entry.
+    pub capture: CaptureEntry,
+    /// Entities.
+    pub entities: u64,
+    /// Interval rows.
+    pub intervals: u64,
+    /// Instance rows.
+    pub instances: u64,
+    /// Lock request rows.
+    pub lock_requests: u64,
+    /// Diagnostics per kind: (kind, severity, count).
+    pub diagnostics: Vec<(String, Severity, u64)>,
+    /// Plain-text bytes read (after decompression).
+    pub text_bytes: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Progress callback: (bytes of the file read so far, file size).
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+struct Counting<'a, R> {
+    inner: R,
+    read: u64,
+    next_report: u64,
+    raw: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    size: u64,
+    progress: Progress<'a>,
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if self.read >= self.next_report {
+            self.next_report = self.read + (4 << 20);
+            (self.progress)(self.raw.load(std::sync::atomic::Ordering::Relaxed), self.size);
+        }
+        Ok(n)
+    }
+}
+
+/// Ingests `path` into `archive` as a new capture (the caller holds the writer lock).
+pub fn ingest_file(archive: &mut Archive, path: &Path, opts: &IngestOptions, progress: Progress<'_>) -> Result<IngestReport> {
+    let started = Instant::now();
+    let id = archive.manifest.next_capture_id;
+    let staging = archive.staging_dir(id);
+    let result = run(archive, path, opts, id, &staging, started, progress);
+    let _ = std::fs::remove_dir_all(&staging);
+    result
+}
+
+fn run(
+    archive: &mut Archive,
+    path: &Path,
+    opts: &IngestOptions,
+    id: i64,
+    staging: &Path,
+    started: Instant,
+    progress: Progress<'_>,
+) -> Result<IngestReport> {
+    let shown = path.display().to_string();
+    let mut input = Input::open(path).map_err(|e| Error::io(path, e))?;
+    let prefix = input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
+    let format = match opts.format {
+        Some(f) => {
+            if !f.sniff(&prefix) {
+                return Err(Error::input(&shown, "", format!("not a {} file (its first lines do not look like one)", f.name())));
+            }
+            f
+        }
+        None => ingest::detect(&prefix).ok_or_else(|| {
+            Error::input(&shown, "", format!("unrecognised format (supported: {}); use --format to force one", ingest::format_names()))
+        })?,
+    };
+
+    let writer = CaptureWriter::create(staging)?;
+    let mut deriver = Deriver::new(TableSink::new(writer), &shown, opts.strict);
+    let raw = input.raw_read.clone();
+    let size = input.raw_size;
+    let mut counting = Counting { inner: &mut input, read: 0, next_report: 0, raw, size, progress };
+    let mut lines = LineReader::new(&mut counting);
+    match format {
+        Format::Btf => btf::read(&mut lines, &shown, &mut deriver)?,
+    }
+    drop(lines);
+    let text_bytes = counting.read;
+    (counting.progress)(size, size);
+    let digest = input.finish().map_err(|e| Error::input(&shown, "", e.to_string()))?;
+    let (summary, mut sink) = deriver.finish()?;
+
+    let name = opts.name.clone().unwrap_or_else(|| default_name(path));
+    let mut capture = CaptureEntry {
+        capture_id: id,
+        name,
+        format: format.name().to_string(),
+        source_files: vec![shown.clone()],
+        source_sha256: digest.sha256,
+        source_bytes: digest.bytes,
+        ingested_at: now_rfc3339(),
+        time_unit: summary.unit.as_str().to_string(),
+        ts_origin: 0,
+        ts_min: summary.ts_range.map(|r| r.0),
+        ts_max: summary.ts_range.map(|r| r.1),
+        event_count: summary.events,
+        meta: summary.meta.clone(),
+        tool_version: crate::TOOL_VERSION.to_string(),
+        schema_version: schema::SCHEMA_VERSION,
+        files: BTreeMap::new(),
+    };
+    write_side_tables(&mut sink.writer, &summary, &capture)?;
+    let files = sink.writer.finish()?;
+
+    // Publish: files into their partitions, then the manifest entry (the commit point).
+    for f in files {
+        let rel = format!("{}/capture_id={id}/part-0.parquet", f.table);
+        let dest = archive.dir.join(&rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        std::fs::rename(&f.path, &dest).map_err(|e| Error::io(&dest, e))?;
+        capture.files.insert(f.table.clone(), FileEntry { path: rel, rows: f.rows, bytes: f.bytes });
+    }
+    archive.manifest.captures.push(capture.clone());
+    archive.manifest.next_capture_id = id + 1;
+    archive.manifest.save(&archive.dir)?;
+
+    let diagnostics = summary.diag_counts.iter().map(|(k, (s, n))| (k.to_string(), *s, *n)).collect();
+    Ok(IngestReport {
+        capture,
+        entities: summary.entities.len() as u64,
+        intervals: summary.intervals,
+        instances: summary.instances,
+        lock_requests: summary.lock_requests,
+        diagnostics,
+        text_bytes,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Rows known only at the end: entities, diagnostics, and the capture's own row.
+fn write_side_tables(w: &mut CaptureWriter, s: &Summary, c: &CaptureEntry) -> Result<()> {
+    let missing = |t: &str| Error::Sql(format!("internal: no table {t} in the schema"));
+    let ent = w.table_index("entities").ok_or_else(|| missing("entities"))?;
+    for (id, e) in s.entities.iter().enumerate() {
+        let mut attrs = serde_json::Map::new();
+        if let Some(l) = e.first_line {
+            attrs.insert("first_line".into(), l.into());
+        }
+        if let Some(b) = e.btf_id {
+            attrs.insert("btf_id".into(), b.into());
+        }
+        if e.inferred {
+            attrs.insert("inferred_type".into(), true.into());
+        }
+        let attrs = serde_json::Value::Object(attrs).to_string();
+        if let Some(b) = w.batch(ent) {
+            b.i64(i64::try_from(id).ok())
+                .str(Some(s.names.resolve(e.name)))
+                .str(e.entity_type.map(|t| s.names.resolve(t)))
+                .str(e.parent.map(|p| s.names.resolve(p)))
+                .str(Some(&attrs))
+                .end_row();
+        }
+        w.flush(ent, false)?;
+    }
+    let diag = w.table_index("diagnostics").ok_or_else(|| missing("diagnostics"))?;
+    for d in &s.diagnostics {
+        if let Some(b) = w.batch(diag) {
+            b.str(Some(d.severity.as_str()))
+                .str(Some(d.kind))
+                .str(Some(&d.position))
+                .i64(d.ts)
+                .str(Some(&d.message))
+                .i64(i64::try_from(d.count).ok())
+                .end_row();
+        }
+        w.flush(diag, false)?;
+    }
+    let cap = w.table_index("captures").ok_or_else(|| missing("captures"))?;
+    let meta = serde_json::to_string(&c.meta).unwrap_or_else(|_| "{}".into());
+    let sources = serde_json::to_string(&c.source_files).unwrap_or_else(|_| "[]".into());
+    if let Some(b) = w.batch(cap) {
+        b.str(Some(&c.name))
+            .str(Some(&c.format))
+            .str(Some(&sources))
+            .str(Some(&c.source_sha256))
+            .i64(i64::try_from(c.source_bytes).ok())
+            .str(Some(&c.ingested_at))
+            .str(Some(&c.time_unit))
+            .i64(Some(c.ts_origin))
+            .i64(c.ts_min)
+            .i64(c.ts_max)
+            .i64(i64::try_from(c.event_count).ok())
+            .str(Some(&meta))
+            .str(Some(&c.tool_version))
+            .i64(Some(c.schema_version))
+            .end_row();
+    }
+    Ok(())
+}
+
+/// The file name without directory and without `.gz`/`.zst`/`.btf`-like extensions.
+pub fn default_name(path: &Path) -> String {
+    let mut name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "capture".into());
+    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".txt"] {
+        if let Some(stripped) = name.strip_suffix(ext) {
+            name = stripped.to_string();
+        }
+    }
+    name
+}
+
+/// Current UTC time as RFC 3339 (seconds), without a date crate.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_drop_extensions() {
+        assert_eq!(default_name(Path::new("/x/freertos-4cores.btf.gz")), "freertos-4cores");
+        assert_eq!(default_name(Path::new("a.BTF")), "a.BTF");
+    }
+
+    #[test]
+    fn rfc3339_looks_right() {
+        let s = now_rfc3339();
+        assert_eq!(s.len(), 20);
+        assert!(s.starts_with("20") && s.ends_with('Z'));
+    }
+}

@@ -1,0 +1,156 @@
+//! The archive manifest, `manifest.json`: the list of complete captures and their files.
+//! It is the commit point of an ingest: files are renamed into place first, then the
+//! manifest is replaced atomically (write to a temporary name, fsync, rename). Files of a
+//! capture that is not in the manifest are invisible and removed by the next writer.
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// Name of the manifest file in the archive directory.
+pub const FILE: &str = "manifest.json";
+/// Value of the `format` key, to tell a tracedb archive from another directory.
+pub const FORMAT: &str = "tracedb-archive";
+
+/// One table file of a capture.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Path relative to the archive directory.
+    pub path: String,
+    /// Rows.
+    pub rows: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// One capture, as listed in `captures`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CaptureEntry {
+    /// Id.
+    pub capture_id: i64,
+    /// Name.
+    pub name: String,
+    /// Importer.
+    pub format: String,
+    /// Source paths.
+    pub source_files: Vec<String>,
+    /// SHA-256 of the source bytes on disk.
+    pub source_sha256: String,
+    /// Bytes of the sources on disk.
+    pub source_bytes: u64,
+    /// UTC time of the ingest, RFC 3339.
+    pub ingested_at: String,
+    /// Unit of the source times.
+    pub time_unit: String,
+    /// ns added to scaled source times.
+    pub ts_origin: i64,
+    /// First event time, ns.
+    pub ts_min: Option<i64>,
+    /// Last event time, ns.
+    pub ts_max: Option<i64>,
+    /// Events.
+    pub event_count: u64,
+    /// Header metadata.
+    pub meta: BTreeMap<String, String>,
+    /// tracedb version.
+    pub tool_version: String,
+    /// Schema version.
+    pub schema_version: i64,
+    /// Table files, by table name.
+    pub files: BTreeMap<String, FileEntry>,
+}
+
+impl CaptureEntry {
+    /// Bytes of all the capture's table files.
+    pub fn archive_bytes(&self) -> u64 {
+        self.files.values().map(|f| f.bytes).sum()
+    }
+}
+
+/// The whole manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Schema version of the archive.
+    pub schema_version: i64,
+    /// Next capture id to assign.
+    pub next_capture_id: i64,
+    /// Complete captures, by id.
+    pub captures: Vec<CaptureEntry>,
+}
+
+impl Manifest {
+    /// An empty manifest.
+    pub fn new() -> Self {
+        Manifest {
+            format: FORMAT.to_string(),
+            schema_version: super::schema::SCHEMA_VERSION,
+            next_capture_id: 1,
+            captures: Vec::new(),
+        }
+    }
+
+    /// Reads `dir/manifest.json`; an absent file is an empty manifest.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let path = dir.join(FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::new()),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Archive {
+            path: dir.to_path_buf(),
+            message: format!("{FILE} is not a valid manifest: {e}"),
+        })?;
+        if m.format != FORMAT {
+            return Err(Error::Archive {
+                path: dir.to_path_buf(),
+                message: format!("{FILE} is not a tracedb manifest (format '{}')", m.format),
+            });
+        }
+        if m.schema_version > super::schema::SCHEMA_VERSION {
+            return Err(Error::Archive {
+                path: dir.to_path_buf(),
+                message: format!(
+                    "written by a newer tracedb (schema version {}, this build reads up to {}); upgrade tracedb",
+                    m.schema_version,
+                    super::schema::SCHEMA_VERSION
+                ),
+            });
+        }
+        Ok(m)
+    }
+
+    /// Replaces `dir/manifest.json` atomically.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let tmp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Archive {
+            path: dir.to_path_buf(),
+            message: format!("cannot encode the manifest: {e}"),
+        })?;
+        let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| Error::io(&tmp, e))?;
+        drop(f);
+        let path = dir.join(FILE);
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        // Make the rename itself durable.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// The capture with id or name `key`.
+    pub fn find(&self, key: &str) -> Option<&CaptureEntry> {
+        let by_id = key.parse::<i64>().ok();
+        self.captures.iter().find(|c| Some(c.capture_id) == by_id).or_else(|| self.captures.iter().find(|c| c.name == key))
+    }
+}
+
+impl Default for Manifest {
+    fn default() -> Self {
+        Manifest::new()
+    }
+}

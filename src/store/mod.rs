@@ -1,0 +1,171 @@
+//! The archive: a directory of zstd Parquet files, hive-partitioned by capture
+//! (`<table>/capture_id=N/part-0.parquet`), plus `manifest.json` listing the complete
+//! captures. [`Archive::connect`] opens an in-process DuckDB with one view per table over
+//! exactly the files the manifest lists, so a half-written capture is never seen.
+pub mod ingest;
+pub mod manifest;
+pub mod schema;
+pub mod writer;
+
+use crate::{Error, Result};
+pub use manifest::{CaptureEntry, Manifest};
+use std::path::{Path, PathBuf};
+
+/// Default archive directory.
+pub const DEFAULT_ARCHIVE: &str = "traces.tdb";
+const STAGING: &str = ".staging";
+const LOCK: &str = ".lock";
+
+/// An archive directory and its manifest.
+pub struct Archive {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The manifest as read when opened.
+    pub manifest: Manifest,
+}
+
+impl Archive {
+    /// Opens an existing archive for reading.
+    pub fn open(dir: &Path) -> Result<Archive> {
+        if !dir.join(manifest::FILE).is_file() {
+            let message = if dir.exists() {
+                format!("not a tracedb archive (no {})", manifest::FILE)
+            } else {
+                "no archive here; create one with `tracedb ingest FILE --archive DIR`".to_string()
+            };
+            return Err(Error::Archive { path: dir.to_path_buf(), message });
+        }
+        Ok(Archive { dir: dir.to_path_buf(), manifest: Manifest::load(dir)? })
+    }
+
+    /// Opens an archive for writing, creating it when absent, and takes the writer lock.
+    pub fn open_for_write(dir: &Path) -> Result<(Archive, WriteLock)> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        if dir.read_dir().map_err(|e| Error::io(dir, e))?.next().is_some() && !dir.join(manifest::FILE).is_file() {
+            let lockish = dir.join(LOCK).exists() || dir.join(STAGING).exists();
+            if !lockish {
+                return Err(Error::Archive {
+                    path: dir.to_path_buf(),
+                    message: format!("directory exists, is not empty and has no {}; not touching it", manifest::FILE),
+                });
+            }
+        }
+        let lock = WriteLock::take(dir)?;
+        let manifest = Manifest::load(dir)?;
+        if !dir.join(manifest::FILE).is_file() {
+            manifest.save(dir)?;
+        }
+        let archive = Archive { dir: dir.to_path_buf(), manifest };
+        archive.remove_orphans()?;
+        Ok((archive, lock))
+    }
+
+    /// Removes staging directories and partition directories of captures the manifest does
+    /// not list: leftovers of an ingest that was killed. Called with the lock held.
+    fn remove_orphans(&self) -> Result<()> {
+        let staging = self.dir.join(STAGING);
+        if staging.exists() {
+            std::fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
+        }
+        for t in schema::tables() {
+            let tdir = self.dir.join(&t.name);
+            let Ok(entries) = tdir.read_dir() else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let id = name.strip_prefix("capture_id=").and_then(|s| s.parse::<i64>().ok());
+                if let Some(id) = id {
+                    if !self.manifest.captures.iter().any(|c| c.capture_id == id) {
+                        let p = entry.path();
+                        std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A fresh staging directory for capture `id`.
+    pub(crate) fn staging_dir(&self, id: i64) -> PathBuf {
+        self.dir.join(STAGING).join(format!("capture_id={id}.{}", std::process::id()))
+    }
+
+    /// Opens an in-memory DuckDB with a view per table over the archive's Parquet files.
+    pub fn connect(&self) -> Result<duckdb::Connection> {
+        let conn = duckdb::Connection::open_in_memory()?;
+        self.create_views(&conn)?;
+        Ok(conn)
+    }
+
+    /// (Re)creates the table views on `conn`.
+    pub fn create_views(&self, conn: &duckdb::Connection) -> Result<()> {
+        let dir = std::fs::canonicalize(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let mut sql = String::new();
+        for t in schema::tables() {
+            let files: Vec<String> = self
+                .manifest
+                .captures
+                .iter()
+                .filter_map(|c| c.files.get(&t.name))
+                .map(|f| format!("'{}'", dir.join(&f.path).to_string_lossy().replace('\'', "''")))
+                .collect();
+            if files.is_empty() {
+                sql.push_str(&t.ddl.replacen("CREATE TABLE", "CREATE OR REPLACE TEMP TABLE", 1));
+            } else {
+                sql.push_str(&format!(
+                    "CREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM read_parquet([{files}], \
+                     hive_partitioning = true, hive_types = {{'capture_id': BIGINT}});\n",
+                    name = t.name,
+                    cols = t.column_list(),
+                    files = files.join(", ")
+                ));
+            }
+            sql.push('\n');
+        }
+        conn.execute_batch(&sql)?;
+        Ok(())
+    }
+}
+
+/// The archive's writer lock (`.lock`, holding the owner's pid); released on drop.
+pub struct WriteLock {
+    path: PathBuf,
+}
+
+impl WriteLock {
+    fn take(dir: &Path) -> Result<WriteLock> {
+        let path = dir.join(LOCK);
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    let _ = writeln!(f, "{}", std::process::id());
+                    return Ok(WriteLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                    let pid = owner.trim().parse::<u32>().ok();
+                    let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+                    if alive {
+                        return Err(Error::Archive {
+                            path: dir.to_path_buf(),
+                            message: format!(
+                                "another tracedb (pid {}) is writing to this archive; try again when it ends",
+                                owner.trim()
+                            ),
+                        });
+                    }
+                    // The owner died (killed mid-ingest): the lock is stale.
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        Err(Error::Archive { path: dir.to_path_buf(), message: "cannot take the writer lock".into() })
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

@@ -1,0 +1,146 @@
+//! The table contract, read from `schema/*.sql` (embedded): one documented `CREATE TABLE`
+//! per file. The Parquet writer and the DuckDB views both take their columns from here, so
+//! the SQL files are the single definition of every table.
+use arrow::datatypes::{DataType, Field, Schema};
+use std::sync::Arc;
+
+/// The embedded schema files, in order.
+pub const FILES: &[(&str, &str)] = &[
+    ("001_captures.sql", include_str!("../../schema/001_captures.sql")),
+    ("002_entities.sql", include_str!("../../schema/002_entities.sql")),
+    ("003_events.sql", include_str!("../../schema/003_events.sql")),
+    ("004_intervals.sql", include_str!("../../schema/004_intervals.sql")),
+    ("005_instances.sql", include_str!("../../schema/005_instances.sql")),
+    ("006_lock_requests.sql", include_str!("../../schema/006_lock_requests.sql")),
+    ("007_messages.sql", include_str!("../../schema/007_messages.sql")),
+    ("008_deadlines.sql", include_str!("../../schema/008_deadlines.sql")),
+    ("009_diagnostics.sql", include_str!("../../schema/009_diagnostics.sql")),
+];
+
+/// Version of the archive layout and tables; recorded in the manifest and in `captures`.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// One column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    /// Name.
+    pub name: String,
+    /// SQL type as written (BIGINT, VARCHAR, DOUBLE, BOOLEAN, INTEGER).
+    pub sql_type: String,
+    /// The `--` comment after it.
+    pub doc: String,
+}
+
+/// One table.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Name.
+    pub name: String,
+    /// The comment block above `CREATE TABLE`.
+    pub doc: String,
+    /// Columns, `capture_id` first.
+    pub columns: Vec<Column>,
+    /// The DDL as written.
+    pub ddl: String,
+}
+
+impl Table {
+    /// Arrow schema of the table's Parquet files: every column but `capture_id`, which is
+    /// the hive partition (`<table>/capture_id=N/`).
+    pub fn file_schema(&self) -> Arc<Schema> {
+        let fields: Vec<Field> = self
+            .columns
+            .iter()
+            .filter(|c| c.name != "capture_id")
+            .map(|c| Field::new(&c.name, arrow_type(&c.sql_type), true))
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    /// Column names, comma-separated, for SELECT lists.
+    pub fn column_list(&self) -> String {
+        self.columns.iter().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn arrow_type(sql: &str) -> DataType {
+    match sql {
+        "BIGINT" => DataType::Int64,
+        "INTEGER" => DataType::Int32,
+        "DOUBLE" => DataType::Float64,
+        "BOOLEAN" => DataType::Boolean,
+        _ => DataType::Utf8,
+    }
+}
+
+/// Parses one schema file.
+pub fn parse(sql: &str) -> Option<Table> {
+    let mut doc = Vec::new();
+    let mut name = None;
+    let mut columns = Vec::new();
+    for line in sql.lines().map(str::trim) {
+        if name.is_none() {
+            if let Some(c) = line.strip_prefix("--") {
+                doc.push(c.trim().to_string());
+            } else if let Some(rest) = line.strip_prefix("CREATE TABLE ") {
+                name = Some(rest.trim_end_matches('(').trim().to_string());
+            }
+            continue;
+        }
+        if line.starts_with(')') {
+            break;
+        }
+        let (def, comment) = match line.split_once("--") {
+            Some((d, c)) => (d.trim(), c.trim()),
+            None => (line, ""),
+        };
+        let mut parts = def.trim_end_matches(',').split_whitespace();
+        if let (Some(col), Some(ty)) = (parts.next(), parts.next()) {
+            columns.push(Column { name: col.to_string(), sql_type: ty.to_string(), doc: comment.to_string() });
+        }
+    }
+    Some(Table { name: name?, doc: doc.join("\n"), columns, ddl: sql.to_string() })
+}
+
+/// All tables, in file order.
+pub fn tables() -> Vec<Table> {
+    FILES.iter().filter_map(|(_, sql)| parse(sql)).collect()
+}
+
+/// The table called `name`.
+pub fn table(name: &str) -> Option<Table> {
+    tables().into_iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_parses_and_is_documented() {
+        let tables = tables();
+        assert_eq!(tables.len(), FILES.len());
+        for t in &tables {
+            assert!(!t.doc.is_empty(), "{} has no doc block", t.name);
+            assert_eq!(t.columns.first().map(|c| c.name.as_str()), Some("capture_id"), "{}", t.name);
+            for c in &t.columns {
+                assert!(!c.doc.is_empty(), "{}.{} has no doc", t.name, c.name);
+                assert!(
+                    ["BIGINT", "INTEGER", "DOUBLE", "BOOLEAN", "VARCHAR"].contains(&c.sql_type.as_str()),
+                    "{}.{}: type {}",
+                    t.name,
+                    c.name,
+                    c.sql_type
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn design_tables_exist() {
+        let names: Vec<String> = tables().into_iter().map(|t| t.name).collect();
+        for t in ["captures", "entities", "events", "intervals", "instances", "lock_requests", "messages", "deadlines", "diagnostics"] {
+            assert!(names.iter().any(|n| n == t), "missing table {t}");
+        }
+    }
+}

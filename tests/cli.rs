@@ -1,0 +1,188 @@
+//! The command line: exit statuses, --strict, bad input, output formats, pipes.
+use crate::util::{self, csv, ok, run, scalar};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+const GOOD: &str = "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n10,Core_0,0,T,TASK_A,0,start\n\
+                    30,Core_0,0,T,TASK_A,0,terminate\n";
+const MALFORMED: &str = "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n\
+                         12,Core_0,0,T,TASK_A\n30,Core_0,0,T,TASK_A,0,start\n";
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn ingest_prints_a_summary_and_captures_lists_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    let out = run(tmp.path(), &["ingest", "good.btf"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stderr(&out);
+    assert!(summary.contains("capture 1 'good' (btf): 3 events"), "{summary}");
+    assert!(summary.contains("instances") && summary.contains("no diagnostics"), "{summary}");
+    assert!(tmp.path().join("traces.tdb/manifest.json").is_file(), "default archive ./traces.tdb");
+    let listed = ok(tmp.path(), &["captures", "--format", "csv"]).replace("\r\n", "\n");
+    let mut lines = listed.lines();
+    assert_eq!(lines.next(), Some("capture_id,name,format,events,time_unit,ts_min,ts_max,source_bytes,ingested_at"));
+    assert!(lines.next().unwrap().starts_with(&format!("1,good,btf,3,ns,0,30,{},", GOOD.len())));
+}
+
+#[test]
+fn archive_comes_from_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    let out = Command::new(util::bin())
+        .args(["ingest", "good.btf"])
+        .current_dir(tmp.path())
+        .env("TRACEDB_ARCHIVE", "elsewhere.tdb")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(tmp.path().join("elsewhere.tdb/manifest.json").is_file());
+}
+
+#[test]
+fn malformed_line_is_a_diagnostic_and_strict_makes_it_fatal() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("bad.btf"), MALFORMED).unwrap();
+    let lax = run(tmp.path(), &["ingest", "--archive", "db", "bad.btf"]);
+    assert!(lax.status.success(), "{}", stderr(&lax));
+    assert!(stderr(&lax).contains("1 malformed_line (error)"), "{}", stderr(&lax));
+    assert_eq!(scalar(tmp.path(), "db", "SELECT position FROM diagnostics WHERE kind = 'malformed_line'"), "bad.btf:3");
+
+    let strict = run(tmp.path(), &["ingest", "--archive", "db2", "--strict", "bad.btf"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let msg = stderr(&strict);
+    assert!(
+        msg.contains("bad.btf: line 3: expected at least 7 comma-separated fields, found 5"),
+        "strict message names file and line: {msg}"
+    );
+    // Nothing was published: the archive opens and is empty.
+    assert_eq!(scalar(tmp.path(), "db2", "SELECT count(*) FROM captures"), "0");
+}
+
+#[test]
+fn truncated_gzip_fails_and_leaves_the_archive_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::from("#version 2.1.0\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("{},Core_0,0,T,TASK_{},0,start\n", i * 10, i % 7));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(tmp.path().join("whole.btf.gz"), &gz).unwrap();
+    std::fs::write(tmp.path().join("cut.btf.gz"), &gz[..gz.len() / 2]).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "whole.btf.gz"]);
+    let manifest_before = std::fs::read(tmp.path().join("db/manifest.json")).unwrap();
+
+    let out = run(tmp.path(), &["ingest", "--archive", "db", "cut.btf.gz"]);
+    assert_eq!(out.status.code(), Some(1));
+    let msg = stderr(&out);
+    assert!(msg.contains("cut.btf.gz") && msg.contains("gzip stream ends early"), "{msg}");
+    assert_eq!(std::fs::read(tmp.path().join("db/manifest.json")).unwrap(), manifest_before);
+    assert!(!tmp.path().join("db/.staging").exists(), "staging removed");
+    assert!(!tmp.path().join("db/events/capture_id=2").exists(), "no partial capture files");
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "20000");
+}
+
+#[test]
+fn zstd_input_is_detected_by_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let z = zstd::encode_all(GOOD.as_bytes(), 3).unwrap();
+    std::fs::write(tmp.path().join("trace.data"), z).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "trace.data"]);
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3");
+}
+
+#[test]
+fn unknown_format_and_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "hello, world\nnothing to see\n").unwrap();
+    let out = run(tmp.path(), &["ingest", "--archive", "db", "notes.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("notes.txt: unrecognised format (supported: btf)"), "{}", stderr(&out));
+
+    let missing = run(tmp.path(), &["ingest", "--archive", "db", "nope.btf"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("nope.btf"), "{}", stderr(&missing));
+
+    assert_eq!(run(tmp.path(), &["ingest"]).status.code(), Some(2), "no file");
+    assert_eq!(run(tmp.path(), &["frobnicate"]).status.code(), Some(2));
+    assert_eq!(run(tmp.path(), &["ingest", "--format", "xyz", "notes.txt"]).status.code(), Some(2));
+    let help = ok(tmp.path(), &["ingest", "--help"]);
+    assert!(help.contains("--strict") && help.contains("--archive"), "{help}");
+    let no_archive = run(tmp.path(), &["sql", "--archive", "missing.tdb", "-c", "SELECT 1"]);
+    assert_eq!(no_archive.status.code(), Some(1));
+    assert!(stderr(&no_archive).contains("missing.tdb"), "{}", stderr(&no_archive));
+}
+
+#[test]
+fn sql_reads_c_f_and_stdin_and_formats_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let q = "SELECT entity, response_time, net_exec, complete FROM instances";
+    let as_csv = csv(tmp.path(), "db", q);
+    assert_eq!(as_csv, "entity,response_time,net_exec,complete\nTASK_A,30,20,true\n");
+    let as_json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
+    let v: serde_json::Value = serde_json::from_str(&as_json).unwrap();
+    assert_eq!(v, serde_json::json!([{"entity": "TASK_A", "response_time": 30, "net_exec": 20, "complete": true}]));
+    let table = ok(tmp.path(), &["sql", "--archive", "db", "-c", q]);
+    assert!(table.contains("TASK_A |            30 |       20 | true"), "{table}");
+
+    // Two statements in one -c, a -f file, and piped stdin; a ';' inside a string is kept.
+    let two = csv(tmp.path(), "db", "SELECT 1 AS a; SELECT 'x;y' AS b");
+    assert_eq!(two, "a\n1\nb\nx;y\n");
+    std::fs::write(tmp.path().join("q.sql"), "-- a comment\nSELECT count(*) AS n FROM events\n").unwrap();
+    let f = ok(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-f", "q.sql"]);
+    assert_eq!(f.replace("\r\n", "\n"), "n\n3\n");
+    let mut child = Command::new(util::bin())
+        .args(["sql", "--archive", "db", "--format", "csv"])
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"SELECT 2 AS two;\nSELECT 3 AS three;\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"), "two\n2\nthree\n3\n");
+
+    let bad = run(tmp.path(), &["sql", "--archive", "db", "-c", "SELEC 1"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).to_lowercase().contains("syntax error"), "{}", stderr(&bad));
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let mut child = Command::new(util::bin())
+        .args(["sql", "--archive", "db", "--format", "csv", "-c", "SELECT range AS n FROM range(2000000)"])
+        .current_dir(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert_eq!(first.trim_end(), "n");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn each_file_is_its_own_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a.btf"), GOOD).unwrap();
+    std::fs::write(tmp.path().join("b.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "a.btf", "b.btf"]);
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT capture_id, name, count(*) AS events FROM captures JOIN events USING (capture_id) GROUP BY ALL ORDER BY 1"),
+        "capture_id,name,events\n1,a,3\n2,b,3\n"
+    );
+    let named = run(tmp.path(), &["ingest", "--archive", "db", "--name", "x", "a.btf", "b.btf"]);
+    assert_eq!(named.status.code(), Some(2));
+}

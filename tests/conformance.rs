@@ -1,0 +1,89 @@
+//! Conformance on real captures from ../shared/datasets (skipped with a message when that
+//! directory is absent). Expected counts are computed here from the text, independently of
+//! the importer.
+use crate::util::{self, csv, ok, scalar};
+use std::io::Read;
+use std::path::Path;
+
+/// Data lines and the first data line's time in ns, read naively from the text.
+fn expected(path: &Path) -> (u64, Option<i64>) {
+    let raw = std::fs::read(path).unwrap();
+    let text = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut s = String::new();
+        flate2::read::MultiGzDecoder::new(&raw[..]).read_to_string(&mut s).unwrap();
+        s
+    } else {
+        String::from_utf8(raw).unwrap()
+    };
+    let mut scale = 1i64;
+    let mut n = 0;
+    let mut first = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(h) = line.strip_prefix("#timeScale ") {
+            scale = match h.trim() {
+                "us" => 1_000,
+                "ms" => 1_000_000,
+                "s" => 1_000_000_000,
+                _ => 1,
+            };
+        } else if !line.is_empty() && !line.starts_with('#') {
+            n += 1;
+            if first.is_none() {
+                first = Some(line.split(',').next().unwrap().trim().parse::<i64>().unwrap() * scale);
+            }
+        }
+    }
+    (n, first)
+}
+
+#[test]
+fn shared_btf_captures_ingest_with_all_events_in_ns() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(root.join("btf")).unwrap().flatten().map(|e| e.path()).collect();
+    files.sort();
+    assert!(files.len() >= 4, "expected the four BTF samples");
+    for (i, f) in files.iter().enumerate() {
+        let id = i + 1;
+        ok(tmp.path(), &["ingest", "--archive", "db", f.to_str().unwrap()]);
+        let (lines, first) = expected(f);
+        let got = scalar(tmp.path(), "db", &format!("SELECT count(*) FROM events WHERE capture_id = {id}"));
+        assert_eq!(got, lines.to_string(), "{}: events = data lines", f.display());
+        let ts_min = scalar(tmp.path(), "db", &format!("SELECT min(ts) FROM events WHERE capture_id = {id}"));
+        assert_eq!(ts_min, first.map(|t| t.to_string()).unwrap_or_default(), "{}: first time in ns", f.display());
+        let malformed = scalar(
+            tmp.path(),
+            "db",
+            &format!("SELECT count(*) FROM diagnostics WHERE capture_id = {id} AND severity IN ('error', 'data_loss')"),
+        );
+        assert_eq!(malformed, "0", "{}: no line lost", f.display());
+    }
+}
+
+#[test]
+fn freertos_captures_have_running_intervals_but_no_complete_instances() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let f = root.join("btf/freertos-4cores.btf.gz");
+    ok(tmp.path(), &["ingest", "--archive", "db", f.to_str().unwrap()]);
+    let summary = csv(
+        tmp.path(),
+        "db",
+        "SELECT count(*) FILTER (WHERE complete) AS complete, count(*) FILTER (WHERE net_exec > 0) AS ran, \
+         count(*) FILTER (WHERE response_time IS NOT NULL) AS with_response FROM instances",
+    );
+    let row: Vec<i64> = summary.lines().nth(1).unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    assert_eq!(row[0], 0, "no activations in the FreeRTOS logger: nothing is complete");
+    assert!(row[1] > 5, "tasks resumed without a start still have running time: {summary}");
+    assert_eq!(row[2], 0);
+    // Every core has occupancy intervals, and a core never runs two tasks at once.
+    let cores = scalar(tmp.path(), "db", "SELECT count(DISTINCT core) FROM intervals WHERE channel = 'running'");
+    assert_eq!(cores, "4");
+    let overlaps = scalar(
+        tmp.path(),
+        "db",
+        "SELECT count(*) FROM (SELECT core, ts, dur, lead(ts) OVER (PARTITION BY core ORDER BY ts, dur) AS next \
+         FROM intervals WHERE channel = 'running') WHERE next < ts + dur",
+    );
+    assert_eq!(overlaps, "0");
+}

@@ -1,0 +1,56 @@
+//! Helpers: run the tracedb binary, temporary archives.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tracedb"))
+}
+
+/// Runs tracedb with `args` in `cwd`.
+pub fn run(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("TRACEDB_ARCHIVE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("tracedb runs")
+}
+
+/// Runs tracedb and asserts success; returns stdout.
+pub fn ok(cwd: &Path, args: &[&str]) -> String {
+    let out = run(cwd, args);
+    assert!(
+        out.status.success(),
+        "tracedb {args:?} failed ({:?}):\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// CSV output of one query over the archive `db` in `cwd`, with LF line ends.
+pub fn csv(cwd: &Path, db: &str, sql: &str) -> String {
+    ok(cwd, &["sql", "--archive", db, "--format", "csv", "-c", sql]).replace("\r\n", "\n")
+}
+
+/// The single value of a one-row, one-column query.
+pub fn scalar(cwd: &Path, db: &str, sql: &str) -> String {
+    let out = csv(cwd, db, sql);
+    let mut lines = out.lines();
+    lines.next();
+    lines.next().unwrap_or_default().to_string()
+}
+
+/// ../shared/datasets, or None (tests using it then skip with a message).
+pub fn shared_datasets() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipped: ../shared/datasets is absent (a plain clone has no shared/ beside it)");
+        None
+    }
+}
