@@ -37,15 +37,17 @@ fn peak_rss_self_kb() -> u64 {
         .unwrap_or(0)
 }
 
-fn peak_rss_children_kb() -> u64 {
+/// Waits for `child` and returns its exit status and its own peak RSS in KiB.
+fn wait_with_peak(child: &std::process::Child) -> (i32, u64) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap_or(0);
+    let mut status = 0;
+    // SAFETY: wait4 writes into the status and rusage values we own.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own; RUSAGE_CHILDREN covers waited children.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    if rc == 0 {
-        u64::try_from(usage.ru_maxrss).unwrap_or(0)
-    } else {
-        0
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if rc != pid {
+        return (-1, 0);
     }
+    (status, u64::try_from(usage.ru_maxrss).unwrap_or(0))
 }
 
 fn run() -> Result<(), String> {
@@ -83,7 +85,26 @@ fn run() -> Result<(), String> {
     let size = std::fs::metadata(&input).map_err(|e| e.to_string())?.len();
     let mbytes = size as f64 / 1e6;
 
-    // DuckDB first, in this process: its peak is this process's high-water mark.
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let archive = tmp.path().join("bench.tdb");
+    let log = tmp.path().join("ingest.log");
+    let t = Instant::now();
+    let child = Command::new(&tracedb)
+        .arg("ingest")
+        .arg("--archive")
+        .arg(&archive)
+        .arg(&input)
+        .stderr(std::fs::File::create(&log).map_err(|e| e.to_string())?)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let (status, peak) = wait_with_peak(&child);
+    let secs = t.elapsed().as_secs_f64();
+    let summary = std::fs::read_to_string(&log).unwrap_or_default();
+    if status != 0 {
+        return Err(format!("tracedb ingest failed: {summary}"));
+    }
+    // DuckDB second, in this process: its peak is this process's high-water mark (tracedb
+    // ran first, from a small parent, as a fork inherits the parent's peak RSS).
     let conn = duckdb::Connection::open_in_memory().map_err(|e| e.to_string())?;
     let path = input.to_string_lossy().replace('\'', "''");
     let t = Instant::now();
@@ -96,7 +117,6 @@ fn run() -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let duck_secs = t.elapsed().as_secs_f64();
     let rows: i64 = conn.query_row("SELECT count(*) FROM raw", [], |r| r.get(0)).map_err(|e| e.to_string())?;
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let raw_parquet = tmp.path().join("raw.parquet");
     conn.execute_batch(&format!(
         "COPY raw TO '{}' (FORMAT parquet, COMPRESSION zstd)",
@@ -107,20 +127,6 @@ fn run() -> Result<(), String> {
     let duck_peak = peak_rss_self_kb();
     drop(conn);
 
-    let archive = tmp.path().join("bench.tdb");
-    let t = Instant::now();
-    let out = Command::new(&tracedb)
-        .arg("ingest")
-        .arg("--archive")
-        .arg(&archive)
-        .arg(&input)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let secs = t.elapsed().as_secs_f64();
-    if !out.status.success() {
-        return Err(format!("tracedb ingest failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let peak = peak_rss_children_kb();
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(archive.join("manifest.json")).map_err(|e| e.to_string())?,
     )
@@ -129,7 +135,7 @@ fn run() -> Result<(), String> {
     let archive_bytes = dir_bytes(&archive);
 
     println!("input: {} ({:.1} MB, {} events)", input.display(), mbytes, events);
-    println!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    println!("{}", summary.trim());
     println!();
     println!("| | time | MB/s | events/s | peak memory | output size |");
     println!("|---|---|---|---|---|---|");

@@ -1,8 +1,6 @@
 //! Rows the derive stage produces, and the bounded reorder buffer that writes them in time
 //! order.
 use crate::model::{Interner, Sym};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Text of an interval's state: an interned name, or a value's own text (signal values are
 /// not interned: a counter signal would grow the interner without bound).
@@ -170,63 +168,37 @@ impl LockRow {
     }
 }
 
-struct Keyed<T> {
-    ts: i64,
-    n: u64,
-    row: T,
-}
-
-impl<T> PartialEq for Keyed<T> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.ts, self.n) == (o.ts, o.n)
-    }
-}
-impl<T> Eq for Keyed<T> {}
-impl<T> PartialOrd for Keyed<T> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<T> Ord for Keyed<T> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.ts, self.n).cmp(&(o.ts, o.n))
-    }
-}
-
 /// Rows are produced when they close (an interval at its end), but are written sorted by
-/// their start. This buffer holds at most `cap` rows and releases the earliest ones; rows
-/// that close more than `cap / 2` rows late come out of order (nothing is lost, and readers
-/// do not rely on the order).
+/// their start. This buffer holds at most `cap` rows: when full it is sorted (a stable,
+/// run-adaptive sort: the buffer is mostly sorted already) and its earlier half released.
+/// Rows that close more than `cap / 2` rows late come out of order; nothing is lost, and
+/// readers do not rely on the order.
 pub struct Reorder<T> {
-    heap: BinaryHeap<Reverse<Keyed<T>>>,
-    n: u64,
+    buf: Vec<(i64, T)>,
     cap: usize,
 }
 
 impl<T> Reorder<T> {
     /// A buffer holding at most `cap` rows.
     pub fn new(cap: usize) -> Self {
-        Reorder { heap: BinaryHeap::new(), n: 0, cap: cap.max(2) }
+        Reorder { buf: Vec::new(), cap: cap.max(2) }
     }
 
-    /// Adds `row` keyed by `ts`; returns rows that must be written now, earliest first.
+    /// Adds `row` keyed by `ts`; appends rows that must be written now to `out`, earliest
+    /// first.
     pub fn push(&mut self, ts: i64, row: T, out: &mut Vec<T>) {
-        self.heap.push(Reverse(Keyed { ts, n: self.n, row }));
-        self.n += 1;
-        if self.heap.len() > self.cap {
-            while self.heap.len() > self.cap / 2 {
-                if let Some(Reverse(k)) = self.heap.pop() {
-                    out.push(k.row);
-                }
-            }
+        self.buf.push((ts, row));
+        if self.buf.len() >= self.cap {
+            self.buf.sort_by_key(|r| r.0);
+            let keep = self.buf.split_off(self.cap / 2);
+            out.extend(std::mem::replace(&mut self.buf, keep).into_iter().map(|r| r.1));
         }
     }
 
     /// Everything left, earliest first.
     pub fn drain(&mut self, out: &mut Vec<T>) {
-        while let Some(Reverse(k)) = self.heap.pop() {
-            out.push(k.row);
-        }
+        self.buf.sort_by_key(|r| r.0);
+        out.extend(self.buf.drain(..).map(|r| r.1));
     }
 }
 
@@ -243,7 +215,10 @@ mod tests {
         }
         r.drain(&mut out);
         assert_eq!(out.len(), 7);
-        assert_eq!(out[..3], [1, 3, 5], "first release after the cap is exceeded");
+        // Full at 4 rows: sorted, the earlier half (1, 3) released; then 2 and 5 at the
+        // next fill; the rest at the end. A row arriving after a later one was released
+        // (2 after 3) comes out late, never lost.
+        assert_eq!(out, [1, 3, 2, 5, 7, 8, 9]);
         let mut sorted = out.clone();
         sorted.sort();
         assert_eq!(sorted, [1, 2, 3, 5, 7, 8, 9]);

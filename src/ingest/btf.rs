@@ -114,7 +114,7 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink)
             })?;
             continue;
         }
-        reader.line(text.trim(), pos, sink)?;
+        reader.line(text.trim_ascii(), pos, sink)?;
     }
 }
 
@@ -231,14 +231,15 @@ impl BtfReader<'_> {
         let mut n = 0;
         let mut note = None;
         for (i, slot) in fields.iter_mut().enumerate() {
-            match rest.split_once(',') {
+            // memchr on bytes: a comma is ASCII, so both sides stay valid UTF-8.
+            match memchr::memchr(b',', rest.as_bytes()).and_then(|c| Some((rest.get(..c)?, rest.get(c + 1..)?))) {
                 Some((field, after)) => {
-                    *slot = field.trim();
+                    *slot = field.trim_ascii();
                     rest = after;
                     n += 1;
                 }
                 None => {
-                    *slot = rest.trim();
+                    *slot = rest.trim_ascii();
                     n += 1;
                     if i < 6 {
                         return self.malformed(
@@ -252,7 +253,7 @@ impl BtfReader<'_> {
             }
             if i == 6 {
                 // A comma after the action: the note is the rest of the line, commas included.
-                let text = rest.trim();
+                let text = rest.trim_ascii();
                 note = if text.is_empty() { None } else { Some(text) };
             }
         }

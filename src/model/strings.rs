@@ -6,22 +6,59 @@ use std::hash::BuildHasherDefault;
 /// Interned string id, dense from 0 in order of first appearance.
 pub type Sym = u32;
 
-/// FNV-1a: short keys, no DoS concern (names come from the user's own trace), and much
-/// faster than SipHash on the ingest hot path.
-#[derive(Default)]
+/// A word-at-a-time multiplicative hash (FxHash's scheme): names are short, come from the
+/// user's own trace (no DoS concern), and SipHash costs more than the rest of a lookup.
+#[derive(Default, Clone, Copy)]
 pub struct Fnv(u64);
 
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl Fnv {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
 impl std::hash::Hasher for Fnv {
+    #[inline]
     fn finish(&self) -> u64 {
         self.0
     }
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
         }
-        self.0 = h;
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.add(i as u64);
     }
 }
 
