@@ -4,6 +4,7 @@
 //! exactly the files the manifest lists, so a half-written capture is never seen.
 pub mod ingest;
 pub mod manifest;
+pub mod queries;
 pub mod schema;
 pub mod writer;
 
@@ -93,6 +94,7 @@ impl Archive {
     pub fn connect(&self) -> Result<duckdb::Connection> {
         let conn = duckdb::Connection::open_in_memory()?;
         self.create_views(&conn)?;
+        queries::install(&conn)?;
         Ok(conn)
     }
 

@@ -1,0 +1,201 @@
+//! The predefined analyses: one documented SQL file per analysis in `queries/<area>/`,
+//! embedded in the binary, installed on every connection as a view (no parameters) or a
+//! table macro (parameters with defaults), under the analysis's name.
+//!
+//! A file starts with a header of `-- @tag` lines, then free `--` text, then the SQL:
+//!
+//! ```text
+//! -- @name cpu_load
+//! -- @summary CPU load per core per time window
+//! -- @param window duration 1ms  length of a window
+//! -- @column capture_id  capture
+//! -- @column load        busy / window length, 0..1
+//! -- Free text: definitions, where other tools differ.
+//! CREATE OR REPLACE TEMP MACRO cpu_load(window := 1000000) AS TABLE ...;
+//! ```
+//!
+//! `@param` types: `duration` (a number with a unit suffix, given to SQL as ns), `int`,
+//! `text`. `@include NAME` runs another query's SQL first.
+use crate::model::time::parse_duration_ns;
+use crate::{Error, Result};
+
+/// The embedded query files, in install order.
+pub const FILES: &[(&str, &str)] = &[];
+
+/// A parameter of an analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    /// Name, as in `--param NAME=VALUE` and in the SQL macro.
+    pub name: String,
+    /// `duration`, `int` or `text`.
+    pub kind: String,
+    /// Default value as written (e.g. `1ms`).
+    pub default: String,
+    /// What it does.
+    pub doc: String,
+}
+
+/// One predefined analysis.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// Name: the view or macro, and `tracedb query NAME`.
+    pub name: String,
+    /// Path of the file under `queries/`.
+    pub file: String,
+    /// One line.
+    pub summary: String,
+    /// Free documentation text.
+    pub doc: String,
+    /// Parameters (a table macro when not empty).
+    pub params: Vec<Param>,
+    /// Output columns with their meaning (units included).
+    pub columns: Vec<(String, String)>,
+    /// Other queries whose SQL must be installed first.
+    pub includes: Vec<String>,
+    /// The SQL text (header included).
+    pub sql: &'static str,
+}
+
+impl Query {
+    /// True when the analysis is a table macro (it has parameters).
+    pub fn is_macro(&self) -> bool {
+        !self.params.is_empty()
+    }
+
+    /// The SQL selecting this analysis with `values` for its parameters (others default),
+    /// restricted to `capture` when given.
+    pub fn invocation(&self, values: &[(String, String)], capture: Option<i64>) -> Result<String> {
+        for (k, _) in values {
+            if !self.params.iter().any(|p| &p.name == k) {
+                let known: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+                return Err(Error::Usage(format!(
+                    "{} has no parameter '{k}' (parameters: {})",
+                    self.name,
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )));
+            }
+        }
+        let mut from = self.name.clone();
+        if self.is_macro() {
+            let mut args = Vec::new();
+            for p in &self.params {
+                if let Some((_, v)) = values.iter().rev().find(|(k, _)| k == &p.name) {
+                    args.push(format!("{} := {}", p.name, p.literal(v)?));
+                }
+            }
+            from = format!("{}({})", self.name, args.join(", "));
+        }
+        Ok(match capture {
+            Some(id) => format!("SELECT * FROM {from} WHERE capture_id = {id}"),
+            None => format!("SELECT * FROM {from}"),
+        })
+    }
+}
+
+impl Param {
+    /// `value` as an SQL literal of this parameter's kind.
+    pub fn literal(&self, value: &str) -> Result<String> {
+        let bad = |what: &str| Error::Usage(format!("--param {}={value}: {what}", self.name));
+        match self.kind.as_str() {
+            "duration" => parse_duration_ns(value)
+                .filter(|v| *v > 0)
+                .map(|v| v.to_string())
+                .ok_or_else(|| bad("expected a positive duration such as 1ms, 250us, 2s")),
+            "int" => value.trim().parse::<i64>().map(|v| v.to_string()).map_err(|_| bad("expected an integer")),
+            _ => Ok(format!("'{}'", value.replace('\'', "''"))),
+        }
+    }
+}
+
+/// Parses one query file.
+pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
+    let bad = |m: String| Error::Sql(format!("internal: queries/{file}: {m}"));
+    let (mut name, mut summary) = (None, None);
+    let (mut params, mut columns, mut includes, mut doc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for line in sql.lines() {
+        let Some(c) = line.strip_prefix("--") else {
+            if line.trim().is_empty() {
+                continue;
+            }
+            break;
+        };
+        let c = c.trim();
+        if let Some(tag) = c.strip_prefix('@') {
+            let (key, rest) = tag.split_once(char::is_whitespace).unwrap_or((tag, ""));
+            let rest = rest.trim();
+            match key {
+                "name" => name = Some(rest.to_string()),
+                "summary" => summary = Some(rest.to_string()),
+                "include" => includes.push(rest.to_string()),
+                "column" => {
+                    let (n, d) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                    columns.push((n.to_string(), d.trim().to_string()));
+                }
+                "param" => {
+                    let mut parts = rest.splitn(4, char::is_whitespace).filter(|s| !s.is_empty());
+                    let (Some(n), Some(kind), Some(default)) = (parts.next(), parts.next(), parts.next()) else {
+                        return Err(bad(format!("@param needs NAME KIND DEFAULT DOC: '{rest}'")));
+                    };
+                    let doc = parts.next().unwrap_or("").trim().to_string();
+                    params.push(Param { name: n.into(), kind: kind.into(), default: default.into(), doc });
+                }
+                other => return Err(bad(format!("unknown tag @{other}"))),
+            }
+        } else {
+            doc.push(c.to_string());
+        }
+    }
+    Ok(Query {
+        name: name.ok_or_else(|| bad("no @name".into()))?,
+        file: file.to_string(),
+        summary: summary.ok_or_else(|| bad("no @summary".into()))?,
+        doc: doc.join("\n").trim().to_string(),
+        params,
+        columns,
+        includes,
+        sql,
+    })
+}
+
+/// All predefined analyses, in install order.
+pub fn catalog() -> Vec<Query> {
+    FILES.iter().filter_map(|(f, sql)| parse(f, sql).ok()).collect()
+}
+
+/// The analysis called `name`.
+pub fn find(name: &str) -> Option<Query> {
+    catalog().into_iter().find(|q| q.name == name)
+}
+
+/// Creates every analysis's view or macro on `conn` (after the table views exist).
+pub fn install(conn: &duckdb::Connection) -> Result<()> {
+    for (file, sql) in FILES {
+        conn.execute_batch(sql).map_err(|e| Error::Sql(format!("internal: installing queries/{file}: {e}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_parses_with_documented_columns() {
+        for (file, sql) in FILES {
+            let q = parse(file, sql).unwrap();
+            assert!(!q.summary.is_empty(), "{file}");
+            assert!(!q.columns.is_empty(), "{file}: no @column lines");
+            assert!(!q.doc.is_empty(), "{file}: no definitions text");
+            assert!(file.ends_with(&format!("/{}.sql", q.name)), "{file}: file named after the query");
+        }
+    }
+
+    #[test]
+    fn literals_follow_the_parameter_kind() {
+        let p = Param { name: "window".into(), kind: "duration".into(), default: "1ms".into(), doc: String::new() };
+        assert_eq!(p.literal("250us").unwrap(), "250000");
+        assert!(p.literal("fast").is_err());
+        let t = Param { name: "idle".into(), kind: "text".into(), default: "%idle%".into(), doc: String::new() };
+        assert_eq!(t.literal("it's").unwrap(), "'it''s'");
+    }
+}
