@@ -29,6 +29,10 @@ pub struct Args {
     /// Fail (exit status 1) on the first warning or error diagnostic instead of recording it.
     #[arg(long)]
     strict: bool,
+    /// Deadline file stored with the capture: `entity,deadline` lines (`TASK_10MS,10ms`,
+    /// globs allowed), used by deadline_misses and deadline_summary.
+    #[arg(long, value_name = "FILE")]
+    deadlines: Option<PathBuf>,
 }
 
 /// Runs `ingest`.
@@ -47,7 +51,11 @@ pub fn run(args: Args) -> Result<()> {
         return Err(Error::Usage("--name names one capture; give one file with it".into()));
     }
     let (mut archive, _lock) = Archive::open_for_write(&args.archive.archive)?;
-    let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict };
+    let deadlines = match &args.deadlines {
+        Some(f) => crate::ingest::deadlines::read(f)?,
+        None => Vec::new(),
+    };
+    let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict, deadlines };
     for file in &args.files {
         let mut bar = Bar::new(file);
         let report = ingest_file(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;

@@ -2,6 +2,8 @@
 //! in its own file with its arguments first and `run()` below.
 pub mod captures;
 pub mod ingest;
+pub mod queries;
+pub mod query;
 pub mod sql;
 
 use crate::Result;
@@ -29,6 +31,10 @@ pub enum Command {
     Captures(captures::Args),
     /// Run SQL over the archive: -c, -f, statements piped on stdin.
     Sql(sql::Args),
+    /// List the predefined analyses, their parameters and columns.
+    Queries(queries::Args),
+    /// Run a predefined analysis (response_times, deadline_misses, cpu_load, ...).
+    Query(query::Args),
 }
 
 /// The `--archive` option shared by every subcommand.
@@ -45,6 +51,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Ingest(a) => ingest::run(a),
         Command::Captures(a) => captures::run(a),
         Command::Sql(a) => sql::run(a),
+        Command::Queries(a) => queries::run(a),
+        Command::Query(a) => query::run(a),
     }
 }
 

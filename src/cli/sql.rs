@@ -64,7 +64,10 @@ pub fn run_statement(conn: &duckdb::Connection, sql: &str, format: OutputFormat,
     let arrow = stmt.query_arrow([])?;
     let schema = arrow.get_schema();
     let batches: Vec<_> = arrow.collect();
-    if schema.fields().is_empty() {
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    // DDL answers with an empty "Count" column: nothing to show.
+    let ddl = schema.fields().len() == 1 && schema.field(0).name() == "Count" && rows == 0;
+    if schema.fields().is_empty() || ddl {
         return Ok(());
     }
     output::write(out, &schema, &batches, format).map_err(Error::Output)

@@ -13,6 +13,7 @@
 )]
 
 pub mod btf;
+pub mod deadlines;
 pub mod diag;
 pub mod input;
 pub mod lines;

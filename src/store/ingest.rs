@@ -24,6 +24,8 @@ pub struct IngestOptions {
     pub name: Option<String>,
     /// Stop at the first diagnostic of severity warning or worse.
     pub strict: bool,
+    /// Deadlines to store with the capture (entity pattern, ns), from `--deadlines FILE`.
+    pub deadlines: Vec<(String, i64)>,
 }
 
 /// What an ingest produced.
@@ -139,7 +141,7 @@ fn run(
         schema_version: schema::SCHEMA_VERSION,
         files: BTreeMap::new(),
     };
-    write_side_tables(&mut sink.writer, &summary, &capture)?;
+    write_side_tables(&mut sink.writer, &summary, &capture, &opts.deadlines)?;
     let files = sink.writer.finish()?;
 
     // Publish: files into their partitions, then the manifest entry (the commit point).
@@ -170,8 +172,14 @@ fn run(
 }
 
 /// Rows known only at the end: entities, diagnostics, and the capture's own row.
-fn write_side_tables(w: &mut CaptureWriter, s: &Summary, c: &CaptureEntry) -> Result<()> {
+fn write_side_tables(w: &mut CaptureWriter, s: &Summary, c: &CaptureEntry, deadlines: &[(String, i64)]) -> Result<()> {
     let missing = |t: &str| Error::Sql(format!("internal: no table {t} in the schema"));
+    let dl = w.table_index("deadlines").ok_or_else(|| missing("deadlines"))?;
+    for (entity, ns) in deadlines {
+        if let Some(b) = w.batch(dl) {
+            b.str(Some(entity)).i64(Some(*ns)).str(Some("file")).end_row();
+        }
+    }
     let ent = w.table_index("entities").ok_or_else(|| missing("entities"))?;
     for (id, e) in s.entities.iter().enumerate() {
         let mut attrs = serde_json::Map::new();

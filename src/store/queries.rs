@@ -20,14 +20,31 @@ use crate::model::time::parse_duration_ns;
 use crate::{Error, Result};
 
 /// The embedded query files, in install order.
-pub const FILES: &[(&str, &str)] = &[];
+pub const FILES: &[(&str, &str)] = &[
+    ("timing/activation_jitter.sql", include_str!("../../queries/timing/activation_jitter.sql")),
+    ("timing/deadline_misses.sql", include_str!("../../queries/timing/deadline_misses.sql")),
+    ("timing/deadline_summary.sql", include_str!("../../queries/timing/deadline_summary.sql")),
+    ("timing/execution_times.sql", include_str!("../../queries/timing/execution_times.sql")),
+    ("timing/response_times.sql", include_str!("../../queries/timing/response_times.sql")),
+    ("timing/runnable_times.sql", include_str!("../../queries/timing/runnable_times.sql")),
+    ("scheduling/cpu_load.sql", include_str!("../../queries/scheduling/cpu_load.sql")),
+    ("scheduling/preemption_pairs.sql", include_str!("../../queries/scheduling/preemption_pairs.sql")),
+    ("scheduling/preemptions.sql", include_str!("../../queries/scheduling/preemptions.sql")),
+    ("blocking/blocking.sql", include_str!("../../queries/blocking/blocking.sql")),
+    ("blocking/blocking_instances.sql", include_str!("../../queries/blocking/blocking_instances.sql")),
+    ("blocking/semaphore_contention.sql", include_str!("../../queries/blocking/semaphore_contention.sql")),
+    ("data/data_loss.sql", include_str!("../../queries/data/data_loss.sql")),
+    ("data/signal_values.sql", include_str!("../../queries/data/signal_values.sql")),
+];
 
 /// A parameter of an analysis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Param {
-    /// Name, as in `--param NAME=VALUE` and in the SQL macro.
+    /// Name, as in `--param NAME=VALUE`.
     pub name: String,
-    /// `duration`, `int` or `text`.
+    /// Name of the macro argument in SQL (differs when the name is an SQL keyword: `window`).
+    pub sql_name: String,
+    /// `duration`, `int`, `text`, or `file` (read by the command, not a macro argument).
     pub kind: String,
     /// Default value as written (e.g. `1ms`).
     pub default: String,
@@ -57,9 +74,9 @@ pub struct Query {
 }
 
 impl Query {
-    /// True when the analysis is a table macro (it has parameters).
+    /// True when the analysis is a table macro (it has parameters other than files).
     pub fn is_macro(&self) -> bool {
-        !self.params.is_empty()
+        self.params.iter().any(|p| p.kind != "file")
     }
 
     /// The SQL selecting this analysis with `values` for its parameters (others default),
@@ -78,9 +95,9 @@ impl Query {
         let mut from = self.name.clone();
         if self.is_macro() {
             let mut args = Vec::new();
-            for p in &self.params {
+            for p in self.params.iter().filter(|p| p.kind != "file") {
                 if let Some((_, v)) = values.iter().rev().find(|(k, _)| k == &p.name) {
-                    args.push(format!("{} := {}", p.name, p.literal(v)?));
+                    args.push(format!("{} := {}", p.sql_name, p.literal(v)?));
                 }
             }
             from = format!("{}({})", self.name, args.join(", "));
@@ -137,7 +154,14 @@ pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
                         return Err(bad(format!("@param needs NAME KIND DEFAULT DOC: '{rest}'")));
                     };
                     let doc = parts.next().unwrap_or("").trim().to_string();
-                    params.push(Param { name: n.into(), kind: kind.into(), default: default.into(), doc });
+                    let (n, sql_name) = n.split_once('/').unwrap_or((n, n));
+                    params.push(Param {
+                        name: n.into(),
+                        sql_name: sql_name.into(),
+                        kind: kind.into(),
+                        default: default.into(),
+                        doc,
+                    });
                 }
                 other => return Err(bad(format!("unknown tag @{other}"))),
             }
@@ -167,7 +191,8 @@ pub fn find(name: &str) -> Option<Query> {
     catalog().into_iter().find(|q| q.name == name)
 }
 
-/// Creates every analysis's view or macro on `conn` (after the table views exist).
+/// Creates every analysis's view or macro on `conn` (after the table views exist), in
+/// `FILES` order (a file's `@include`s come earlier in the list; a test checks it).
 pub fn install(conn: &duckdb::Connection) -> Result<()> {
     for (file, sql) in FILES {
         conn.execute_batch(sql).map_err(|e| Error::Sql(format!("internal: installing queries/{file}: {e}")))?;
@@ -191,11 +216,34 @@ mod tests {
     }
 
     #[test]
+    fn includes_come_first_and_names_are_unique() {
+        let all = catalog();
+        assert_eq!(all.len(), FILES.len(), "every file parses");
+        for (i, q) in all.iter().enumerate() {
+            for inc in &q.includes {
+                let at = all.iter().position(|o| &o.name == inc).unwrap_or(usize::MAX);
+                assert!(at < i, "{} includes {inc}, which must come earlier in FILES", q.name);
+            }
+            assert_eq!(all.iter().filter(|o| o.name == q.name).count(), 1, "{}", q.name);
+        }
+    }
+
+    #[test]
+    fn invocation_maps_parameters() {
+        let q = find("cpu_load").unwrap();
+        let v = vec![("window".to_string(), "250us".to_string())];
+        assert_eq!(q.invocation(&v, Some(3)).unwrap(), "SELECT * FROM cpu_load(window_ns := 250000) WHERE capture_id = 3");
+        assert!(q.invocation(&[("speed".into(), "1".into())], None).is_err());
+        let r = find("response_times").unwrap();
+        assert_eq!(r.invocation(&[], None).unwrap(), "SELECT * FROM response_times");
+    }
+
+    #[test]
     fn literals_follow_the_parameter_kind() {
-        let p = Param { name: "window".into(), kind: "duration".into(), default: "1ms".into(), doc: String::new() };
+        let p = Param { name: "window".into(), sql_name: "window_ns".into(), kind: "duration".into(), default: "1ms".into(), doc: String::new() };
         assert_eq!(p.literal("250us").unwrap(), "250000");
         assert!(p.literal("fast").is_err());
-        let t = Param { name: "idle".into(), kind: "text".into(), default: "%idle%".into(), doc: String::new() };
+        let t = Param { name: "idle".into(), sql_name: "idle".into(), kind: "text".into(), default: "%idle%".into(), doc: String::new() };
         assert_eq!(t.literal("it's").unwrap(), "'it''s'");
     }
 }

@@ -1,0 +1,44 @@
+-- @name blocking
+-- @summary Waiting, polling and parking time per task and ISR, and what it waited for (ns)
+-- @column capture_id  capture
+-- @column entity  task or ISR
+-- @column entity_type  T, I or ISR
+-- @column instances  instances seen (complete or not)
+-- @column blocked_instances  instances with blocking_time > 0
+-- @column waiting_total  time waiting (passive wait, e.g. an OS event), ns
+-- @column waiting_max  longest waiting time of one instance, ns
+-- @column polling_total  time polling (active wait, e.g. a spinlock), ns
+-- @column polling_max  longest polling time of one instance, ns
+-- @column parking_total  time parking (preempted while polling), ns
+-- @column parking_max  longest parking time of one instance, ns
+-- @column blocking_total  waiting + polling + parking, ns
+-- @column blocking_max  longest blocking time of one instance, ns
+-- @column causes  semaphores it had to wait for (contended lock requests) and OS events it waited on (wait_event), comma-separated
+-- blocking_time = waiting_time + polling_time + parking_time (AMALTHEA). Causes come from
+-- the trace when it says so: a contended request in lock_requests, a wait_event event.
+-- One row per blocked instance and cause: blocking_instances.
+CREATE OR REPLACE TEMP VIEW blocking AS
+WITH b AS (
+    SELECT capture_id, entity, entity_type, waiting_time, polling_time, parking_time,
+           coalesce(waiting_time, 0) + coalesce(polling_time, 0) + coalesce(parking_time, 0) AS blocking_time
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR')
+), causes AS (
+    SELECT capture_id, process AS entity, semaphore AS cause FROM lock_requests WHERE contended
+    UNION
+    SELECT capture_id, source, target FROM events WHERE action = 'wait_event'
+), c AS (
+    SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes
+    FROM causes GROUP BY capture_id, entity
+)
+SELECT b.capture_id, b.entity, any_value(b.entity_type) AS entity_type, count(*) AS instances,
+       count(*) FILTER (WHERE blocking_time > 0) AS blocked_instances,
+       sum(waiting_time) AS waiting_total, max(waiting_time) AS waiting_max,
+       sum(polling_time) AS polling_total, max(polling_time) AS polling_max,
+       sum(parking_time) AS parking_total, max(parking_time) AS parking_max,
+       sum(blocking_time) AS blocking_total, max(blocking_time) AS blocking_max,
+       any_value(c.causes) AS causes
+FROM b
+LEFT JOIN c ON c.capture_id = b.capture_id AND c.entity = b.entity
+GROUP BY b.capture_id, b.entity
+ORDER BY b.capture_id, b.entity;

@@ -1,0 +1,36 @@
+-- @name blocking_instances
+-- @summary One row per blocked task or ISR instance and cause (ns)
+-- @column capture_id  capture
+-- @column entity  task or ISR
+-- @column instance  instance number
+-- @column activate_ts  activation, ns (NULL when not in the capture)
+-- @column blocking_time  waiting + polling + parking of the instance, ns
+-- @column waiting_time  passive waiting, ns
+-- @column polling_time  active waiting, ns
+-- @column parking_time  preempted while polling, ns
+-- @column cause_type  semaphore (a contended lock request), event (a wait_event), or NULL when the trace does not say
+-- @column cause  the semaphore or OS event
+-- @column cause_wait  for a semaphore: assigned - request of that request, ns
+-- @column cause_ts  when the wait began, ns
+-- Causes are matched by process and instance: lock requests of this instance that were
+-- contended, and wait_event events whose source is this instance.
+CREATE OR REPLACE TEMP VIEW blocking_instances AS
+WITH b AS (
+    SELECT capture_id, entity, instance, activate_ts, waiting_time, polling_time, parking_time,
+           coalesce(waiting_time, 0) + coalesce(polling_time, 0) + coalesce(parking_time, 0) AS blocking_time
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR')
+), causes AS (
+    SELECT capture_id, process AS entity, process_instance AS instance, 'semaphore' AS cause_type,
+           semaphore AS cause, wait AS cause_wait, request_ts AS cause_ts
+    FROM lock_requests WHERE contended
+    UNION ALL
+    SELECT capture_id, source, source_instance, 'event', target, NULL, ts
+    FROM events WHERE action = 'wait_event'
+)
+SELECT b.capture_id, b.entity, b.instance, b.activate_ts, b.blocking_time, b.waiting_time, b.polling_time,
+       b.parking_time, c.cause_type, c.cause, c.cause_wait, c.cause_ts
+FROM b
+LEFT JOIN causes c ON c.capture_id = b.capture_id AND c.entity = b.entity AND c.instance = b.instance
+WHERE b.blocking_time > 0 OR c.cause IS NOT NULL
+ORDER BY b.capture_id, b.activate_ts, b.entity, c.cause_ts;

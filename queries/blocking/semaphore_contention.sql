@@ -1,0 +1,56 @@
+-- @name semaphore_contention
+-- @summary Per semaphore: requests, contention, waits, holds, and time locked and overfull (ns)
+-- @column capture_id  capture
+-- @column semaphore  semaphore or mutex
+-- @column requests  lock requests
+-- @column contended_requests  requests that had to wait
+-- @column contention_ratio  contended_requests / requests (4 decimals)
+-- @column overfull_episodes  times the semaphore became overfull (full with at least one waiter)
+-- @column wait_total  sum of assigned - request, ns
+-- @column wait_avg  mean wait (1 decimal), ns
+-- @column wait_max  longest wait, ns
+-- @column wait_p99  99th percentile of waits, ns
+-- @column hold_total  sum of released - assigned, ns
+-- @column hold_avg  mean hold (1 decimal), ns
+-- @column hold_max  longest hold, ns
+-- @column longest_holding_process  process of the longest hold
+-- @column most_waiting_process  process with the largest total wait
+-- @column locked_time  time the semaphore was full or overfull, ns
+-- @column overfull_time  time it was overfull, ns
+-- lock wait = assigned - request, hold = released - assigned; a request is contended when
+-- it had to wait (a waiting/queued step, the semaphore went overfull, or wait > 0). Time
+-- locked and overfull come from the semaphore's own state events (ready, lock, unlock,
+-- overfull, full, ...); they are NULL when the trace logs only the processes' side.
+CREATE OR REPLACE TEMP VIEW semaphore_contention AS
+WITH r AS (
+    SELECT capture_id, semaphore,
+           count(*) AS requests,
+           count(*) FILTER (WHERE contended) AS contended_requests,
+           sum(wait) AS wait_total, round(avg(wait), 1) AS wait_avg, max(wait) AS wait_max,
+           quantile_disc(wait, 0.99) AS wait_p99,
+           sum(hold) AS hold_total, round(avg(hold), 1) AS hold_avg, max(hold) AS hold_max,
+           arg_max(process, hold) AS longest_holding_process
+    FROM lock_requests GROUP BY capture_id, semaphore
+), w AS (
+    SELECT capture_id, semaphore, arg_max(process, total) AS most_waiting_process
+    FROM (SELECT capture_id, semaphore, process, sum(wait) AS total FROM lock_requests
+          WHERE wait > 0 GROUP BY ALL)
+    GROUP BY capture_id, semaphore
+), s AS (
+    SELECT capture_id, entity AS semaphore,
+           count(*) FILTER (WHERE state = 'overfull') AS overfull_episodes,
+           sum(dur) FILTER (WHERE state IN ('full', 'overfull')) AS locked_time,
+           sum(dur) FILTER (WHERE state = 'overfull') AS overfull_time
+    FROM intervals WHERE channel = 'state' AND entity_type = 'SEM'
+    GROUP BY capture_id, entity
+)
+SELECT capture_id, semaphore,
+       coalesce(requests, 0) AS requests, coalesce(contended_requests, 0) AS contended_requests,
+       round(contended_requests / requests, 4) AS contention_ratio,
+       coalesce(overfull_episodes, 0) AS overfull_episodes,
+       wait_total, wait_avg, wait_max, wait_p99, hold_total, hold_avg, hold_max,
+       longest_holding_process, most_waiting_process, locked_time, overfull_time
+FROM r
+FULL OUTER JOIN s USING (capture_id, semaphore)
+LEFT JOIN w USING (capture_id, semaphore)
+ORDER BY capture_id, semaphore;

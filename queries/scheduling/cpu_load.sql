@@ -1,0 +1,38 @@
+-- @name cpu_load
+-- @summary CPU load per core per time window (busy time / window length)
+-- @param window/window_ns duration 1ms  length of each window
+-- @param idle text %idle%  ILIKE pattern of process names that count as idle (FreeRTOS IDLE tasks, [idle])
+-- @column capture_id  capture
+-- @column core  core
+-- @column window_start  start of the window, ns (windows are aligned to multiples of the window length)
+-- @column window_end  end of the window, ns
+-- @column busy  time a non-idle process occupied the core in the window, ns
+-- @column load  busy / window length, 0..1 (4 decimals)
+-- CPU load of a core over a window = time a non-idle process runs on it (running or
+-- polling: an active wait uses the core) / window length. Windows cover the capture from
+-- its first to its last event; the first and last window may be partly outside it.
+-- In SQL: `SELECT * FROM cpu_load(window_ns := 500000, idle := '%idle%')`.
+CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%') AS TABLE
+WITH occ AS (
+    SELECT capture_id, core, ts, ts + dur AS te
+    FROM intervals
+    WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle)
+), spans AS (
+    SELECT capture_id, ts_min, ts_max FROM captures WHERE ts_min IS NOT NULL
+), cores AS (
+    SELECT DISTINCT capture_id, core FROM intervals WHERE channel = 'running'
+), grid AS (
+    SELECT c.capture_id, c.core, unnest(range(s.ts_min // window_ns, s.ts_max // window_ns + 1)) AS k
+    FROM cores c JOIN spans s ON s.capture_id = c.capture_id
+), pieces AS (
+    SELECT capture_id, core, ts, te, unnest(range(ts // window_ns, (te - 1) // window_ns + 1)) AS k
+    FROM occ
+), busy AS (
+    SELECT capture_id, core, k, sum(least(te, (k + 1) * window_ns) - greatest(ts, k * window_ns)) AS busy
+    FROM pieces GROUP BY capture_id, core, k
+)
+SELECT g.capture_id, g.core, g.k * window_ns AS window_start, (g.k + 1) * window_ns AS window_end,
+       coalesce(b.busy, 0)::BIGINT AS busy, round(coalesce(b.busy, 0) / window_ns, 4) AS load
+FROM grid g
+LEFT JOIN busy b ON b.capture_id = g.capture_id AND b.core = g.core AND b.k = g.k
+ORDER BY g.capture_id, g.core, window_start;

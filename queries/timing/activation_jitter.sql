@@ -1,0 +1,45 @@
+-- @name activation_jitter
+-- @summary Time between consecutive activations and starts per task and ISR, and their jitter (ns)
+-- @column capture_id  capture
+-- @column entity  task or ISR
+-- @column entity_type  T, I or ISR
+-- @column activations  instances with an activate in the capture
+-- @column activate_to_activate_min  shortest time between two consecutive activations, ns
+-- @column activate_to_activate_avg  mean time between consecutive activations (1 decimal), ns
+-- @column activate_to_activate_max  longest time between consecutive activations, ns
+-- @column activate_jitter  activate_to_activate_max - activate_to_activate_min, ns
+-- @column starts  instances with a first start in the capture
+-- @column start_to_start_min  shortest time between two consecutive first starts, ns
+-- @column start_to_start_avg  mean time between consecutive first starts (1 decimal), ns
+-- @column start_to_start_max  longest time between consecutive first starts, ns
+-- @column start_jitter  start_to_start_max - start_to_start_min, ns
+-- Consecutive = ordered by time within one entity of one capture (AMALTHEA's
+-- activate-to-activate and start-to-start). Jitter is max - min of those distances, the
+-- peak-to-peak definition; some tools quote the deviation from the nominal period instead.
+CREATE OR REPLACE TEMP VIEW activation_jitter AS
+WITH a AS (
+    SELECT capture_id, entity, entity_type,
+           activate_ts - lag(activate_ts) OVER (PARTITION BY capture_id, entity ORDER BY activate_ts, instance) AS a2a
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR') AND activate_ts IS NOT NULL
+), s AS (
+    SELECT capture_id, entity,
+           start_ts - lag(start_ts) OVER (PARTITION BY capture_id, entity ORDER BY start_ts, instance) AS s2s
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR') AND start_ts IS NOT NULL
+), aa AS (
+    SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(*) AS activations,
+           min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,
+           max(a2a) AS activate_to_activate_max, max(a2a) - min(a2a) AS activate_jitter
+    FROM a GROUP BY capture_id, entity
+), ss AS (
+    SELECT capture_id, entity, count(*) AS starts,
+           min(s2s) AS start_to_start_min, round(avg(s2s), 1) AS start_to_start_avg,
+           max(s2s) AS start_to_start_max, max(s2s) - min(s2s) AS start_jitter
+    FROM s GROUP BY capture_id, entity
+)
+SELECT capture_id, entity, aa.entity_type, coalesce(activations, 0) AS activations,
+       activate_to_activate_min, activate_to_activate_avg, activate_to_activate_max, activate_jitter,
+       coalesce(starts, 0) AS starts, start_to_start_min, start_to_start_avg, start_to_start_max, start_jitter
+FROM aa FULL OUTER JOIN ss USING (capture_id, entity)
+ORDER BY capture_id, entity;

@@ -1,0 +1,56 @@
+-- @name deadline_misses
+-- @summary One row per task or ISR instance that finished after its deadline (ns)
+-- @param deadlines file -  deadline file (`entity,deadline` lines, e.g. `TASK_10MS,10ms`; globs allowed) applied at query time, before the one given at ingest
+-- @column capture_id  capture
+-- @column entity  task or ISR
+-- @column instance  instance number
+-- @column activate_ts  activation, ns
+-- @column terminate_ts  termination, ns
+-- @column response_time  terminate - activate, ns
+-- @column deadline  relative deadline applied, ns
+-- @column deadline_source  file (a deadline file, at query or ingest time), implicit-period (time to the next activation), recorded (the trace says so)
+-- @column lateness  terminate - (activate + deadline), ns; > 0 for every row here
+-- Deadline of an instance: from a deadline file when one of its patterns matches the
+-- entity (an exact name beats a glob, a longer glob beats a shorter one; a file given with
+-- `--param deadlines=FILE` beats one given at ingest), else the implicit deadline: the
+-- entity's activation period, i.e. the time to its next activation (the last instance of
+-- a capture uses the period before it). lateness = terminate - (activate + deadline); a
+-- miss is lateness > 0. Only complete instances are judged. In SQL, the query-time file
+-- is the table `param_deadlines(entity, deadline)`, which you may fill yourself.
+-- Misses recorded by the trace itself (S.Ha.R.K. `deadline_miss` events) will be listed
+-- with deadline_source = recorded once that importer exists; BTF has no such event.
+CREATE TEMP TABLE IF NOT EXISTS param_deadlines (entity VARCHAR, deadline BIGINT);
+CREATE OR REPLACE TEMP VIEW _deadline_eval AS
+WITH inst AS (
+    SELECT capture_id, entity, entity_type, instance, activate_ts, terminate_ts, response_time, complete,
+           lead(activate_ts) OVER w - activate_ts AS next_period,
+           activate_ts - lag(activate_ts) OVER w AS prev_period
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR') AND activate_ts IS NOT NULL
+    WINDOW w AS (PARTITION BY capture_id, entity ORDER BY activate_ts, instance)
+), names AS (
+    SELECT DISTINCT capture_id, entity FROM inst
+), rules AS (
+    SELECT NULL::BIGINT AS capture_id, entity AS pattern, deadline, 2 AS prio FROM param_deadlines
+    UNION ALL
+    SELECT capture_id, entity, deadline, 1 FROM deadlines WHERE source = 'file'
+), best AS (
+    SELECT n.capture_id, n.entity,
+           arg_max(r.deadline, r.prio * 1000000 + (r.pattern = n.entity)::INTEGER * 100000 + length(r.pattern)) AS deadline
+    FROM names n
+    JOIN rules r ON (r.capture_id IS NULL OR r.capture_id = n.capture_id) AND n.entity GLOB r.pattern
+    GROUP BY n.capture_id, n.entity
+)
+SELECT i.capture_id, i.entity, i.entity_type, i.instance, i.activate_ts, i.terminate_ts, i.response_time,
+       coalesce(b.deadline, i.next_period, i.prev_period) AS deadline,
+       CASE WHEN b.deadline IS NOT NULL THEN 'file'
+            WHEN coalesce(i.next_period, i.prev_period) IS NOT NULL THEN 'implicit-period' END AS deadline_source,
+       i.terminate_ts - (i.activate_ts + coalesce(b.deadline, i.next_period, i.prev_period)) AS lateness
+FROM inst i
+LEFT JOIN best b ON b.capture_id = i.capture_id AND b.entity = i.entity
+WHERE i.complete;
+CREATE OR REPLACE TEMP VIEW deadline_misses AS
+SELECT capture_id, entity, instance, activate_ts, terminate_ts, response_time, deadline, deadline_source, lateness
+FROM _deadline_eval
+WHERE lateness > 0
+ORDER BY capture_id, activate_ts, entity;

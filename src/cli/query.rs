@@ -1,0 +1,72 @@
+//! `tracedb query NAME`: run a predefined analysis, for all captures or one.
+use super::ArchiveArg;
+use crate::output::OutputFormat;
+use crate::store::{queries, Archive};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// Run a predefined analysis (see `tracedb queries`).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Analysis name.
+    name: String,
+    #[command(flatten)]
+    archive: ArchiveArg,
+    /// Only this capture (id or name); default: every capture, with a capture_id column.
+    #[arg(long, value_name = "ID|NAME")]
+    capture: Option<String>,
+    /// A parameter of the analysis, KEY=VALUE (repeatable), e.g. window=500us.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+}
+
+/// Runs `query`.
+pub fn run(args: Args) -> Result<()> {
+    let Some(q) = queries::find(&args.name) else {
+        let names: Vec<String> = queries::catalog().into_iter().map(|q| q.name).collect();
+        return Err(Error::Usage(format!("no analysis '{}' (see `tracedb queries`: {})", args.name, names.join(", "))));
+    };
+    let mut values = Vec::new();
+    for p in &args.params {
+        let (k, v) = p.split_once('=').ok_or_else(|| Error::Usage(format!("--param {p}: expected KEY=VALUE")))?;
+        values.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let archive = Archive::open(&args.archive.archive)?;
+    let capture = match &args.capture {
+        Some(c) => Some(
+            archive
+                .manifest
+                .find(c)
+                .map(|e| e.capture_id)
+                .ok_or_else(|| Error::Usage(format!("no capture '{c}' in {}", archive.dir.display())))?,
+        ),
+        None => None,
+    };
+    let conn = archive.connect()?;
+    let (files, rest): (Vec<_>, Vec<_>) =
+        values.into_iter().partition(|(k, _)| q.params.iter().any(|p| &p.name == k && p.kind == "file"));
+    for (k, v) in files {
+        if k == "deadlines" {
+            load_deadlines(&conn, Path::new(&v))?;
+        }
+    }
+    let sql = q.invocation(&rest, capture)?;
+    let mut out = super::stdout();
+    super::sql::run_statement(&conn, &sql, args.format, &mut out)?;
+    out.flush().map_err(Error::Output)
+}
+
+/// Fills `param_deadlines` from a deadline file (read by deadline_misses and
+/// deadline_summary before the deadlines stored at ingest).
+pub fn load_deadlines(conn: &duckdb::Connection, path: &Path) -> Result<()> {
+    let rules = crate::ingest::deadlines::read(path)?;
+    let mut stmt = conn.prepare("INSERT INTO param_deadlines VALUES (?, ?)")?;
+    for (entity, ns) in rules {
+        stmt.execute(duckdb::params![entity, ns])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! Deadline files: one `entity,deadline` per line, the deadline with a unit suffix
+//! (`TASK_10MS,10ms`, `ISR_*,250us`; a bare number is ns), `#` comments and blank lines
+//! ignored, the entity may be a glob (`*`, `?`, `[...]`). A line that cannot be read is a
+//! fatal error naming the file and line: a deadline file is small and hand-written, and a
+//! silently ignored deadline would hide misses.
+use crate::model::time::parse_duration_ns;
+use crate::{Error, Result};
+use std::path::Path;
+
+/// Reads a deadline file: (entity pattern, deadline in ns) pairs in file order.
+pub fn read(path: &Path) -> Result<Vec<(String, i64)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Parses the text of a deadline file named `path` (for messages).
+pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let pos = format!("line {}", i + 1);
+        let Some((entity, deadline)) = line.rsplit_once(',') else {
+            return Err(Error::input(path, pos, format!("expected 'entity,deadline' (e.g. TASK_10MS,10ms), found '{line}'")));
+        };
+        let entity = entity.trim();
+        if entity.is_empty() {
+            return Err(Error::input(path, pos, "empty entity name"));
+        }
+        let ns = parse_duration_ns(deadline)
+            .filter(|v| *v > 0)
+            .ok_or_else(|| Error::input(path, pos, format!("deadline '{}' is not a positive duration such as 10ms, 250us, 2s", deadline.trim())))?;
+        out.push((entity.to_string(), ns));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_units_globs_and_comments() {
+        let d = parse("# deadlines\nTASK_10MS, 10ms\n\nISR_*,250us\nT3,1500\n", "d.csv").unwrap();
+        assert_eq!(d, [("TASK_10MS".to_string(), 10_000_000), ("ISR_*".into(), 250_000), ("T3".into(), 1500)]);
+    }
+
+    #[test]
+    fn bad_lines_name_the_position() {
+        let e = parse("A,10ms\nB,soon\n", "d.csv").unwrap_err();
+        assert_eq!(e.to_string(), "d.csv: line 2: deadline 'soon' is not a positive duration such as 10ms, 250us, 2s");
+        assert!(parse("just a name\n", "d.csv").is_err());
+    }
+}

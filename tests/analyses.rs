@@ -1,0 +1,164 @@
+//! The predefined analyses through the command line: documentation matches output, CSV and
+//! JSON agree, deadline files at ingest and at query time, --capture, errors.
+use crate::util::{self, ok, run};
+use std::path::Path;
+
+fn sample(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    ok(dir, &["ingest", "--archive", "db", src.to_str().unwrap()]);
+}
+
+/// Minimal RFC 4180 reader (quoted fields with commas and doubled quotes).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for line in text.split("\r\n").filter(|l| !l.is_empty()) {
+        let mut fields = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    cur.push('"');
+                    chars.next();
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => fields.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        fields.push(cur);
+        rows.push(fields);
+    }
+    rows
+}
+
+fn names() -> Vec<String> {
+    tracedb::store::queries::catalog().into_iter().map(|q| q.name).collect()
+}
+
+#[test]
+fn every_analysis_runs_and_csv_equals_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    sample(tmp.path());
+    assert!(names().len() >= 14);
+    for q in tracedb::store::queries::catalog() {
+        let csv = ok(tmp.path(), &["query", &q.name, "--archive", "db", "--format", "csv"]);
+        let rows = parse_csv(&csv);
+        let header = &rows[0];
+        let documented: Vec<&String> = q.columns.iter().map(|c| &c.0).collect();
+        assert_eq!(header.iter().collect::<Vec<_>>(), documented, "{}: @column list = output columns, in order", q.name);
+        let json = ok(tmp.path(), &["query", &q.name, "--archive", "db", "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let objs = v.as_array().unwrap();
+        assert_eq!(objs.len(), rows.len() - 1, "{}: same row count", q.name);
+        for (obj, row) in objs.iter().zip(&rows[1..]) {
+            let obj = obj.as_object().unwrap();
+            assert_eq!(obj.keys().collect::<Vec<_>>(), header.iter().collect::<Vec<_>>(), "{}: json keys in order", q.name);
+            for (name, cell) in header.iter().zip(row) {
+                let j = &obj[name];
+                let as_text = match j {
+                    serde_json::Value::Null => String::new(),
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                assert_eq!(&as_text, cell, "{}.{name}: csv and json differ", q.name);
+            }
+        }
+        assert!(!csv.contains("e+") && !csv.contains("E+"), "{}: no scientific notation", q.name);
+    }
+}
+
+#[test]
+fn analyses_are_also_sql_objects_and_filter_by_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    sample(tmp.path());
+    sample(tmp.path());
+    let all = ok(tmp.path(), &["query", "preemptions", "--archive", "db", "--format", "csv"]);
+    let one = ok(tmp.path(), &["query", "preemptions", "--archive", "db", "--format", "csv", "--capture", "2"]);
+    let all_rows = parse_csv(&all);
+    let one_rows = parse_csv(&one);
+    assert_eq!(all_rows.len() - 1, 2 * (one_rows.len() - 1));
+    assert!(one_rows[1..].iter().all(|r| r[0] == "2"));
+    let joined = util::scalar(
+        tmp.path(),
+        "db",
+        "SELECT count(*) FROM response_times r JOIN preemptions p USING (capture_id, entity) WHERE r.instances > 0",
+    );
+    assert_ne!(joined, "0");
+    let load = util::scalar(tmp.path(), "db", "SELECT max(load) <= 1 AND min(load) >= 0 FROM cpu_load(window_ns := 5000000)");
+    assert_eq!(load, "true");
+    let by_name = run(tmp.path(), &["query", "preemptions", "--archive", "db", "--capture", "ecu-4cores"]);
+    assert!(by_name.status.success());
+}
+
+#[test]
+fn deadlines_from_ingest_and_from_the_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = "0,S,0,T,TASK_10MS,0,activate\n0,Core_0,0,T,TASK_10MS,0,start\n12,Core_0,0,T,TASK_10MS,0,terminate\n\
+                 100,S,0,T,TASK_10MS,1,activate\n100,Core_0,0,T,TASK_10MS,1,start\n105,Core_0,0,T,TASK_10MS,1,terminate\n";
+    std::fs::write(tmp.path().join("t.btf"), trace).unwrap();
+    std::fs::write(tmp.path().join("d.csv"), "# deadlines\nTASK_*,10ns\n").unwrap();
+    std::fs::write(tmp.path().join("strict.csv"), "TASK_10MS,4\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--deadlines", "d.csv", "t.btf"]);
+    let q = |extra: &[&str]| {
+        let mut args = vec!["query", "deadline_misses", "--archive", "db", "--format", "csv"];
+        args.extend_from_slice(extra);
+        parse_csv(&ok(tmp.path(), &args))
+    };
+    // Stored at ingest: 10 ns; instance 0 took 12.
+    let rows = q(&[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1][2..].to_vec(), ["0", "0", "12", "12", "10", "file", "2"]);
+    // A query-time file wins: 4 ns, both instances late.
+    let rows = q(&["--param", "deadlines=strict.csv"]);
+    let lateness: Vec<&str> = rows[1..].iter().map(|r| r[8].as_str()).collect();
+    assert_eq!(lateness, ["8", "1"]);
+    // Bad deadline file: exit 1 naming the line.
+    std::fs::write(tmp.path().join("bad.csv"), "TASK_A,fast\n").unwrap();
+    let bad = run(tmp.path(), &["query", "deadline_misses", "--archive", "db", "--param", "deadlines=bad.csv"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("bad.csv: line 1"));
+}
+
+#[test]
+fn unknown_analysis_or_parameter_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    sample(tmp.path());
+    assert_eq!(run(tmp.path(), &["query", "nope", "--archive", "db"]).status.code(), Some(2));
+    assert_eq!(run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "speed=1"]).status.code(), Some(2));
+    assert_eq!(run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "window=soon"]).status.code(), Some(2));
+    assert_eq!(run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--capture", "99"]).status.code(), Some(2));
+    let list = ok(tmp.path(), &["queries"]);
+    for n in names() {
+        assert!(list.contains(&n), "queries lists {n}");
+    }
+    let one = ok(tmp.path(), &["queries", "cpu_load"]);
+    assert!(one.contains("--param window=<duration> (default 1ms)") && one.contains("window_start"), "{one}");
+}
+
+#[test]
+fn freertos_response_times_say_what_was_left_out() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["freertos-1core.btf", "freertos-2cores.btf.gz", "freertos-4cores.btf.gz"] {
+        ok(tmp.path(), &["ingest", "--archive", "db", root.join("btf").join(f).to_str().unwrap()]);
+    }
+    let rows = parse_csv(&ok(tmp.path(), &["query", "response_times", "--archive", "db", "--format", "csv"]));
+    assert!(rows.len() > 10);
+    for r in &rows[1..] {
+        assert_eq!(r[3], "0", "no complete instances without activations: {r:?}");
+        assert_ne!(r[4], "0", "left out instances counted: {r:?}");
+        assert_eq!(r[5], "", "no statistics from nothing: {r:?}");
+    }
+    // Every analysis runs on the real captures, with plausible values.
+    for q in names() {
+        ok(tmp.path(), &["query", &q, "--archive", "db", "--format", "csv"]);
+    }
+    let load = util::scalar(tmp.path(), "db", "SELECT count(*) FROM cpu_load() WHERE load > 1 OR load < 0");
+    assert_eq!(load, "0");
+    let busy = util::scalar(tmp.path(), "db", "SELECT count(*) FROM cpu_load() WHERE load > 0");
+    assert_ne!(busy, "0", "the FreeRTOS tasks (not IDLE) do load the cores");
+    let pairs = util::scalar(tmp.path(), "db", "SELECT count(*) FROM preemption_pairs");
+    assert_ne!(pairs, "0");
+}
