@@ -38,46 +38,52 @@
 -- terminate - first start. Only complete instances count (activate and terminate both in
 -- the capture, no resynchronisation); traces without activations (the FreeRTOS logger)
 -- therefore give instances = 0 and say how many were left out instead of guessing.
--- Percentiles are exact observed values (quantile_disc: p90 is the smallest value that at
+-- Each metric's three percentiles come from one sort (a list quantile). Percentiles are
+-- exact observed values (quantile_disc: p90 is the smallest value that at
 -- least 90% of the instances do not exceed), not interpolated.
 -- Tracealyzer's "response time" of a task is the same span (ready to finished); its
 -- "execution time" is net_exec.
 CREATE OR REPLACE TEMP VIEW response_times AS
+WITH s AS (
+    SELECT
+        capture_id,
+        entity,
+        any_value(entity_type) AS entity_type,
+        count(*) FILTER (WHERE complete) AS instances,
+        count(*) FILTER (WHERE NOT complete) AS instances_left_out,
+        min(response_time) FILTER (WHERE complete) AS response_time_min,
+        round(avg(response_time) FILTER (WHERE complete), 1) AS response_time_avg,
+        quantile_disc(response_time, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS response_time_q,
+        max(response_time) FILTER (WHERE complete) AS response_time_max,
+        round(stddev_samp(response_time) FILTER (WHERE complete), 1) AS response_time_stddev,
+        min(start_delay) FILTER (WHERE complete) AS start_delay_min,
+        round(avg(start_delay) FILTER (WHERE complete), 1) AS start_delay_avg,
+        quantile_disc(start_delay, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS start_delay_q,
+        max(start_delay) FILTER (WHERE complete) AS start_delay_max,
+        round(stddev_samp(start_delay) FILTER (WHERE complete), 1) AS start_delay_stddev,
+        min(net_exec) FILTER (WHERE complete) AS net_exec_min,
+        round(avg(net_exec) FILTER (WHERE complete), 1) AS net_exec_avg,
+        quantile_disc(net_exec, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS net_exec_q,
+        max(net_exec) FILTER (WHERE complete) AS net_exec_max,
+        round(stddev_samp(net_exec) FILTER (WHERE complete), 1) AS net_exec_stddev,
+        min(gross_exec) FILTER (WHERE complete) AS gross_exec_min,
+        round(avg(gross_exec) FILTER (WHERE complete), 1) AS gross_exec_avg,
+        quantile_disc(gross_exec, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS gross_exec_q,
+        max(gross_exec) FILTER (WHERE complete) AS gross_exec_max,
+        round(stddev_samp(gross_exec) FILTER (WHERE complete), 1) AS gross_exec_stddev
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR')
+    GROUP BY capture_id, entity
+)
 SELECT
-    capture_id,
-    entity,
-    any_value(entity_type) AS entity_type,
-    count(*) FILTER (WHERE complete) AS instances,
-    count(*) FILTER (WHERE NOT complete) AS instances_left_out,
-    min(response_time) FILTER (WHERE complete) AS response_time_min,
-    round(avg(response_time) FILTER (WHERE complete), 1) AS response_time_avg,
-    quantile_disc(response_time, 0.5) FILTER (WHERE complete) AS response_time_p50,
-    quantile_disc(response_time, 0.9) FILTER (WHERE complete) AS response_time_p90,
-    quantile_disc(response_time, 0.99) FILTER (WHERE complete) AS response_time_p99,
-    max(response_time) FILTER (WHERE complete) AS response_time_max,
-    round(stddev_samp(response_time) FILTER (WHERE complete), 1) AS response_time_stddev,
-    min(start_delay) FILTER (WHERE complete) AS start_delay_min,
-    round(avg(start_delay) FILTER (WHERE complete), 1) AS start_delay_avg,
-    quantile_disc(start_delay, 0.5) FILTER (WHERE complete) AS start_delay_p50,
-    quantile_disc(start_delay, 0.9) FILTER (WHERE complete) AS start_delay_p90,
-    quantile_disc(start_delay, 0.99) FILTER (WHERE complete) AS start_delay_p99,
-    max(start_delay) FILTER (WHERE complete) AS start_delay_max,
-    round(stddev_samp(start_delay) FILTER (WHERE complete), 1) AS start_delay_stddev,
-    min(net_exec) FILTER (WHERE complete) AS net_exec_min,
-    round(avg(net_exec) FILTER (WHERE complete), 1) AS net_exec_avg,
-    quantile_disc(net_exec, 0.5) FILTER (WHERE complete) AS net_exec_p50,
-    quantile_disc(net_exec, 0.9) FILTER (WHERE complete) AS net_exec_p90,
-    quantile_disc(net_exec, 0.99) FILTER (WHERE complete) AS net_exec_p99,
-    max(net_exec) FILTER (WHERE complete) AS net_exec_max,
-    round(stddev_samp(net_exec) FILTER (WHERE complete), 1) AS net_exec_stddev,
-    min(gross_exec) FILTER (WHERE complete) AS gross_exec_min,
-    round(avg(gross_exec) FILTER (WHERE complete), 1) AS gross_exec_avg,
-    quantile_disc(gross_exec, 0.5) FILTER (WHERE complete) AS gross_exec_p50,
-    quantile_disc(gross_exec, 0.9) FILTER (WHERE complete) AS gross_exec_p90,
-    quantile_disc(gross_exec, 0.99) FILTER (WHERE complete) AS gross_exec_p99,
-    max(gross_exec) FILTER (WHERE complete) AS gross_exec_max,
-    round(stddev_samp(gross_exec) FILTER (WHERE complete), 1) AS gross_exec_stddev
-FROM instances
-WHERE entity_type IN ('T', 'I', 'ISR')
-GROUP BY capture_id, entity
+    capture_id, entity, entity_type, instances, instances_left_out,
+    response_time_min, response_time_avg, response_time_q[1] AS response_time_p50, response_time_q[2] AS response_time_p90, response_time_q[3] AS response_time_p99,
+    response_time_max, response_time_stddev,
+    start_delay_min, start_delay_avg, start_delay_q[1] AS start_delay_p50, start_delay_q[2] AS start_delay_p90, start_delay_q[3] AS start_delay_p99,
+    start_delay_max, start_delay_stddev,
+    net_exec_min, net_exec_avg, net_exec_q[1] AS net_exec_p50, net_exec_q[2] AS net_exec_p90, net_exec_q[3] AS net_exec_p99,
+    net_exec_max, net_exec_stddev,
+    gross_exec_min, gross_exec_avg, gross_exec_q[1] AS gross_exec_p50, gross_exec_q[2] AS gross_exec_p90, gross_exec_q[3] AS gross_exec_p99,
+    gross_exec_max, gross_exec_stddev
+FROM s
 ORDER BY capture_id, entity;

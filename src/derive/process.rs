@@ -78,6 +78,19 @@ fn process_transition(action: &str) -> Option<(&'static [PState], PState)> {
 const PROCESS_NOTICES: &[&str] =
     &["mtalimitexceeded", "interrupt_suspended", "migration", "migrate", "fullmigration"];
 
+/// Adds `dur` spent in `state` to the instance's totals (active time is the start delay,
+/// derived from the timestamps, not a total).
+fn account(row: &mut InstanceRow, state: PState, dur: i64) {
+    match state {
+        PState::Running => row.net_exec += dur,
+        PState::Ready => row.ready_time += dur,
+        PState::Waiting => *row.waiting_time.get_or_insert(0) += dur,
+        PState::Polling => *row.polling_time.get_or_insert(0) += dur,
+        PState::Parking => *row.parking_time.get_or_insert(0) += dur,
+        PState::Active | PState::Terminated => {}
+    }
+}
+
 /// A fresh instance row of a process: totals at zero.
 fn proc_row(entity: Sym, entity_type: Sym, instance: i64) -> InstanceRow {
     InstanceRow {
@@ -209,14 +222,7 @@ impl<O: Output> Deriver<O> {
         let Some(p) = self.procs.get_mut(&key) else { return Ok(()) };
         let dur = a.ts - p.since;
         let (state, core) = (p.state, p.core);
-        match state {
-            PState::Running => p.row.net_exec += dur,
-            PState::Ready => p.row.ready_time += dur,
-            PState::Waiting => *p.row.waiting_time.get_or_insert(0) += dur,
-            PState::Polling => *p.row.polling_time.get_or_insert(0) += dur,
-            PState::Parking => *p.row.parking_time.get_or_insert(0) += dur,
-            PState::Active | PState::Terminated => {}
-        }
+        account(&mut p.row, state, dur);
         let row = IntervalRow {
             entity: key.0,
             entity_type: p.etype,
@@ -548,14 +554,7 @@ impl<O: Output> Deriver<O> {
         for key in keys {
             let Some(mut p) = self.procs.remove(&key) else { continue };
             let dur = end - p.since;
-            match p.state {
-                PState::Running => p.row.net_exec += dur,
-                PState::Ready => p.row.ready_time += dur,
-                PState::Waiting => *p.row.waiting_time.get_or_insert(0) += dur,
-                PState::Polling => *p.row.polling_time.get_or_insert(0) += dur,
-                PState::Parking => *p.row.parking_time.get_or_insert(0) += dur,
-                PState::Active | PState::Terminated => {}
-            }
+            account(&mut p.row, p.state, dur);
             let row = IntervalRow {
                 entity: key.0,
                 entity_type: p.etype,
