@@ -4,7 +4,9 @@ pub mod captures;
 pub mod ingest;
 pub mod queries;
 pub mod query;
+pub mod rm;
 pub mod sql;
+pub mod verify;
 
 use crate::Result;
 use clap::{Parser, Subcommand};
@@ -35,6 +37,10 @@ pub enum Command {
     Queries(queries::Args),
     /// Run a predefined analysis (response_times, deadline_misses, cpu_load, ...).
     Query(query::Args),
+    /// Remove a capture from the archive.
+    Rm(rm::Args),
+    /// Check every archive file against the manifest (size, SHA-256, Parquet footer).
+    Verify(verify::Args),
 }
 
 /// The `--archive` option shared by every subcommand.
@@ -53,6 +59,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sql(a) => sql::run(a),
         Command::Queries(a) => queries::run(a),
         Command::Query(a) => query::run(a),
+        Command::Rm(a) => rm::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }
 

@@ -152,7 +152,7 @@ fn run(
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         std::fs::rename(&f.path, &dest).map_err(|e| Error::io(&dest, e))?;
-        capture.files.insert(f.table.clone(), FileEntry { path: rel, rows: f.rows, bytes: f.bytes });
+        capture.files.insert(f.table.clone(), FileEntry { path: rel, rows: f.rows, bytes: f.bytes, sha256: f.sha256 });
     }
     archive.manifest.captures.push(capture.clone());
     archive.manifest.next_capture_id = id + 1;

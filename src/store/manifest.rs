@@ -22,6 +22,9 @@ pub struct FileEntry {
     pub rows: u64,
     /// Bytes.
     pub bytes: u64,
+    /// Hex SHA-256 of the file, checked by `tracedb verify`.
+    #[serde(default)]
+    pub sha256: String,
 }
 
 /// One capture, as listed in `captures`.

@@ -6,6 +6,7 @@ pub mod ingest;
 pub mod manifest;
 pub mod queries;
 pub mod schema;
+pub mod verify;
 pub mod writer;
 
 use crate::{Error, Result};
@@ -83,6 +84,25 @@ impl Archive {
             }
         }
         Ok(())
+    }
+
+    /// Removes capture `id`: first from the manifest (atomically: from then on it is gone),
+    /// then its files. A crash in between leaves files no capture lists, which the next
+    /// writer removes. The caller holds the writer lock.
+    pub fn remove(&mut self, id: i64) -> Result<CaptureEntry> {
+        let at = self.manifest.captures.iter().position(|c| c.capture_id == id).ok_or_else(|| Error::Archive {
+            path: self.dir.clone(),
+            message: format!("no capture {id}"),
+        })?;
+        let entry = self.manifest.captures.remove(at);
+        self.manifest.save(&self.dir)?;
+        for t in schema::tables() {
+            let part = self.dir.join(&t.name).join(format!("capture_id={id}"));
+            if part.exists() {
+                std::fs::remove_dir_all(&part).map_err(|e| Error::io(&part, e))?;
+            }
+        }
+        Ok(entry)
     }
 
     /// A fresh staging directory for capture `id`.

@@ -156,6 +156,8 @@ pub struct WrittenFile {
     pub rows: u64,
     /// Bytes on disk.
     pub bytes: u64,
+    /// Hex SHA-256 of the file.
+    pub sha256: String,
 }
 
 /// Writes every table of one capture into `dir` as zstd Parquet.
@@ -224,7 +226,8 @@ impl CaptureWriter {
                     let file = w.into_inner().map_err(|e| Error::Archive { path: path.clone(), message: e.to_string() })?;
                     file.sync_all().map_err(|e| Error::io(&path, e))?;
                     let bytes = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-                    out.push(WrittenFile { table, path, rows, bytes });
+                    let sha256 = super::verify::file_sha256(&path).map_err(|e| Error::io(&path, e))?;
+                    out.push(WrittenFile { table, path, rows, bytes, sha256 });
                 }
                 Ok(out)
             })

@@ -1,0 +1,89 @@
+//! `tracedb verify`: every file the manifest lists is present, has its recorded size and
+//! SHA-256, and has a readable Parquet footer whose row count matches the manifest.
+use super::Archive;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::Path;
+
+/// Hex SHA-256 of a file's bytes.
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(buf.get(..n).unwrap_or_default());
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Capture the file belongs to.
+    pub capture_id: i64,
+    /// File, relative to the archive.
+    pub path: String,
+    /// missing, truncated, altered, unreadable.
+    pub kind: &'static str,
+    /// Details.
+    pub detail: String,
+}
+
+/// Checks every file of every capture; returns the files checked and the problems.
+pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for c in &archive.manifest.captures {
+        for f in c.files.values() {
+            checked += 1;
+            let path = archive.dir.join(&f.path);
+            let mut problem = |kind, detail: String| {
+                problems.push(Problem { capture_id: c.capture_id, path: f.path.clone(), kind, detail });
+            };
+            let size = match std::fs::metadata(&path) {
+                Ok(m) => m.len(),
+                Err(e) => {
+                    problem("missing", e.to_string());
+                    continue;
+                }
+            };
+            if size < f.bytes {
+                problem("truncated", format!("{size} bytes, the manifest says {}", f.bytes));
+                continue;
+            }
+            match file_sha256(&path) {
+                Ok(h) if !f.sha256.is_empty() && h != f.sha256 => {
+                    problem("altered", format!("SHA-256 {h}, the manifest says {}", f.sha256));
+                    continue;
+                }
+                Ok(_) if size != f.bytes => {
+                    problem("altered", format!("{size} bytes, the manifest says {}", f.bytes));
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    problem("unreadable", e.to_string());
+                    continue;
+                }
+            }
+            let footer = std::fs::File::open(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|file| parquet::file::reader::SerializedFileReader::new(file).map_err(|e| e.to_string()));
+            match footer {
+                Ok(r) => {
+                    use parquet::file::reader::FileReader;
+                    let rows = r.metadata().file_metadata().num_rows();
+                    if u64::try_from(rows).ok() != Some(f.rows) {
+                        problem("altered", format!("the Parquet footer says {rows} rows, the manifest {}", f.rows));
+                    }
+                }
+                Err(e) => problem("unreadable", format!("Parquet footer: {e}")),
+            }
+        }
+    }
+    (checked, problems)
+}
