@@ -61,3 +61,61 @@ fn rm_removes_one_capture_and_leaves_the_others() {
     assert_eq!(run(tmp.path(), &["rm", "--archive", "nowhere.tdb", "1"]).status.code(), Some(1));
     assert!(!tmp.path().join("nowhere.tdb").exists(), "rm does not create archives");
 }
+
+/// Rows of `table` in archive `a` that archive `b` lacks (and the reverse), capture_id aside.
+fn table_diff(dir: &Path, a: &str, b: &str, table: &str) -> String {
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM (SELECT * EXCLUDE (capture_id) FROM read_parquet('{a}/{table}/*/*.parquet') \
+           EXCEPT ALL SELECT * EXCLUDE (capture_id) FROM read_parquet('{b}/{table}/*/*.parquet'))) || '/' || \
+         (SELECT count(*) FROM (SELECT * EXCLUDE (capture_id) FROM read_parquet('{b}/{table}/*/*.parquet') \
+           EXCEPT ALL SELECT * EXCLUDE (capture_id) FROM read_parquet('{a}/{table}/*/*.parquet')))"
+    );
+    scalar(dir, a, &sql)
+}
+
+fn round_trip(dir: &Path, source: &Path) {
+    ok(dir, &["ingest", "--archive", "a.tdb", source.to_str().unwrap()]);
+    ok(dir, &["export", "1", "--archive", "a.tdb", "--to", "btf", "back.btf"]);
+    ok(dir, &["ingest", "--archive", "b.tdb", "back.btf"]);
+    for t in ["events", "intervals", "instances", "lock_requests"] {
+        assert_eq!(table_diff(dir, "a.tdb", "b.tdb", t), "0/0", "{}: {t} differs after BTF -> archive -> BTF -> archive", source.display());
+    }
+}
+
+#[test]
+fn btf_export_round_trips_the_bundled_sample() {
+    let tmp = tempfile::tempdir().unwrap();
+    round_trip(tmp.path(), &Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz"));
+}
+
+#[test]
+fn btf_export_round_trips_a_real_freertos_capture() {
+    let Some(root) = crate::util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    round_trip(tmp.path(), &root.join("btf/freertos-2cores.btf.gz"));
+}
+
+#[test]
+fn chrome_json_and_parquet_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    archive_with_two(tmp.path());
+    ok(tmp.path(), &["export", "two", "--archive", "db", "--to", "chrome-json", "t.json"]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("t.json")).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let slices: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    // A on Core_0 from 10 to 40 ns: one core slice and one task slice, times in µs.
+    assert_eq!(slices.len(), 2);
+    for s in &slices {
+        assert_eq!(s["name"], "A");
+        assert_eq!(s["ts"].as_f64(), Some(0.01));
+        assert_eq!(s["dur"].as_f64(), Some(0.03));
+    }
+    let names: Vec<&str> = events.iter().filter(|e| e["ph"] == "M").filter_map(|e| e["args"]["name"].as_str()).collect();
+    assert!(names.contains(&"Cores") && names.contains(&"Core_0") && names.contains(&"A"), "{names:?}");
+    assert!(events.iter().any(|e| e["ph"] == "i" && e["name"] == "activate"), "instants for other events");
+
+    ok(tmp.path(), &["export", "1", "--archive", "db", "--to", "parquet", "out"]);
+    let n = scalar(tmp.path(), "db", "SELECT count(*) || '/' || min(capture_id) FROM read_parquet('out/events.parquet')");
+    assert_eq!(n, "3/1");
+    assert_eq!(run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(), Some(1));
+}

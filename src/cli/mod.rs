@@ -1,6 +1,7 @@
 //! Command line: the `Command` enum is the only list of subcommands; each subcommand lives
 //! in its own file with its arguments first and `run()` below.
 pub mod captures;
+pub mod export;
 pub mod ingest;
 pub mod queries;
 pub mod query;
@@ -41,6 +42,8 @@ pub enum Command {
     Rm(rm::Args),
     /// Check every archive file against the manifest (size, SHA-256, Parquet footer).
     Verify(verify::Args),
+    /// Write one capture out as BTF, Chrome/Perfetto JSON or Parquet files.
+    Export(export::Args),
 }
 
 /// The `--archive` option shared by every subcommand.
@@ -61,6 +64,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Query(a) => query::run(a),
         Command::Rm(a) => rm::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Export(a) => export::run(a),
     }
 }
 

@@ -2,6 +2,7 @@
 //! (`<table>/capture_id=N/part-0.parquet`), plus `manifest.json` listing the complete
 //! captures. [`Archive::connect`] opens an in-process DuckDB with one view per table over
 //! exactly the files the manifest lists, so a half-written capture is never seen.
+pub mod export;
 pub mod ingest;
 pub mod manifest;
 pub mod queries;

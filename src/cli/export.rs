@@ -1,0 +1,51 @@
+//! `tracedb export`: one capture out of the archive, as BTF, Chrome JSON or Parquet.
+use super::ArchiveArg;
+use crate::store::{export, Archive};
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+/// What to export to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// BTF text from the normalised events (times in ns).
+    Btf,
+    /// Chrome/Perfetto trace-event JSON (open it in ui.perfetto.dev or chrome://tracing).
+    ChromeJson,
+    /// One zstd Parquet file per table, in a directory.
+    Parquet,
+}
+
+/// Write one capture out of the archive: `--to btf FILE`, `--to chrome-json FILE`,
+/// `--to parquet DIR`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Capture id or name.
+    #[arg(value_name = "CAPTURE")]
+    capture: String,
+    /// Output kind.
+    #[arg(long, value_enum)]
+    to: Target,
+    /// Output file (a directory for parquet).
+    #[arg(value_name = "OUT")]
+    out: PathBuf,
+    #[command(flatten)]
+    archive: ArchiveArg,
+}
+
+/// Runs `export`.
+pub fn run(args: Args) -> Result<()> {
+    let archive = Archive::open(&args.archive.archive)?;
+    let entry = archive
+        .manifest
+        .find(&args.capture)
+        .cloned()
+        .ok_or_else(|| Error::Archive { path: archive.dir.clone(), message: format!("no capture '{}'", args.capture) })?;
+    let conn = archive.connect()?;
+    let what = match args.to {
+        Target::Btf => format!("{} events", export::to_btf(&conn, entry.capture_id, &entry.name, &args.out)?),
+        Target::ChromeJson => format!("{} trace events", export::to_chrome_json(&conn, entry.capture_id, &args.out)?),
+        Target::Parquet => format!("{} tables", export::to_parquet(&conn, entry.capture_id, &args.out)?.len()),
+    };
+    eprintln!("exported capture {} '{}' to {}: {what}", entry.capture_id, entry.name, args.out.display());
+    Ok(())
+}

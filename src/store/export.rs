@@ -1,0 +1,230 @@
+//! Exporting one capture: back to BTF text (from the normalised events), to Chrome/Perfetto
+//! trace-event JSON (a track per core and per task, slices from the running intervals,
+//! instants for the other events), or to standalone Parquet files.
+use crate::{Error, Result};
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{Float64Type, Int64Type};
+use std::io::Write;
+use std::path::Path;
+
+fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::io(path, e)
+}
+
+/// Runs `sql` and calls `row` for every row of every batch.
+fn each_batch(conn: &duckdb::Connection, sql: &str, mut f: impl FnMut(&arrow::record_batch::RecordBatch) -> Result<()>) -> Result<()> {
+    let mut stmt = conn.prepare(sql)?;
+    for batch in stmt.query_arrow([])? {
+        f(&batch)?;
+    }
+    Ok(())
+}
+
+fn text(b: &arrow::record_batch::RecordBatch, col: usize, row: usize) -> Option<String> {
+    let a = b.column(col);
+    if a.is_null(row) {
+        return None;
+    }
+    let fmt = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default()).ok()?;
+    Some(fmt.value(row).to_string())
+}
+
+fn int(b: &arrow::record_batch::RecordBatch, col: usize, row: usize) -> Option<i64> {
+    let a = b.column(col);
+    if a.is_null(row) {
+        return None;
+    }
+    a.as_primitive_opt::<Int64Type>().map(|p| p.value(row)).or_else(|| text(b, col, row)?.parse().ok())
+}
+
+/// A name as a BTF field: commas (impossible in BTF input, possible from other formats)
+/// would split the line, so they become semicolons.
+fn field(s: &str) -> String {
+    s.replace([',', '\n', '\r'], ";")
+}
+
+/// Writes capture `id` as BTF text (times in ns) to `path`.
+pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Result<u64> {
+    let file = std::fs::File::create(path).map_err(out_err(path))?;
+    let mut w = std::io::BufWriter::new(file);
+    let header = format!(
+        "#version 2.2.0\n#creator tracedb {} (export of capture {id} '{name}')\n#timeScale ns\n",
+        crate::TOOL_VERSION
+    );
+    w.write_all(header.as_bytes()).map_err(out_err(path))?;
+    // Declared types of entities that never appear as a target keep their type.
+    let mut decl = Vec::new();
+    each_batch(
+        conn,
+        &format!(
+            "SELECT name, type FROM entities e WHERE capture_id = {id} AND type IS NOT NULL \
+             AND coalesce(json_extract(attrs, '$.inferred_type')::BOOLEAN, false) = false \
+             AND NOT EXISTS (SELECT 1 FROM events v WHERE v.capture_id = {id} AND v.target = e.name) ORDER BY entity_id"
+        ),
+        |b| {
+            for r in 0..b.num_rows() {
+                if let (Some(n), Some(t)) = (text(b, 0, r), text(b, 1, r)) {
+                    decl.push(format!("#-{} {}\n", field(&t), field(&n)));
+                }
+            }
+            Ok(())
+        },
+    )?;
+    if !decl.is_empty() {
+        w.write_all(b"#entityTypeTable\n").map_err(out_err(path))?;
+        for d in decl {
+            w.write_all(d.as_bytes()).map_err(out_err(path))?;
+        }
+    }
+    let mut n = 0u64;
+    each_batch(
+        conn,
+        &format!(
+            "SELECT ts, source, source_instance, target_type, target, target_instance, action, note \
+             FROM events WHERE capture_id = {id} ORDER BY seq"
+        ),
+        |b| {
+            for r in 0..b.num_rows() {
+                let mut line = format!(
+                    "{},{},{},{},{},{},{}",
+                    int(b, 0, r).unwrap_or(0),
+                    field(&text(b, 1, r).unwrap_or_default()),
+                    int(b, 2, r).unwrap_or(-1),
+                    field(&text(b, 3, r).unwrap_or_default()),
+                    field(&text(b, 4, r).unwrap_or_default()),
+                    int(b, 5, r).unwrap_or(-1),
+                    field(&text(b, 6, r).unwrap_or_default())
+                );
+                if let Some(note) = text(b, 7, r) {
+                    line.push(',');
+                    line.push_str(&note.replace(['\n', '\r'], " "));
+                }
+                line.push('\n');
+                w.write_all(line.as_bytes()).map_err(out_err(path))?;
+                n += 1;
+            }
+            Ok(())
+        },
+    )?;
+    w.flush().map_err(out_err(path))?;
+    Ok(n)
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn micros(ns: i64) -> String {
+    // Trace-event times are µs; keep ns precision with three decimals.
+    format!("{}.{:03}", ns.div_euclid(1000), ns.rem_euclid(1000))
+}
+
+/// Writes capture `id` as Chrome/Perfetto trace-event JSON to `path`: process 1 "Cores"
+/// with a thread per core (what ran), process 2 "Tasks" with a thread per task, ISR or
+/// runnable (its running slices), and instant events for everything else on the target's
+/// track. Returns the number of trace events written.
+pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result<u64> {
+    let file = std::fs::File::create(path).map_err(out_err(path))?;
+    let mut w = std::io::BufWriter::new(file);
+    let mut tracks: std::collections::HashMap<(i64, String), i64> = std::collections::HashMap::new();
+    let mut events: u64 = 0;
+    let mut first = true;
+    let mut emit = |w: &mut std::io::BufWriter<std::fs::File>, e: String| -> Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" }).map_err(out_err(path))?;
+        first = false;
+        events += 1;
+        w.write_all(e.as_bytes()).map_err(out_err(path))
+    };
+    w.write_all(b"{\"displayTimeUnit\": \"ns\", \"traceEvents\": [").map_err(out_err(path))?;
+    emit(&mut w, r#"{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "Cores"}}"#.into())?;
+    emit(&mut w, r#"{"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "Tasks"}}"#.into())?;
+    let mut track = |w: &mut std::io::BufWriter<std::fs::File>, pid: i64, name: &str, emit: &mut dyn FnMut(&mut std::io::BufWriter<std::fs::File>, String) -> Result<()>| -> Result<i64> {
+        let next = tracks.len() as i64 + 1;
+        if let Some(t) = tracks.get(&(pid, name.to_string())) {
+            return Ok(*t);
+        }
+        tracks.insert((pid, name.to_string()), next);
+        emit(w, format!(r#"{{"name": "thread_name", "ph": "M", "pid": {pid}, "tid": {next}, "args": {{"name": {}}}}}"#, json(name)))?;
+        Ok(next)
+    };
+    // Slices: what occupied each core, and each task's/runnable's running stretches.
+    each_batch(
+        conn,
+        &format!(
+            "SELECT channel, entity, state, ts, dur, instance, value FROM intervals \
+             WHERE capture_id = {id} AND (channel = 'running' OR (channel = 'state' AND state = 'running')) \
+             ORDER BY ts"
+        ),
+        |b| {
+            for r in 0..b.num_rows() {
+                let channel = text(b, 0, r).unwrap_or_default();
+                let entity = text(b, 1, r).unwrap_or_default();
+                let state = text(b, 2, r).unwrap_or_default();
+                let (ts, dur) = (int(b, 3, r).unwrap_or(0), int(b, 4, r).unwrap_or(0));
+                let (pid, thread, name, inst) = if channel == "running" {
+                    let inst = b.column(6).as_primitive_opt::<Float64Type>().filter(|a| !a.is_null(r)).map(|a| a.value(r) as i64);
+                    (1, entity, state, inst.unwrap_or(-1))
+                } else {
+                    (2, entity.clone(), entity, int(b, 5, r).unwrap_or(-1))
+                };
+                let tid = track(&mut w, pid, &thread, &mut emit)?;
+                emit(
+                    &mut w,
+                    format!(
+                        r#"{{"name": {}, "ph": "X", "pid": {pid}, "tid": {tid}, "ts": {}, "dur": {}, "args": {{"instance": {inst}}}}}"#,
+                        json(&name),
+                        micros(ts),
+                        micros(dur)
+                    ),
+                )?;
+            }
+            Ok(())
+        },
+    )?;
+    // Instants: the other events, on their target's track.
+    each_batch(
+        conn,
+        &format!(
+            "SELECT target, action, ts, note, source FROM events WHERE capture_id = {id} \
+             AND action NOT IN ('start', 'resume', 'preempt', 'terminate', 'run', 'poll', 'wait', 'release', 'park', 'suspend') \
+             ORDER BY seq"
+        ),
+        |b| {
+            for r in 0..b.num_rows() {
+                let target = text(b, 0, r).unwrap_or_default();
+                let tid = track(&mut w, 2, &target, &mut emit)?;
+                let note = text(b, 3, r).map(|n| format!(", \"note\": {}", json(&n))).unwrap_or_default();
+                emit(
+                    &mut w,
+                    format!(
+                        r#"{{"name": {}, "ph": "i", "s": "t", "pid": 2, "tid": {tid}, "ts": {}, "args": {{"source": {}{note}}}}}"#,
+                        json(&text(b, 1, r).unwrap_or_default()),
+                        micros(int(b, 2, r).unwrap_or(0)),
+                        json(&text(b, 4, r).unwrap_or_default())
+                    ),
+                )?;
+            }
+            Ok(())
+        },
+    )?;
+    w.write_all(b"\n]}\n").map_err(out_err(path))?;
+    w.flush().map_err(out_err(path))?;
+    Ok(events)
+}
+
+/// Writes every table of capture `id` to `dir/<table>.parquet` (zstd, with `capture_id`).
+pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut written = Vec::new();
+    for t in super::schema::tables() {
+        let out = dir.join(format!("{}.parquet", t.name));
+        let sql = format!(
+            "COPY (SELECT * FROM {} WHERE capture_id = {id}) TO '{}' (FORMAT parquet, COMPRESSION zstd)",
+            t.name,
+            out.to_string_lossy().replace('\'', "''")
+        );
+        conn.execute_batch(&sql)?;
+        written.push(out.display().to_string());
+    }
+    Ok(written)
+}
