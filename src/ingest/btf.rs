@@ -307,6 +307,7 @@ impl BtfReader<'_> {
             target_instance,
             action,
             note,
+            value: None,
             pos,
         })
     }
