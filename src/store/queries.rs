@@ -20,7 +20,13 @@ use crate::model::time::parse_duration_ns;
 use crate::{Error, Result};
 
 /// The embedded query files, in install order.
-pub const FILES: &[(&str, &str)] = &[];
+pub const FILES: &[(&str, &str)] = &[
+    // --- Paraver / ovni analyses (issue 6) ---
+    ("paraver/state_time.sql", include_str!("../../queries/paraver/state_time.sql")),
+    ("paraver/channel_time.sql", include_str!("../../queries/paraver/channel_time.sql")),
+    ("paraver/messages_summary.sql", include_str!("../../queries/paraver/messages_summary.sql")),
+    // --- end of Paraver / ovni analyses ---
+];
 
 /// A parameter of an analysis.
 #[derive(Debug, Clone, PartialEq, Eq)]
