@@ -1,0 +1,5 @@
+SELECT name, type FROM entities ORDER BY entity_id;
+SELECT entity, channel, state, value, ts, dur, open FROM intervals ORDER BY channel, entity, ts;
+SELECT seq, ts, target, action, note, value FROM events ORDER BY seq;
+SELECT severity, kind, regexp_replace(position, '^.*/', '') AS position, message FROM diagnostics ORDER BY position, kind;
+SELECT time_unit, ts_min, ts_max FROM captures;
