@@ -3,11 +3,13 @@
 //! * `golden`      — tests/golden/<format>/<case>/: ingest input, run query.sql, compare CSV
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
+//! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
 mod cli;
 mod conformance;
 mod golden;
 mod layout;
+mod paraver;
 mod synthetic;
 mod util;

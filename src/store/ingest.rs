@@ -136,6 +136,10 @@ pub fn ingest_files(
     let staging = archive.staging_dir(id);
     let result = run(archive, paths, default, opts, id, &staging, started, progress);
     let _ = std::fs::remove_dir_all(&staging);
+    if let Some(parent) = staging.parent() {
+        // Only when empty: another ingest's staging directory stays.
+        let _ = std::fs::remove_dir(parent);
+    }
     result
 }
 
