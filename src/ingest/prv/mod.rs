@@ -164,8 +164,14 @@ fn parse_appl(s: &str) -> Option<Appl> {
     (tasks.len() == n).then_some(Appl { tasks })
 }
 
-/// Parses the header line after `#Paraver`. Returns the header and problems to report.
-fn parse_header(line: &str, path: &str, pos: Pos) -> Result<(Header, Vec<(Severity, &'static str, String)>, Vec<(String, String)>)> {
+/// A problem found in the header: severity, kind, message.
+type Problem = (Severity, &'static str, String);
+/// The header, its problems, its metadata entries.
+type HeaderParts = (Header, Vec<Problem>, Vec<(String, String)>);
+
+/// Parses the header line after `#Paraver`. Returns the header, problems to report and
+/// metadata entries.
+fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     let bad = |m: &str| Error::input(path, pos.to_string(), format!("unreadable Paraver header: {m}: '{}'", clip(line)));
     let rest = line.get(8..).ok_or_else(|| bad("too short"))?;
     let open = rest.find('(').ok_or_else(|| bad("no '(' before the date"))?;
@@ -202,7 +208,12 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<(Header, Vec<(Severi
             .parse::<f64>()
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0 && *v < 9.2e18)
-            .map(|v| v.round() as i64)
+            // Float end times (`%0Lf` writers), range checked just above.
+            .map(|v| {
+                #[allow(clippy::cast_possible_truncation)]
+                let t = v.round() as i64;
+                t
+            })
             .ok_or_else(|| bad("the end time is not a number"))?,
     };
     let end = unit.to_ns(raw_end).map(|t| t.0).ok_or_else(|| bad("the end time overflows"))?;
