@@ -163,3 +163,26 @@ fn a_file_that_is_not_paraver_is_refused() {
     // Nothing was ingested.
     let _ = std::fs::metadata(tmp.path().join("db"));
 }
+
+#[test]
+fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
+    let prv = std::fs::read(case.join("input.prv")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&prv).unwrap();
+    std::fs::write(tmp.path().join("run.prv.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::copy(case.join("input.pcf"), tmp.path().join("run.pcf")).unwrap();
+    std::fs::copy(case.join("input.row"), tmp.path().join("run.row")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "run.prv.gz"]);
+    assert_eq!(scalar(tmp.path(), "db", "SELECT name FROM captures"), "run");
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM entities WHERE name = 'viz'"), "1");
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics"), "0");
+    // Events carry the CPU of their record as core.
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events WHERE core IS NULL"), "0");
+    // Missing companions are info only: --strict still ingests.
+    std::fs::write(tmp.path().join("bare.prv"), &prv).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "bare.prv"]);
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics WHERE kind = 'missing_companion'"), "2");
+}

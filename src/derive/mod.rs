@@ -518,7 +518,10 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Core => Some(target),
-            Class::Other => self.resolve_core(source, target, false, ev.pos),
+            Class::Other => match ev.core {
+                Some(c) => Some(self.names.intern(c)),
+                None => self.resolve_core(source, target, false, ev.pos),
+            },
         };
         // After dispatch: core resolution may have just inferred the source's type.
         let source_type = self.type_of(source);

@@ -308,6 +308,7 @@ impl BtfReader<'_> {
             action,
             note,
             value: None,
+            core: None,
             pos,
         })
     }

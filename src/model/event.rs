@@ -58,6 +58,8 @@ pub struct Event<'a> {
     /// Numeric payload given by the format (Paraver event value); else the note when it is
     /// a plain number.
     pub value: Option<f64>,
+    /// Core (CPU) the format names for the event (Paraver's cpu field); else derived.
+    pub core: Option<&'a str>,
     /// Position in the source file.
     pub pos: Pos,
 }

@@ -562,6 +562,7 @@ impl Reader<'_> {
                 action: &type_name,
                 note: label,
                 value: v,
+                core: core.as_deref(),
                 pos,
             })?;
             sink.channel_set(&ChannelSet {

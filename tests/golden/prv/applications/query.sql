@@ -1,3 +1,8 @@
+-- Two applications (the second with one task), communicator lines (2, 3), CPUs from the
+-- .row, names from the .pcf/.row. Lines 8 and 11: two type:value pairs on one line. Line 6:
+-- end = -1 (open to the header's end, 1000 ns). Line 10: a '#' line in the body. Lines 11
+-- and 14 go back in time and line 12's logical receive precedes its send: all kept with
+-- their own times.
 SELECT name, type FROM entities ORDER BY entity_id;
 SELECT entity, entity_type, channel, state, value, ts, dur, core, open FROM intervals ORDER BY channel, entity, ts;
 SELECT seq, ts, target, target_type, action, note, value FROM events ORDER BY seq;
