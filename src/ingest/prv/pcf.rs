@@ -18,7 +18,8 @@
 //!
 //! Lines are trimmed and tabs count as spaces; blank and `#` lines are skipped; labels keep
 //! their inner spaces (outer spaces are trimmed: ovni writes `Flushing ovni buffer `).
-//! `VALUES` with no entries is accepted. Unparsable lines are skipped (the companion is
+//! `VALUES` with no entries is accepted. Each type is a channel, so two types with the same
+//! label are told apart by their number (`Counter (42)`); a type without a label is its number. Unparsable lines are skipped (the companion is
 //! only names: a bad line costs a name, never a record).
 use std::collections::HashMap;
 
@@ -106,6 +107,19 @@ impl Pcf {
                 Section::Other => {}
             }
         }
+        // A channel per event type: two types with one label would share a channel, so
+        // such labels get their type appended (`Counter (42)`). Empty labels become numbers.
+        let mut seen: HashMap<String, u32> = HashMap::new();
+        for name in pcf.types.values() {
+            *seen.entry(name.clone()).or_default() += 1;
+        }
+        for (ty, name) in pcf.types.iter_mut() {
+            if name.is_empty() {
+                *name = ty.to_string();
+            } else if seen.get(name.as_str()).is_some_and(|n| *n > 1) {
+                *name = format!("{name} ({ty})");
+            }
+        }
         pcf
     }
 
@@ -133,5 +147,9 @@ mod tests {
         assert_eq!(p.types.get(&7).map(String::as_str), Some("Flushing ovni buffer"));
         assert_eq!(p.value_label(9, -1), Some("max"));
         assert_eq!(p.value_label(7, 1), None);
+        let dup = Pcf::parse("EVENT_TYPE\n0 1 Counter\n0 2 Counter\n0 3\n");
+        assert_eq!(dup.types.get(&1).map(String::as_str), Some("Counter (1)"));
+        assert_eq!(dup.types.get(&2).map(String::as_str), Some("Counter (2)"));
+        assert_eq!(dup.types.get(&3).map(String::as_str), Some("3"));
     }
 }
