@@ -102,7 +102,7 @@ fn unknown_format_and_usage_errors() {
     std::fs::write(tmp.path().join("notes.txt"), "hello, world\nnothing to see\n").unwrap();
     let out = run(tmp.path(), &["ingest", "--archive", "db", "notes.txt"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("notes.txt: unrecognised format (supported: btf)"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("notes.txt: unrecognised format (supported: btf, prv)"), "{}", stderr(&out));
 
     let missing = run(tmp.path(), &["ingest", "--archive", "db", "nope.btf"]);
     assert_eq!(missing.status.code(), Some(1));

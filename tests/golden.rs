@@ -1,7 +1,9 @@
 //! Golden tests: each directory tests/golden/<format>/<case>/ holds `input.*`, `query.sql`
 //! and `expected.csv`. The input is ingested into a fresh archive, the query is run with
 //! `--format csv`, and the output must equal expected.csv exactly. `UPDATE_GOLDEN=1`
-//! rewrites the expected files (review the diff!).
+//! rewrites the expected files (review the diff!). Companion files (`input.pcf`,
+//! `input.row` beside an `input.prv`) are copied but not named on the command line: the
+//! importer finds them beside the trace.
 use crate::util;
 use std::path::Path;
 
@@ -24,7 +26,9 @@ fn golden_cases() {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 if name.starts_with("input") {
                     std::fs::copy(entry.path(), tmp.path().join(&name)).unwrap();
-                    inputs.push(name);
+                    if !(name.ends_with(".pcf") || name.ends_with(".row")) {
+                        inputs.push(name);
+                    }
                 }
             }
             inputs.sort();

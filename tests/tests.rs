@@ -5,6 +5,7 @@
 //! * `archive`     — verify (altered, truncated, missing files) and rm
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
+//! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
 mod analyses;
@@ -13,5 +14,6 @@ mod cli;
 mod conformance;
 mod golden;
 mod layout;
+mod paraver;
 mod synthetic;
 mod util;

@@ -2,7 +2,7 @@
 //! progress bar on a terminal and a one-line summary per capture.
 use super::ArchiveArg;
 use crate::ingest::{diag::Severity, Format};
-use crate::store::ingest::{ingest_file, IngestOptions, IngestReport};
+use crate::store::ingest::{ingest_path, IngestOptions, IngestReport};
 use crate::store::Archive;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 /// summary; `--strict` makes them fatal. A failed ingest leaves the archive unchanged.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Trace files to read.
+    /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it), or an ovni
+    /// output directory (its thread.prv and cpu.prv become one capture).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf (prv, ovni, qs, shark and hw are planned).
+    /// Input format: auto (detect), btf, prv (ovni binary streams, qs, shark and hw are planned).
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
     /// Name of the capture (default: the file name without extensions); one file only.
@@ -41,10 +42,10 @@ pub fn run(args: Args) -> Result<()> {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["prv", "ovni", "qs", "shark", "hw"].contains(&f) => {
-                return Err(Error::Usage(format!("format '{f}' is not supported by this build yet (supported: auto, btf)")))
+            None if ["ovni", "qs", "shark", "hw"].contains(&f) => {
+                return Err(Error::Usage(format!("format '{f}' is not supported by this build yet (supported: auto, btf, prv)")))
             }
-            None => return Err(Error::Usage(format!("unknown format '{f}' (expected auto, btf)"))),
+            None => return Err(Error::Usage(format!("unknown format '{f}' (expected auto, btf, prv)"))),
         },
     };
     if args.name.is_some() && args.files.len() > 1 {
@@ -58,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
     let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict, deadlines };
     for file in &args.files {
         let mut bar = Bar::new(file);
-        let report = ingest_file(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
+        let report = ingest_path(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
         bar.finish();
         eprintln!("{}", summary_line(&report));
     }
@@ -137,7 +138,7 @@ pub fn summary_line(r: &IngestReport) -> String {
     let errors: u64 = r.diagnostics.iter().filter(|d| d.1 >= Severity::Warning).map(|d| d.2).sum();
     let flag = if errors > 0 { " (see the diagnostics table)" } else { "" };
     format!(
-        "capture {} '{}' ({}): {} events, {} entities, {} intervals, {} instances, {} lock requests; {}{}; \
+        "capture {} '{}' ({}): {} events, {} entities, {} intervals, {} instances, {} lock requests, {} messages; {}{}; \
          {} in, {} archive; {:.2} s ({:.1} MB/s)",
         c.capture_id,
         c.name,
@@ -147,6 +148,7 @@ pub fn summary_line(r: &IngestReport) -> String {
         r.intervals,
         r.instances,
         r.lock_requests,
+        r.messages,
         diags,
         flag,
         human_bytes(c.source_bytes),

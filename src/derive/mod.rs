@@ -14,16 +14,22 @@
 //! * when a task leaves its core (preempt, wait, park) its running runnables are suspended
 //!   with it, and resumed when it runs again; explicit `suspend`/`resume` events that follow
 //!   are folded into these transitions.
+//! * records that carry their own times (Paraver states, channel updates, messages: see
+//!   [`Sink::span`]) keep them: they are not clamped, only buffered and written sorted. A
+//!   channel update earlier than the channel's current state start is clamped to that start
+//!   for that channel only (a `time_backwards` info diagnostic). States still open at the end
+//!   close at the capture end: the latest time seen or the end the header declares, whichever
+//!   is later, with `open = true`.
 mod process;
 pub mod rows;
 mod semaphore;
 
 use crate::ingest::diag::{DiagRow, Diagnostics};
-use crate::ingest::{Diagnostic, Severity, Sink};
+use crate::ingest::{ChannelSet, Diagnostic, Message, Severity, Sink, Span};
 use crate::model::strings::FastMap;
 use crate::model::{Event, Interner, Pos, Sym, TimeUnit};
 use crate::Result;
-pub use rows::{EventRow, InstanceRow, IntervalRow, LockRow, Reorder, StateText};
+pub use rows::{EventRow, InstanceRow, IntervalRow, LockRow, MessageRow, Reorder, StateText};
 use std::collections::BTreeMap;
 
 /// Rows held back for time ordering, per table.
@@ -39,6 +45,19 @@ pub trait Output {
     fn instances(&mut self, rows: &[InstanceRow], names: &Interner) -> Result<()>;
     /// Lock requests, sorted by their first time.
     fn lock_requests(&mut self, rows: &[LockRow], names: &Interner) -> Result<()>;
+    /// Messages, sorted by logical send time. Outputs without a messages table ignore them.
+    fn messages(&mut self, _rows: &[MessageRow], _names: &Interner) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The current state of one channel of one entity (Paraver event types).
+struct Chan {
+    entity_type: Sym,
+    ts: i64,
+    value: i64,
+    state: StateText,
+    core: Option<Sym>,
 }
 
 /// What kind of state machine an entity type has.
@@ -100,6 +119,8 @@ pub struct Summary {
     pub instances: u64,
     /// Lock request rows written.
     pub lock_requests: u64,
+    /// Message rows written.
+    pub messages: u64,
     /// Diagnostics per kind.
     pub diag_counts: BTreeMap<&'static str, (Severity, u64)>,
     /// Diagnostics rows.
@@ -147,7 +168,15 @@ pub struct Deriver<O: Output> {
     ready_intervals: Vec<IntervalRow>,
     ready_instances: Vec<InstanceRow>,
     ready_locks: Vec<LockRow>,
-    counts: [u64; 3],
+    counts: [u64; 4],
+    /// Channels with a current state, by (entity, channel).
+    channels: FastMap<(Sym, Sym), Chan>,
+    /// Spans without an end, closed at the capture end.
+    open_spans: Vec<IntervalRow>,
+    messages: Reorder<MessageRow>,
+    ready_messages: Vec<MessageRow>,
+    /// End of the trace as declared by its header.
+    declared_end: Option<i64>,
 }
 
 impl<O: Output> Deriver<O> {
@@ -189,8 +218,18 @@ impl<O: Output> Deriver<O> {
             ready_intervals: Vec::new(),
             ready_instances: Vec::new(),
             ready_locks: Vec::new(),
-            counts: [0; 3],
+            counts: [0; 4],
+            channels: FastMap::default(),
+            open_spans: Vec::new(),
+            messages: Reorder::new(REORDER_CAP),
+            ready_messages: Vec::new(),
+            declared_end: None,
         }
+    }
+
+    /// Names `path` in the positions of later diagnostics (the next file of a capture).
+    pub fn set_source(&mut self, path: &str) {
+        self.diags.set_path(path);
     }
 
     /// The entity id of `name`, registering it when new.
@@ -284,12 +323,69 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
+    /// Widens the capture's time range to `ts`.
+    fn see(&mut self, ts: i64) {
+        self.ts_range = Some(match self.ts_range {
+            None => (ts, ts),
+            Some((lo, hi)) => (lo.min(ts), hi.max(ts)),
+        });
+    }
+
+    fn emit_message(&mut self, row: MessageRow) -> Result<()> {
+        self.counts[3] += 1;
+        let ts = row.send_ts;
+        self.messages.push(ts, row, &mut self.ready_messages);
+        if !self.ready_messages.is_empty() {
+            self.out.messages(&self.ready_messages, &self.names)?;
+            self.ready_messages.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes the open Paraver spans and channel states at `end`.
+    fn close_channels(&mut self, end: i64) -> Result<()> {
+        for mut row in std::mem::take(&mut self.open_spans) {
+            row.dur = (end - row.ts).max(0);
+            self.emit_interval(row)?;
+        }
+        let mut open: Vec<((Sym, Sym), Chan)> = self.channels.drain().collect();
+        open.sort_by_key(|(k, c)| (c.ts, k.0, k.1));
+        for ((entity, channel), c) in open {
+            let row = IntervalRow {
+                entity,
+                entity_type: c.entity_type,
+                instance: -1,
+                channel,
+                state: c.state,
+                #[allow(clippy::cast_precision_loss)]
+                value: Some(c.value as f64),
+                ts: c.ts,
+                dur: (end - c.ts).max(0),
+                core: c.core,
+                start_action: Some(channel),
+                end_action: None,
+                open: true,
+            };
+            self.emit_interval(row)?;
+        }
+        Ok(())
+    }
+
     /// Closes every open state at the last event time, flushes all rows, and returns the
     /// summary and the output.
     pub fn finish(mut self) -> Result<(Summary, O)> {
-        let end = self.last_ts.unwrap_or(0);
+        let mut end = self.last_ts.unwrap_or(0);
+        if let Some((_, hi)) = self.ts_range {
+            end = end.max(hi);
+        }
+        if let Some(d) = self.declared_end {
+            end = end.max(d);
+        }
         self.close_processes(end)?;
         self.close_semaphores(end)?;
+        self.close_channels(end)?;
+        self.messages.drain(&mut self.ready_messages);
+        self.out.messages(&self.ready_messages, &self.names)?;
         self.intervals.drain(&mut self.ready_intervals);
         self.out.intervals(&self.ready_intervals, &self.names)?;
         self.instances.drain(&mut self.ready_instances);
@@ -306,6 +402,7 @@ impl<O: Output> Deriver<O> {
             intervals: self.counts[0],
             instances: self.counts[1],
             lock_requests: self.counts[2],
+            messages: self.counts[3],
             diag_counts: self.diags.counts().clone(),
             diagnostics: self.diags.into_rows(),
         };
@@ -421,7 +518,10 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Core => Some(target),
-            Class::Other => self.resolve_core(source, target, false, ev.pos),
+            Class::Other => match ev.core {
+                Some(c) => Some(self.names.intern(c)),
+                None => self.resolve_core(source, target, false, ev.pos),
+            },
         };
         // After dispatch: core resolution may have just inferred the source's type.
         let source_type = self.type_of(source);
@@ -436,7 +536,7 @@ impl<O: Output> Sink for Deriver<O> {
             target_instance: ev.target_instance,
             action,
             note: ev.note,
-            value: numeric(ev.note),
+            value: ev.value.or_else(|| numeric(ev.note)),
             core,
         };
         self.out.event(&row, &self.names)
@@ -444,6 +544,113 @@ impl<O: Output> Sink for Deriver<O> {
 
     fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
         self.diags.push(d)
+    }
+
+    fn span(&mut self, sp: &Span<'_>) -> Result<()> {
+        let entity = self.names.intern(sp.entity);
+        let entity_type = self.names.intern(sp.entity_type);
+        self.set_type(entity, entity_type, false, sp.pos);
+        let channel = self.names.intern(sp.channel);
+        let state = StateText::Sym(self.names.intern(sp.state));
+        let core = sp.core.map(|c| self.names.intern(c));
+        self.see(sp.begin);
+        if let Some(e) = sp.end {
+            self.see(e);
+        }
+        let row = IntervalRow {
+            entity,
+            entity_type,
+            instance: -1,
+            channel,
+            state,
+            value: sp.value,
+            ts: sp.begin,
+            dur: sp.end.map_or(0, |e| (e - sp.begin).max(0)),
+            core,
+            start_action: None,
+            end_action: None,
+            open: sp.end.is_none(),
+        };
+        if row.open {
+            self.open_spans.push(row);
+            Ok(())
+        } else {
+            self.emit_interval(row)
+        }
+    }
+
+    fn channel_set(&mut self, set: &ChannelSet<'_>) -> Result<()> {
+        let entity = self.names.intern(set.entity);
+        let entity_type = self.names.intern(set.entity_type);
+        self.set_type(entity, entity_type, false, set.pos);
+        let channel = self.names.intern(set.channel);
+        self.see(set.ts);
+        let key = (entity, channel);
+        let mut ts = set.ts;
+        if let Some((cur_ts, cur_value)) = self.channels.get(&key).map(|c| (c.ts, c.value)) {
+            if cur_value == set.value {
+                return Ok(());
+            }
+            if ts < cur_ts {
+                let msg = format!(
+                    "{} of {} set at {} ns, before its current state began ({} ns): taken at {} ns",
+                    set.channel, set.entity, ts, cur_ts, cur_ts
+                );
+                self.diag(Severity::Info, "time_backwards", set.pos, ts, msg)?;
+                ts = cur_ts;
+            }
+        }
+        if let Some(cur) = self.channels.remove(&key) {
+            let row = IntervalRow {
+                entity,
+                entity_type: cur.entity_type,
+                instance: -1,
+                channel,
+                state: cur.state,
+                #[allow(clippy::cast_precision_loss)]
+                value: Some(cur.value as f64),
+                ts: cur.ts,
+                dur: ts - cur.ts,
+                core: cur.core,
+                start_action: Some(channel),
+                end_action: Some(channel),
+                open: false,
+            };
+            self.emit_interval(row)?;
+        }
+        if set.value != 0 {
+            let state = match set.label {
+                Some(l) => StateText::Sym(self.names.intern(l)),
+                None => StateText::Owned(set.value.to_string().into_boxed_str()),
+            };
+            let core = set.core.map(|c| self.names.intern(c));
+            self.channels.insert(key, Chan { entity_type, ts, value: set.value, state, core });
+        }
+        Ok(())
+    }
+
+    fn message(&mut self, m: &Message<'_>) -> Result<()> {
+        let sender = self.names.intern(m.sender);
+        let receiver = self.names.intern(m.receiver);
+        for t in [m.send_ts, m.recv_ts, m.phys_send_ts, m.phys_recv_ts] {
+            self.see(t);
+        }
+        self.emit_message(MessageRow {
+            sender,
+            sender_instance: -1,
+            receiver,
+            receiver_instance: -1,
+            send_ts: m.send_ts,
+            recv_ts: m.recv_ts,
+            phys_send_ts: m.phys_send_ts,
+            phys_recv_ts: m.phys_recv_ts,
+            size: m.size,
+            tag: m.tag,
+        })
+    }
+
+    fn trace_end(&mut self, ts: i64) {
+        self.declared_end = Some(self.declared_end.map_or(ts, |d| d.max(ts)));
     }
 }
 

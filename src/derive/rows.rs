@@ -134,6 +134,31 @@ impl InstanceRow {
     }
 }
 
+/// One `messages` row (times in ns).
+#[derive(Debug, Clone)]
+pub struct MessageRow {
+    /// Sending entity.
+    pub sender: Sym,
+    /// Its instance (-1: none).
+    pub sender_instance: i64,
+    /// Receiving entity.
+    pub receiver: Sym,
+    /// Its instance (-1: none).
+    pub receiver_instance: i64,
+    /// Logical send time.
+    pub send_ts: i64,
+    /// Logical receive time.
+    pub recv_ts: i64,
+    /// Physical send time.
+    pub phys_send_ts: i64,
+    /// Physical receive time.
+    pub phys_recv_ts: i64,
+    /// Bytes.
+    pub size: i64,
+    /// Tag.
+    pub tag: i64,
+}
+
 /// One `lock_requests` row.
 #[derive(Debug, Clone)]
 pub struct LockRow {

@@ -103,3 +103,38 @@ fn many_instances_keep_memory_flat() {
     let (_, rows) = d.finish().unwrap();
     assert_eq!(rows.instances.len(), 5000);
 }
+
+fn derive_prv(text: &str) -> (Summary, Rows) {
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let comp = crate::ingest::prv::Companions::default();
+    crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "t.prv", &comp, &mut d).unwrap();
+    d.finish().unwrap()
+}
+
+#[test]
+fn paraver_records_keep_their_own_times() {
+    // A state record earlier than the events before it is not clamped; an open state
+    // (end -1) and a still-set channel close at the header's end (50 us).
+    let (s, rows) = derive_prv(
+        "#Paraver (d):50:0:1:1(1:1)\n2:0:1:1:1:20:7:1\n1:0:1:1:1:5:10:1\n2:0:1:1:1:30:7:1\n\
+         2:0:1:1:1:40:7:2\n1:0:1:1:1:10:-1:2\n",
+    );
+    assert_eq!(s.events, 3);
+    assert_eq!(s.ts_range, Some((5_000, 40_000)));
+    assert_eq!(
+        rows.intervals,
+        [
+            "state THREAD 1.1.1 1 [5000,10000) ",
+            "state THREAD 1.1.1 2 [10000,50000) open",
+            "7 THREAD 1.1.1 1 [20000,40000) ",
+            "7 THREAD 1.1.1 2 [40000,50000) open",
+        ]
+    );
+}
+
+#[test]
+fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
+    let (s, rows) = derive_prv("#Paraver (d):100_ns:0:1:1(1:1)\n2:0:1:1:1:50:7:1\n2:0:1:1:1:40:7:0\n2:0:1:1:1:10:8:3\n");
+    assert_eq!(rows.intervals, ["8 THREAD 1.1.1 3 [10,100) open", "7 THREAD 1.1.1 1 [50,50) "]);
+    assert_eq!(s.diag_counts.get("time_backwards").map(|c| c.1), Some(1));
+}

@@ -307,6 +307,8 @@ impl BtfReader<'_> {
             target_instance,
             action,
             note,
+            value: None,
+            core: None,
             pos,
         })
     }

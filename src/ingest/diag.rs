@@ -89,6 +89,11 @@ impl Diagnostics {
         }
     }
 
+    /// Names `path` in the positions of later diagnostics (captures made of several files).
+    pub fn set_path(&mut self, path: &str) {
+        self.path = path.to_string();
+    }
+
     /// Records `d`; under `--strict` a warning or worse is returned as an error instead.
     pub fn push(&mut self, d: Diagnostic) -> Result<()> {
         if self.strict && d.severity >= Severity::Warning {

@@ -17,8 +17,9 @@ pub mod deadlines;
 pub mod diag;
 pub mod input;
 pub mod lines;
+pub mod prv;
 
-use crate::model::{Event, TimeUnit};
+use crate::model::{Event, Pos, TimeUnit};
 use crate::Result;
 pub use diag::{Diagnostic, Severity};
 
@@ -34,6 +35,92 @@ pub trait Sink {
     fn event(&mut self, ev: &Event<'_>) -> Result<()>;
     /// A record-level problem. Returns an error when the policy (`--strict`) says stop.
     fn diagnostic(&mut self, d: Diagnostic) -> Result<()>;
+
+    // Records that carry their own times (Paraver). They may arrive out of time order: the
+    // derive stage keeps their times (no clamping to the latest time seen) and writes the
+    // rows sorted. Sinks that only take BTF-shaped events may ignore them.
+
+    /// A state with its own begin and end (`None`: still in it when the trace ended).
+    fn span(&mut self, _span: &Span<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// A channel of `entity` set to `value` at `ts` (0 ends the channel's current state).
+    fn channel_set(&mut self, _set: &ChannelSet<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// A communication between two entities.
+    fn message(&mut self, _msg: &Message<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// The end of the trace as its header declares it: open states last until at least here.
+    fn trace_end(&mut self, _ts: i64) {}
+}
+
+/// A stretch of time in one state of one channel, with explicit times (ns).
+#[derive(Debug, Clone, Copy)]
+pub struct Span<'a> {
+    /// Entity in the state.
+    pub entity: &'a str,
+    /// Its type (THREAD, CPU).
+    pub entity_type: &'a str,
+    /// Channel (`state` for Paraver state records).
+    pub channel: &'a str,
+    /// State name.
+    pub state: &'a str,
+    /// Numeric value of the state.
+    pub value: Option<f64>,
+    /// Begin.
+    pub begin: i64,
+    /// End, or `None` when the state had not ended when the trace did.
+    pub end: Option<i64>,
+    /// CPU the record names, if any.
+    pub core: Option<&'a str>,
+    /// Where it was read.
+    pub pos: Pos,
+}
+
+/// A channel update: `value` 0 ends the current state, any other value sets it.
+#[derive(Debug, Clone, Copy)]
+pub struct ChannelSet<'a> {
+    /// Entity owning the channel.
+    pub entity: &'a str,
+    /// Its type.
+    pub entity_type: &'a str,
+    /// Channel name (a Paraver event type name).
+    pub channel: &'a str,
+    /// Time, ns.
+    pub ts: i64,
+    /// New value.
+    pub value: i64,
+    /// Label of the value, when known.
+    pub label: Option<&'a str>,
+    /// CPU the record names, if any.
+    pub core: Option<&'a str>,
+    /// Where it was read.
+    pub pos: Pos,
+}
+
+/// A message from one entity to another (Paraver communication record), times in ns.
+#[derive(Debug, Clone, Copy)]
+pub struct Message<'a> {
+    /// Sending entity.
+    pub sender: &'a str,
+    /// Receiving entity.
+    pub receiver: &'a str,
+    /// Logical send time.
+    pub send_ts: i64,
+    /// Logical receive time.
+    pub recv_ts: i64,
+    /// Physical send time.
+    pub phys_send_ts: i64,
+    /// Physical receive time.
+    pub phys_recv_ts: i64,
+    /// Bytes.
+    pub size: i64,
+    /// Tag.
+    pub tag: i64,
+    /// Where it was read.
+    pub pos: Pos,
 }
 
 /// Input formats tracedb reads.
@@ -41,16 +128,19 @@ pub trait Sink {
 pub enum Format {
     /// BTF text (Best Trace Format).
     Btf,
+    /// Paraver `.prv` (with `.pcf`/`.row` companions), as written by Extrae and ovni.
+    Prv,
 }
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf];
+    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Btf => "btf",
+            Format::Prv => "prv",
         }
     }
 
@@ -63,6 +153,7 @@ impl Format {
     pub fn sniff(self, prefix: &[u8]) -> bool {
         match self {
             Format::Btf => btf::sniff(prefix),
+            Format::Prv => prv::sniff(prefix),
         }
     }
 }

@@ -55,6 +55,11 @@ pub struct Event<'a> {
     pub action: &'a str,
     /// Free text after the action, if any.
     pub note: Option<&'a str>,
+    /// Numeric payload given by the format (Paraver event value); else the note when it is
+    /// a plain number.
+    pub value: Option<f64>,
+    /// Core (CPU) the format names for the event (Paraver's cpu field); else derived.
+    pub core: Option<&'a str>,
     /// Position in the source file.
     pub pos: Pos,
 }

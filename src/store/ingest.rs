@@ -8,11 +8,11 @@ use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
 use crate::ingest::input::Input;
 use crate::ingest::lines::LineReader;
-use crate::ingest::{self, btf, Format};
+use crate::ingest::{self, btf, prv, Format};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Options of one ingest.
@@ -41,6 +41,8 @@ pub struct IngestReport {
     pub instances: u64,
     /// Lock request rows.
     pub lock_requests: u64,
+    /// Message rows.
+    pub messages: u64,
     /// Diagnostics per kind: (kind, severity, count).
     pub diagnostics: Vec<(String, Severity, u64)>,
     /// Plain-text bytes read (after decompression).
@@ -75,61 +77,162 @@ impl<R: Read> Read for Counting<'_, R> {
 
 /// Ingests `path` into `archive` as a new capture (the caller holds the writer lock).
 pub fn ingest_file(archive: &mut Archive, path: &Path, opts: &IngestOptions, progress: Progress<'_>) -> Result<IngestReport> {
+    ingest_files(archive, &[path.to_path_buf()], &default_name(path), opts, progress)
+}
+
+/// Ingests a file, or a directory that holds one capture made of several files (an ovni
+/// output directory: its `thread.prv` and `cpu.prv`, or those of its `ovni/` folder).
+pub fn ingest_path(archive: &mut Archive, path: &Path, opts: &IngestOptions, progress: Progress<'_>) -> Result<IngestReport> {
+    if !path.is_dir() {
+        return ingest_file(archive, path, opts, progress);
+    }
+    let (files, name) = capture_dir(path)?;
+    ingest_files(archive, &files, &name, opts, progress)
+}
+
+/// The trace files of a capture directory and the capture's default name.
+pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
+    let pick = |d: &Path| -> Vec<PathBuf> {
+        ["thread.prv", "cpu.prv"]
+            .iter()
+            .flat_map(|n| [d.join(n), d.join(format!("{n}.gz")), d.join(format!("{n}.zst"))])
+            .filter(|p| p.is_file())
+            .collect()
+    };
+    let mut files = pick(dir);
+    let mut named = dir.to_path_buf();
+    if files.is_empty() {
+        files = pick(&dir.join("ovni"));
+    } else if dir.file_name().is_some_and(|n| n == "ovni") {
+        // `emu-x/ovni/`: the experiment's directory names the capture.
+        if let Some(parent) = dir.canonicalize().ok().and_then(|d| d.parent().map(Path::to_path_buf)) {
+            named = parent;
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::input(
+            &dir.display().to_string(),
+            "",
+            "a directory is ingested only when it is an ovni output directory (thread.prv and/or cpu.prv in it or in its ovni/ folder); give trace files instead",
+        ));
+    }
+    let name = named
+        .canonicalize()
+        .unwrap_or(named)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "capture".into());
+    Ok((files, name))
+}
+
+/// Ingests `paths` into `archive` as ONE new capture named `default` unless `opts` names it.
+pub fn ingest_files(
+    archive: &mut Archive,
+    paths: &[PathBuf],
+    default: &str,
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<IngestReport> {
     let started = Instant::now();
     let id = archive.manifest.next_capture_id;
     let staging = archive.staging_dir(id);
-    let result = run(archive, path, opts, id, &staging, started, progress);
+    let result = run(archive, paths, default, opts, id, &staging, started, progress);
     let _ = std::fs::remove_dir_all(&staging);
+    if let Some(parent) = staging.parent() {
+        // Only when empty: another ingest's staging directory stays.
+        let _ = std::fs::remove_dir(parent);
+    }
     result
 }
 
+/// Format of the file `shown` from its first bytes and the options.
+fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format> {
+    match opts.format {
+        Some(f) => {
+            if !f.sniff(prefix) {
+                return Err(Error::input(shown, "", format!("not a {} file (its first lines do not look like one)", f.name())));
+            }
+            Ok(f)
+        }
+        None => ingest::detect(prefix).ok_or_else(|| {
+            Error::input(shown, "", format!("unrecognised format (supported: {}); use --format to force one", ingest::format_names()))
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run(
     archive: &mut Archive,
-    path: &Path,
+    paths: &[PathBuf],
+    default: &str,
     opts: &IngestOptions,
     id: i64,
     staging: &Path,
     started: Instant,
     progress: Progress<'_>,
 ) -> Result<IngestReport> {
-    let shown = path.display().to_string();
-    let mut input = Input::open(path).map_err(|e| Error::io(path, e))?;
-    let prefix = input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
-    let format = match opts.format {
-        Some(f) => {
-            if !f.sniff(&prefix) {
-                return Err(Error::input(&shown, "", format!("not a {} file (its first lines do not look like one)", f.name())));
-            }
-            f
-        }
-        None => ingest::detect(&prefix).ok_or_else(|| {
-            Error::input(&shown, "", format!("unrecognised format (supported: {}); use --format to force one", ingest::format_names()))
-        })?,
-    };
-
+    let first = paths.first().ok_or_else(|| Error::Usage("no file to ingest".into()))?;
     let writer = CaptureWriter::create(staging)?;
-    let mut deriver = Deriver::new(TableSink::new(writer), &shown, opts.strict);
-    let raw = input.raw_read.clone();
-    let size = input.raw_size;
-    let mut counting = Counting { inner: &mut input, read: 0, next_report: 0, raw, size, progress };
-    let mut lines = LineReader::new(&mut counting);
-    match format {
-        Format::Btf => btf::read(&mut lines, &shown, &mut deriver)?,
+    let mut deriver = Deriver::new(TableSink::new(writer), &first.display().to_string(), opts.strict);
+    let mut format = None;
+    let mut sources = Vec::new();
+    let mut companions = Vec::new();
+    let mut digests = Vec::new();
+    let mut text_bytes = 0;
+    for path in paths {
+        let shown = path.display().to_string();
+        deriver.set_source(&shown);
+        let mut input = Input::open(path).map_err(|e| Error::io(path, e))?;
+        let prefix = input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
+        let f = format_of(&prefix, &shown, opts)?;
+        if format.is_some_and(|g| g != f) {
+            return Err(Error::input(&shown, "", "the files of one capture must have one format"));
+        }
+        format = Some(f);
+        let raw = input.raw_read.clone();
+        let size = input.raw_size;
+        let mut counting = Counting { inner: &mut input, read: 0, next_report: 0, raw, size, progress: &mut *progress };
+        let mut lines = LineReader::new(&mut counting);
+        match f {
+            Format::Btf => btf::read(&mut lines, &shown, &mut deriver)?,
+            Format::Prv => {
+                let comp = prv::Companions::find(path);
+                prv::read(&mut lines, &shown, &comp, &mut deriver)?;
+                companions.extend(comp.found.iter().map(|p| p.display().to_string()));
+            }
+        }
+        drop(lines);
+        text_bytes += counting.read;
+        (counting.progress)(size, size);
+        digests.push(input.finish().map_err(|e| Error::input(&shown, "", e.to_string()))?);
+        sources.push(shown);
     }
-    drop(lines);
-    let text_bytes = counting.read;
-    (counting.progress)(size, size);
-    let digest = input.finish().map_err(|e| Error::input(&shown, "", e.to_string()))?;
+    let format = format.unwrap_or(Format::Btf);
     let (summary, mut sink) = deriver.finish()?;
+    // One file: its hash. Several: the hash of their hashes, one per line, in order.
+    let sha256 = match digests.as_slice() {
+        [one] => one.sha256.clone(),
+        many => {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            for d in many {
+                h.update(d.sha256.as_bytes());
+                h.update(b"\n");
+            }
+            h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        }
+    };
+    let source_bytes = digests.iter().map(|d| d.bytes).sum();
+    sources.extend(companions);
 
-    let name = opts.name.clone().unwrap_or_else(|| default_name(path));
+    let name = opts.name.clone().unwrap_or_else(|| default.to_string());
     let mut capture = CaptureEntry {
         capture_id: id,
         name,
         format: format.name().to_string(),
-        source_files: vec![shown.clone()],
-        source_sha256: digest.sha256,
-        source_bytes: digest.bytes,
+        source_files: sources,
+        source_sha256: sha256,
+        source_bytes,
         ingested_at: now_rfc3339(),
         time_unit: summary.unit.as_str().to_string(),
         ts_origin: 0,
@@ -165,6 +268,7 @@ fn run(
         intervals: summary.intervals,
         instances: summary.instances,
         lock_requests: summary.lock_requests,
+        messages: summary.messages,
         diagnostics,
         text_bytes,
         elapsed: started.elapsed(),

@@ -35,6 +35,11 @@ pub const FILES: &[(&str, &str)] = &[
     ("blocking/semaphore_contention.sql", include_str!("../../queries/blocking/semaphore_contention.sql")),
     ("data/data_loss.sql", include_str!("../../queries/data/data_loss.sql")),
     ("data/signal_values.sql", include_str!("../../queries/data/signal_values.sql")),
+    // --- Paraver / ovni analyses (issue 6) ---
+    ("paraver/state_time.sql", include_str!("../../queries/paraver/state_time.sql")),
+    ("paraver/channel_time.sql", include_str!("../../queries/paraver/channel_time.sql")),
+    ("paraver/messages_summary.sql", include_str!("../../queries/paraver/messages_summary.sql")),
+    // --- end of Paraver / ovni analyses ---
 ];
 
 /// A parameter of an analysis.

@@ -3,7 +3,7 @@
 //! compression overlap. One file per table: `<dir>/<table>/part-0.parquet` (the staging
 //! directory of a capture; the archive renames it into place).
 use super::schema::{self, Table};
-use crate::derive::{EventRow, InstanceRow, IntervalRow, LockRow, Output};
+use crate::derive::{EventRow, InstanceRow, IntervalRow, LockRow, MessageRow, Output};
 use crate::model::{Interner, Sym};
 use crate::{Error, Result};
 use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
@@ -34,6 +34,8 @@ pub const INTERVALS: usize = 1;
 pub const INSTANCES: usize = 2;
 /// See [`EVENTS`].
 pub const LOCK_REQUESTS: usize = 3;
+/// See [`EVENTS`].
+pub const MESSAGES: usize = 4;
 
 enum Col {
     I64(Int64Builder),
@@ -183,6 +185,7 @@ fn properties(table: &str) -> WriterProperties {
         "events" => &["seq", "ts"],
         "intervals" => &["ts"],
         "instances" => &["activate_ts", "start_ts", "terminate_ts"],
+        "messages" => &["send_ts"],
         _ => &[],
     };
     for c in delta_cols {
@@ -283,14 +286,14 @@ impl CaptureWriter {
 pub struct TableSink {
     /// The writer.
     pub writer: CaptureWriter,
-    idx: [usize; 4],
+    idx: [usize; 5],
 }
 
 impl TableSink {
     /// Wraps `writer`.
     pub fn new(writer: CaptureWriter) -> Self {
         let find = |n| writer.table_index(n).unwrap_or(usize::MAX);
-        let idx = [find("events"), find("intervals"), find("instances"), find("lock_requests")];
+        let idx = [find("events"), find("intervals"), find("instances"), find("lock_requests"), find("messages")];
         TableSink { writer, idx }
     }
 }
@@ -391,6 +394,27 @@ impl Output for TableSink {
         }
         Ok(())
     }
+
+    fn messages(&mut self, rows: &[MessageRow], n: &Interner) -> Result<()> {
+        let i = self.idx[MESSAGES];
+        for r in rows {
+            if let Some(b) = self.writer.batch(i) {
+                b.str(Some(n.resolve(r.sender)))
+                    .i64(Some(r.sender_instance))
+                    .str(Some(n.resolve(r.receiver)))
+                    .i64(Some(r.receiver_instance))
+                    .i64(Some(r.send_ts))
+                    .i64(Some(r.recv_ts))
+                    .i64(Some(r.phys_send_ts))
+                    .i64(Some(r.phys_recv_ts))
+                    .i64(Some(r.size))
+                    .i64(Some(r.tag))
+                    .end_row();
+            }
+            self.writer.flush(i, false)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -423,7 +447,12 @@ mod tests {
             released_ts: None, contended_step: false,
         };
         sink.lock_requests(&[lr], &n).unwrap();
-        for i in 0..4 {
+        let m = MessageRow {
+            sender: a, sender_instance: -1, receiver: a, receiver_instance: -1, send_ts: 0, recv_ts: 1,
+            phys_send_ts: 0, phys_recv_ts: 1, size: 8, tag: 1,
+        };
+        sink.messages(&[m], &n).unwrap();
+        for i in 0..5 {
             let b = sink.writer.batch(sink.idx[i]).unwrap();
             assert_eq!(b.len(), 1);
             b.finish().unwrap();

@@ -1,0 +1,27 @@
+-- @name channel_time
+-- @summary Time per value per channel (Paraver/ovni event types: MPI call, nOS-V subsystem, ...)
+-- @column capture_id  capture
+-- @column channel     channel: the event type's name from the .pcf (else its number)
+-- @column state       the value's label from the .pcf VALUES (else the value)
+-- @column value       the value
+-- @column entities    threads or CPUs that were in it
+-- @column intervals   number of intervals with that value
+-- @column time        total time with that value, ns (sum of dur over all entities)
+-- @column avg_time    mean interval length, ns
+-- @column pct         time / total time of the channel (all its non-zero values), in percent
+-- Definitions: each Paraver event type is a channel per thread (or CPU row); an event with
+-- a non-zero value sets the channel to that value until the next event of the same type
+-- on the same entity; value 0 ends it (time with value 0 is not counted). A value still
+-- set when the trace ended counts up to the capture's end. Lifecycle channels of other
+-- formats ('state', 'running', 'value') are left out: see state_time.
+CREATE OR REPLACE TEMP VIEW channel_time AS
+SELECT capture_id, channel, state, value,
+       count(DISTINCT entity) AS entities,
+       count(*) AS intervals,
+       sum(dur)::BIGINT AS time,
+       round(avg(dur), 1) AS avg_time,
+       round(100.0 * sum(dur) / nullif(sum(sum(dur)) OVER (PARTITION BY capture_id, channel), 0), 2) AS pct
+FROM intervals
+WHERE channel NOT IN ('state', 'running', 'value')
+GROUP BY capture_id, channel, state, value
+ORDER BY capture_id, channel, time DESC, value;

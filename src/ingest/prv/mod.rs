@@ -1,0 +1,648 @@
+//! Paraver `.prv` importer (Extrae, ovni's emulator), with its `.pcf` and `.row` companions.
+//!
+//! Spec digest (paraver-kernel `traceheader.h`, `tracebodyio_v1.cpp`; ovni `src/emu/pv/prv.c`;
+//! FORMATS.md section 2):
+//!
+//! ```text
+//! new format                                     optional first line, skipped
+//! #Paraver (21/01/2022 at 16:37):1616378951_ns:1(20):2:8(1:1,...),12(1:1,...),14
+//!          `date: read to ')'`  end[_ns|_us|_ms]  resources  n_appl  appl...  [,n_comms]
+//!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
+//!   resources: `0` (none: ovni) | `<nodes>(<cpus>,<cpus>...)` | `<nodes>` (1 CPU each)
+//!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`
+//! c:1:1:12:1:2:...                               n_comms communicator lines (c, C, i, I)
+//! 1:cpu:appl:task:thread:begin:end:state         state (end -1: not ended)
+//! 2:cpu:appl:task:thread:time:type:value[:type:value]...   events, several per line
+//! 3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag   message
+//! 4:...                                          global communication: ignored (info)
+//! #...                                           comment/metadata line in the body: skipped
+//! ```
+//!
+//! Ids are 1-based; cpu 0 = no CPU. Times are integers >= 0 in the header's unit, scaled to
+//! ns. Records are only roughly in time order (messages are written at their physical send
+//! time): they keep their own times and the derive stage writes the tables sorted.
+//!
+//! Mapping: a thread `appl.task.thread` is an entity named by its `.row` THREAD label
+//! (trimmed) or `THREAD a.t.th`, of type THREAD; a row whose label is a CPU's (` CPU 0.0`,
+//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows) is of type CPU. A record's
+//! cpu is an entity of type CPU named by its `.row` CPU label or `CPU n`, given as `core`.
+//! State records are `state` intervals named from `.pcf` STATES; each event pair is one
+//! `events` row (action = the type's name, value, note = the value's label) and a set of
+//! the channel named after the type (0 ends its state); communications are `messages`.
+//! Without a `.pcf`/`.row` names are numbers, with an info diagnostic saying so.
+//! A record that cannot be read (wrong field count, not a number, negative time, end
+//! before begin) is a `malformed_record` diagnostic naming its line and is skipped.
+pub mod pcf;
+pub mod row;
+
+use super::diag::{Diagnostic, Severity};
+use super::input::Input;
+use super::lines::LineReader;
+use super::{ChannelSet, Message, Sink, Span};
+use crate::model::{Event, Pos, TimeUnit};
+use crate::{Error, Result};
+use pcf::{parse_value, Pcf};
+use row::Row;
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// True when `prefix` starts (after an optional `new format` line) with `#Paraver`, in any
+/// letter case.
+pub fn sniff(prefix: &[u8]) -> bool {
+    let prefix = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+    let text = String::from_utf8_lossy(prefix.get(..prefix.len().min(4096)).unwrap_or(prefix));
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut first = lines.next().unwrap_or("");
+    if first.eq_ignore_ascii_case("new format") {
+        first = lines.next().unwrap_or("");
+    }
+    first.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("#paraver"))
+}
+
+/// The `.pcf` and `.row` read beside a `.prv`.
+#[derive(Debug, Default)]
+pub struct Companions {
+    /// Names, when the `.pcf` was found.
+    pub pcf: Option<Pcf>,
+    /// Labels, when the `.row` was found.
+    pub row: Option<Row>,
+    /// Paths of the companions found.
+    pub found: Vec<PathBuf>,
+    /// Paths looked for and not found.
+    pub missing: Vec<PathBuf>,
+}
+
+/// `x.prv`, `x.prv.gz`, `x.prv.zst` -> `x.<ext>` in the same directory.
+pub fn companion_path(prv: &Path, ext: &str) -> PathBuf {
+    let name = prv.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut stem = name.as_str();
+    for c in [".gz", ".zst", ".zstd"] {
+        if let Some(s) = stem.strip_suffix(c) {
+            stem = s;
+        }
+    }
+    if stem.len() > 4 && stem.get(stem.len() - 4..).is_some_and(|e| e.eq_ignore_ascii_case(".prv")) {
+        stem = stem.get(..stem.len() - 4).unwrap_or(stem);
+    }
+    prv.with_file_name(format!("{stem}.{ext}"))
+}
+
+fn read_text(path: &Path) -> Option<String> {
+    let mut input = Input::open(path).ok()?;
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+impl Companions {
+    /// Looks for the `.pcf` and `.row` beside `prv` (also compressed: `.pcf.gz`).
+    pub fn find(prv: &Path) -> Companions {
+        let mut c = Companions::default();
+        for ext in ["pcf", "row"] {
+            let plain = companion_path(prv, ext);
+            let candidates = [plain.clone(), PathBuf::from(format!("{}.gz", plain.display()))];
+            let hit = candidates.iter().find(|p| p.is_file()).and_then(|p| read_text(p).map(|t| (p.clone(), t)));
+            match hit {
+                Some((p, text)) => {
+                    if ext == "pcf" {
+                        c.pcf = Some(Pcf::parse(&text));
+                    } else {
+                        c.row = Some(Row::parse(&text));
+                    }
+                    c.found.push(p);
+                }
+                None => c.missing.push(plain),
+            }
+        }
+        c
+    }
+}
+
+/// One application of the header's process model: threads per task.
+#[derive(Debug, Clone, Default)]
+struct Appl {
+    tasks: Vec<u64>,
+}
+
+/// The parsed header.
+#[derive(Debug, Clone)]
+struct Header {
+    unit: TimeUnit,
+    end: i64,
+    appls: Vec<Appl>,
+    comms: u64,
+}
+
+/// Splits `s` at `sep` outside parentheses.
+fn split_top(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(s.get(start..i).unwrap_or(""));
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(s.get(start..).unwrap_or(""));
+    out
+}
+
+/// `8(1:1,1:1)` -> threads per task.
+fn parse_appl(s: &str) -> Option<Appl> {
+    let (n, rest) = s.split_once('(')?;
+    let n: usize = n.trim().parse().ok()?;
+    let inner = rest.trim().strip_suffix(')')?;
+    let tasks: Option<Vec<u64>> =
+        inner.split(',').map(|t| t.split(':').next().and_then(|x| x.trim().parse::<u64>().ok())).collect();
+    let tasks = tasks?;
+    (tasks.len() == n).then_some(Appl { tasks })
+}
+
+/// A problem found in the header: severity, kind, message.
+type Problem = (Severity, &'static str, String);
+/// The header, its problems, its metadata entries.
+type HeaderParts = (Header, Vec<Problem>, Vec<(String, String)>);
+
+/// Parses the header line after `#Paraver`. Returns the header, problems to report and
+/// metadata entries.
+fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
+    let bad = |m: &str| Error::input(path, pos.to_string(), format!("unreadable Paraver header: {m}: '{}'", clip(line)));
+    let rest = line.get(8..).ok_or_else(|| bad("too short"))?;
+    let open = rest.find('(').ok_or_else(|| bad("no '(' before the date"))?;
+    let close = rest.find(')').ok_or_else(|| bad("no ')' after the date"))?;
+    let date = rest.get(open + 1..close).unwrap_or("").to_string();
+    let after = rest.get(close + 1..).unwrap_or("");
+    let after = after.strip_prefix(':').ok_or_else(|| bad("no ':' after the date"))?;
+    let fields = split_top(after, ':');
+    let mut problems = Vec::new();
+    let end_field = fields.first().copied().unwrap_or("").trim();
+    let (num, unit) = match end_field.split_once('_') {
+        Some((n, u)) => (n, Some(u)),
+        None => (end_field, None),
+    };
+    let unit = match unit {
+        None => TimeUnit::Us,
+        Some(u) => match u.to_ascii_lowercase().as_str() {
+            "ns" => TimeUnit::Ns,
+            "us" => TimeUnit::Us,
+            "ms" => TimeUnit::Ms,
+            _ => {
+                problems.push((
+                    Severity::Warning,
+                    "unknown_time_unit",
+                    format!("unknown time unit '_{u}' in the header: times taken as microseconds (as paraver-kernel does)"),
+                ));
+                TimeUnit::Us
+            }
+        },
+    };
+    let raw_end = match num.parse::<i64>() {
+        Ok(v) => v,
+        Err(_) => num
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0 && *v < 9.2e18)
+            // Float end times (`%0Lf` writers), range checked just above.
+            .map(|v| {
+                #[allow(clippy::cast_possible_truncation)]
+                let t = v.round() as i64;
+                t
+            })
+            .ok_or_else(|| bad("the end time is not a number"))?,
+    };
+    let end = unit.to_ns(raw_end).map(|t| t.0).ok_or_else(|| bad("the end time overflows"))?;
+    let resources = fields.get(1).copied().unwrap_or("").trim().to_string();
+    let n_appl: usize = fields.get(2).and_then(|f| f.trim().parse().ok()).ok_or_else(|| bad("no application count"))?;
+    // Applications are separated by `:` (the format manual) or `,` (Extrae's files); the
+    // communicator count follows the last one after a `,`.
+    let tail = fields.get(3..).unwrap_or_default().join(":");
+    let tokens: Vec<&str> = split_top(&tail, ':').into_iter().flat_map(|t| split_top(t, ',')).collect();
+    let mut appls = Vec::new();
+    for i in 0..n_appl {
+        let Some(f) = tokens.get(i).copied() else {
+            problems.push((Severity::Warning, "bad_header", format!("the header announces {n_appl} applications but lists {i}")));
+            break;
+        };
+        match parse_appl(f) {
+            Some(a) => appls.push(a),
+            None => {
+                problems.push((Severity::Warning, "bad_header", format!("application {} is unreadable: '{f}'", i + 1)));
+                appls.push(Appl::default());
+            }
+        }
+    }
+    let comms = tokens.get(n_appl).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    let meta = vec![
+        ("paraver.date".to_string(), date),
+        ("paraver.end_time".to_string(), end_field.to_string()),
+        ("paraver.resources".to_string(), resources),
+        ("paraver.applications".to_string(), n_appl.to_string()),
+        ("paraver.communicators".to_string(), comms.to_string()),
+    ];
+    Ok((Header { unit, end, appls, comms }, problems, meta))
+}
+
+fn clip(s: &str) -> Cow<'_, str> {
+    if s.len() <= 120 {
+        return Cow::Borrowed(s);
+    }
+    let mut end = 120;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}...", s.get(..end).unwrap_or("")))
+}
+
+/// Entity names of the rows of the process model and of the CPUs.
+struct Names {
+    /// First flat row index of each application's tasks.
+    task_base: Vec<Vec<(u64, u64)>>,
+    /// Per flat row: (name, type).
+    rows: Vec<(String, &'static str)>,
+    cpus: Vec<String>,
+    row: Option<Row>,
+}
+
+impl Names {
+    fn new(header: &Header, comp: &Companions) -> Names {
+        let row = comp.row.clone();
+        let mut task_base = Vec::new();
+        let mut rows = Vec::new();
+        let mut flat = 0u64;
+        for (a, appl) in header.appls.iter().enumerate() {
+            let mut bases = Vec::new();
+            for (t, &n) in appl.tasks.iter().enumerate() {
+                bases.push((flat, n));
+                for th in 0..n {
+                    let label = row
+                        .as_ref()
+                        .and_then(|r| r.label("THREAD", usize::try_from(flat + th).unwrap_or(usize::MAX)))
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty());
+                    rows.push(match label {
+                        Some(l) => (l.to_string(), if is_cpu_label(l) { "CPU" } else { "THREAD" }),
+                        None => (format!("THREAD {}.{}.{}", a + 1, t + 1, th + 1), "THREAD"),
+                    });
+                }
+                flat += n;
+            }
+            task_base.push(bases);
+        }
+        Names { task_base, rows, cpus: Vec::new(), row }
+    }
+
+    /// The entity of `appl.task.thread` (1-based), or `None` when outside the model.
+    fn thread(&self, appl: i64, task: i64, thread: i64) -> Option<(&str, &'static str)> {
+        let a = usize::try_from(appl - 1).ok()?;
+        let t = usize::try_from(task - 1).ok()?;
+        let th = u64::try_from(thread - 1).ok()?;
+        let (base, n) = *self.task_base.get(a)?.get(t)?;
+        if th >= n {
+            return None;
+        }
+        let (name, ty) = self.rows.get(usize::try_from(base + th).ok()?)?;
+        Some((name.as_str(), ty))
+    }
+
+    /// The CPU entity name of `cpu` (1-based; 0 = none).
+    fn cpu(&mut self, cpu: i64) -> Option<&str> {
+        let i = usize::try_from(cpu - 1).ok()?;
+        while self.cpus.len() <= i {
+            let n = self.cpus.len();
+            let label = self.row.as_ref().and_then(|r| r.label("CPU", n)).map(str::trim).filter(|l| !l.is_empty());
+            self.cpus.push(label.map_or_else(|| format!("CPU {}", n + 1), str::to_string));
+        }
+        self.cpus.get(i).map(String::as_str)
+    }
+}
+
+fn is_cpu_label(l: &str) -> bool {
+    l.starts_with("CPU ") || l.starts_with("vCPU ")
+}
+
+struct Reader<'p> {
+    path: &'p str,
+    unit: TimeUnit,
+    names: Names,
+    pcf: Option<Pcf>,
+}
+
+/// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
+pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, comp: &Companions, sink: &mut dyn Sink) -> Result<()> {
+    for m in &comp.missing {
+        let what = if m.extension().is_some_and(|e| e == "pcf") {
+            "state and event names and value labels are shown as numbers"
+        } else {
+            "threads and CPUs are named by their numbers"
+        };
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Info,
+            kind: "missing_companion",
+            pos: Pos::None,
+            ts: None,
+            message: format!("no {} beside the trace: {what}", m.display()),
+        })?;
+    }
+    let mut header: Option<(Header, Pos)> = None;
+    let mut reader: Option<Reader<'_>> = None;
+    let mut comm_lines = 0u64;
+    loop {
+        let (line, number, truncated) = match lines.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                let pos = format!("after line {}", lines.line_number());
+                return Err(Error::input(path, pos, e.to_string()));
+            }
+        };
+        let pos = Pos::Line(number);
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let Some(r) = reader.as_mut() else {
+            if header.is_none() && text.eq_ignore_ascii_case("new format") {
+                continue;
+            }
+            if !text.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("#paraver")) {
+                return Err(Error::input(path, pos.to_string(), "not a Paraver trace: the first line does not start with #Paraver"));
+            }
+            let (h, problems, meta) = parse_header(text, path, pos)?;
+            for (k, v) in &meta {
+                sink.meta(k, v);
+            }
+            for (severity, kind, message) in problems {
+                sink.diagnostic(Diagnostic { severity, kind, pos, ts: None, message })?;
+            }
+            sink.time_unit(h.unit);
+            sink.trace_end(h.end);
+            let names = Names::new(&h, comp);
+            for (name, ty) in &names.rows {
+                sink.declare_entity(name, Some(ty), None);
+            }
+            reader = Some(Reader { path, unit: h.unit, names, pcf: comp.pcf.clone() });
+            header = Some((h, pos));
+            continue;
+        };
+        if truncated {
+            r.malformed(pos, "line longer than 16 MiB, cut".into(), sink)?;
+            continue;
+        }
+        match text.as_bytes().first() {
+            Some(b'#') => continue,
+            Some(b'c' | b'C' | b'i' | b'I') => comm_lines += 1,
+            Some(b'1') if text.as_bytes().get(1) == Some(&b':') => r.state(text, pos, sink)?,
+            Some(b'2') if text.as_bytes().get(1) == Some(&b':') => r.events(text, pos, sink)?,
+            Some(b'3') if text.as_bytes().get(1) == Some(&b':') => r.comm(text, pos, sink)?,
+            Some(b'4') if text.as_bytes().get(1) == Some(&b':') => sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "global_comm_ignored",
+                pos,
+                ts: None,
+                message: "global communication record (type 4) ignored, as paraver-kernel does".into(),
+            })?,
+            _ => r.malformed(pos, format!("unknown record type: '{}'", clip(text)), sink)?,
+        }
+    }
+    match header {
+        None => Err(Error::input(path, "", "not a Paraver trace: no #Paraver header")),
+        Some((h, pos)) => {
+            if comm_lines != h.comms {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "communicator_count",
+                    pos,
+                    ts: None,
+                    message: format!("the header announces {} communicator lines, the file has {comm_lines}", h.comms),
+                })?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl Reader<'_> {
+    fn malformed(&self, pos: Pos, message: String, sink: &mut dyn Sink) -> Result<()> {
+        let _ = self.path;
+        sink.diagnostic(Diagnostic { severity: Severity::Error, kind: "malformed_record", pos, ts: None, message })
+    }
+
+    /// Integer fields of a record, or a diagnostic.
+    fn fields(&self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<Vec<i64>>> {
+        let mut out = Vec::with_capacity(16);
+        for f in text.split(':') {
+            match parse_value(f.trim()) {
+                Some(v) => out.push(v),
+                None => {
+                    self.malformed(pos, format!("field '{}' is not an integer: '{}'", clip(f), clip(text)), sink)?;
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// A time field scaled to ns, or a diagnostic.
+    fn time(&self, raw: i64, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<i64>> {
+        if raw < 0 {
+            self.malformed(pos, format!("negative time {raw}: '{}'", clip(text)), sink)?;
+            return Ok(None);
+        }
+        match self.unit.to_ns(raw) {
+            Some((t, _)) => Ok(Some(t)),
+            None => {
+                self.malformed(pos, format!("time {raw} overflows in ns: '{}'", clip(text)), sink)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The entity of a record's object, with a diagnostic when it is outside the model.
+    fn object(&mut self, f: &[i64], pos: Pos, sink: &mut dyn Sink) -> Result<(String, &'static str)> {
+        let (a, t, th) = (f.get(1).copied().unwrap_or(0), f.get(2).copied().unwrap_or(0), f.get(3).copied().unwrap_or(0));
+        if let Some((n, ty)) = self.names.thread(a, t, th) {
+            return Ok((n.to_string(), ty));
+        }
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Warning,
+            kind: "unknown_object",
+            pos,
+            ts: None,
+            message: format!("thread {a}.{t}.{th} is not in the header's process model; kept as THREAD {a}.{t}.{th}"),
+        })?;
+        Ok((format!("THREAD {a}.{t}.{th}"), "THREAD"))
+    }
+
+    fn cpu(&mut self, cpu: i64) -> Option<String> {
+        if cpu <= 0 {
+            return None;
+        }
+        self.names.cpu(cpu).map(str::to_string)
+    }
+
+    fn state(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        let Some(f) = self.fields(text, pos, sink)? else { return Ok(()) };
+        let [_, cpu, _, _, _, begin, end, state] = f.as_slice() else {
+            return self.malformed(pos, format!("a state record has 8 fields, this one {}: '{}'", f.len(), clip(text)), sink);
+        };
+        let (begin_raw, end_raw, state, cpu) = (*begin, *end, *state, *cpu);
+        let Some(begin) = self.time(begin_raw, text, pos, sink)? else { return Ok(()) };
+        let end = if end_raw == -1 {
+            None
+        } else {
+            let Some(e) = self.time(end_raw, text, pos, sink)? else { return Ok(()) };
+            if e < begin {
+                return self.malformed(pos, format!("state ends ({end_raw}) before it begins ({begin_raw}): '{}'", clip(text)), sink);
+            }
+            Some(e)
+        };
+        let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
+        let core = self.cpu(cpu);
+        if let Some(c) = &core {
+            sink.declare_entity(c, Some("CPU"), None);
+        }
+        let name = match self.pcf.as_ref().and_then(|p| p.states.get(&state)) {
+            Some(n) => Cow::Borrowed(n.as_str()),
+            None => Cow::Owned(state.to_string()),
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let value = Some(state as f64);
+        sink.span(&Span {
+            entity: &entity,
+            entity_type: ty,
+            channel: "state",
+            state: &name,
+            value,
+            begin,
+            end,
+            core: core.as_deref(),
+            pos,
+        })
+    }
+
+    fn events(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        let Some(f) = self.fields(text, pos, sink)? else { return Ok(()) };
+        if f.len() < 8 || (f.len() - 6) % 2 != 0 {
+            return self.malformed(
+                pos,
+                format!("an event record has 6 fields then type:value pairs, this one {} fields: '{}'", f.len(), clip(text)),
+                sink,
+            );
+        }
+        let Some(ts) = self.time(f.get(5).copied().unwrap_or(0), text, pos, sink)? else { return Ok(()) };
+        let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
+        let core = self.cpu(f.get(1).copied().unwrap_or(0));
+        if let Some(c) = &core {
+            sink.declare_entity(c, Some("CPU"), None);
+        }
+        for pair in f.get(6..).unwrap_or_default().chunks_exact(2) {
+            let [etype, value] = pair else { continue };
+            let (etype, value) = (*etype, *value);
+            let type_name = match self.pcf.as_ref().and_then(|p| p.types.get(&etype)) {
+                Some(n) if !n.is_empty() => Cow::Borrowed(n.as_str()),
+                _ => Cow::Owned(etype.to_string()),
+            };
+            let label = self.pcf.as_ref().and_then(|p| p.value_label(etype, value));
+            #[allow(clippy::cast_precision_loss)]
+            let v = Some(value as f64);
+            sink.event(&Event {
+                ts,
+                source: &entity,
+                source_instance: -1,
+                target_type: ty,
+                target: &entity,
+                target_instance: -1,
+                action: &type_name,
+                note: label,
+                value: v,
+                core: core.as_deref(),
+                pos,
+            })?;
+            sink.channel_set(&ChannelSet {
+                entity: &entity,
+                entity_type: ty,
+                channel: &type_name,
+                ts,
+                value,
+                label,
+                core: core.as_deref(),
+                pos,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn comm(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
+        let Some(f) = self.fields(text, pos, sink)? else { return Ok(()) };
+        if f.len() != 15 {
+            return self.malformed(pos, format!("a communication record has 15 fields, this one {}: '{}'", f.len(), clip(text)), sink);
+        }
+        let g = |i: usize| f.get(i).copied().unwrap_or(0);
+        let mut times = [0i64; 4];
+        for (slot, i) in times.iter_mut().zip([5, 6, 11, 12]) {
+            let Some(t) = self.time(g(i), text, pos, sink)? else { return Ok(()) };
+            *slot = t;
+        }
+        let (sender, _) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
+        let (receiver, _) = self.object(f.get(7..).unwrap_or_default(), pos, sink)?;
+        sink.message(&Message {
+            sender: &sender,
+            receiver: &receiver,
+            send_ts: times[0],
+            recv_ts: times[2],
+            phys_send_ts: times[1],
+            phys_recv_ts: times[3],
+            size: g(13),
+            tag: g(14),
+            pos,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_paraver_headers() {
+        assert!(sniff(b"#Paraver (19/01/38 at 03:14):00000000000052265789_ns:0:1:1(4:1)\n2:0:1:1:1:0:6:1\n"));
+        assert!(sniff(b"new format\n#PARAVER (x):10:0:1:1(1:1)\n"));
+        assert!(!sniff(b"#version 2.1\n0,a,0,T,b,0,start\n"));
+        assert!(!sniff(b"hello"));
+    }
+
+    #[test]
+    fn header_with_units_applications_and_communicators() {
+        let line = "#Paraver (21/01/2022 at 16:37):1616378951_ns:1(20):2:8(1:1,1:1,1:1,1:1,1:1,1:1,1:1,1:1):2(3:1,1:1),14";
+        let (h, problems, meta) = parse_header(line, "t.prv", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty());
+        assert_eq!(h.unit, TimeUnit::Ns);
+        assert_eq!(h.end, 1_616_378_951);
+        assert_eq!(h.appls.len(), 2);
+        assert_eq!(h.appls[1].tasks, vec![3, 1]);
+        assert_eq!(h.comms, 14);
+        assert_eq!(meta[0].1, "21/01/2022 at 16:37");
+        // Extrae separates applications with commas.
+        let (h, problems, _) = parse_header("#Paraver (d):5_ms:1(2):2:1(1:1),2(1:1,2:1),3", "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty());
+        assert_eq!((h.appls.len(), h.comms, h.end), (2, 3, 5_000_000));
+        let (h, problems, _) = parse_header("#Paraver (d):10:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
+        assert_eq!((h.unit, h.end, problems.len()), (TimeUnit::Us, 10_000, 0));
+        let (h, problems, _) = parse_header("#Paraver (d):10_xs:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
+        assert_eq!((h.unit, problems.len()), (TimeUnit::Us, 1));
+        assert!(parse_header("#Paraver 10:0", "t", Pos::Line(1)).is_err());
+    }
+
+    #[test]
+    fn companions_beside_compressed_files() {
+        assert_eq!(companion_path(Path::new("/a/b/t.prv.gz"), "pcf"), PathBuf::from("/a/b/t.pcf"));
+        assert_eq!(companion_path(Path::new("cpu.prv"), "row"), PathBuf::from("cpu.row"));
+    }
+}

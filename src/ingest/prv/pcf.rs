@@ -1,0 +1,155 @@
+//! Paraver `.pcf` (configuration: state names, event type names, value labels).
+//!
+//! Spec digest (paraver-kernel `pcffileparser.cpp`; Extrae and ovni samples):
+//!
+//! ```text
+//! DEFAULT_OPTIONS / DEFAULT_SEMANTIC      sections we skip (`KEY value` lines)
+//! STATES                                  `<int> <label...>`
+//! 0    Idle
+//! STATES_COLOR                            `<int> {r,g,b}` (skipped)
+//! EVENT_TYPE                              a block: one or more `<color> <type> <label...>`
+//! 0    50000001    MPI Point-to-point      lines, then optional
+//! 0    50000002    MPI Collective Comm
+//! VALUES                                  `<value> <label...>` lines; the values apply to
+//! 0   Outside MPI                         EVERY type listed in the block
+//! PRECISION 3                             optional, skipped
+//! GRADIENT_COLOR / GRADIENT_NAMES         deprecated sections, skipped
+//! ```
+//!
+//! Lines are trimmed and tabs count as spaces; blank and `#` lines are skipped; labels keep
+//! their inner spaces (outer spaces are trimmed: ovni writes `Flushing ovni buffer `).
+//! `VALUES` with no entries is accepted. Each type is a channel, so two types with the same
+//! label are told apart by their number (`Counter (42)`); a type without a label is its number. Unparsable lines are skipped (the companion is
+//! only names: a bad line costs a name, never a record).
+use std::collections::HashMap;
+
+/// Names read from a `.pcf`.
+#[derive(Debug, Default, Clone)]
+pub struct Pcf {
+    /// State value -> name.
+    pub states: HashMap<i64, String>,
+    /// Event type -> name.
+    pub types: HashMap<i64, String>,
+    /// Event type -> (value -> label).
+    pub values: HashMap<i64, HashMap<i64, String>>,
+}
+
+#[derive(PartialEq)]
+enum Section {
+    Other,
+    States,
+    EventType,
+    Values,
+}
+
+/// Splits `<int> <rest>`; the rest trimmed.
+fn int_and_rest(line: &str) -> Option<(i64, &str)> {
+    let (n, rest) = line.split_once(' ').unwrap_or((line, ""));
+    Some((parse_value(n)?, rest.trim()))
+}
+
+/// An integer, also a 64-bit unsigned one (kept as its two's-complement bits).
+pub fn parse_value(s: &str) -> Option<i64> {
+    s.parse::<i64>().ok().or_else(|| s.parse::<u64>().ok().map(|v| v as i64))
+}
+
+impl Pcf {
+    /// Parses the text of a `.pcf`.
+    pub fn parse(text: &str) -> Pcf {
+        let mut pcf = Pcf::default();
+        let mut section = Section::Other;
+        let mut block: Vec<i64> = Vec::new();
+        for raw in text.lines() {
+            let line = raw.replace('\t', " ");
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let first = line.split(' ').next().unwrap_or("");
+            let is_header = first.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && first.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+            if is_header {
+                section = match first {
+                    "STATES" => Section::States,
+                    "EVENT_TYPE" => {
+                        block.clear();
+                        Section::EventType
+                    }
+                    "VALUES" if section == Section::EventType || section == Section::Values => Section::Values,
+                    // PRECISION belongs to the event block; keep its types.
+                    "PRECISION" if section == Section::EventType => Section::EventType,
+                    _ => Section::Other,
+                };
+                continue;
+            }
+            match section {
+                Section::States => {
+                    if let Some((v, label)) = int_and_rest(line) {
+                        pcf.states.insert(v, label.to_string());
+                    }
+                }
+                Section::EventType => {
+                    let Some((_color, rest)) = line.split_once(' ') else { continue };
+                    let rest = rest.trim_start();
+                    let (ty, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+                    let rest = rest.trim();
+                    let Some(ty) = parse_value(ty) else { continue };
+                    pcf.types.insert(ty, rest.to_string());
+                    block.push(ty);
+                }
+                Section::Values => {
+                    if let Some((v, label)) = int_and_rest(line) {
+                        for ty in &block {
+                            pcf.values.entry(*ty).or_default().insert(v, label.to_string());
+                        }
+                    }
+                }
+                Section::Other => {}
+            }
+        }
+        // A channel per event type: two types with one label would share a channel, so
+        // such labels get their type appended (`Counter (42)`). Empty labels become numbers.
+        let mut seen: HashMap<String, u32> = HashMap::new();
+        for name in pcf.types.values() {
+            *seen.entry(name.clone()).or_default() += 1;
+        }
+        for (ty, name) in pcf.types.iter_mut() {
+            if name.is_empty() {
+                *name = ty.to_string();
+            } else if seen.get(name.as_str()).is_some_and(|n| *n > 1) {
+                *name = format!("{name} ({ty})");
+            }
+        }
+        pcf
+    }
+
+    /// The label of `value` of event type `ty`.
+    pub fn value_label(&self, ty: i64, value: i64) -> Option<&str> {
+        self.values.get(&ty)?.get(&value).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_share_their_values() {
+        let text = "DEFAULT_OPTIONS\n\nLEVEL THREAD\nUNITS NANOSEC\n\nSTATES\n0\tIdle\n1    Running\n\n\
+                    STATES_COLOR\n0 {117,195,255}\n\nEVENT_TYPE\n9   50000001    MPI Point-to-point\n\
+                    0 50000002 MPI Collective\nVALUES\n0 Outside MPI\n3   MPI_Send \n\nEVENT_TYPE\n\
+                    6 7 Flushing ovni buffer \nVALUES\n\nEVENT_TYPE\n0 9 Big\nVALUES\n18446744073709551615 max\n";
+        let p = Pcf::parse(text);
+        assert_eq!(p.states.get(&1).map(String::as_str), Some("Running"));
+        assert_eq!(p.types.get(&50000002).map(String::as_str), Some("MPI Collective"));
+        assert_eq!(p.value_label(50000001, 3), Some("MPI_Send"));
+        assert_eq!(p.value_label(50000002, 0), Some("Outside MPI"));
+        assert_eq!(p.types.get(&7).map(String::as_str), Some("Flushing ovni buffer"));
+        assert_eq!(p.value_label(9, -1), Some("max"));
+        assert_eq!(p.value_label(7, 1), None);
+        let dup = Pcf::parse("EVENT_TYPE\n0 1 Counter\n0 2 Counter\n0 3\n");
+        assert_eq!(dup.types.get(&1).map(String::as_str), Some("Counter (1)"));
+        assert_eq!(dup.types.get(&2).map(String::as_str), Some("Counter (2)"));
+        assert_eq!(dup.types.get(&3).map(String::as_str), Some("3"));
+    }
+}

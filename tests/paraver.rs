@@ -1,0 +1,188 @@
+//! Paraver: the real Extrae and ovni captures in ../shared/datasets (skipped when absent),
+//! with expected counts computed here from the text, independently of the importer; and
+//! refusal of files that are not Paraver.
+use crate::util::{self, ok, scalar};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Counts read naively from a .prv: state records, event pairs, communication records, and
+/// the channel intervals the event pairs make (per row and type: a non-zero value different
+/// from the current one starts an interval).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Counts {
+    states: u64,
+    pairs: u64,
+    comms: u64,
+    channel_intervals: u64,
+}
+
+fn count(path: &Path) -> Counts {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut c = Counts::default();
+    let mut current: HashMap<(String, String), String> = HashMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.trim().split(':').collect();
+        match f[0] {
+            "1" => c.states += 1,
+            "3" => c.comms += 1,
+            "2" => {
+                let row = f[1..5].join(":")[2..].to_string(); // appl:task:thread (cpu dropped)
+                for p in f[6..].chunks(2) {
+                    c.pairs += 1;
+                    let key = (row.clone(), p[0].to_string());
+                    let value = p[1].to_string();
+                    if value == "0" {
+                        current.remove(&key);
+                    } else if current.get(&key) != Some(&value) {
+                        c.channel_intervals += 1;
+                        current.insert(key, value);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    c
+}
+
+/// Row labels of level THREAD in a .row, trimmed.
+fn thread_labels(row: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(row).unwrap();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if let Some(n) = l.trim().strip_prefix("LEVEL THREAD SIZE ") {
+            return lines.take(n.parse().unwrap()).map(|l| l.trim().to_string()).collect();
+        }
+    }
+    Vec::new()
+}
+
+fn check(dir: &Path, id: usize, expected: Counts, what: &str) {
+    let q = |sql: String| scalar(dir, "db", &sql);
+    let states = q(format!("SELECT count(*) FROM intervals WHERE capture_id = {id} AND channel = 'state'"));
+    assert_eq!(states, expected.states.to_string(), "{what}: state intervals = state records");
+    let channels = q(format!("SELECT count(*) FROM intervals WHERE capture_id = {id} AND channel <> 'state'"));
+    assert_eq!(channels, expected.channel_intervals.to_string(), "{what}: channel intervals");
+    let events = q(format!("SELECT count(*) FROM events WHERE capture_id = {id}"));
+    assert_eq!(events, expected.pairs.to_string(), "{what}: events = type:value pairs");
+    let messages = q(format!("SELECT count(*) FROM messages WHERE capture_id = {id}"));
+    assert_eq!(messages, expected.comms.to_string(), "{what}: messages = communication records");
+    let lost = q(format!("SELECT count(*) FROM diagnostics WHERE capture_id = {id} AND severity IN ('error', 'data_loss')"));
+    assert_eq!(lost, "0", "{what}: no record lost");
+}
+
+#[test]
+fn shared_paraver_captures_ingest_with_every_record() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(root.join("paraver"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "prv"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "expected the Extrae samples");
+    for (i, f) in files.iter().enumerate() {
+        ok(tmp.path(), &["ingest", "--archive", "db", f.to_str().unwrap()]);
+        check(tmp.path(), i + 1, count(f), &f.display().to_string());
+    }
+    // Names come from the .pcf: state 1 is "Running", type 50000001 "MPI Point-to-point".
+    let lulesh = files.iter().position(|f| f.to_string_lossy().contains("lulesh")).unwrap() + 1;
+    let text = std::fs::read_to_string(&files[lulesh - 1]).unwrap();
+    let running = text.lines().filter(|l| l.starts_with("1:") && l.ends_with(":1")).count();
+    let p2p: usize = text.lines().filter(|l| l.starts_with("2:")).map(|l| l.matches(":50000001:").count()).sum();
+    let q = |sql: String| scalar(tmp.path(), "db", &sql);
+    assert_eq!(q(format!("SELECT count(*) FROM intervals WHERE capture_id = {lulesh} AND channel = 'state' AND state = 'Running'")), running.to_string());
+    assert_eq!(q(format!("SELECT count(*) FROM events WHERE capture_id = {lulesh} AND action = 'MPI Point-to-point'")), p2p.to_string());
+    // Thread names come from the .row.
+    let labels = thread_labels(&files[lulesh - 1].with_extension("row"));
+    assert_eq!(labels.len(), 20);
+    let named = q(format!(
+        "SELECT count(*) FROM entities WHERE capture_id = {lulesh} AND type = 'THREAD' AND name IN ({})",
+        labels.iter().map(|l| format!("'{l}'")).collect::<Vec<_>>().join(",")
+    ));
+    assert_eq!(named, "20");
+    // The analyses answer on it: every thread's state percentages add up to 100.
+    let bad = q(format!(
+        "SELECT count(*) FROM (SELECT entity, sum(pct) AS p FROM state_time WHERE capture_id = {lulesh} AND kind = 'THREAD' GROUP BY entity) WHERE abs(p - 100) > 0.1"
+    ));
+    assert_eq!(bad, "0");
+    assert_eq!(q(format!("SELECT sum(messages) FROM messages_summary WHERE capture_id = {lulesh}")), "160");
+}
+
+#[test]
+fn shared_ovni_output_directories_ingest_as_one_capture() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs: Vec<_> = std::fs::read_dir(root.join("ovni")).unwrap().flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 4, "expected the ovni samples");
+    for (i, d) in dirs.iter().enumerate() {
+        let out = d.join("ovni");
+        ok(tmp.path(), &["ingest", "--archive", "db", &format!("{}/", out.display())]);
+        let (t, c) = (count(&out.join("thread.prv")), count(&out.join("cpu.prv")));
+        let both = Counts {
+            states: t.states + c.states,
+            pairs: t.pairs + c.pairs,
+            comms: t.comms + c.comms,
+            channel_intervals: t.channel_intervals + c.channel_intervals,
+        };
+        check(tmp.path(), i + 1, both, &out.display().to_string());
+        let q = |sql: String| scalar(tmp.path(), "db", &sql);
+        let id = i + 1;
+        assert_eq!(q(format!("SELECT count(*) FROM captures WHERE capture_id = {id} AND format = 'prv'")), "1");
+        let name = d.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(q(format!("SELECT name FROM captures WHERE capture_id = {id}")), name);
+        // Rows are named from thread.row (TH ...) and cpu.row ( CPU ..., trimmed).
+        let threads = thread_labels(&out.join("thread.row"));
+        let cpus = thread_labels(&out.join("cpu.row"));
+        let n_threads = q(format!("SELECT count(*) FROM entities WHERE capture_id = {id} AND type = 'THREAD' AND name LIKE 'TH %'"));
+        assert_eq!(n_threads, threads.len().to_string(), "{name}: threads");
+        let n_cpus = q(format!("SELECT count(*) FROM entities WHERE capture_id = {id} AND type = 'CPU'"));
+        assert_eq!(n_cpus, cpus.len().to_string(), "{name}: CPUs");
+    }
+}
+
+#[test]
+fn a_file_that_is_not_paraver_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("x.prv"), "hello, world\n1:2:3\n").unwrap();
+    let out = util::run(tmp.path(), &["ingest", "--archive", "db", "--format", "prv", "x.prv"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("x.prv") && err.contains("not a prv file"), "{err}");
+    std::fs::write(tmp.path().join("b.btf"), "#version 2.1\n0,a,0,T,b,0,start\n").unwrap();
+    let out = util::run(tmp.path(), &["ingest", "--archive", "db", "--format", "prv", "b.btf"]);
+    assert_eq!(out.status.code(), Some(1), "a BTF file is not Paraver");
+    // A directory that is not an ovni output directory is refused too.
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    let out = util::run(tmp.path(), &["ingest", "--archive", "db", "empty"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ovni output directory"));
+    // Nothing was ingested.
+    let _ = std::fs::metadata(tmp.path().join("db"));
+}
+
+#[test]
+fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
+    let prv = std::fs::read(case.join("input.prv")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&prv).unwrap();
+    std::fs::write(tmp.path().join("run.prv.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::copy(case.join("input.pcf"), tmp.path().join("run.pcf")).unwrap();
+    std::fs::copy(case.join("input.row"), tmp.path().join("run.row")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "run.prv.gz"]);
+    assert_eq!(scalar(tmp.path(), "db", "SELECT name FROM captures"), "run");
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM entities WHERE name = 'viz'"), "1");
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics"), "0");
+    // Events carry the CPU of their record as core.
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events WHERE core IS NULL"), "0");
+    // Missing companions are info only: --strict still ingests.
+    std::fs::write(tmp.path().join("bare.prv"), &prv).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "bare.prv"]);
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics WHERE kind = 'missing_companion'"), "2");
+}
