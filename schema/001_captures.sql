@@ -15,5 +15,6 @@ CREATE TABLE captures (
     event_count    BIGINT,    -- rows in events for this capture
     meta           VARCHAR,   -- JSON object of header metadata (BTF #keys, lower-cased)
     tool_version   VARCHAR,   -- tracedb version that wrote the capture
-    schema_version INTEGER    -- archive schema version the capture was written with
+    schema_version INTEGER,   -- archive schema version the capture was written with
+    tags           VARCHAR    -- JSON object of the --tag key=value labels given at ingest
 );

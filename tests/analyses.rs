@@ -5,7 +5,8 @@ use std::path::Path;
 
 fn sample(dir: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
-    ok(dir, &["ingest", "--archive", "db", src.to_str().unwrap()]);
+    // --force: some tests want the same capture twice.
+    ok(dir, &["ingest", "--archive", "db", "--force", src.to_str().unwrap()]);
 }
 
 /// Minimal RFC 4180 reader (quoted fields with commas and doubled quotes).

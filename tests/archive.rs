@@ -119,3 +119,27 @@ fn chrome_json_and_parquet_exports() {
     assert_eq!(n, "3/1");
     assert_eq!(run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(), Some(1));
 }
+
+#[test]
+fn identical_bytes_are_not_stored_twice_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    std::fs::write(tmp.path().join("copy.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--tag", "release=1.2", "--tag", "bench=hil", "one.btf"]);
+    let again = run(tmp.path(), &["ingest", "--archive", "db", "copy.btf"]);
+    assert!(again.status.success());
+    let msg = String::from_utf8_lossy(&again.stderr);
+    assert!(msg.contains("copy.btf: identical to capture 1 'one' (same SHA-256); not stored again"), "{msg}");
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM captures"), "1");
+    // Same size, other bytes: a new capture.
+    std::fs::write(tmp.path().join("other.btf"), TRACE.replace("A,0,start", "B,0,start")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "other.btf"]);
+    ok(tmp.path(), &["ingest", "--archive", "db", "--force", "copy.btf"]);
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT capture_id, name, tags FROM captures ORDER BY 1"),
+        "capture_id,name,tags\n1,one,\"{\"\"bench\"\":\"\"hil\"\",\"\"release\"\":\"\"1.2\"\"}\"\n2,other,{}\n3,copy,{}\n"
+    );
+    let sizes = scalar(tmp.path(), "db", "SELECT count(*) FROM capture_storage WHERE capture_id = 1 AND bytes > 0");
+    assert_eq!(sizes, "9", "capture_storage lists every table file");
+    assert_eq!(run(tmp.path(), &["ingest", "--archive", "db", "--tag", "oops", "one.btf"]).status.code(), Some(2));
+}

@@ -24,8 +24,13 @@ fn ingest_prints_a_summary_and_captures_lists_it() {
     assert!(tmp.path().join("traces.tdb/manifest.json").is_file(), "default archive ./traces.tdb");
     let listed = ok(tmp.path(), &["captures", "--format", "csv"]).replace("\r\n", "\n");
     let mut lines = listed.lines();
-    assert_eq!(lines.next(), Some("capture_id,name,format,events,time_unit,ts_min,ts_max,source_bytes,ingested_at"));
-    assert!(lines.next().unwrap().starts_with(&format!("1,good,btf,3,ns,0,30,{},", GOOD.len())));
+    assert_eq!(
+        lines.next(),
+        Some("capture_id,name,format,events,span_ns,time_unit,bytes_in,bytes_archive,ratio,tags,source_files,ingested_at")
+    );
+    let row = lines.next().unwrap();
+    assert!(row.starts_with(&format!("1,good,btf,3,30,ns,{},", GOOD.len())), "{row}");
+    assert!(row.contains(",{},\"[\"\"good.btf\"\"]\","), "{row}");
 }
 
 #[test]
@@ -177,7 +182,7 @@ fn a_closed_pipe_is_not_an_error() {
 fn each_file_is_its_own_capture() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("a.btf"), GOOD).unwrap();
-    std::fs::write(tmp.path().join("b.btf"), GOOD).unwrap();
+    std::fs::write(tmp.path().join("b.btf"), GOOD.replace("30,", "35,")).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "a.btf", "b.btf"]);
     assert_eq!(
         csv(tmp.path(), "db", "SELECT capture_id, name, count(*) AS events FROM captures JOIN events USING (capture_id) GROUP BY ALL ORDER BY 1"),

@@ -34,6 +34,12 @@ pub struct Args {
     /// globs allowed), used by deadline_misses and deadline_summary.
     #[arg(long, value_name = "FILE")]
     deadlines: Option<PathBuf>,
+    /// A label for the capture, KEY=VALUE (repeatable), shown in `captures`.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    tags: Vec<String>,
+    /// Ingest even when identical bytes are already in the archive (as a new capture).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `ingest`.
@@ -56,8 +62,24 @@ pub fn run(args: Args) -> Result<()> {
         Some(f) => crate::ingest::deadlines::read(f)?,
         None => Vec::new(),
     };
-    let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict, deadlines };
+    let mut tags = std::collections::BTreeMap::new();
+    for t in &args.tags {
+        let (k, v) = t.split_once('=').ok_or_else(|| Error::Usage(format!("--tag {t}: expected KEY=VALUE")))?;
+        tags.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict, deadlines, tags };
     for file in &args.files {
+        if !args.force {
+            if let Some(c) = crate::store::ingest::find_identical(&archive, file)? {
+                eprintln!(
+                    "{}: identical to capture {} '{}' (same SHA-256); not stored again (--force ingests it anyway)",
+                    file.display(),
+                    c.capture_id,
+                    c.name
+                );
+                continue;
+            }
+        }
         let mut bar = Bar::new(file);
         let report = ingest_path(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
         bar.finish();

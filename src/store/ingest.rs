@@ -26,6 +26,8 @@ pub struct IngestOptions {
     pub strict: bool,
     /// Deadlines to store with the capture (entity pattern, ns), from `--deadlines FILE`.
     pub deadlines: Vec<(String, i64)>,
+    /// Free-form labels (`--tag key=value`), kept in the manifest and in `captures.tags`.
+    pub tags: BTreeMap<String, String>,
 }
 
 /// What an ingest produced.
@@ -210,18 +212,7 @@ fn run(
     let format = format.unwrap_or(Format::Btf);
     let (summary, mut sink) = deriver.finish()?;
     // One file: its hash. Several: the hash of their hashes, one per line, in order.
-    let sha256 = match digests.as_slice() {
-        [one] => one.sha256.clone(),
-        many => {
-            use sha2::Digest;
-            let mut h = sha2::Sha256::new();
-            for d in many {
-                h.update(d.sha256.as_bytes());
-                h.update(b"\n");
-            }
-            h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-        }
-    };
+    let sha256 = combined_sha256(&digests.iter().map(|d| d.sha256.clone()).collect::<Vec<_>>());
     let source_bytes = digests.iter().map(|d| d.bytes).sum();
     sources.extend(companions);
 
@@ -243,6 +234,7 @@ fn run(
         tool_version: crate::TOOL_VERSION.to_string(),
         schema_version: schema::SCHEMA_VERSION,
         files: BTreeMap::new(),
+        tags: opts.tags.clone(),
     };
     write_side_tables(&mut sink.writer, &summary, &capture, &opts.deadlines)?;
     let files = sink.writer.finish()?;
@@ -273,6 +265,46 @@ fn run(
         text_bytes,
         elapsed: started.elapsed(),
     })
+}
+
+/// A capture's source hash: one file's SHA-256, or for several the SHA-256 of their hashes,
+/// one per line, in order.
+pub fn combined_sha256(hashes: &[String]) -> String {
+    match hashes {
+        [one] => one.clone(),
+        many => {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            for d in many {
+                h.update(d.as_bytes());
+                h.update(b"\n");
+            }
+            h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        }
+    }
+}
+
+/// The capture of the archive whose source bytes are identical to what `path` names (a
+/// file, or an ovni directory's trace files). Files are hashed only when a capture of the
+/// same total size exists.
+pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEntry>> {
+    let files = if path.is_dir() { capture_dir(path)?.0 } else { vec![path.to_path_buf()] };
+    let mut size = 0;
+    for f in &files {
+        match std::fs::metadata(f) {
+            Ok(m) => size += m.len(),
+            Err(_) => return Ok(None), // the ingest itself reports the unreadable file
+        }
+    }
+    if !archive.manifest.captures.iter().any(|c| c.source_bytes == size) {
+        return Ok(None);
+    }
+    let mut hashes = Vec::new();
+    for f in &files {
+        hashes.push(super::verify::file_sha256(f).map_err(|e| Error::io(f, e))?);
+    }
+    let sha = combined_sha256(&hashes);
+    Ok(archive.manifest.captures.iter().find(|c| c.source_bytes == size && c.source_sha256 == sha).cloned())
 }
 
 /// Rows known only at the end: entities, diagnostics, and the capture's own row.
@@ -338,6 +370,7 @@ fn write_side_tables(w: &mut CaptureWriter, s: &Summary, c: &CaptureEntry, deadl
             .str(Some(&meta))
             .str(Some(&c.tool_version))
             .i64(Some(c.schema_version))
+            .str(Some(&serde_json::to_string(&c.tags).unwrap_or_else(|_| "{}".into())))
             .end_row();
     }
     Ok(())

@@ -62,6 +62,9 @@ pub struct CaptureEntry {
     pub schema_version: i64,
     /// Table files, by table name.
     pub files: BTreeMap<String, FileEntry>,
+    /// Free-form labels given at ingest (`--tag key=value`).
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
 impl CaptureEntry {

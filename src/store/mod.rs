@@ -136,13 +136,28 @@ impl Archive {
             } else {
                 sql.push_str(&format!(
                     "CREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM read_parquet([{files}], \
-                     hive_partitioning = true, hive_types = {{'capture_id': BIGINT}});\n",
+                     hive_partitioning = true, hive_types = {{'capture_id': BIGINT}}, union_by_name = true);\n",
                     name = t.name,
                     cols = t.column_list(),
                     files = files.join(", ")
                 ));
             }
             sql.push('\n');
+        }
+        // Where each capture's tables are stored (from the manifest).
+        sql.push_str(
+            "CREATE OR REPLACE TEMP TABLE capture_storage (capture_id BIGINT, table_name VARCHAR, \
+             path VARCHAR, rows BIGINT, bytes BIGINT, sha256 VARCHAR);\n",
+        );
+        let mut values = Vec::new();
+        for c in &self.manifest.captures {
+            for (t, f) in &c.files {
+                let q = |s: &str| s.replace('\'', "''");
+                values.push(format!("({}, '{}', '{}', {}, {}, '{}')", c.capture_id, q(t), q(&f.path), f.rows, f.bytes, q(&f.sha256)));
+            }
+        }
+        if !values.is_empty() {
+            sql.push_str(&format!("INSERT INTO capture_storage VALUES {};\n", values.join(", ")));
         }
         conn.execute_batch(&sql)?;
         Ok(())
