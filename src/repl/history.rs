@@ -1,0 +1,58 @@
+//! The shell's history file: `$XDG_DATA_HOME/tracedb/history`, or
+//! `~/.local/share/tracedb/history` when XDG_DATA_HOME is unset (or not absolute, as the XDG
+//! spec says). Each finished entry (a whole statement, however many lines, or a
+//! meta-command) is appended as soon as it is entered, so concurrent sessions share one
+//! file and a killed shell loses nothing; every session loads the file when it starts.
+//! Ctrl-R searches it (rustyline). History problems are warnings, never fatal.
+use rustyline::history::FileHistory;
+use rustyline::{Editor, Helper};
+use std::path::{Path, PathBuf};
+
+/// Where the history lives, or None when neither XDG_DATA_HOME nor HOME is usable.
+pub fn path() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = || std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| home().map(|h| h.join(".local").join("share")))?;
+    Some(base.join("tracedb").join("history"))
+}
+
+/// Loads the history file into `rl`; returns its path when it can be written.
+pub fn open<H: Helper>(rl: &mut Editor<H, FileHistory>) -> Option<PathBuf> {
+    let p = path()?;
+    if let Some(dir) = p.parent() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("warning: no history ({}: {e})", dir.display());
+            return None;
+        }
+    }
+    if p.exists() {
+        if let Err(e) = rl.load_history(&p) {
+            eprintln!("warning: history {}: {e}", p.display());
+        }
+    }
+    Some(p)
+}
+
+/// Adds `entry` to the in-memory history and appends it to the file.
+pub fn add<H: Helper>(rl: &mut Editor<H, FileHistory>, file: Option<&Path>, entry: &str) {
+    if matches!(rl.add_history_entry(entry), Ok(true)) {
+        if let Some(p) = file {
+            if let Err(e) = rl.append_history(p) {
+                eprintln!("warning: history {}: {e}", p.display());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn history_path_follows_xdg() {
+        // The only test touching these variables (tests run in threads of one process).
+        std::env::set_var("XDG_DATA_HOME", "/data");
+        assert_eq!(super::path(), Some("/data/tracedb/history".into()));
+        std::env::set_var("XDG_DATA_HOME", "relative");
+        std::env::set_var("HOME", "/home/u");
+        assert_eq!(super::path(), Some("/home/u/.local/share/tracedb/history".into()));
+    }
+}
