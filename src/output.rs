@@ -23,7 +23,8 @@ pub enum OutputFormat {
 
 /// A cell as text, or `None` for NULL.
 fn cell(col: &dyn Array, fmt: &ArrayFormatter<'_>, row: usize) -> Option<String> {
-    if col.is_null(row) {
+    // A column of type NULL (`SELECT NULL`) has no validity buffer: every value is NULL.
+    if col.is_null(row) || col.data_type() == &DataType::Null {
         return None;
     }
     // Floats: Rust's Display never uses an exponent; NaN/inf are spelled out.

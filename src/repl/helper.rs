@@ -75,7 +75,8 @@ impl Catalog {
         }
         let word_start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
         let word = &before[word_start..];
-        let statement = format!("{pending}\n{before}");
+        // The whole line: a table or alias may be named after the cursor (`SELECT i.| FROM t i`).
+        let statement = format!("{pending}\n{line}");
         if let Some((qualifier, prefix)) = word.rsplit_once('.') {
             let table = resolve_alias(&statement, qualifier, self);
             let cols = table.and_then(|t| self.columns.get(&t)).cloned().unwrap_or_default();
@@ -218,7 +219,7 @@ mod tests {
         assert_eq!(words("", "SELECT * FROM intervals WHERE sta").1, vec!["state"]);
         assert_eq!(words("SELECT *\nFROM intervals", "WHERE du").1, vec!["dur"], "earlier lines count");
         assert_eq!(words("", "SELECT i.d").1, Vec::<String>::new());
-        assert_eq!(words("", "SELECT i.st FROM intervals i"), (9, vec!["state".to_string()]));
+        assert_eq!(catalog().complete("", "SELECT i.st FROM intervals i", 11), (9, vec!["state".to_string()]));
         let line = "SELECT e.ent FROM events AS e";
         assert_eq!(catalog().complete("", line, 12), (9, vec!["entity".to_string()]));
         assert_eq!(words("", "SELECT events.t").1, vec!["ts"]);

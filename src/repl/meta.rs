@@ -244,8 +244,8 @@ mod tests {
             (".quit", Meta::Quit),
             (".exit", Meta::Quit),
         ];
-        for (line, want) in examples {
-            assert_eq!(parse(line).unwrap(), want, "{line}");
+        for (line, want) in &examples {
+            assert_eq!(&parse(line).unwrap(), want, "{line}");
         }
         let h = help();
         for s in COMMANDS {
