@@ -6,6 +6,7 @@
 use crate::util;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const GOOD: &str = "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n10,Core_0,0,T,TASK_A,0,start\n\
@@ -29,7 +30,9 @@ impl Term {
             eprintln!("skipped: tmux is not installed; the shell's terminal tests need it");
             return None;
         }
-        let socket = dir.join("tmux.sock");
+        // A fresh socket per session: a killed server may still hold the previous one.
+        static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+        let socket = dir.join(format!("tmux{}.sock", SESSIONS.fetch_add(1, Ordering::SeqCst)));
         let data = dir.join("data");
         let cmd = format!(
             "cd '{dir}' && env HOME='{dir}' XDG_DATA_HOME='{data}' '{bin}' sql --archive {db}; \
