@@ -294,3 +294,45 @@ fn row(out: &str, first: &str) -> Option<String> {
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .find(|l| l.starts_with(&format!("{first} |")))
 }
+
+#[test]
+fn helper_macros_work_outside_the_shell() {
+    let tmp = archive();
+    let q = "SELECT fmt_ns(850) AS a, fmt_ns(12345) AS b, fmt_ns(-12345678) AS c, fmt_ns(1500000000) AS d, \
+             fmt_ns(NULL) AS e, ns('2ms') AS f, ns(' 1.5 us') AS g, ns('250') AS h, ns('3s') AS i, \
+             overlap(0, 10, 5, 10) AS j, overlap(0, 5, 10, 5) AS k, overlap(0, 100, 10, 5) AS l";
+    assert_eq!(
+        util::csv(tmp.path(), "db", q),
+        "a,b,c,d,e,f,g,h,i,j,k,l\n850 ns,12.345 us,-12.346 ms,1.500 s,,2000000,1500,250,3000000000,5,0,5\n"
+    );
+    // TASK_A: running 10..30 on Core_0 (two rows: the task's state and the core's occupant).
+    let window = "SELECT entity, state, ts, dur, clip_ts, clip_dur FROM intervals_in(15, 25) \
+                  WHERE channel IN ('state', 'running') AND dur > 0 ORDER BY entity";
+    assert_eq!(
+        util::csv(tmp.path(), "db", window),
+        "entity,state,ts,dur,clip_ts,clip_dur\nCore_0,TASK_A,10,20,15,10\nTASK_A,running,10,20,15,10\n"
+    );
+    assert_eq!(util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(15, 25, capture := 2)"), "0");
+    assert_eq!(util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(30, 40) WHERE dur > 0"), "0", "[t0, t1)");
+    let bad = util::run(tmp.path(), &["sql", "--archive", "db", "-c", "SELECT ns('fast')"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ns(): expected a number with unit ns, us, ms or s"));
+}
+
+#[test]
+fn docs_follow_the_definitions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    for line in tracedb::repl::meta::help().lines().filter(|l| l.starts_with('.')) {
+        assert!(readme.contains(line), "README's meta-command list lacks (or differs in) {line:?}");
+    }
+    let helpers = std::fs::read_to_string(root.join("sql/helpers.sql")).unwrap();
+    let lines: Vec<&str> = helpers.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.strip_prefix("CREATE OR REPLACE TEMP MACRO ") {
+            let name = rest.split('(').next().unwrap();
+            assert!(i > 0 && lines[i - 1].starts_with("--"), "{name}: no comment block above it");
+            assert!(helpers.contains(&format!("-- {name}(")), "{name}: comment does not show its call");
+            assert!(readme.contains(&format!("`{name}(")), "README does not list {name}");
+        }
+    }
+}

@@ -6,12 +6,18 @@
 //! Ctrl-R searches it (rustyline). History problems are warnings, never fatal.
 use rustyline::history::FileHistory;
 use rustyline::{Editor, Helper};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Where the history lives, or None when neither XDG_DATA_HOME nor HOME is usable.
 pub fn path() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
-    let home = || std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`path`] given the values of XDG_DATA_HOME and HOME.
+fn path_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    let xdg = xdg.map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = || home.map(PathBuf::from).filter(|p| p.is_absolute());
     let base = xdg.or_else(|| home().map(|h| h.join(".local").join("share")))?;
     Some(base.join("tracedb").join("history"))
 }
@@ -46,13 +52,15 @@ pub fn add<H: Helper>(rl: &mut Editor<H, FileHistory>, file: Option<&Path>, entr
 
 #[cfg(test)]
 mod tests {
+    use super::path_from;
+
     #[test]
     fn history_path_follows_xdg() {
-        // The only test touching these variables (tests run in threads of one process).
-        std::env::set_var("XDG_DATA_HOME", "/data");
-        assert_eq!(super::path(), Some("/data/tracedb/history".into()));
-        std::env::set_var("XDG_DATA_HOME", "relative");
-        std::env::set_var("HOME", "/home/u");
-        assert_eq!(super::path(), Some("/home/u/.local/share/tracedb/history".into()));
+        let home = Some("/home/u".into());
+        assert_eq!(path_from(Some("/data".into()), home.clone()), Some("/data/tracedb/history".into()));
+        let fallback = Some("/home/u/.local/share/tracedb/history".into());
+        assert_eq!(path_from(Some("relative".into()), home.clone()), fallback, "XDG spec: ignore relative");
+        assert_eq!(path_from(None, home), fallback);
+        assert_eq!(path_from(None, None), None);
     }
 }

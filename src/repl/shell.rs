@@ -82,7 +82,6 @@ pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
         .max_history_size(10_000)
         .and_then(|b| b.history_ignore_dups(true))
         .map_err(|e| Error::Usage(format!("line editor: {e}")))?
-        .history_ignore_space(true)
         .auto_add_history(false)
         .completion_type(CompletionType::List)
         .build();
