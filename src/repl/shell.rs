@@ -206,7 +206,8 @@ impl Shell {
                     eprintln!("Time: {} ({rows} row{})", fmt_duration(elapsed), if rows == 1 { "" } else { "s" });
                 }
             }
-            Err(e) if e.to_string().contains("INTERRUPT") => eprintln!("Cancelled (Ctrl-C)"),
+            // On its own line: the terminal has just echoed `^C`.
+            Err(e) if e.to_string().contains("INTERRUPT") => eprintln!("\nCancelled (Ctrl-C)"),
             Err(e) => eprintln!("Error: {e}"),
         }
     }
