@@ -1,6 +1,8 @@
 //! Printing query results: `table` for people (psql-like, numbers right-aligned, NULL shown
 //! as NULL), `csv` (RFC 4180, one header row, NULL as an empty field) and `json` (one array
-//! of objects, numbers as JSON numbers, never in scientific notation for integers).
+//! of objects, numbers as JSON numbers, never in scientific notation for integers). The
+//! shell adds `markdown` and `line` ([`write_markdown`], [`write_line`]) and column types in
+//! the table header ([`TableStyle`]); `--format` output does not change with them.
 use arrow::array::{Array, Float32Array, Float64Array};
 use arrow::datatypes::{DataType, Schema};
 use arrow::record_batch::RecordBatch;
@@ -21,7 +23,8 @@ pub enum OutputFormat {
 
 /// A cell as text, or `None` for NULL.
 fn cell(col: &dyn Array, fmt: &ArrayFormatter<'_>, row: usize) -> Option<String> {
-    if col.is_null(row) {
+    // A column of type NULL (`SELECT NULL`) has no validity buffer: every value is NULL.
+    if col.is_null(row) || col.data_type() == &DataType::Null {
         return None;
     }
     // Floats: Rust's Display never uses an exponent; NaN/inf are spelled out.
@@ -117,23 +120,86 @@ fn write_json(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io
     w.write_all(if first { b"]\n" } else { b"\n]\n" })
 }
 
+/// Options of the aligned table. `Default` is what `--format table` prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableStyle {
+    /// Print at most this many rows, then a line saying how many were left out.
+    pub max_rows: Option<usize>,
+    /// A second header line with each column's SQL type (the shell's tables).
+    pub types: bool,
+}
+
 /// Writes an aligned table; at most `max_rows` rows when given, with a line saying how many
 /// were left out.
 pub fn write_table(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
-    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
-    let total: usize = batches.iter().map(RecordBatch::num_rows).sum();
-    let limit = max_rows.unwrap_or(usize::MAX);
+    write_table_styled(w, schema, batches, TableStyle { max_rows, types: false })
+}
+
+/// The SQL name of an Arrow type as DuckDB spells it (lower case), for table headers.
+pub fn type_name(t: &DataType) -> String {
+    match t {
+        DataType::Boolean => "boolean".into(),
+        DataType::Int8 => "tinyint".into(),
+        DataType::Int16 => "smallint".into(),
+        DataType::Int32 => "integer".into(),
+        DataType::Int64 => "bigint".into(),
+        DataType::UInt8 => "utinyint".into(),
+        DataType::UInt16 => "usmallint".into(),
+        DataType::UInt32 => "uinteger".into(),
+        DataType::UInt64 => "ubigint".into(),
+        DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => format!("decimal({p},{s})"),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "varchar".into(),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => "blob".into(),
+        DataType::Date32 | DataType::Date64 => "date".into(),
+        DataType::Time32(_) | DataType::Time64(_) => "time".into(),
+        DataType::Timestamp(_, None) => "timestamp".into(),
+        DataType::Timestamp(_, Some(_)) => "timestamptz".into(),
+        DataType::Interval(_) | DataType::Duration(_) => "interval".into(),
+        DataType::List(f) | DataType::LargeList(f) => format!("{}[]", type_name(f.data_type())),
+        DataType::Struct(_) => "struct".into(),
+        DataType::Map(_, _) => "map".into(),
+        DataType::Null => "null".into(),
+        other => format!("{other}").to_lowercase(),
+    }
+}
+
+/// Rows as text (NULL spelled out), at most `limit`, and the total number of rows.
+fn collect_rows(batches: &[RecordBatch], limit: usize) -> io::Result<(Vec<Vec<String>>, usize)> {
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut seen = 0;
+    let mut total = 0;
     for_each_row(batches, |cells| {
-        seen += 1;
+        total += 1;
         if rows.len() < limit {
             rows.push(cells.into_iter().map(|c| c.unwrap_or_else(|| "NULL".into())).collect());
         }
         Ok(())
     })?;
+    Ok((rows, total))
+}
+
+/// `(N rows)`, or `(N rows, M not shown)` when truncated.
+fn write_footer(w: &mut dyn Write, shown: usize, total: usize) -> io::Result<()> {
+    if total > shown {
+        writeln!(w, "({total} rows, {} not shown)", total - shown)
+    } else {
+        writeln!(w, "({total} row{})", if total == 1 { "" } else { "s" })
+    }
+}
+
+/// Writes an aligned table with `style`.
+pub fn write_table_styled(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], style: TableStyle) -> io::Result<()> {
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let types: Vec<String> = schema.fields().iter().map(|f| type_name(f.data_type())).collect();
+    let numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
+    let (rows, total) = collect_rows(batches, style.max_rows.unwrap_or(usize::MAX))?;
     let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    if style.types {
+        for (wd, t) in widths.iter_mut().zip(&types) {
+            *wd = (*wd).max(t.chars().count());
+        }
+    }
     for r in &rows {
         for (i, c) in r.iter().enumerate() {
             if let Some(wd) = widths.get_mut(i) {
@@ -151,6 +217,10 @@ pub fn write_table(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], 
     };
     let header: Vec<String> = names.iter().enumerate().map(|(i, n)| pad(n, i, false)).collect();
     writeln!(w, " {}", header.join(" | ").trim_end())?;
+    if style.types {
+        let line: Vec<String> = types.iter().enumerate().map(|(i, t)| pad(t, i, false)).collect();
+        writeln!(w, " {}", line.join(" | ").trim_end())?;
+    }
     let rule: Vec<String> = widths.iter().map(|wd| "-".repeat(*wd)).collect();
     writeln!(w, "-{}-", rule.join("-+-"))?;
     for r in &rows {
@@ -158,12 +228,45 @@ pub fn write_table(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], 
             r.iter().enumerate().map(|(i, c)| pad(c, i, numeric.get(i).copied().unwrap_or(false))).collect();
         writeln!(w, " {}", line.join(" | ").trim_end())?;
     }
-    if seen > rows.len() {
-        writeln!(w, "({total} rows, {} not shown)", total - rows.len())?;
-    } else {
-        writeln!(w, "({total} row{})", if total == 1 { "" } else { "s" })?;
+    write_footer(w, rows.len(), total)
+}
+
+/// Writes a GitHub-flavoured Markdown table (numbers right-aligned, `|` escaped), at most
+/// `max_rows` rows, then the row count line.
+pub fn write_markdown(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+    let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let names: Vec<String> = schema.fields().iter().map(|f| esc(f.name())).collect();
+    let align: Vec<&str> =
+        schema.fields().iter().map(|f| if is_number(f.data_type()) { "--:" } else { "---" }).collect();
+    let (rows, total) = collect_rows(batches, max_rows.unwrap_or(usize::MAX))?;
+    writeln!(w, "| {} |", names.join(" | "))?;
+    writeln!(w, "|{}|", align.join("|"))?;
+    for r in &rows {
+        let cells: Vec<String> = r.iter().map(|c| esc(c)).collect();
+        writeln!(w, "| {} |", cells.join(" | "))?;
     }
-    Ok(())
+    writeln!(w)?;
+    write_footer(w, rows.len(), total)
+}
+
+/// Writes one `name = value` line per column and a blank line between rows (SQLite's line
+/// mode), at most `max_rows` rows, then the row count line.
+pub fn write_line(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+    let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let (rows, total) = collect_rows(batches, max_rows.unwrap_or(usize::MAX))?;
+    for (k, r) in rows.iter().enumerate() {
+        if k > 0 {
+            writeln!(w)?;
+        }
+        for (n, c) in names.iter().zip(r) {
+            writeln!(w, "{n:>width$} = {c}")?;
+        }
+    }
+    if !rows.is_empty() {
+        writeln!(w)?;
+    }
+    write_footer(w, rows.len(), total)
 }
 
 #[cfg(test)]
@@ -220,5 +323,33 @@ mod tests {
         assert_eq!(lines[2], " 1000000000000 | a,\"b\" | 100000000000000000000");
         assert_eq!(lines[3], "          NULL | x     |                   0.5");
         assert_eq!(lines[4], "(2 rows)");
+    }
+
+    #[test]
+    fn table_with_types_and_truncation() {
+        let (schema, batches) = sample();
+        let mut out = Vec::new();
+        write_table_styled(&mut out, &schema, &batches, TableStyle { max_rows: Some(1), types: true }).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], " n             | s       | f");
+        assert_eq!(lines[1], " bigint        | varchar | double");
+        assert_eq!(lines[3], " 1000000000000 | a,\"b\"   | 100000000000000000000");
+        assert_eq!(lines[4], "(2 rows, 1 not shown)");
+        assert_eq!(lines.len(), 5);
+    }
+
+    #[test]
+    fn markdown_and_line_modes() {
+        let (schema, batches) = sample();
+        let mut md = Vec::new();
+        write_markdown(&mut md, &schema, &batches, None).unwrap();
+        assert_eq!(
+            String::from_utf8(md).unwrap(),
+            "| n | s | f |\n|--:|---|--:|\n| 1000000000000 | a,\"b\" | 100000000000000000000 |\n| NULL | x | 0.5 |\n\n(2 rows)\n"
+        );
+        let mut line = Vec::new();
+        write_line(&mut line, &schema, &batches, Some(1)).unwrap();
+        assert_eq!(String::from_utf8(line).unwrap(), "n = 1000000000000\ns = a,\"b\"\nf = 100000000000000000000\n\n(2 rows, 1 not shown)\n");
     }
 }

@@ -2,10 +2,11 @@
 //!
 //! * `analyses`    — the predefined analyses: docs match output, csv = json, deadlines
 //! * `golden`      — tests/golden/<format>/<case>/: ingest input, run query.sql, compare CSV
-//! * `archive`     — verify (altered, truncated, missing files) and rm
+//! * `archive`     — verify, rm, dedupe, export round trips
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
 //! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
+//! * `repl`        — the interactive shell in a real terminal (tmux)
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
 mod analyses;
@@ -15,5 +16,6 @@ mod conformance;
 mod golden;
 mod layout;
 mod paraver;
+mod repl;
 mod synthetic;
 mod util;

@@ -32,7 +32,7 @@ pub enum Command {
     Ingest(ingest::Args),
     /// List the captures in the archive.
     Captures(captures::Args),
-    /// Run SQL over the archive: -c, -f, statements piped on stdin.
+    /// Run SQL over the archive: -c, -f, piped stdin, or an interactive shell.
     Sql(sql::Args),
     /// List the predefined analyses, their parameters and columns.
     Queries(queries::Args),

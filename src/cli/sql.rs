@@ -1,6 +1,7 @@
 //! `tracedb sql`: SQL over the archive. Statements come from `-c` (repeatable), `-f FILE`,
 //! or standard input when it is piped; each statement's result is printed in turn. The
-//! first failing statement stops the run with exit status 1.
+//! first failing statement stops the run with exit status 1. With none of these and a
+//! terminal on standard input, the interactive shell starts ([`crate::repl::shell`]).
 use super::ArchiveArg;
 use crate::output::{self, OutputFormat};
 use crate::repl::split::split_script;
@@ -9,7 +10,7 @@ use crate::{Error, Result};
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
-/// Run SQL over the archive.
+/// Run SQL over the archive (an interactive shell on a terminal).
 ///
 /// Tables: captures, entities, events, intervals, instances, lock_requests, messages,
 /// deadlines, diagnostics (see the README's table reference). All times are ns.
@@ -37,11 +38,8 @@ pub fn run(args: Args) -> Result<()> {
     if scripts.is_empty() {
         let stdin = std::io::stdin();
         if stdin.is_terminal() {
-            return Err(Error::Usage(
-                "the interactive shell is not in this build yet; give statements with -c, -f FILE, \
-                 or pipe them on standard input"
-                    .into(),
-            ));
+            let archive = Archive::open(&args.archive.archive)?;
+            return crate::repl::shell::run(&archive, args.format);
         }
         let mut text = String::new();
         stdin.lock().read_to_string(&mut text).map_err(|e| Error::io("<stdin>", e))?;

@@ -14,6 +14,10 @@ use crate::{Error, Result};
 pub use manifest::{CaptureEntry, Manifest};
 use std::path::{Path, PathBuf};
 
+/// The helper macros for traces (`fmt_ns`, `ns`, `overlap`, `intervals_in`), documented in
+/// the file itself; installed on every connection after the table views.
+pub const HELPERS_SQL: &str = include_str!("../../sql/helpers.sql");
+
 /// Default archive directory.
 pub const DEFAULT_ARCHIVE: &str = "traces.tdb";
 const STAGING: &str = ".staging";
@@ -111,10 +115,12 @@ impl Archive {
         self.dir.join(STAGING).join(format!("capture_id={id}.{}", std::process::id()))
     }
 
-    /// Opens an in-memory DuckDB with a view per table over the archive's Parquet files.
+    /// Opens an in-memory DuckDB with a view per table over the archive's Parquet files, the
+    /// helper macros of [`HELPERS_SQL`] and the predefined analyses.
     pub fn connect(&self) -> Result<duckdb::Connection> {
         let conn = duckdb::Connection::open_in_memory()?;
         self.create_views(&conn)?;
+        conn.execute_batch(HELPERS_SQL).map_err(|e| Error::Sql(format!("internal: installing sql/helpers.sql: {e}")))?;
         queries::install(&conn)?;
         Ok(conn)
     }

@@ -1,0 +1,48 @@
+-- Helper macros for traces, installed on every connection (`tracedb sql`, the shell, and
+-- every other command that runs SQL). Times and durations are BIGINT nanoseconds throughout;
+-- these helpers only convert and compare them. Raw integers stay the default output: call
+-- fmt_ns() where a human-readable duration is wanted.
+
+-- fmt_ns(ns): a duration in ns as text with a unit, three decimals above 1 us:
+-- 850 -> '850 ns', 12345 -> '12.345 us', 12345678 -> '12.346 ms', 1500000000 -> '1.500 s'.
+-- NULL stays NULL; negative values keep their sign.
+CREATE OR REPLACE TEMP MACRO fmt_ns(ns) AS CASE
+    WHEN ns IS NULL THEN NULL
+    WHEN abs(ns) < 1000 THEN printf('%d ns', CAST(ns AS BIGINT))
+    WHEN abs(ns) < 1000000 THEN printf('%.3f us', ns / 1e3)
+    WHEN abs(ns) < 1000000000 THEN printf('%.3f ms', ns / 1e6)
+    ELSE printf('%.3f s', ns / 1e9)
+END;
+
+-- ns(text): a duration written with a unit, in ns (BIGINT): '2ms' -> 2000000,
+-- '1.5 us' -> 1500, '250' -> 250. Units: ns, us, ms, s (no unit = ns). Anything else is an
+-- error naming the text. NULL stays NULL.
+CREATE OR REPLACE TEMP MACRO ns(t) AS CASE
+    WHEN t IS NULL THEN NULL
+    WHEN NOT regexp_full_match(trim(t), '[0-9]+(\.[0-9]*)?\s*(ns|us|ms|s)?')
+        THEN CAST(error('ns(): expected a number with unit ns, us, ms or s (e.g. ''2ms''), found ''' || t || '''') AS BIGINT)
+    ELSE CAST(round(
+        CAST(regexp_extract(trim(t), '^[0-9]+(\.[0-9]*)?') AS DECIMAL(38, 9))
+        * CASE regexp_extract(trim(t), '(ns|us|ms|s)$')
+            WHEN 'us' THEN 1000 WHEN 'ms' THEN 1000000 WHEN 's' THEN 1000000000 ELSE 1 END
+    ) AS BIGINT)
+END;
+
+-- overlap(a_ts, a_dur, b_ts, b_dur): ns during which [a_ts, a_ts + a_dur) and
+-- [b_ts, b_ts + b_dur) overlap; 0 when they do not.
+CREATE OR REPLACE TEMP MACRO overlap(a_ts, a_dur, b_ts, b_dur) AS
+    greatest(0, least(a_ts + a_dur, b_ts + b_dur) - greatest(a_ts, b_ts));
+
+-- intervals_in(t0, t1 [, capture := N]): the intervals overlapping the window [t0, t1), with
+-- every column of `intervals` plus the part inside the window. A zero-length interval counts
+-- when its ts lies in the window. Example: which tasks ran on Core_1 between 2 ms and 3 ms:
+--   SELECT state, sum(clip_dur) FROM intervals_in(ns('2ms'), ns('3ms'))
+--   WHERE channel = 'running' AND entity = 'Core_1' GROUP BY state;
+-- Columns added:
+--   clip_ts   BIGINT  -- start of the overlap, ns (max(ts, t0))
+--   clip_dur  BIGINT  -- length of the overlap, ns (0 for a zero-length interval)
+CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
+    SELECT *, greatest(ts, t0) AS clip_ts, overlap(ts, dur, t0, t1 - t0) AS clip_dur
+    FROM intervals
+    WHERE (capture IS NULL OR capture_id = capture)
+      AND ts < t1 AND (ts + dur > t0 OR (dur = 0 AND ts >= t0));

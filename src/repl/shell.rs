@@ -1,0 +1,388 @@
+//! The interactive shell: a rustyline loop over one DuckDB connection to the archive.
+//!
+//! Lines are collected until [`split::is_complete`] (a continuation prompt meanwhile), then
+//! every statement in them runs and its result is printed; a failing statement prints
+//! DuckDB's message and the shell goes on. A line starting with `.` outside a statement is a
+//! meta-command ([`super::meta`]). Ctrl-C while a query runs interrupts DuckDB (a `ctrlc`
+//! handler thread holding the connection's interrupt handle); at the prompt rustyline reads
+//! it as a key and the line (and any unfinished statement) is dropped. Ctrl-D quits.
+//!
+//! Results go to the terminal or the `.output` file; errors, notices and the `.timer`
+//! footer go to standard error, so an `.output` file holds only results.
+use super::helper::{Catalog, ShellHelper};
+use super::meta::{self, Meta, Mode};
+use super::{history, split};
+use crate::output::{self, OutputFormat, TableStyle};
+use crate::store::{queries, schema, Archive};
+use crate::{Error, Result};
+use arrow::datatypes::Schema;
+use arrow::record_batch::RecordBatch;
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{CompletionType, Config, Editor};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const PROMPT: &str = "tracedb> ";
+const CONTINUE: &str = "    ...> ";
+/// Rows a table prints before `.maxrows` is set.
+pub const DEFAULT_MAX_ROWS: usize = 40;
+/// `.read` files may read others, to this depth.
+const MAX_READ_DEPTH: usize = 16;
+
+/// Whether the loop goes on after a line.
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Quit,
+}
+
+/// The shell's state.
+pub struct Shell {
+    conn: duckdb::Connection,
+    mode: Mode,
+    max_rows: Option<usize>,
+    timer: bool,
+    output: Option<(PathBuf, io::BufWriter<std::fs::File>)>,
+    running: Arc<AtomicBool>,
+    schema_changed: bool,
+    read_depth: usize,
+}
+
+/// Runs the shell over `archive` until `.quit` or Ctrl-D; results start in `format`.
+pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
+    let conn = archive.connect()?;
+    let mode = match format {
+        OutputFormat::Table => Mode::Table,
+        OutputFormat::Csv => Mode::Csv,
+        OutputFormat::Json => Mode::Json,
+    };
+    let mut shell = Shell {
+        conn,
+        mode,
+        max_rows: Some(DEFAULT_MAX_ROWS),
+        timer: false,
+        output: None,
+        running: Arc::new(AtomicBool::new(false)),
+        schema_changed: false,
+        read_depth: 0,
+    };
+    let (running, handle) = (shell.running.clone(), shell.conn.interrupt_handle());
+    if let Err(e) = ctrlc::set_handler(move || {
+        if running.load(Ordering::SeqCst) {
+            handle.interrupt();
+        }
+    }) {
+        eprintln!("warning: Ctrl-C will not cancel queries: {e}");
+    }
+    let config = Config::builder()
+        .max_history_size(10_000)
+        .and_then(|b| b.history_ignore_dups(true))
+        .map_err(|e| Error::Usage(format!("line editor: {e}")))?
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .build();
+    let mut rl: Editor<ShellHelper, FileHistory> =
+        Editor::with_config(config).map_err(|e| Error::Usage(format!("line editor: {e}")))?;
+    rl.set_helper(Some(ShellHelper { catalog: Catalog::load(&shell.conn), ..Default::default() }));
+    let history = history::open(&mut rl);
+    let n = archive.manifest.captures.len();
+    println!(
+        "tracedb {}: archive {}, {n} capture{}. Statements end with ';'. .help lists commands.",
+        crate::TOOL_VERSION,
+        archive.dir.display(),
+        if n == 1 { "" } else { "s" }
+    );
+    let mut pending = String::new();
+    loop {
+        let prompt = if pending.is_empty() { PROMPT } else { CONTINUE };
+        let line = match rl.readline(prompt) {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                pending.clear();
+                if let Some(h) = rl.helper_mut() {
+                    h.pending.borrow_mut().clear();
+                }
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(Error::Usage(format!("reading the terminal: {e}"))),
+        };
+        let was_statement = !pending.is_empty() || !line.trim_start().starts_with('.');
+        let flow = shell.line(&mut pending, &line);
+        if pending.is_empty() && !line.trim().is_empty() {
+            // A finished entry: the whole statement (all its lines) or a meta-command.
+            let entry = if was_statement { shell_entry(&rl, &line) } else { line.clone() };
+            history::add(&mut rl, history.as_deref(), &entry);
+        }
+        if let Some(h) = rl.helper_mut() {
+            *h.pending.borrow_mut() = pending.clone();
+            if std::mem::take(&mut shell.schema_changed) {
+                h.catalog = Catalog::load(&shell.conn);
+            }
+        }
+        if flow == Flow::Quit {
+            break;
+        }
+    }
+    shell.set_output(None)
+}
+
+/// The history entry of a statement just finished: its earlier lines (kept by the helper)
+/// and the last one.
+fn shell_entry(rl: &Editor<ShellHelper, FileHistory>, last: &str) -> String {
+    match rl.helper().map(|h| h.pending.borrow().clone()) {
+        Some(p) if !p.is_empty() => format!("{p}\n{last}"),
+        _ => last.to_string(),
+    }
+}
+
+impl Shell {
+    /// Handles one input line: a meta-command, or more of the statement in `pending`, whose
+    /// complete statements then run.
+    fn line(&mut self, pending: &mut String, line: &str) -> Flow {
+        if pending.is_empty() && line.trim_start().starts_with('.') {
+            return match meta::parse(line).and_then(|m| self.meta(m)) {
+                Ok(flow) => flow,
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    Flow::Go
+                }
+            };
+        }
+        if pending.is_empty() && line.trim().is_empty() {
+            return Flow::Go;
+        }
+        if !pending.is_empty() {
+            pending.push('\n');
+        }
+        pending.push_str(line);
+        if split::is_complete(pending) {
+            for stmt in split::split(&std::mem::take(pending)).statements {
+                self.statement(&stmt);
+            }
+        }
+        Flow::Go
+    }
+
+    /// Runs the lines of a script (`.read`) as if typed; a statement left without `;` at
+    /// the end still runs.
+    fn feed(&mut self, text: &str) -> Flow {
+        let mut pending = String::new();
+        for line in text.lines() {
+            if self.line(&mut pending, line) == Flow::Quit {
+                return Flow::Quit;
+            }
+        }
+        for stmt in split::split_script(&pending) {
+            self.statement(&stmt);
+        }
+        Flow::Go
+    }
+
+    /// Runs one statement and prints its result, or DuckDB's message.
+    fn statement(&mut self, sql: &str) {
+        let first = sql.split_whitespace().next().unwrap_or("").to_lowercase();
+        if ["create", "drop", "alter", "attach", "detach", "use"].contains(&first.as_str()) {
+            self.schema_changed = true;
+        }
+        let start = Instant::now();
+        self.running.store(true, Ordering::SeqCst);
+        let result = query(&self.conn, sql);
+        self.running.store(false, Ordering::SeqCst);
+        let elapsed = start.elapsed();
+        match result {
+            Ok((schema, batches)) => {
+                let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+                if !schema.fields().is_empty() {
+                    if let Err(e) = self.print(&schema, &batches) {
+                        eprintln!("Error: writing the result: {e}");
+                    }
+                }
+                if self.timer {
+                    eprintln!("Time: {} ({rows} row{})", fmt_duration(elapsed), if rows == 1 { "" } else { "s" });
+                }
+            }
+            // On its own line: the terminal has just echoed `^C`.
+            Err(e) if e.to_string().contains("INTERRUPT") => eprintln!("\nCancelled (Ctrl-C)"),
+            Err(e) => eprintln!("Error: {e}"),
+        }
+    }
+
+    /// Runs a statement the shell made up (`.tables`, `.run`, ...), returning its error.
+    fn internal(&mut self, sql: &str) -> Result<()> {
+        let (schema, batches) = query(&self.conn, sql)?;
+        self.print(&schema, &batches).map_err(Error::Output)
+    }
+
+    fn print(&mut self, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
+        let (mode, max_rows) = (self.mode, self.max_rows);
+        let mut stdout = io::stdout().lock();
+        let w: &mut dyn Write = match &mut self.output {
+            Some((_, f)) => f,
+            None => &mut stdout,
+        };
+        match mode {
+            Mode::Table => output::write_table_styled(w, schema, batches, TableStyle { max_rows, types: true })?,
+            Mode::Csv => output::write(w, schema, batches, OutputFormat::Csv)?,
+            Mode::Json => output::write(w, schema, batches, OutputFormat::Json)?,
+            Mode::Markdown => output::write_markdown(w, schema, batches, max_rows)?,
+            Mode::Line => output::write_line(w, schema, batches, max_rows)?,
+        }
+        w.flush()
+    }
+
+    /// Writes text (help, schema) where results go.
+    fn say(&mut self, text: &str) -> Result<()> {
+        let w: &mut dyn Write = match &mut self.output {
+            Some((_, f)) => f,
+            None => &mut io::stdout(),
+        };
+        w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(Error::Output)
+    }
+
+    fn set_output(&mut self, to: Option<PathBuf>) -> Result<()> {
+        if let Some((path, mut f)) = self.output.take() {
+            f.flush().map_err(|e| Error::io(path, e))?;
+        }
+        if let Some(path) = to {
+            let f = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+            self.output = Some((path, io::BufWriter::new(f)));
+        }
+        Ok(())
+    }
+
+    fn meta(&mut self, m: Meta) -> Result<Flow> {
+        match m {
+            Meta::Help => self.say(&meta::help())?,
+            Meta::Tables => self.tables()?,
+            Meta::Schema(table) => self.schema(table.as_deref())?,
+            Meta::Captures => self.internal(crate::cli::captures::CAPTURES_SQL)?,
+            Meta::Queries => self.queries()?,
+            Meta::Run { name, params } => {
+                let q = queries::find(&name)
+                    .ok_or_else(|| Error::Usage(format!("no analysis named '{name}' (.queries lists them)")))?;
+                let mut capture = None;
+                let mut values = Vec::new();
+                for (k, v) in params {
+                    if k == "capture" {
+                        let id = v.parse().map_err(|_| Error::Usage(format!("capture={v}: expected a capture id")))?;
+                        capture = Some(id);
+                    } else {
+                        values.push((k, v));
+                    }
+                }
+                let sql = q.invocation(&values, capture)?;
+                self.statement(&sql);
+            }
+            Meta::Mode(Some(mode)) => self.mode = mode,
+            Meta::Mode(None) => self.say(&format!("{}\n", self.mode.name()))?,
+            Meta::MaxRows(n) => self.max_rows = n,
+            Meta::Timer(on) => self.timer = on,
+            Meta::Output(to) => self.set_output(to)?,
+            Meta::Read(path) => {
+                if self.read_depth >= MAX_READ_DEPTH {
+                    return Err(Error::Usage(format!(".read {}: files read each other too deep", path.display())));
+                }
+                let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                self.read_depth += 1;
+                let flow = self.feed(&text);
+                self.read_depth -= 1;
+                return Ok(flow);
+            }
+            Meta::Quit => return Ok(Flow::Quit),
+        }
+        Ok(Flow::Go)
+    }
+
+    /// `.tables`: the archive's tables and the session's own, with row counts.
+    fn tables(&mut self) -> Result<()> {
+        let mut names: Vec<String> = schema::tables().into_iter().map(|t| t.name).collect();
+        let mut stmt = self.conn.prepare(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'memory' \
+             UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'memory' AND NOT internal",
+        )?;
+        names.extend(stmt.query_map([], |r| r.get::<_, String>(0))?.flatten());
+        let parts: Vec<String> = names
+            .iter()
+            .map(|n| format!("SELECT '{}' AS name, (SELECT count(*) FROM \"{}\") AS rows", n.replace('\'', "''"), n.replace('"', "\"\"")))
+            .collect();
+        self.internal(&parts.join(" UNION ALL "))
+    }
+
+    /// `.schema [TABLE]`: the documented DDL of archive tables; columns of other relations;
+    /// the SQL file of an analysis.
+    fn schema(&mut self, table: Option<&str>) -> Result<()> {
+        let Some(name) = table else {
+            let all: Vec<String> = schema::tables().into_iter().map(|t| t.ddl.trim().to_string()).collect();
+            return self.say(&format!("{}\n", all.join("\n\n")));
+        };
+        if let Some(t) = schema::table(name) {
+            return self.say(&format!("{}\n", t.ddl.trim()));
+        }
+        if let Some(q) = queries::find(name) {
+            return self.say(&format!("{}\n", q.sql.trim()));
+        }
+        let lit = name.replace('\'', "''");
+        let mut stmt = self.conn.prepare(&format!("SELECT count(*) FROM duckdb_columns() WHERE table_name = '{lit}'"))?;
+        let n: i64 = stmt.query_row([], |r| r.get(0))?;
+        if n == 0 {
+            return Err(Error::Usage(format!("no table named '{name}' (.tables lists them)")));
+        }
+        self.internal(&format!(
+            "SELECT column_name AS column, data_type AS type, comment FROM duckdb_columns() \
+             WHERE table_name = '{lit}' ORDER BY column_index"
+        ))
+    }
+
+    /// `.queries`: the predefined analyses with parameters and summary.
+    fn queries(&mut self) -> Result<()> {
+        let cat = queries::catalog();
+        if cat.is_empty() {
+            return self.say("no predefined analyses in this build\n");
+        }
+        let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
+        let rows: Vec<String> = cat
+            .iter()
+            .map(|q| {
+                let params: Vec<String> = q.params.iter().map(|p| format!("{}={}", p.name, p.default)).collect();
+                format!("({}, {}, {})", lit(&q.name), lit(&params.join(" ")), lit(&q.summary))
+            })
+            .collect();
+        self.internal(&format!("SELECT * FROM (VALUES {}) AS q(name, parameters, summary)", rows.join(", ")))
+    }
+}
+
+/// Runs `sql`, collecting its whole result.
+fn query(conn: &duckdb::Connection, sql: &str) -> Result<(Arc<Schema>, Vec<RecordBatch>)> {
+    let mut stmt = conn.prepare(sql)?;
+    let arrow = stmt.query_arrow([])?;
+    let schema = arrow.get_schema();
+    Ok((schema, arrow.collect()))
+}
+
+/// `850 ns`, `12.345 ms`, `1.500 s`: the same spelling as the `fmt_ns` macro.
+pub fn fmt_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    match ns {
+        0..=999 => format!("{ns} ns"),
+        1_000..=999_999 => format!("{:.3} us", d.as_secs_f64() * 1e6),
+        1_000_000..=999_999_999 => format!("{:.3} ms", d.as_secs_f64() * 1e3),
+        _ => format!("{:.3} s", d.as_secs_f64()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_fmt_ns() {
+        assert_eq!(fmt_duration(Duration::from_nanos(850)), "850 ns");
+        assert_eq!(fmt_duration(Duration::from_nanos(12_345_678)), "12.346 ms");
+        assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.500 s");
+    }
+}

@@ -1,0 +1,338 @@
+//! The interactive shell in a real pseudo-terminal: tmux runs `tracedb sql` in a detached
+//! session, keys go in with `send-keys` and the screen comes back with `capture-pane`.
+//! Every wait polls the screen (generous timeouts only against hangs); HOME and
+//! XDG_DATA_HOME point into the test's temporary directory. Skipped, with a message, when
+//! tmux is not installed.
+use crate::util;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const GOOD: &str = "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n10,Core_0,0,T,TASK_A,0,start\n\
+                    30,Core_0,0,T,TASK_A,0,terminate\n";
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A tmux server of its own running one `tracedb sql` session.
+struct Term {
+    socket: PathBuf,
+    syncs: usize,
+    /// Screen length at the last sync: what came after is the last step's output.
+    seen: usize,
+    /// Prompts expected on the screen: one per line entered (and per Ctrl-C at the prompt).
+    prompts: usize,
+}
+
+impl Term {
+    /// Starts `tracedb sql` on archive `db` in `dir`, or None when tmux is missing.
+    fn start(dir: &Path, db: &str) -> Option<Term> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipped: tmux is not installed; the shell's terminal tests need it");
+            return None;
+        }
+        // A fresh socket per session: a killed server may still hold the previous one.
+        static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+        let socket = dir.join(format!("tmux{}.sock", SESSIONS.fetch_add(1, Ordering::SeqCst)));
+        let data = dir.join("data");
+        let cmd = format!(
+            "cd '{dir}' && env HOME='{dir}' XDG_DATA_HOME='{data}' '{bin}' sql --archive {db}; \
+             echo \"shell exited with $?\"; sleep 600",
+            dir = dir.display(),
+            data = data.display(),
+            bin = util::bin().display()
+        );
+        let mut term = Term { socket, syncs: 0, seen: 0, prompts: 1 };
+        let out = term.tmux(&["new-session", "-d", "-x", "200", "-y", "50", "-s", "t", &cmd]);
+        assert!(out.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&out.stderr));
+        term.ready();
+        Some(term)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().expect("tmux runs")
+    }
+
+    /// Types `text` literally (as hex, so tmux never reads a `;` as its own separator).
+    fn typ(&self, text: &str) {
+        let hex: Vec<String> = text.bytes().map(|b| format!("{b:02x}")).collect();
+        let mut args = vec!["send-keys", "-t", "t", "-H"];
+        args.extend(hex.iter().map(String::as_str));
+        assert!(self.tmux(&args).status.success());
+    }
+
+    /// Presses a key by its tmux name (Enter, Tab, C-c, C-d, ...).
+    fn key(&self, key: &str) {
+        assert!(self.tmux(&["send-keys", "-t", "t", key]).status.success());
+    }
+
+    /// Prompts (first and continuation) on the screen.
+    fn prompt_count(&self) -> usize {
+        let s = self.screen();
+        s.matches("tracedb> ").count() + s.matches("    ...> ").count()
+    }
+
+    /// Waits for the prompt of the next line: keys typed ahead while a statement runs are
+    /// not reliably kept (rustyline asks the terminal for the cursor position when it draws
+    /// a prompt and reads the answer from the same input).
+    fn ready(&mut self) {
+        let start = Instant::now();
+        while self.prompt_count() < self.prompts {
+            assert!(start.elapsed() < TIMEOUT, "timed out waiting for prompt {}; screen:\n{}", self.prompts, self.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.prompts = self.prompt_count();
+    }
+
+    /// At the next prompt, types `text` and Enter.
+    fn line(&mut self, text: &str) {
+        self.ready();
+        self.typ(text);
+        self.key("Enter");
+        self.prompts += 1;
+    }
+
+    /// At the next prompt, types `text` without Enter.
+    fn type_at_prompt(&mut self, text: &str) {
+        self.ready();
+        self.typ(text);
+    }
+
+    /// Everything on the screen and in the scrollback, wrapped lines joined.
+    fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls until the screen contains `what`; returns the screen.
+    fn wait_for(&self, what: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what:?}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs a marker statement after what was typed and waits for its result: returns the
+    /// output since the previous sync (the marker's result is computed, so typing it does not
+    /// match).
+    fn sync(&mut self) -> String {
+        self.syncs += 1;
+        let n = self.syncs;
+        self.line(&format!("SELECT 'sync' || {n} AS marker;"));
+        let screen = self.wait_for(&format!("sync{n}"));
+        let cut = screen.rfind(&format!("'sync' || {n}")).unwrap_or(screen.len());
+        let step = screen.get(self.seen..cut).unwrap_or_default().to_string();
+        self.seen = cut;
+        step
+    }
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn archive() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    util::ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    tmp
+}
+
+#[test]
+fn statements_span_lines_share_lines_and_survive_errors() {
+    let tmp = archive();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    t.line("SELECT entity,");
+    t.line("       response_time FROM instances;");
+    let out = t.sync();
+    assert!(out.contains(" entity  | response_time\n varchar | bigint\n"), "typed header:\n{out}");
+    assert!(out.contains(" TASK_A  |            30\n(1 row)"), "{out}");
+
+    t.line("SELECT 'a;b' AS one; SELECT NULL AS two;");
+    let out = t.sync();
+    assert!(out.contains("a;b") && out.contains(" NULL\n(1 row)"), "both statements ran:\n{out}");
+
+    t.line("SELEC 1;");
+    t.line("SELECT 2 + 2 AS four;");
+    let out = t.sync();
+    assert!(out.contains("Error: Parser Error: syntax error at or near \"SELEC\""), "{out}");
+    assert!(out.contains("LINE 1: SELEC 1") && out.contains('^'), "position marked:\n{out}");
+    assert!(out.contains("       4\n(1 row)"), "the next statement runs:\n{out}");
+
+    t.line(".mode csv");
+    t.line("SELECT entity, response_time, fmt_ns(response_time) AS human FROM instances;");
+    let out = t.sync();
+    assert!(out.contains("entity,response_time,human\nTASK_A,30,30 ns\n"), "raw integers in csv:\n{out}");
+    t.line(".mode json");
+    t.line("SELECT ns('2ms') AS d;");
+    let out = t.sync();
+    assert!(out.contains("[\n  {\"d\": 2000000}\n]"), "{out}");
+}
+
+#[test]
+fn meta_commands() {
+    let tmp = archive();
+    std::fs::write(tmp.path().join("script.sql"), ".mode line\nSELECT 7 AS seven,\n  'x' AS ex;\n.mode table\n").unwrap();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    t.line(".help");
+    let out = t.sync();
+    for cmd in [".tables", ".schema [TABLE]", ".run NAME [key=value...]", ".mode table|csv|json|markdown|line", ".quit, .exit"] {
+        assert!(out.contains(cmd), "{cmd} in help:\n{out}");
+    }
+    t.line(".tables");
+    let out = t.sync();
+    assert!(row(&out, "events").is_some_and(|r| r.ends_with("| 3")), "row counts:\n{out}");
+    assert!(row(&out, "diagnostics").is_some_and(|r| r.ends_with("| 0")), "{out}");
+    t.line(".schema events");
+    let out = t.sync();
+    assert!(out.contains("CREATE TABLE events (") && out.contains("-- "), "documented DDL:\n{out}");
+    t.line(".schema nosuch");
+    assert!(t.sync().contains("Error: no table named 'nosuch'"));
+    t.line(".captures");
+    let out = t.sync();
+    assert!(out.contains("capture_id | name") && out.contains("good"), "{out}");
+    t.line(".queries");
+    let out = t.sync();
+    let cat = tracedb::store::queries::catalog();
+    match cat.first() {
+        None => assert!(out.contains("no predefined analyses in this build"), "{out}"),
+        Some(q) => assert!(out.contains(&q.name) && out.contains(&q.summary), "{out}"),
+    }
+    t.line(".run no_such_analysis window=1ms");
+    assert!(t.sync().contains("Error: no analysis named 'no_such_analysis' (.queries lists them)"));
+    t.line(".mode markdown");
+    t.line(".mode");
+    t.line("SELECT 1 AS n, 'a|b' AS s;");
+    let out = t.sync();
+    assert!(out.contains("markdown\n") && out.contains("| n | s |\n|--:|---|\n| 1 | a\\|b |"), "{out}");
+    t.line(".mode table");
+    t.line(".maxrows 2");
+    t.line("SELECT * FROM range(5);");
+    let out = t.sync();
+    assert!(out.contains("(5 rows, 3 not shown)"), "{out}");
+    t.line(".timer on");
+    t.line("SELECT 1 AS one;");
+    assert!(t.sync().contains("Time: "), "timer footer");
+    t.line(".timer off");
+    t.line(".output out.txt");
+    t.line("SELECT 'to the file' AS f;");
+    t.line(".output");
+    let out = t.sync();
+    assert!(!out.contains("to the file\n"), "result went to the file:\n{out}");
+    let file = std::fs::read_to_string(tmp.path().join("out.txt")).unwrap();
+    assert!(file.contains(" to the file\n(1 row)"), "{file}");
+    t.line(".read script.sql");
+    let out = t.sync();
+    assert!(out.contains("seven = 7\n   ex = x\n"), "line mode from the script:\n{out}");
+    t.line("SELECT 5 AS five;");
+    let out = t.sync();
+    assert!(out.contains(" five\n integer\n"), "the script set table mode back:\n{out}");
+    t.line(".mode xml");
+    assert!(t.sync().contains("Error: usage: .mode table|csv|json|markdown|line"));
+    t.line(".quit");
+    t.wait_for("shell exited with 0");
+}
+
+#[test]
+fn completion_keys_and_history() {
+    let tmp = archive();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    // Tab completes a table name.
+    t.type_at_prompt("SELECT count(*) AS n FROM ent");
+    t.key("Tab");
+    t.wait_for("FROM entities");
+    t.line(";");
+    let out = t.sync();
+    assert!(out.contains(" n\n bigint\n"), "{out}");
+
+    // Ctrl-C at the prompt drops the line (and an unfinished statement).
+    t.line("SELECT 'never");
+    t.type_at_prompt("run' AS x");
+    t.key("C-c");
+    t.prompts += 1;
+    let out = t.sync();
+    assert!(!out.contains("never\nrun") && !out.contains("Error"), "{out}");
+
+    // Ctrl-C during a query that would run for minutes cancels it; the next one works.
+    t.line("SELECT count(*) FROM range(100000000) a, range(100000000) b;");
+    t.wait_for("range(100000000) b;\n");
+    let start = Instant::now();
+    while !t.screen().contains("Cancelled (Ctrl-C)") {
+        // Repeated: a Ctrl-C that arrives before the query starts only clears the prompt.
+        assert!(start.elapsed() < TIMEOUT, "query not cancelled:\n{}", t.screen());
+        t.key("C-c");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    t.line("SELECT 40 + 2 AS answer;");
+    t.wait_for("      42\n(1 row)");
+
+    // Ctrl-D quits; the history file holds the statements for the next session.
+    t.ready();
+    t.key("C-d");
+    t.wait_for("shell exited with 0");
+    let history = std::fs::read_to_string(tmp.path().join("data/tracedb/history")).unwrap();
+    assert!(history.contains("SELECT 40 + 2 AS answer;"), "{history}");
+    drop(t);
+
+    let Some(t) = Term::start(tmp.path(), "db") else { return };
+    t.key("C-r");
+    t.typ("40 + 2");
+    t.key("Enter");
+    t.key("Enter");
+    t.wait_for("      42\n(1 row)");
+}
+
+/// The table row whose first cell is `first`, spaces squeezed: `events | 3`.
+fn row(out: &str, first: &str) -> Option<String> {
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|l| l.starts_with(&format!("{first} |")))
+}
+
+#[test]
+fn helper_macros_work_outside_the_shell() {
+    let tmp = archive();
+    let q = "SELECT fmt_ns(850) AS a, fmt_ns(12345) AS b, fmt_ns(-12345678) AS c, fmt_ns(1500000000) AS d, \
+             fmt_ns(NULL) AS e, ns('2ms') AS f, ns(' 1.5 us') AS g, ns('250') AS h, ns('3s') AS i, \
+             overlap(0, 10, 5, 10) AS j, overlap(0, 5, 10, 5) AS k, overlap(0, 100, 10, 5) AS l";
+    assert_eq!(
+        util::csv(tmp.path(), "db", q),
+        "a,b,c,d,e,f,g,h,i,j,k,l\n850 ns,12.345 us,-12.346 ms,1.500 s,,2000000,1500,250,3000000000,5,0,5\n"
+    );
+    // TASK_A: running 10..30 on Core_0 (two rows: the task's state and the core's occupant).
+    let window = "SELECT entity, state, ts, dur, clip_ts, clip_dur FROM intervals_in(15, 25) \
+                  WHERE channel IN ('state', 'running') AND dur > 0 ORDER BY entity";
+    assert_eq!(
+        util::csv(tmp.path(), "db", window),
+        "entity,state,ts,dur,clip_ts,clip_dur\nCore_0,TASK_A,10,20,15,10\nTASK_A,running,10,20,15,10\n"
+    );
+    assert_eq!(util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(15, 25, capture := 2)"), "0");
+    assert_eq!(util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(30, 40) WHERE dur > 0"), "0", "[t0, t1)");
+    let bad = util::run(tmp.path(), &["sql", "--archive", "db", "-c", "SELECT ns('fast')"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ns(): expected a number with unit ns, us, ms or s"));
+}
+
+#[test]
+fn docs_follow_the_definitions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    for line in tracedb::repl::meta::help().lines().filter(|l| l.starts_with('.')) {
+        assert!(readme.contains(line), "README's meta-command list lacks (or differs in) {line:?}");
+    }
+    let helpers = std::fs::read_to_string(root.join("sql/helpers.sql")).unwrap();
+    let lines: Vec<&str> = helpers.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.strip_prefix("CREATE OR REPLACE TEMP MACRO ") {
+            let name = rest.split('(').next().unwrap();
+            assert!(i > 0 && lines[i - 1].starts_with("--"), "{name}: no comment block above it");
+            assert!(helpers.contains(&format!("-- {name}(")), "{name}: comment does not show its call");
+            assert!(readme.contains(&format!("`{name}(")), "README does not list {name}");
+        }
+    }
+}
