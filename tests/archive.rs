@@ -143,3 +143,16 @@ fn identical_bytes_are_not_stored_twice_unless_forced() {
     assert_eq!(sizes, "9", "capture_storage lists every table file");
     assert_eq!(run(tmp.path(), &["ingest", "--archive", "db", "--tag", "oops", "one.btf"]).status.code(), Some(2));
 }
+
+#[test]
+fn captures_written_before_a_column_existed_stay_readable() {
+    // An archive written by an older tracedb: its captures file has no `tags` column.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
+    let f = "db/captures/capture_id=1/part-0.parquet";
+    ok(tmp.path(), &["sql", "--archive", "db", "-c", &format!("COPY (SELECT * EXCLUDE (tags) FROM read_parquet('{f}')) TO 'old.parquet' (FORMAT parquet)")]);
+    std::fs::rename(tmp.path().join("old.parquet"), tmp.path().join(f)).unwrap();
+    assert_eq!(csv(tmp.path(), "db", "SELECT name, tags FROM captures"), "name,tags\none,\n");
+    ok(tmp.path(), &["captures", "--archive", "db"]);
+}

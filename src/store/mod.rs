@@ -140,9 +140,15 @@ impl Archive {
             if files.is_empty() {
                 sql.push_str(&t.ddl.replacen("CREATE TABLE", "CREATE OR REPLACE TEMP TABLE", 1));
             } else {
+                // Files written before a column existed lack it: a union BY NAME with an
+                // empty table of the current schema gives NULL there, so old captures stay
+                // readable (union_by_name alone cannot add a column no file has).
+                let empty = format!("_empty_{}", t.name);
+                sql.push_str(&t.ddl.replacen(&format!("CREATE TABLE {}", t.name), &format!("CREATE OR REPLACE TEMP TABLE {empty}"), 1));
                 sql.push_str(&format!(
-                    "CREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM read_parquet([{files}], \
-                     hive_partitioning = true, hive_types = {{'capture_id': BIGINT}}, union_by_name = true);\n",
+                    "\nCREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM (SELECT * FROM {empty} UNION ALL BY NAME \
+                     SELECT * FROM read_parquet([{files}], hive_partitioning = true, \
+                     hive_types = {{'capture_id': BIGINT}}, union_by_name = true));\n",
                     name = t.name,
                     cols = t.column_list(),
                     files = files.join(", ")
