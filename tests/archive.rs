@@ -156,3 +156,87 @@ fn captures_written_before_a_column_existed_stay_readable() {
     assert_eq!(csv(tmp.path(), "db", "SELECT name, tags FROM captures"), "name,tags\none,\n");
     ok(tmp.path(), &["captures", "--archive", "db"]);
 }
+
+/// A synthetic trace big enough that its ingest takes a while.
+fn big_trace(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("big.btf");
+    let cfg = tracedb::synth::SynthConfig { target_bytes: Some(40 << 20), ..Default::default() };
+    tracedb::synth::write_btf(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
+    path
+}
+
+#[test]
+fn sigkill_at_any_moment_leaves_the_archive_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
+    let big = big_trace(tmp.path());
+    let before = std::fs::read(tmp.path().join("db/manifest.json")).unwrap();
+    let mut killed_midway = 0;
+    // Kill at several points: while reading, while writing Parquet, near the end.
+    for delay_ms in [30u64, 150, 400, 800, 1200] {
+        let mut child = std::process::Command::new(crate::util::bin())
+            .args(["ingest", "--archive", "db", "--force", big.to_str().unwrap()])
+            .current_dir(tmp.path())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let finished = child.try_wait().unwrap().is_some();
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        let n = scalar(tmp.path(), "db", "SELECT count(*) FROM captures");
+        if finished {
+            break; // this machine ingests faster than the delay: nothing left to kill
+        }
+        // Either the manifest is untouched, or (killed after the commit point) the capture is
+        // whole; never anything in between.
+        let now = std::fs::read(tmp.path().join("db/manifest.json")).unwrap();
+        if now == before {
+            assert_eq!(n, "1", "killed at {delay_ms} ms: only the complete capture is listed");
+            killed_midway += 1;
+        } else {
+            assert_eq!(n, "2", "killed at {delay_ms} ms after the commit: the new capture is whole");
+            break;
+        }
+        assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3", "killed at {delay_ms} ms");
+        assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"), "killed at {delay_ms} ms");
+    }
+    assert!(killed_midway >= 2, "the ingest was killed before its commit point {killed_midway} times");
+    // The next writer takes over the dead one's lock and cleans its leftovers.
+    ok(tmp.path(), &["ingest", "--archive", "db", "--force", big.to_str().unwrap()]);
+    assert!(!tmp.path().join("db/.staging").exists());
+    let orphans = std::fs::read_dir(tmp.path().join("db/events")).unwrap().count();
+    let listed = scalar(tmp.path(), "db", "SELECT count(*) FROM captures");
+    assert_eq!(orphans.to_string(), listed, "no partition directory without a capture");
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"));
+}
+
+#[test]
+fn concurrent_ingests_never_corrupt_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
+    let big = big_trace(tmp.path());
+    let spawn = || {
+        std::process::Command::new(crate::util::bin())
+            .args(["ingest", "--archive", "db", "--force", big.to_str().unwrap()])
+            .current_dir(tmp.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let ok_count = [&a, &b].iter().filter(|o| o.status.success()).count();
+    assert!(ok_count >= 1, "at least one ingest succeeds");
+    for o in [&a, &b] {
+        if !o.status.success() {
+            let msg = String::from_utf8_lossy(&o.stderr);
+            assert!(msg.contains("is writing to this archive"), "the other says why: {msg}");
+        }
+    }
+    let n = scalar(tmp.path(), "db", "SELECT count(*) FROM captures");
+    assert_eq!(n, (1 + ok_count).to_string());
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"));
+}
