@@ -240,3 +240,56 @@ fn concurrent_ingests_never_corrupt_the_manifest() {
     assert_eq!(n, (1 + ok_count).to_string());
     assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"));
 }
+
+/// python3 with pyarrow, installing pyarrow from PyPI when it is missing; None to skip.
+fn python_with_pyarrow() -> Option<()> {
+    let has = |m: &str| {
+        std::process::Command::new("python3").args(["-c", &format!("import {m}")]).output().is_ok_and(|o| o.status.success())
+    };
+    if has("pyarrow") {
+        return Some(());
+    }
+    let install = std::process::Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pyarrow"])
+        .output();
+    if has("pyarrow") {
+        return Some(());
+    }
+    eprintln!("skipped: pyarrow is not installed and could not be installed ({:?})", install.map(|o| o.status));
+    None
+}
+
+#[test]
+fn another_engine_reads_the_archive() {
+    if python_with_pyarrow().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", sample.to_str().unwrap(), "one.btf"]);
+    // pyarrow reads the hive-partitioned directories as datasets, with capture_id from the path.
+    let script = r#"
+import json, sys
+import pyarrow.dataset as ds
+m = json.load(open("db/manifest.json"))
+for table in ["events", "intervals", "instances", "lock_requests", "entities", "diagnostics"]:
+    files = ["db/" + c["files"][table]["path"] for c in m["captures"]]
+    d = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir="db/" + table)
+    t = d.to_table()
+    per = t.group_by("capture_id").aggregate([("capture_id", "count")]).to_pylist()
+    print(table, sorted((r["capture_id"], r["capture_id_count"]) for r in per))
+"#;
+    let out = std::process::Command::new("python3").args(["-c", script]).current_dir(tmp.path()).output().unwrap();
+    assert!(out.status.success(), "pyarrow failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for table in ["events", "intervals", "instances", "lock_requests", "entities", "diagnostics"] {
+        let ours = csv(tmp.path(), "db", &format!("SELECT capture_id, count(*) AS n FROM {table} GROUP BY 1 ORDER BY 1"));
+        let pairs: Vec<String> = ours.lines().skip(1).map(|l| {
+            let (c, n) = l.split_once(',').unwrap();
+            format!("({c}, {n})")
+        }).collect();
+        let expected = format!("{table} [{}]", pairs.join(", "));
+        assert!(text.lines().any(|l| l == expected), "pyarrow disagrees on {table}: wanted {expected}, got\n{text}");
+    }
+}
