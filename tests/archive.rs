@@ -19,7 +19,7 @@ fn verify(dir: &Path) -> (Option<i32>, String) {
 fn verify_names_altered_truncated_and_missing_files() {
     let tmp = tempfile::tempdir().unwrap();
     archive_with_two(tmp.path());
-    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 2 captures, 18 files checked"));
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 2 captures, 20 files checked"));
 
     // One byte changed in the middle of a file: same size, different hash.
     let events = tmp.path().join("db/events/capture_id=1/part-0.parquet");
@@ -40,7 +40,7 @@ fn verify_names_altered_truncated_and_missing_files() {
     assert_eq!(code, Some(1));
     assert!(msg.contains("intervals/capture_id=2/part-0.parquet: truncated"), "{msg}");
     assert!(msg.contains("instances/capture_id=2/part-0.parquet: missing"), "{msg}");
-    assert!(msg.contains("3 of 18 files damaged"), "{msg}");
+    assert!(msg.contains("3 of 20 files damaged"), "{msg}");
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn rm_removes_one_capture_and_leaves_the_others() {
     assert_eq!(csv(tmp.path(), "db", "SELECT capture_id, name FROM captures"), "capture_id,name\n2,two\n");
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3");
     assert!(!tmp.path().join("db/events/capture_id=1").exists(), "files removed");
-    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 1 captures, 9 files checked"));
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 1 captures, 10 files checked"));
     // Ids are not reused: the next capture is 3.
     ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT max(capture_id) FROM captures"), "3");
@@ -292,4 +292,51 @@ for table in ["events", "intervals", "instances", "lock_requests", "entities", "
         let expected = format!("{table} [{}]", pairs.join(", "));
         assert!(text.lines().any(|l| l == expected), "pyarrow disagrees on {table}: wanted {expected}, got\n{text}");
     }
+}
+
+#[test]
+fn sources_are_kept_and_reingest_rebuilds_the_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    std::fs::write(tmp.path().join("d.csv"), "A,5ns\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--tag", "k=v", "--deadlines", "d.csv", "one.btf", sample.to_str().unwrap()]);
+    std::fs::write(tmp.path().join("gone.btf"), TRACE.replace("30,", "33,")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--no-keep-source", "gone.btf"]);
+    // A plain file is kept zstd-compressed, a .gz as it is.
+    assert!(tmp.path().join("db/sources/capture_id=1/one.btf.zst").is_file());
+    assert!(tmp.path().join("db/sources/capture_id=2/ecu-4cores.btf.gz").is_file());
+    assert!(!tmp.path().join("db/sources/capture_id=3").exists());
+    let kept = zstd::decode_all(std::fs::File::open(tmp.path().join("db/sources/capture_id=1/one.btf.zst")).unwrap()).unwrap();
+    assert_eq!(kept, TRACE.as_bytes());
+
+    ok(tmp.path(), &["export", "2", "--archive", "db", "--to", "parquet", "before"]);
+    // Damage a derived table, then rebuild capture 1 and 2 from their sources.
+    std::fs::remove_file(tmp.path().join("db/intervals/capture_id=1/part-0.parquet")).unwrap();
+    let out = run(tmp.path(), &["reingest", "--archive", "db", "--all"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("capture 3 'gone' has no kept source"), "{msg}");
+    assert!(msg.contains("reingested: capture 1 'one' (btf): 3 events"), "{msg}");
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 3 captures"));
+    assert!(tmp.path().join("db/intervals/capture_id=1/part-1.parquet").is_file());
+    assert!(!tmp.path().join("db/events/capture_id=1/part-0.parquet").exists(), "the old generation is gone");
+    // Same ids, names, tags and deadlines; same tables as before for capture 2.
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT capture_id, name, tags FROM captures ORDER BY 1"),
+        "capture_id,name,tags\n1,one,\"{\"\"k\"\":\"\"v\"\"}\"\n2,ecu-4cores,\"{\"\"k\"\":\"\"v\"\"}\"\n3,gone,{}\n"
+    );
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM deadlines WHERE capture_id = 1"), "1");
+    for t in ["events", "intervals", "instances", "lock_requests"] {
+        let diff = scalar(
+            tmp.path(),
+            "db",
+            &format!("SELECT count(*) FROM (SELECT * FROM read_parquet('before/{t}.parquet') EXCEPT ALL SELECT * FROM {t} WHERE capture_id = 2)"),
+        );
+        assert_eq!(diff, "0", "{t} rebuilt identically");
+    }
+    assert_eq!(run(tmp.path(), &["reingest", "--archive", "db", "gone"]).status.code(), Some(1));
+    // rm removes a capture's kept sources too.
+    ok(tmp.path(), &["rm", "--archive", "db", "1"]);
+    assert!(!tmp.path().join("db/sources/capture_id=1").exists());
 }

@@ -40,6 +40,10 @@ pub struct Args {
     /// Ingest even when identical bytes are already in the archive (as a new capture).
     #[arg(long)]
     force: bool,
+    /// Do not keep a (zstd-compressed) copy of the source files in the archive; such a
+    /// capture cannot be rebuilt by `tracedb reingest`.
+    #[arg(long)]
+    no_keep_source: bool,
 }
 
 /// Runs `ingest`.
@@ -67,7 +71,15 @@ pub fn run(args: Args) -> Result<()> {
         let (k, v) = t.split_once('=').ok_or_else(|| Error::Usage(format!("--tag {t}: expected KEY=VALUE")))?;
         tags.insert(k.trim().to_string(), v.trim().to_string());
     }
-    let opts = IngestOptions { format, name: args.name.clone(), strict: args.strict, deadlines, tags };
+    let opts = IngestOptions {
+        format,
+        name: args.name.clone(),
+        strict: args.strict,
+        deadlines,
+        tags,
+        keep_source: !args.no_keep_source,
+        replace: None,
+    };
     for file in &args.files {
         if !args.force {
             if let Some(c) = crate::store::ingest::find_identical(&archive, file)? {

@@ -5,6 +5,7 @@ pub mod export;
 pub mod ingest;
 pub mod queries;
 pub mod query;
+pub mod reingest;
 pub mod rm;
 pub mod sql;
 pub mod verify;
@@ -44,6 +45,8 @@ pub enum Command {
     Verify(verify::Args),
     /// Write one capture out as BTF, Chrome/Perfetto JSON or Parquet files.
     Export(export::Args),
+    /// Rebuild captures' tables from their kept sources with this build.
+    Reingest(reingest::Args),
 }
 
 /// The `--archive` option shared by every subcommand.
@@ -65,6 +68,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Rm(a) => rm::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Export(a) => export::run(a),
+        Command::Reingest(a) => reingest::run(a),
     }
 }
 

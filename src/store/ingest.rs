@@ -28,6 +28,10 @@ pub struct IngestOptions {
     pub deadlines: Vec<(String, i64)>,
     /// Free-form labels (`--tag key=value`), kept in the manifest and in `captures.tags`.
     pub tags: BTreeMap<String, String>,
+    /// Keep the source files in the archive (zstd-compressed unless they already are).
+    pub keep_source: bool,
+    /// Rebuild this existing capture (same id) instead of adding one: `reingest`.
+    pub replace: Option<CaptureEntry>,
 }
 
 /// What an ingest produced.
@@ -136,7 +140,7 @@ pub fn ingest_files(
     progress: Progress<'_>,
 ) -> Result<IngestReport> {
     let started = Instant::now();
-    let id = archive.manifest.next_capture_id;
+    let id = opts.replace.as_ref().map_or(archive.manifest.next_capture_id, |c| c.capture_id);
     let staging = archive.staging_dir(id);
     let result = run(archive, paths, default, opts, id, &staging, started, progress);
     let _ = std::fs::remove_dir_all(&staging);
@@ -216,7 +220,10 @@ fn run(
     let source_bytes = digests.iter().map(|d| d.bytes).sum();
     sources.extend(companions);
 
-    let name = opts.name.clone().unwrap_or_else(|| default.to_string());
+    let name = match &opts.replace {
+        Some(old) => old.name.clone(),
+        None => opts.name.clone().unwrap_or_else(|| default.to_string()),
+    };
     let mut capture = CaptureEntry {
         capture_id: id,
         name,
@@ -234,14 +241,27 @@ fn run(
         tool_version: crate::TOOL_VERSION.to_string(),
         schema_version: schema::SCHEMA_VERSION,
         files: BTreeMap::new(),
-        tags: opts.tags.clone(),
+        tags: opts.replace.as_ref().map_or_else(|| opts.tags.clone(), |c| c.tags.clone()),
+        sources: Vec::new(),
     };
+    if let Some(old) = &opts.replace {
+        // A rebuild keeps what identifies the capture: its sources as first given.
+        capture.source_files = old.source_files.clone();
+        capture.sources = old.sources.clone();
+    }
     write_side_tables(&mut sink.writer, &summary, &capture, &opts.deadlines)?;
     let files = sink.writer.finish()?;
 
-    // Publish: files into their partitions, then the manifest entry (the commit point).
+    if opts.keep_source && opts.replace.is_none() {
+        let trace_names: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        capture.sources = keep_sources(&archive.dir, id, staging, &trace_names, &capture.source_files)?;
+    }
+
+    // Publish: files into their partitions, then the manifest entry (the commit point). A
+    // rebuild writes the next generation of files beside the old ones, which go after.
+    let generation = opts.replace.as_ref().map_or(0, |c| next_generation(c));
     for f in files {
-        let rel = format!("{}/capture_id={id}/part-0.parquet", f.table);
+        let rel = format!("{}/capture_id={id}/part-{generation}.parquet", f.table);
         let dest = archive.dir.join(&rel);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
@@ -249,9 +269,22 @@ fn run(
         std::fs::rename(&f.path, &dest).map_err(|e| Error::io(&dest, e))?;
         capture.files.insert(f.table.clone(), FileEntry { path: rel, rows: f.rows, bytes: f.bytes, sha256: f.sha256 });
     }
-    archive.manifest.captures.push(capture.clone());
-    archive.manifest.next_capture_id = id + 1;
-    archive.manifest.save(&archive.dir)?;
+    match opts.replace.as_ref().and_then(|_| archive.manifest.captures.iter().position(|c| c.capture_id == id)) {
+        Some(at) => {
+            let old = std::mem::replace(&mut archive.manifest.captures[at], capture.clone());
+            archive.manifest.save(&archive.dir)?;
+            for f in old.files.values() {
+                if !capture.files.values().any(|n| n.path == f.path) {
+                    let _ = std::fs::remove_file(archive.dir.join(&f.path));
+                }
+            }
+        }
+        None => {
+            archive.manifest.captures.push(capture.clone());
+            archive.manifest.next_capture_id = id + 1;
+            archive.manifest.save(&archive.dir)?;
+        }
+    }
 
     let diagnostics = summary.diag_counts.iter().map(|(k, (s, n))| (k.to_string(), *s, *n)).collect();
     Ok(IngestReport {
@@ -265,6 +298,79 @@ fn run(
         text_bytes,
         elapsed: started.elapsed(),
     })
+}
+
+/// The file generation after the capture's current one (`part-<n>.parquet`).
+fn next_generation(c: &CaptureEntry) -> u64 {
+    c.files
+        .values()
+        .filter_map(|f| f.path.rsplit_once("part-")?.1.strip_suffix(".parquet")?.parse::<u64>().ok())
+        .max()
+        .map_or(0, |g| g + 1)
+}
+
+/// Copies the capture's source files into `staging/sources/` (zstd-compressing plain ones)
+/// and renames them into `sources/capture_id=<id>/` at publish time; returns their entries.
+/// `traces` are the files the importer read; the rest of `all` are companions.
+fn keep_sources(archive_dir: &Path, id: i64, staging: &Path, traces: &[&Path], all: &[String]) -> Result<Vec<super::manifest::SourceEntry>> {
+    let dir = staging.join("sources");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let mut entries = Vec::new();
+    let mut staged = Vec::new();
+    for shown in all {
+        let src = Path::new(shown);
+        let role = if traces.contains(&src) { "trace" } else { "companion" };
+        let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
+        let mut file = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
+        let mut magic = [0u8; 4];
+        let n = std::io::Read::read(&mut file, &mut magic).map_err(|e| Error::io(src, e))?;
+        let compressed = crate::ingest::input::Compression::sniff(magic.get(..n).unwrap_or_default())
+            == crate::ingest::input::Compression::None;
+        let stored = if compressed { format!("{name}.zst") } else { name.clone() };
+        let out = dir.join(&stored);
+        if compressed {
+            let mut r = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
+            let w = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
+            let mut enc = zstd::stream::write::Encoder::new(w, 3).map_err(|e| Error::io(&out, e))?;
+            std::io::copy(&mut r, &mut enc).map_err(|e| Error::io(&out, e))?;
+            enc.finish().and_then(|f| f.sync_all()).map_err(|e| Error::io(&out, e))?;
+        } else {
+            std::fs::copy(src, &out).map_err(|e| Error::io(&out, e))?;
+        }
+        let bytes = std::fs::metadata(&out).map_err(|e| Error::io(&out, e))?.len();
+        let sha256 = super::verify::file_sha256(&out).map_err(|e| Error::io(&out, e))?;
+        let rel = format!("sources/capture_id={id}/{stored}");
+        staged.push((out, archive_dir.join(&rel)));
+        entries.push(super::manifest::SourceEntry { path: rel, name, role: role.into(), compressed, bytes, sha256 });
+    }
+    for (from, to) in staged {
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+    }
+    Ok(entries)
+}
+
+/// Writes the kept sources of `c` into `dir` under their original names (decompressing the
+/// ones tracedb compressed) and returns the trace files, in order.
+pub fn extract_sources(archive: &Archive, c: &CaptureEntry, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut traces = Vec::new();
+    for s in &c.sources {
+        let from = archive.dir.join(&s.path);
+        let to = dir.join(&s.name);
+        if s.compressed {
+            let r = std::fs::File::open(&from).map_err(|e| Error::io(&from, e))?;
+            let mut w = std::fs::File::create(&to).map_err(|e| Error::io(&to, e))?;
+            zstd::stream::copy_decode(r, &mut w).map_err(|e| Error::io(&from, e))?;
+        } else {
+            std::fs::copy(&from, &to).map_err(|e| Error::io(&from, e))?;
+        }
+        if s.role == "trace" {
+            traces.push(to);
+        }
+    }
+    Ok(traces)
 }
 
 /// A capture's source hash: one file's SHA-256, or for several the SHA-256 of their hashes,

@@ -27,6 +27,24 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
+/// A source file kept in the archive, so a later tracedb can rebuild the capture.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SourceEntry {
+    /// Path relative to the archive directory.
+    pub path: String,
+    /// The file's original name.
+    pub name: String,
+    /// `trace` (read by the importer) or `companion` (found beside a trace, e.g. `.pcf`).
+    pub role: String,
+    /// True when tracedb zstd-compressed it (the original was plain); false when the
+    /// stored bytes are the original ones (already gzip or zstd).
+    pub compressed: bool,
+    /// Bytes stored.
+    pub bytes: u64,
+    /// Hex SHA-256 of the stored bytes.
+    pub sha256: String,
+}
+
 /// One capture, as listed in `captures`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaptureEntry {
@@ -65,6 +83,9 @@ pub struct CaptureEntry {
     /// Free-form labels given at ingest (`--tag key=value`).
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// The source files kept in the archive (empty with `--no-keep-source`).
+    #[serde(default)]
+    pub sources: Vec<SourceEntry>,
 }
 
 impl CaptureEntry {

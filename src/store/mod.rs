@@ -21,6 +21,8 @@ pub const HELPERS_SQL: &str = include_str!("../../sql/helpers.sql");
 /// Default archive directory.
 pub const DEFAULT_ARCHIVE: &str = "traces.tdb";
 const STAGING: &str = ".staging";
+/// Directory of the kept source files.
+const SOURCES: &str = "sources";
 const LOCK: &str = ".lock";
 
 /// An archive directory and its manifest.
@@ -74,16 +76,37 @@ impl Archive {
         if staging.exists() {
             std::fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
         }
-        for t in schema::tables() {
-            let tdir = self.dir.join(&t.name);
+        // Sources extracted by a reingest that did not finish.
+        for entry in self.dir.read_dir().map_err(|e| Error::io(&self.dir, e))?.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(".reingest.") {
+                let p = entry.path();
+                std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+            }
+        }
+        let listed: std::collections::HashSet<String> = self
+            .manifest
+            .captures
+            .iter()
+            .flat_map(|c| c.files.values().map(|f| f.path.clone()).chain(c.sources.iter().map(|s| s.path.clone())))
+            .collect();
+        let dirs = schema::tables().into_iter().map(|t| t.name).chain(std::iter::once(SOURCES.to_string()));
+        for dir_name in dirs {
+            let tdir = self.dir.join(&dir_name);
             let Ok(entries) = tdir.read_dir() else { continue };
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let id = name.strip_prefix("capture_id=").and_then(|s| s.parse::<i64>().ok());
-                if let Some(id) = id {
-                    if !self.manifest.captures.iter().any(|c| c.capture_id == id) {
-                        let p = entry.path();
-                        std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+                let Some(id) = name.strip_prefix("capture_id=").and_then(|s| s.parse::<i64>().ok()) else { continue };
+                let p = entry.path();
+                if !self.manifest.captures.iter().any(|c| c.capture_id == id) {
+                    std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+                    continue;
+                }
+                // A listed capture: drop files of a rebuild that did not commit.
+                for f in p.read_dir().map_err(|e| Error::io(&p, e))?.flatten() {
+                    let rel = format!("{dir_name}/{name}/{}", f.file_name().to_string_lossy());
+                    if !listed.contains(&rel) {
+                        let fp = f.path();
+                        std::fs::remove_file(&fp).map_err(|e| Error::io(&fp, e))?;
                     }
                 }
             }
@@ -101,8 +124,8 @@ impl Archive {
         })?;
         let entry = self.manifest.captures.remove(at);
         self.manifest.save(&self.dir)?;
-        for t in schema::tables() {
-            let part = self.dir.join(&t.name).join(format!("capture_id={id}"));
+        for t in schema::tables().into_iter().map(|t| t.name).chain(std::iter::once(SOURCES.to_string())) {
+            let part = self.dir.join(&t).join(format!("capture_id={id}"));
             if part.exists() {
                 std::fs::remove_dir_all(&part).map_err(|e| Error::io(&part, e))?;
             }

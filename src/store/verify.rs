@@ -38,6 +38,21 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut checked = 0;
     for c in &archive.manifest.captures {
+        for s in &c.sources {
+            checked += 1;
+            let path = archive.dir.join(&s.path);
+            let found = std::fs::metadata(&path).map(|m| m.len());
+            let (kind, detail) = match found {
+                Err(e) => ("missing", e.to_string()),
+                Ok(n) if n < s.bytes => ("truncated", format!("{n} bytes, the manifest says {}", s.bytes)),
+                Ok(_) => match file_sha256(&path) {
+                    Ok(h) if h == s.sha256 => continue,
+                    Ok(h) => ("altered", format!("SHA-256 {h}, the manifest says {}", s.sha256)),
+                    Err(e) => ("unreadable", e.to_string()),
+                },
+            };
+            problems.push(Problem { capture_id: c.capture_id, path: s.path.clone(), kind, detail });
+        }
         for f in c.files.values() {
             checked += 1;
             let path = archive.dir.join(&f.path);

@@ -1,0 +1,77 @@
+//! `tracedb reingest`: rebuild captures' tables from their kept sources with this build.
+use super::ArchiveArg;
+use crate::store::ingest::{extract_sources, ingest_files, IngestOptions};
+use crate::store::Archive;
+use crate::{Error, Result};
+
+/// Rebuild the tables of a capture (or of all) from the source files kept in the archive,
+/// with this tracedb: the upgrade path when a table or a derivation changes. The capture
+/// keeps its id, name and tags; the new tables replace the old ones atomically.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Capture id or name.
+    #[arg(value_name = "CAPTURE", required_unless_present = "all", conflicts_with = "all")]
+    capture: Option<String>,
+    /// Every capture that has kept sources.
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    archive: ArchiveArg,
+}
+
+/// Runs `reingest`.
+pub fn run(args: Args) -> Result<()> {
+    let dir = &args.archive.archive;
+    Archive::open(dir)?;
+    let (mut archive, _lock) = Archive::open_for_write(dir)?;
+    let targets: Vec<_> = match &args.capture {
+        Some(c) => vec![archive
+            .manifest
+            .find(c)
+            .cloned()
+            .ok_or_else(|| Error::Archive { path: dir.clone(), message: format!("no capture '{c}'") })?],
+        None => archive.manifest.captures.clone(),
+    };
+    for old in targets {
+        if old.sources.is_empty() {
+            let msg = format!("capture {} '{}' has no kept source (ingested with --no-keep-source)", old.capture_id, old.name);
+            if args.all {
+                eprintln!("{msg}; skipped");
+                continue;
+            }
+            return Err(Error::Archive { path: dir.clone(), message: msg });
+        }
+        let deadlines = stored_deadlines(&archive, old.capture_id)?;
+        let tmp = archive.dir.join(format!(".reingest.{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let result = extract_sources(&archive, &old, &tmp).and_then(|traces| {
+            let opts = IngestOptions { deadlines, keep_source: true, replace: Some(old.clone()), ..Default::default() };
+            ingest_files(&mut archive, &traces, &old.name, &opts, &mut |_, _| {})
+        });
+        let _ = std::fs::remove_dir_all(&tmp);
+        let report = result?;
+        eprintln!("reingested: {}", super::ingest::summary_line(&report));
+    }
+    Ok(())
+}
+
+/// The deadlines stored with capture `id` at ingest, read from its own `deadlines` file
+/// (not through the views: a rebuild must work when other files of the archive are damaged).
+fn stored_deadlines(archive: &Archive, id: i64) -> Result<Vec<(String, i64)>> {
+    let Some(f) = archive.manifest.captures.iter().find(|c| c.capture_id == id).and_then(|c| c.files.get("deadlines")) else {
+        return Ok(Vec::new());
+    };
+    let path = archive.dir.join(&f.path);
+    if !path.is_file() {
+        eprintln!("capture {id}: {} is missing; rebuilt without its deadlines", f.path);
+        return Ok(Vec::new());
+    }
+    let conn = duckdb::Connection::open_in_memory()?;
+    let sql = format!(
+        "SELECT entity, deadline FROM read_parquet('{}') WHERE source = 'file'",
+        path.to_string_lossy().replace('\'', "''")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>().map_err(Error::from)
+}
