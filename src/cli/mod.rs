@@ -4,6 +4,7 @@ pub mod captures;
 pub mod ingest;
 pub mod queries;
 pub mod query;
+pub mod report;
 pub mod rm;
 pub mod sql;
 pub mod verify;
@@ -37,6 +38,8 @@ pub enum Command {
     Queries(queries::Args),
     /// Run a predefined analysis (response_times, deadline_misses, cpu_load, ...).
     Query(query::Args),
+    /// Write a timing report of a capture (HTML, Markdown, JSON), optionally against a baseline.
+    Report(report::Args),
     /// Remove a capture from the archive.
     Rm(rm::Args),
     /// Check every archive file against the manifest (size, SHA-256, Parquet footer).
@@ -59,6 +62,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sql(a) => sql::run(a),
         Command::Queries(a) => queries::run(a),
         Command::Query(a) => query::run(a),
+        Command::Report(a) => report::run(a),
         Command::Rm(a) => rm::run(a),
         Command::Verify(a) => verify::run(a),
     }
