@@ -7,11 +7,13 @@
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
+//! * `report`      — tracedb report: forms vs the analyses, headless Chromium, --baseline gate
 mod analyses;
 mod archive;
 mod cli;
 mod conformance;
 mod golden;
 mod layout;
+mod report;
 mod synthetic;
 mod util;

@@ -33,7 +33,7 @@ pub const GANTT_LANES: usize = 40;
 /// See [`GANTT_LANES`].
 pub const GANTT_RECTS: usize = 4000;
 /// Width in px of the Gantt chart's time axis: slices shorter than one px are merged.
-pub const GANTT_PX: f64 = 1000.0;
+pub const GANTT_PX: f64 = 900.0;
 
 /// Everything a report shows.
 #[derive(Debug, Clone, Serialize)]
