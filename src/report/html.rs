@@ -90,7 +90,7 @@ pub fn render(r: &Report) -> String {
     s.push_str("</div>\n<h2 id=\"gantt\">Gantt chart of the busiest window</h2>\n");
     match &r.gantt {
         Some(g) => {
-            let _ = write!(s, "<p>{} to {}, around {}.</p>\n{}\n", human_ns(g.from as f64), human_ns(g.to as f64), esc(&g.focus), svg::gantt(g));
+            let _ = write!(s, "<p>{} to {}, around {} (dashed lines).</p>\n{}\n", human_ns(g.from as f64), human_ns(g.to as f64), esc(&g.focus), svg::gantt(g));
         }
         None => s.push_str("<p>No complete task instance to centre a window on.</p>\n"),
     }

@@ -27,7 +27,7 @@ pub const LIST_CAP: usize = 1000;
 /// Bins of each response-time histogram.
 pub const HISTOGRAM_BINS: i64 = 20;
 /// Most points per core of the CPU load chart.
-pub const LOAD_POINTS: i64 = 300;
+pub const LOAD_POINTS: i64 = 150;
 /// Most rows (tasks) and rectangles of the Gantt chart.
 pub const GANTT_LANES: usize = 40;
 /// See [`GANTT_LANES`].
@@ -210,6 +210,10 @@ pub struct Gantt {
     pub to: i64,
     /// Why this window: the instance it is centred on.
     pub focus: String,
+    /// That instance's activation, ns.
+    pub focus_from: i64,
+    /// That instance's termination, ns.
+    pub focus_to: i64,
     /// One row per task.
     pub lanes: Vec<Lane>,
 }
@@ -547,7 +551,8 @@ fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result
 
 fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<Gantt>> {
     let Some((entity, instance, a, t)) = focus(conn, id, worst_miss)? else { return Ok(None) };
-    let pad = ((t - a) / 4).max(20_000);
+    // At least 1 ms wide, so a short response is shown with what ran around it.
+    let pad = ((t - a) / 4).max((1_000_000 - (t - a)) / 2).max(20_000);
     let (from, to) = (a - pad, t + pad);
     let sql = format!(
         "WITH s AS (SELECT entity, state, greatest(ts, {from}) AS s, least(ts + dur, {to}) AS e FROM intervals \
@@ -581,7 +586,7 @@ fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result
         budget -= l.slices.len();
     }
     let focus = format!("{entity} instance {instance} (activate {a} ns, terminate {t} ns)");
-    Ok(Some(Gantt { from, to, focus, lanes }))
+    Ok(Some(Gantt { from, to, focus, focus_from: a, focus_to: t, lanes }))
 }
 
 /// Appends a slice, merging it into the previous one when either is shorter than `min` ns
@@ -681,12 +686,12 @@ fn definitions() -> Vec<Definition> {
     .collect();
     let rules = [
         ("highlight", "the largest value of each task column is highlighted; rows with deadline misses are marked"),
-        ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 300 windows per core"),
+        ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 150 windows per core"),
         ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max"),
         (
             "gantt window",
             "around the worst deadline miss, else the longest response of the task closest to its deadline; \
-             padded by a quarter of that response (at least 20 us); slices under one pixel merged",
+             padded by a quarter of that response, at least 1 ms wide; slices under one pixel merged",
         ),
         (
             "regression",
@@ -725,6 +730,7 @@ pub fn human(v: Option<f64>, duration: bool) -> String {
 /// `+12.3%` (or `new` when the baseline is 0 and the value is not).
 pub fn change_text(base: Option<f64>, cur: Option<f64>) -> String {
     match (base, cur) {
+        (Some(b), Some(c)) if b == c => "=".into(),
         (Some(b), Some(c)) if b != 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
         (Some(_), Some(c)) if c != 0.0 => "new".into(),
         (Some(_), Some(_)) => "=".into(),

@@ -98,7 +98,7 @@ pub fn histogram(hist: &Histogram) -> String {
 /// The Gantt window: one row per task (grouped by core), rectangles coloured by state.
 pub fn gantt(g: &Gantt) -> String {
     let (label, row, plot) = (170.0, 16.0, super::GANTT_PX);
-    let w = label + plot + 10.0;
+    let w = label + plot + 40.0;
     let h = 30.0 + row * g.lanes.len() as f64 + 24.0;
     let span = (g.to - g.from).max(1) as f64;
     let x = |t: i64| label + (t - g.from) as f64 / span * plot;
@@ -123,6 +123,9 @@ pub fn gantt(g: &Gantt) -> String {
                 esc(state)
             );
         }
+    }
+    for t in [g.focus_from, g.focus_to] {
+        let _ = write!(s, r##"<line x1="{0:.1}" x2="{0:.1}" y1="18" y2="{1}" stroke="#c00" stroke-dasharray="3,2"><title>focus instance</title></line>"##, x(t), h - 24.0);
     }
     let mut lx = label;
     for st in ["running", "ready", "active", "waiting", "polling", "parking"] {
