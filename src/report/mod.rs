@@ -9,14 +9,19 @@
 //! With a baseline, [`compare`] puts every task figure beside the baseline's and lists the
 //! regressions beyond the threshold and the new deadline misses; the command exits with
 //! status 3 when there is any (see [`crate::Error::Regression`]).
+pub mod compare;
+pub mod gantt;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod model;
 pub mod svg;
+
+pub use compare::{compare, GATED};
+pub use model::*;
 
 use crate::store::{queries, CaptureEntry};
 use crate::{Error, Result};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// One row of an analysis, columns in order.
@@ -34,284 +39,6 @@ pub const GANTT_LANES: usize = 40;
 pub const GANTT_RECTS: usize = 4000;
 /// Width in px of the Gantt chart's time axis: slices shorter than one px are merged.
 pub const GANTT_PX: f64 = 900.0;
-
-/// Everything a report shows.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// tracedb version that made it.
-    pub tool_version: String,
-    /// The capture reported on.
-    pub capture: Summary,
-    /// The baseline it is compared with.
-    pub baseline: Option<Summary>,
-    /// Regression threshold, percent.
-    pub threshold_pct: f64,
-    /// `data_loss` rows of the capture (diagnostics summarised).
-    pub diagnostics: Vec<Row>,
-    /// One row per task and ISR.
-    pub tasks: Vec<TaskRow>,
-    /// `deadline_misses` rows, worst lateness first (at most [`LIST_CAP`]).
-    pub deadline_misses: Vec<Row>,
-    /// All deadline misses, including those left out of the list.
-    pub deadline_misses_total: usize,
-    /// `semaphore_contention` rows.
-    pub semaphores: Vec<Row>,
-    /// `cpu_load` per core.
-    pub cpu_load: CpuLoad,
-    /// Response-time histogram per task.
-    pub histograms: Vec<Histogram>,
-    /// The busiest window around the worst response time.
-    pub gantt: Option<Gantt>,
-    /// Non-BTF captures: state and channel time (or a note).
-    pub other_format: Option<OtherFormat>,
-    /// Figures against the baseline.
-    pub comparison: Option<Comparison>,
-    /// One line per analysis and rule used.
-    pub definitions: Vec<Definition>,
-}
-
-/// A capture's identity and size.
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    /// Capture id.
-    pub capture_id: i64,
-    /// Capture name.
-    pub name: String,
-    /// Source format (btf, prv, ...).
-    pub format: String,
-    /// Source files.
-    pub source_files: Vec<String>,
-    /// First event, ns.
-    pub ts_min: Option<i64>,
-    /// Last event, ns.
-    pub ts_max: Option<i64>,
-    /// ts_max - ts_min, ns.
-    pub span_ns: i64,
-    /// Events read.
-    pub events: u64,
-    /// Entities (tasks, ISRs, runnables, cores, semaphores, signals, ...).
-    pub entities: i64,
-}
-
-/// One task or ISR: figures from response_times, deadline_summary, blocking, preemptions.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct TaskRow {
-    /// Task or ISR.
-    pub entity: String,
-    /// T, I or ISR.
-    pub entity_type: String,
-    /// response_times.instances.
-    pub instances: Option<f64>,
-    /// response_times.response_time_min, ns.
-    pub response_time_min: Option<f64>,
-    /// response_times.response_time_avg, ns.
-    pub response_time_avg: Option<f64>,
-    /// response_times.response_time_p99, ns.
-    pub response_time_p99: Option<f64>,
-    /// response_times.response_time_max, ns.
-    pub response_time_max: Option<f64>,
-    /// deadline_summary.misses.
-    pub deadline_misses: Option<f64>,
-    /// deadline_summary.instances (instances judged against a deadline).
-    pub deadline_instances: Option<f64>,
-    /// response_times.net_exec_avg, ns.
-    pub net_exec_avg: Option<f64>,
-    /// response_times.net_exec_max, ns.
-    pub net_exec_max: Option<f64>,
-    /// blocking.blocking_total, ns.
-    pub blocking_total: Option<f64>,
-    /// blocking.blocking_max, ns.
-    pub blocking_max: Option<f64>,
-    /// preemptions.preemptions.
-    pub preemptions: Option<f64>,
-}
-
-/// The task columns shown, with their header and whether they are durations.
-pub const TASK_COLUMNS: &[(&str, &str, bool)] = &[
-    ("instances", "instances", false),
-    ("response_time_min", "RT min", true),
-    ("response_time_avg", "RT avg", true),
-    ("response_time_p99", "RT p99", true),
-    ("response_time_max", "RT max", true),
-    ("deadline_misses", "misses", false),
-    ("net_exec_avg", "net exec avg", true),
-    ("net_exec_max", "net exec max", true),
-    ("blocking_total", "blocking total", true),
-    ("blocking_max", "blocking max", true),
-    ("preemptions", "preemptions", false),
-];
-
-/// Task figures that count as a regression when they grow beyond the threshold.
-pub const GATED: &[&str] =
-    &["response_time_avg", "response_time_p99", "response_time_max", "net_exec_avg", "net_exec_max", "blocking_max"];
-
-impl TaskRow {
-    /// The figure called `name` (one of [`TASK_COLUMNS`]).
-    pub fn get(&self, name: &str) -> Option<f64> {
-        match name {
-            "instances" => self.instances,
-            "response_time_min" => self.response_time_min,
-            "response_time_avg" => self.response_time_avg,
-            "response_time_p99" => self.response_time_p99,
-            "response_time_max" => self.response_time_max,
-            "deadline_misses" => self.deadline_misses,
-            "deadline_instances" => self.deadline_instances,
-            "net_exec_avg" => self.net_exec_avg,
-            "net_exec_max" => self.net_exec_max,
-            "blocking_total" => self.blocking_total,
-            "blocking_max" => self.blocking_max,
-            "preemptions" => self.preemptions,
-            _ => None,
-        }
-    }
-}
-
-/// CPU load per core over time.
-#[derive(Debug, Clone, Serialize)]
-pub struct CpuLoad {
-    /// Window length, ns (chosen so a core has at most [`LOAD_POINTS`] windows).
-    pub window_ns: i64,
-    /// One series per core.
-    pub cores: Vec<CoreLoad>,
-}
-
-/// The load of one core.
-#[derive(Debug, Clone, Serialize)]
-pub struct CoreLoad {
-    /// Core name.
-    pub core: String,
-    /// Mean of the windows' load, 0..1.
-    pub mean: f64,
-    /// Mean in the baseline, when there is one and it has this core.
-    pub baseline_mean: Option<f64>,
-    /// (window_start ns, load 0..1) per window.
-    pub points: Vec<(i64, f64)>,
-}
-
-/// Response times of one task's complete instances, binned.
-#[derive(Debug, Clone, Serialize)]
-pub struct Histogram {
-    /// Task or ISR.
-    pub entity: String,
-    /// Smallest response time, ns (start of the first bin).
-    pub lo: i64,
-    /// Largest response time, ns (end of the last bin).
-    pub hi: i64,
-    /// Instances per bin; the bins split lo..hi evenly.
-    pub counts: Vec<i64>,
-}
-
-/// A window of the capture drawn as tasks (rows, grouped by core) coloured by state.
-#[derive(Debug, Clone, Serialize)]
-pub struct Gantt {
-    /// Window start, ns.
-    pub from: i64,
-    /// Window end, ns.
-    pub to: i64,
-    /// Why this window: the instance it is centred on.
-    pub focus: String,
-    /// That instance's activation, ns.
-    pub focus_from: i64,
-    /// That instance's termination, ns.
-    pub focus_to: i64,
-    /// One row per task.
-    pub lanes: Vec<Lane>,
-}
-
-/// One task in the Gantt window.
-#[derive(Debug, Clone, Serialize)]
-pub struct Lane {
-    /// Task or ISR.
-    pub entity: String,
-    /// Core it ran on most in the window.
-    pub core: String,
-    /// (start ns, end ns, state) after merging slices shorter than a pixel.
-    pub slices: Vec<(i64, i64, String)>,
-}
-
-/// The section shown for non-BTF captures.
-#[derive(Debug, Clone, Serialize)]
-pub struct OtherFormat {
-    /// `state_time` rows, when that analysis exists.
-    pub state_time: Option<Vec<Row>>,
-    /// `channel_time` rows, when that analysis exists.
-    pub channel_time: Option<Vec<Row>>,
-    /// What could not be shown and why.
-    pub note: Option<String>,
-}
-
-/// Figures of the capture against the baseline.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    /// Task rows of the baseline (same entity names).
-    pub baseline_tasks: Vec<TaskRow>,
-    /// Semaphore rows of the baseline.
-    pub baseline_semaphores: Vec<Row>,
-    /// Figures that grew beyond the threshold, largest change first.
-    pub regressions: Vec<Change>,
-    /// Tasks with more deadline misses than in the baseline.
-    pub new_deadline_misses: Vec<Change>,
-    /// Tasks only in the capture.
-    pub new_tasks: Vec<String>,
-    /// Tasks only in the baseline.
-    pub gone_tasks: Vec<String>,
-}
-
-/// A figure that changed.
-#[derive(Debug, Clone, Serialize)]
-pub struct Change {
-    /// Task or ISR.
-    pub entity: String,
-    /// Figure (a [`TASK_COLUMNS`] name).
-    pub metric: String,
-    /// Baseline value.
-    pub baseline: f64,
-    /// Capture value.
-    pub current: f64,
-    /// (current - baseline) / baseline * 100 (None when the baseline is 0).
-    pub change_pct: Option<f64>,
-}
-
-/// One line of the definitions section.
-#[derive(Debug, Clone, Serialize)]
-pub struct Definition {
-    /// Analysis or rule.
-    pub name: String,
-    /// What it means.
-    pub text: String,
-}
-
-impl Comparison {
-    /// True when the CI gate fails (exit status 3).
-    pub fn failed(&self) -> bool {
-        !self.regressions.is_empty() || !self.new_deadline_misses.is_empty()
-    }
-
-    /// The baseline row of `entity`.
-    pub fn base(&self, entity: &str) -> Option<&TaskRow> {
-        self.baseline_tasks.iter().find(|t| t.entity == entity)
-    }
-
-    /// One line naming every regression and new miss (the error message of exit status 3).
-    pub fn describe(&self) -> String {
-        let mut parts: Vec<String> = self
-            .new_deadline_misses
-            .iter()
-            .map(|c| format!("{}: deadline misses {} -> {}", c.entity, c.baseline, c.current))
-            .collect();
-        parts.extend(self.regressions.iter().map(|c| {
-            format!(
-                "{}: {} {} -> {} ({})",
-                c.entity,
-                c.metric,
-                human_ns(c.baseline),
-                human_ns(c.current),
-                c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default()
-            )
-        }));
-        parts.join("; ")
-    }
-}
 
 /// Options of [`collect`].
 #[derive(Debug, Clone)]
@@ -339,7 +66,7 @@ pub fn collect(conn: &duckdb::Connection, capture: &CaptureEntry, baseline: Opti
         }
         None => None,
     };
-    let gantt = gantt(conn, id, misses.first())?;
+    let gantt = gantt::gantt(conn, id, misses.first())?;
     Ok(Report {
         tool_version: crate::TOOL_VERSION.to_string(),
         capture: summary(conn, capture)?,
@@ -522,89 +249,6 @@ fn histograms(conn: &duckdb::Connection, id: i64) -> Result<Vec<Histogram>> {
     Ok(out)
 }
 
-/// The instance the Gantt window is centred on: the worst deadline miss; else the largest
-/// response time of the task that came closest to its deadline (deadline_summary's
-/// worst_lateness); else the largest response time of all.
-fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<(String, i64, i64, i64)>> {
-    if let Some(m) = worst_miss {
-        if let (Some(a), Some(t), Some(i)) = (num(m, "activate_ts"), num(m, "terminate_ts"), num(m, "instance")) {
-            return Ok(Some((text(m, "entity"), i as i64, a as i64, t as i64)));
-        }
-    }
-    let closest = analysis(conn, "deadline_summary", &[], id)?
-        .into_iter()
-        .filter(|r| num(r, "worst_lateness").is_some())
-        .max_by(|a, b| num(a, "worst_lateness").partial_cmp(&num(b, "worst_lateness")).unwrap_or(std::cmp::Ordering::Equal))
-        .map(|r| text(&r, "entity"));
-    let filter = match closest {
-        Some(e) => format!("AND entity = '{}'", e.replace('\'', "''")),
-        None => String::new(),
-    };
-    let sql = format!(
-        "SELECT entity, instance, activate_ts, terminate_ts FROM instances WHERE capture_id = {id} AND complete \
-         AND entity_type IN ('T', 'I', 'ISR') {filter} ORDER BY response_time DESC, activate_ts LIMIT 1"
-    );
-    Ok(rows(conn, &sql)?.first().and_then(|r| {
-        Some((text(r, "entity"), num(r, "instance")? as i64, num(r, "activate_ts")? as i64, num(r, "terminate_ts")? as i64))
-    }))
-}
-
-fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<Gantt>> {
-    let Some((entity, instance, a, t)) = focus(conn, id, worst_miss)? else { return Ok(None) };
-    // At least 1 ms wide, so a short response is shown with what ran around it.
-    let pad = ((t - a) / 4).max((1_000_000 - (t - a)) / 2).max(20_000);
-    let (from, to) = (a - pad, t + pad);
-    let sql = format!(
-        "WITH s AS (SELECT entity, state, greatest(ts, {from}) AS s, least(ts + dur, {to}) AS e FROM intervals \
-           WHERE capture_id = {id} AND channel = 'state' AND entity_type IN ('T', 'I', 'ISR') \
-           AND ts < {to} AND ts + dur > {from}), \
-         c AS (SELECT entity, mode(core) AS core FROM intervals WHERE capture_id = {id} AND channel = 'state' \
-           AND state = 'running' AND ts < {to} AND ts + dur > {from} GROUP BY entity) \
-         SELECT s.entity, coalesce(c.core, '') AS core, s.state, s.s, s.e FROM s LEFT JOIN c USING (entity) \
-         ORDER BY core, s.entity, s.s"
-    );
-    let min = ((to - from) as f64 / GANTT_PX).max(1.0) as i64;
-    let mut lanes: Vec<Lane> = Vec::new();
-    for r in rows(conn, &sql)? {
-        let e = text(&r, "entity");
-        let (s, end, state) = (num(&r, "s").unwrap_or(0.0) as i64, num(&r, "e").unwrap_or(0.0) as i64, text(&r, "state"));
-        if lanes.last().map(|l| l.entity != e).unwrap_or(true) {
-            lanes.push(Lane { entity: e, core: text(&r, "core"), slices: Vec::new() });
-        }
-        let Some(lane) = lanes.last_mut() else { continue };
-        merge_slice(&mut lane.slices, (s, end, state), min);
-    }
-    // Most active lanes first when there are too many, then back in core order.
-    if lanes.len() > GANTT_LANES {
-        lanes.sort_by_key(|l| std::cmp::Reverse(l.slices.iter().map(|s| s.1 - s.0).sum::<i64>()));
-        lanes.truncate(GANTT_LANES);
-        lanes.sort_by(|a, b| (&a.core, &a.entity).cmp(&(&b.core, &b.entity)));
-    }
-    let mut budget = GANTT_RECTS;
-    for l in &mut lanes {
-        l.slices.truncate(budget);
-        budget -= l.slices.len();
-    }
-    let focus = format!("{entity} instance {instance} (activate {a} ns, terminate {t} ns)");
-    Ok(Some(Gantt { from, to, focus, focus_from: a, focus_to: t, lanes }))
-}
-
-/// Appends a slice, merging it into the previous one when either is shorter than `min` ns
-/// and they touch (the longer one's state wins).
-fn merge_slice(slices: &mut Vec<(i64, i64, String)>, next: (i64, i64, String), min: i64) {
-    if let Some(last) = slices.last_mut() {
-        let touching = next.0 - last.1 < min;
-        if touching && (last.2 == next.2 || next.1 - next.0 < min || last.1 - last.0 < min) {
-            if next.1 - next.0 > last.1 - last.0 {
-                last.2 = next.2;
-            }
-            last.1 = last.1.max(next.1);
-            return;
-        }
-    }
-    slices.push(next);
-}
-
 fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<OtherFormat>> {
     if c.format == "btf" {
         return Ok(None);
@@ -626,44 +270,6 @@ fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<Ot
         )
     });
     Ok(Some(OtherFormat { state_time, channel_time, note }))
-}
-
-/// Compares task figures; a regression is a [`GATED`] figure that grew by more than
-/// `threshold_pct` percent from a non-zero baseline.
-pub fn compare(tasks: &[TaskRow], base: Vec<TaskRow>, base_sems: Vec<Row>, threshold_pct: f64) -> Comparison {
-    let mut regressions = Vec::new();
-    let mut new_deadline_misses = Vec::new();
-    for t in tasks {
-        let Some(b) = base.iter().find(|b| b.entity == t.entity) else { continue };
-        for m in GATED {
-            if let (Some(bv), Some(cv)) = (b.get(m), t.get(m)) {
-                let pct = (bv != 0.0).then(|| (cv - bv) / bv * 100.0);
-                if pct.map(|p| p > threshold_pct).unwrap_or(false) {
-                    regressions.push(Change { entity: t.entity.clone(), metric: m.to_string(), baseline: bv, current: cv, change_pct: pct });
-                }
-            }
-        }
-        let (bm, cm) = (b.deadline_misses.unwrap_or(0.0), t.deadline_misses.unwrap_or(0.0));
-        if cm > bm {
-            let pct = (bm != 0.0).then(|| (cm - bm) / bm * 100.0);
-            new_deadline_misses.push(Change { entity: t.entity.clone(), metric: "deadline_misses".into(), baseline: bm, current: cm, change_pct: pct });
-        }
-    }
-    for t in tasks.iter().filter(|t| !base.iter().any(|b| b.entity == t.entity)) {
-        if t.deadline_misses.unwrap_or(0.0) > 0.0 {
-            let cm = t.deadline_misses.unwrap_or(0.0);
-            new_deadline_misses.push(Change { entity: t.entity.clone(), metric: "deadline_misses".into(), baseline: 0.0, current: cm, change_pct: None });
-        }
-    }
-    regressions.sort_by(|a, b| b.change_pct.partial_cmp(&a.change_pct).unwrap_or(std::cmp::Ordering::Equal));
-    Comparison {
-        new_tasks: tasks.iter().filter(|t| !base.iter().any(|b| b.entity == t.entity)).map(|t| t.entity.clone()).collect(),
-        gone_tasks: base.iter().filter(|b| !tasks.iter().any(|t| t.entity == b.entity)).map(|b| b.entity.clone()).collect(),
-        baseline_tasks: base,
-        baseline_semaphores: base_sems,
-        regressions,
-        new_deadline_misses,
-    }
 }
 
 fn definitions() -> Vec<Definition> {
@@ -750,29 +356,4 @@ mod tests {
         assert_eq!(nice_window(3_000_000), 5_000_000);
     }
 
-    #[test]
-    fn tiny_slices_merge() {
-        let mut v = Vec::new();
-        merge_slice(&mut v, (0, 100, "running".into()), 10);
-        merge_slice(&mut v, (100, 103, "ready".into()), 10);
-        merge_slice(&mut v, (103, 200, "running".into()), 10);
-        merge_slice(&mut v, (200, 300, "ready".into()), 10);
-        assert_eq!(v, vec![(0, 200, "running".to_string()), (200, 300, "ready".to_string())]);
-    }
-
-    #[test]
-    fn regressions_need_a_threshold_and_a_baseline() {
-        let t = |e: &str, rt: f64, m: f64| TaskRow {
-            entity: e.into(),
-            response_time_max: Some(rt),
-            deadline_misses: Some(m),
-            ..Default::default()
-        };
-        let c = compare(&[t("A", 110.0, 0.0), t("B", 104.0, 1.0)], vec![t("A", 100.0, 0.0), t("B", 100.0, 0.0)], vec![], 5.0);
-        assert_eq!(c.regressions.len(), 1);
-        assert_eq!(c.regressions[0].entity, "A");
-        assert_eq!(c.new_deadline_misses[0].entity, "B");
-        assert!(c.failed());
-        assert!(c.describe().contains("A: response_time_max"));
-    }
 }
