@@ -307,3 +307,22 @@ fn html_renders_in_headless_chromium() {
     }
     assert!(dom.contains("<svg") && dom.contains("<polyline"));
 }
+
+#[test]
+fn non_btf_capture_gets_the_state_section_or_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    // Pretend the capture came from another format (the Paraver importer is not here yet).
+    let manifest = dir.join("db/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("\"format\": \"btf\""), "manifest layout changed: {text}");
+    std::fs::write(&manifest, text.replace("\"format\": \"btf\"", "\"format\": \"prv\"")).unwrap();
+    ok(dir, &["report", "--archive", "db", "-o", "r.md"]);
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    assert!(md.contains("## State and channel time"), "{md}");
+    let have = |n: &str| tracedb::store::queries::find(n).is_some();
+    if !(have("state_time") && have("channel_time")) {
+        assert!(md.contains("not all in this build"), "{md}");
+    }
+}
