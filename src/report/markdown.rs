@@ -1,6 +1,6 @@
 //! The Markdown form, for a merge-request comment or a wiki: tables, no charts (the CPU load
 //! is given as its mean per core, the histograms are left to the HTML form).
-use super::{change_text, human, human_ns, text, Report, Row, TASK_COLUMNS};
+use super::{change_text, human, human_ns, num, text, Report, Row, TASK_COLUMNS};
 use std::fmt::Write;
 
 fn cell(s: &str) -> String {
@@ -82,7 +82,24 @@ pub fn render(r: &Report) -> String {
     if r.semaphores.is_empty() {
         let _ = writeln!(s, "No semaphores in this capture.\n");
     } else {
-        table(&mut s, &r.semaphores, &["semaphore", "requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max"]);
+        let cols = ["requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max"];
+        let base = r.comparison.as_ref().map(|c| &c.baseline_semaphores);
+        let _ = writeln!(s, "Waits and holds in ns.\n");
+        let _ = writeln!(s, "| semaphore | {} |\n|---|{}", cols.join(" | "), "---:|".repeat(cols.len()));
+        for row in &r.semaphores {
+            let name = text(row, "semaphore");
+            let b = base.map(|b| b.iter().find(|x| text(x, "semaphore") == name));
+            let cells: Vec<String> = cols
+                .iter()
+                .map(|c| match b {
+                    Some(Some(b)) => format!("{} ({})", text(row, c), change_text(num(b, c), num(row, c))),
+                    Some(None) => format!("{} (new)", text(row, c)),
+                    None => text(row, c),
+                })
+                .collect();
+            let _ = writeln!(s, "| {} | {} |", cell(&name), cells.join(" | "));
+        }
+        s.push('\n');
     }
     let _ = writeln!(s, "## CPU load per core\n\nWindow {}.\n\n| core | mean load |\n|---|---:|", human_ns(r.cpu_load.window_ns as f64));
     for c in &r.cpu_load.cores {
