@@ -283,7 +283,9 @@ fn html_renders_in_headless_chromium() {
     let Some(chrome) = chromium() else { return };
     let page = format!("file://{}", dir.join("r.html").display());
     let common = |profile: &str| {
-        let mut c = Command::new(&chrome);
+        // coreutils' timeout: a stuck browser fails the test instead of hanging it.
+        let mut c = Command::new("timeout");
+        c.args(["120", chrome.as_str()]);
         c.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]);
         c.arg(format!("--user-data-dir={}", dir.join(profile).display()));
         c
@@ -324,5 +326,26 @@ fn non_btf_capture_gets_the_state_section_or_a_note() {
     let have = |n: &str| tracedb::store::queries::find(n).is_some();
     if !(have("state_time") && have("channel_time")) {
         assert!(md.contains("not all in this build"), "{md}");
+    }
+}
+
+#[test]
+fn html_stays_small_and_bounded_at_tens_of_thousands_of_instances() {
+    use tracedb::synth::{write_btf, SynthConfig};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let file = std::io::BufWriter::new(std::fs::File::create(dir.join("big.btf")).unwrap());
+    let stats = write_btf(file, &SynthConfig { duration_ns: 1_000_000_000, ..SynthConfig::default() }).unwrap();
+    assert!(stats.activations > 10_000);
+    ok(dir, &["ingest", "--archive", "db", "big.btf"]);
+    ok(dir, &["report", "--archive", "db", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    let tasks = html.matches("<figure>").count();
+    let rects = html.matches("<rect").count();
+    assert!(rects <= 4000 + 20 * tasks + 6, "{rects} rectangles");
+    for line in html.split("<polyline").skip(1) {
+        let points = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert!(points.split(' ').count() <= 150);
     }
 }

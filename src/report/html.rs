@@ -167,7 +167,7 @@ fn tasks(s: &mut String, r: &Report) {
         let _ = write!(s, "<tr{class}><td>{}</td><td>{}</td>", esc(&t.entity), esc(&t.entity_type));
         for ((c, _, dur), w) in TASK_COLUMNS.iter().zip(&worst) {
             let v = t.get(c);
-            let highlight = v.is_some() && v == *w && (*c != "instances");
+            let highlight = v.is_some() && v == *w && !matches!(*c, "instances" | "response_time_min");
             let b = r.comparison.as_ref().map(|_| base.and_then(|b| b.get(c)));
             cell(s, v, b, *dur, highlight);
         }

@@ -291,7 +291,7 @@ fn definitions() -> Vec<Definition> {
     .map(|q| Definition { name: q.name, text: q.summary })
     .collect();
     let rules = [
-        ("highlight", "the largest value of each task column is highlighted; rows with deadline misses are marked"),
+        ("highlight", "the largest value of each task column (RT min and instances aside) is highlighted; tasks with deadline misses are marked"),
         ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 150 windows per core"),
         ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max"),
         (
