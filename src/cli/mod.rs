@@ -39,6 +39,11 @@ pub enum Command {
     /// Run a predefined analysis (response_times, deadline_misses, cpu_load, ...).
     Query(query::Args),
     /// Write a timing report of a capture (HTML, Markdown, JSON), optionally against a baseline.
+    ///
+    /// The extension of -o picks the form. With --baseline, every figure is shown against the
+    /// baseline capture and the exit status is 3 when a task's figure regressed beyond
+    /// --threshold or a task has new deadline misses (the report is written either way).
+    /// --deadlines applies to both captures.
     Report(report::Args),
     /// Remove a capture from the archive.
     Rm(rm::Args),
