@@ -13,6 +13,11 @@ impl Comparison {
         !self.regressions.is_empty() || !self.new_deadline_misses.is_empty()
     }
 
+    /// Deadline misses of the baseline, all tasks together (deadline_summary.misses summed).
+    pub fn baseline_misses(&self) -> f64 {
+        self.baseline_tasks.iter().filter_map(|t| t.deadline_misses).sum()
+    }
+
     /// The baseline row of `entity`.
     pub fn base(&self, entity: &str) -> Option<&TaskRow> {
         self.baseline_tasks.iter().find(|t| t.entity == entity)

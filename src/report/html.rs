@@ -51,6 +51,9 @@ pub fn render(r: &Report) -> String {
     summary(&mut s, r);
     tasks(&mut s, r);
     let _ = write!(s, "<h2 id=\"deadline-misses\">Deadline misses</h2>\n");
+    if let Some(c) = &r.comparison {
+        let _ = write!(s, "<p class=\"was\">Baseline: {} misses.</p>\n", c.baseline_misses());
+    }
     if r.deadline_misses_total == 0 {
         s.push_str("<p>None.</p>\n");
     } else {
@@ -85,7 +88,21 @@ pub fn render(r: &Report) -> String {
     s.push_str("\n<h2 id=\"histograms\">Response-time histograms</h2>\n<div class=\"grid\">\n");
     for h in &r.histograms {
         let n: i64 = h.counts.iter().sum();
-        let _ = write!(s, "<figure><figcaption>{} ({n} instances)</figcaption>{}</figure>\n", esc(&h.entity), svg::histogram(h));
+        let base = r.comparison.as_ref().and_then(|c| c.base(&h.entity)).map(|b| {
+            format!(
+                "<br><span class=\"was\">baseline {} instances, {} .. {}</span>",
+                human(b.instances, false),
+                human(b.response_time_min, true),
+                human(b.response_time_max, true)
+            )
+        });
+        let _ = write!(
+            s,
+            "<figure><figcaption>{} ({n} instances){}</figcaption>{}</figure>\n",
+            esc(&h.entity),
+            base.unwrap_or_default(),
+            svg::histogram(h)
+        );
     }
     s.push_str("</div>\n<h2 id=\"gantt\">Gantt chart of the busiest window</h2>\n");
     match &r.gantt {

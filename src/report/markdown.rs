@@ -71,6 +71,9 @@ pub fn render(r: &Report) -> String {
         s.push('\n');
     }
     let _ = writeln!(s, "## Deadline misses\n");
+    if let Some(c) = &r.comparison {
+        let _ = writeln!(s, "Baseline: {} misses.\n", c.baseline_misses());
+    }
     if r.deadline_misses_total == 0 {
         let _ = writeln!(s, "None.\n");
     } else {
