@@ -62,11 +62,20 @@ fn json_figures_equal_the_analyses_output() {
     let tasks = r["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), rt.len(), "one task row per response_times row");
     let by = |rows: &[BTreeMap<String, String>], e: &str| rows.iter().find(|x| x["entity"] == e).cloned();
-    let (dl, bl, pr) = (query(dir, "deadline_summary", &[]), query(dir, "blocking", &[]), query(dir, "preemptions", &[]));
+    let (dl, bl, pr) =
+        (query(dir, "deadline_summary", &[]), query(dir, "blocking", &[]), query(dir, "preemptions", &[]));
     for t in tasks {
         let e = t["entity"].as_str().unwrap();
         let row = by(&rt, e).unwrap_or_else(|| panic!("{e} not in response_times"));
-        for col in ["instances", "response_time_min", "response_time_avg", "response_time_p99", "response_time_max", "net_exec_avg", "net_exec_max"] {
+        for col in [
+            "instances",
+            "response_time_min",
+            "response_time_avg",
+            "response_time_p99",
+            "response_time_max",
+            "net_exec_avg",
+            "net_exec_max",
+        ] {
             assert_eq!(json_num(&t[col]), csv_num(&row, col), "{e} {col}");
         }
         let d = by(&dl, e).unwrap();
@@ -99,8 +108,27 @@ fn json_figures_equal_the_analyses_output() {
     assert_eq!(rs.len(), sem.len());
     assert!(!rs.is_empty());
     for s in rs {
-        let row = by(&sem.iter().map(|x| { let mut x = x.clone(); x.insert("entity".into(), x["semaphore"].clone()); x }).collect::<Vec<_>>(), s["semaphore"].as_str().unwrap()).unwrap();
-        for col in ["requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max", "locked_time"] {
+        let row = by(
+            &sem.iter()
+                .map(|x| {
+                    let mut x = x.clone();
+                    x.insert("entity".into(), x["semaphore"].clone());
+                    x
+                })
+                .collect::<Vec<_>>(),
+            s["semaphore"].as_str().unwrap(),
+        )
+        .unwrap();
+        for col in [
+            "requests",
+            "contended_requests",
+            "contention_ratio",
+            "wait_avg",
+            "wait_p99",
+            "wait_max",
+            "hold_max",
+            "locked_time",
+        ] {
             assert_eq!(json_num(&s[col]), csv_num(&row, col), "{} {col}", s["semaphore"]);
         }
     }
@@ -126,14 +154,18 @@ fn json_figures_equal_the_analyses_output() {
     // Deadline misses with a file that makes TASK_1MS_1 (max 46.2 us) miss a 40 us deadline.
     std::fs::write(dir.join("d.csv"), "TASK_1MS_1,40us\n").unwrap();
     let r = report_json(dir, &["--deadlines", "d.csv"]);
-    let misses = ok(dir, &["query", "deadline_misses", "--archive", "db", "--format", "csv", "--param", "deadlines=d.csv"]);
+    let misses =
+        ok(dir, &["query", "deadline_misses", "--archive", "db", "--format", "csv", "--param", "deadlines=d.csv"]);
     let n = misses.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
     assert!(n > 0);
     assert_eq!(r["deadline_misses_total"].as_u64(), Some(n as u64));
     let worst = r["deadline_misses"][0]["lateness"].as_f64().unwrap();
     assert!(r["deadline_misses"].as_array().unwrap().iter().all(|m| m["lateness"].as_f64().unwrap() <= worst));
     let t = tasks.iter().position(|t| t["entity"] == "TASK_1MS_1").unwrap();
-    assert_eq!(r["tasks"][t]["deadline_misses"].as_u64().or(r["tasks"][t]["deadline_misses"].as_f64().map(|v| v as u64)), Some(n as u64));
+    assert_eq!(
+        r["tasks"][t]["deadline_misses"].as_u64().or(r["tasks"][t]["deadline_misses"].as_f64().map(|v| v as u64)),
+        Some(n as u64)
+    );
     // The Gantt window is centred on the worst miss.
     let g = &r["gantt"];
     assert!(g["focus"].as_str().unwrap().starts_with("TASK_1MS_1 instance"));
@@ -207,7 +239,8 @@ fn baseline_gate_exits_3_and_names_the_slower_task() {
     std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
     ok(dir, &["ingest", "--archive", "db", "slow.btf"]);
 
-    let out = run(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "ecu-4cores", "-o", "cmp.json"]);
+    let out =
+        run(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "ecu-4cores", "-o", "cmp.json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
     assert!(stderr.contains("TASK_1MS_1"), "{stderr}");
@@ -229,7 +262,10 @@ fn baseline_gate_exits_3_and_names_the_slower_task() {
     ok(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "slow", "-o", "same.html"]);
     let same = std::fs::read_to_string(dir.join("same.html")).unwrap();
     assert!(same.contains("No regression beyond 5%"));
-    ok(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "--threshold", "1000%", "-o", "t.json"]);
+    ok(
+        dir,
+        &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "--threshold", "1000%", "-o", "t.json"],
+    );
     // Faster than the baseline is not a regression either.
     ok(dir, &["report", "--archive", "db", "--capture", "1", "--baseline", "slow", "-o", "faster.json"]);
 }
@@ -238,12 +274,21 @@ fn baseline_gate_exits_3_and_names_the_slower_task() {
 /// message) where it cannot be installed.
 fn chromium() -> Option<String> {
     let find = || {
-        ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().map(|o| o.status.success()).unwrap_or(false))
+        ["chromium", "chromium-browser"]
+            .into_iter()
+            .find(|c| Command::new(c).arg("--version").output().map(|o| o.status.success()).unwrap_or(false))
     };
     if let Some(c) = find() {
         return Some(c.to_string());
     }
-    let apt = |args: &[&str]| Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive").output().map(|o| o.status.success()).unwrap_or(false);
+    let apt = |args: &[&str]| {
+        Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
     if !apt(&["install", "-y", "chromium"]) {
         apt(&["update"]);
         apt(&["install", "-y", "chromium"]);
@@ -286,12 +331,26 @@ fn html_renders_in_headless_chromium() {
         // coreutils' timeout: a stuck browser fails the test instead of hanging it.
         let mut c = Command::new("timeout");
         c.args(["120", chrome.as_str()]);
-        c.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ]);
         c.arg(format!("--user-data-dir={}", dir.join(profile).display()));
         c
     };
     let png = dir.join("shot.png");
-    let out = common("p1").arg(format!("--screenshot={}", png.display())).arg("--window-size=1200,2000").arg(&page).output().unwrap();
+    let out = common("p1")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1200,2000")
+        .arg(&page)
+        .output()
+        .unwrap();
     assert!(png.is_file(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
     let pixels = png_pixels(&std::fs::read(&png).unwrap());
     let mut seen = [false; 256];
@@ -304,7 +363,16 @@ fn html_renders_in_headless_chromium() {
 
     let out = common("p2").arg("--dump-dom").arg(&page).output().unwrap();
     let dom = String::from_utf8_lossy(&out.stdout);
-    for title in ["tracedb report: ecu-4cores", "Tasks", "Deadline misses", "Semaphore contention", "CPU load per core", "Response-time histograms", "Gantt chart of the busiest window", "Definitions"] {
+    for title in [
+        "tracedb report: ecu-4cores",
+        "Tasks",
+        "Deadline misses",
+        "Semaphore contention",
+        "CPU load per core",
+        "Response-time histograms",
+        "Gantt chart of the busiest window",
+        "Definitions",
+    ] {
         assert!(dom.contains(title), "{title} not in the rendered DOM");
     }
     assert!(dom.contains("<svg") && dom.contains("<polyline"));

@@ -55,7 +55,11 @@ pub fn run(args: Args) -> Result<()> {
     let threshold_pct = parse_threshold(&args.threshold)?;
     let archive = Archive::open(&args.archive.archive)?;
     let find = |key: &str| {
-        archive.manifest.find(key).cloned().ok_or_else(|| Error::Usage(format!("no capture '{key}' in {}", archive.dir.display())))
+        archive
+            .manifest
+            .find(key)
+            .cloned()
+            .ok_or_else(|| Error::Usage(format!("no capture '{key}' in {}", archive.dir.display())))
     };
     let capture = match &args.capture {
         Some(c) => find(c)?,

@@ -1,7 +1,7 @@
 //! A capture against its baseline: figures side by side, regressions beyond the threshold,
 //! new deadline misses (the CI gate of `tracedb report --baseline`, exit status 3).
-use super::{human_ns, Row};
 use super::model::{Change, Comparison, TaskRow};
+use super::{human_ns, Row};
 
 /// Task figures that count as a regression when they grow beyond the threshold.
 pub const GATED: &[&str] =
@@ -55,26 +55,52 @@ pub fn compare(tasks: &[TaskRow], base: Vec<TaskRow>, base_sems: Vec<Row>, thres
             if let (Some(bv), Some(cv)) = (b.get(m), t.get(m)) {
                 let pct = (bv != 0.0).then(|| (cv - bv) / bv * 100.0);
                 if pct.map(|p| p > threshold_pct).unwrap_or(false) {
-                    regressions.push(Change { entity: t.entity.clone(), metric: m.to_string(), baseline: bv, current: cv, change_pct: pct });
+                    regressions.push(Change {
+                        entity: t.entity.clone(),
+                        metric: m.to_string(),
+                        baseline: bv,
+                        current: cv,
+                        change_pct: pct,
+                    });
                 }
             }
         }
         let (bm, cm) = (b.deadline_misses.unwrap_or(0.0), t.deadline_misses.unwrap_or(0.0));
         if cm > bm {
             let pct = (bm != 0.0).then(|| (cm - bm) / bm * 100.0);
-            new_deadline_misses.push(Change { entity: t.entity.clone(), metric: "deadline_misses".into(), baseline: bm, current: cm, change_pct: pct });
+            new_deadline_misses.push(Change {
+                entity: t.entity.clone(),
+                metric: "deadline_misses".into(),
+                baseline: bm,
+                current: cm,
+                change_pct: pct,
+            });
         }
     }
     for t in tasks.iter().filter(|t| !base.iter().any(|b| b.entity == t.entity)) {
         if t.deadline_misses.unwrap_or(0.0) > 0.0 {
             let cm = t.deadline_misses.unwrap_or(0.0);
-            new_deadline_misses.push(Change { entity: t.entity.clone(), metric: "deadline_misses".into(), baseline: 0.0, current: cm, change_pct: None });
+            new_deadline_misses.push(Change {
+                entity: t.entity.clone(),
+                metric: "deadline_misses".into(),
+                baseline: 0.0,
+                current: cm,
+                change_pct: None,
+            });
         }
     }
     regressions.sort_by(|a, b| b.change_pct.partial_cmp(&a.change_pct).unwrap_or(std::cmp::Ordering::Equal));
     Comparison {
-        new_tasks: tasks.iter().filter(|t| !base.iter().any(|b| b.entity == t.entity)).map(|t| t.entity.clone()).collect(),
-        gone_tasks: base.iter().filter(|b| !tasks.iter().any(|t| t.entity == b.entity)).map(|b| b.entity.clone()).collect(),
+        new_tasks: tasks
+            .iter()
+            .filter(|t| !base.iter().any(|b| b.entity == t.entity))
+            .map(|t| t.entity.clone())
+            .collect(),
+        gone_tasks: base
+            .iter()
+            .filter(|b| !tasks.iter().any(|t| t.entity == b.entity))
+            .map(|b| b.entity.clone())
+            .collect(),
         baseline_tasks: base,
         baseline_semaphores: base_sems,
         regressions,
@@ -94,7 +120,12 @@ mod tests {
             deadline_misses: Some(m),
             ..Default::default()
         };
-        let c = compare(&[t("A", 110.0, 0.0), t("B", 104.0, 1.0)], vec![t("A", 100.0, 0.0), t("B", 100.0, 0.0)], vec![], 5.0);
+        let c = compare(
+            &[t("A", 110.0, 0.0), t("B", 104.0, 1.0)],
+            vec![t("A", 100.0, 0.0), t("B", 100.0, 0.0)],
+            vec![],
+            5.0,
+        );
         assert_eq!(c.regressions.len(), 1);
         assert_eq!(c.regressions[0].entity, "A");
         assert_eq!(c.new_deadline_misses[0].entity, "B");

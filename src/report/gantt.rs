@@ -16,7 +16,9 @@ fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result
     let closest = analysis(conn, "deadline_summary", &[], id)?
         .into_iter()
         .filter(|r| num(r, "worst_lateness").is_some())
-        .max_by(|a, b| num(a, "worst_lateness").partial_cmp(&num(b, "worst_lateness")).unwrap_or(std::cmp::Ordering::Equal))
+        .max_by(|a, b| {
+            num(a, "worst_lateness").partial_cmp(&num(b, "worst_lateness")).unwrap_or(std::cmp::Ordering::Equal)
+        })
         .map(|r| text(&r, "entity"));
     let filter = match closest {
         Some(e) => format!("AND entity = '{}'", e.replace('\'', "''")),
@@ -27,7 +29,12 @@ fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result
          AND entity_type IN ('T', 'I', 'ISR') {filter} ORDER BY response_time DESC, activate_ts LIMIT 1"
     );
     Ok(rows(conn, &sql)?.first().and_then(|r| {
-        Some((text(r, "entity"), num(r, "instance")? as i64, num(r, "activate_ts")? as i64, num(r, "terminate_ts")? as i64))
+        Some((
+            text(r, "entity"),
+            num(r, "instance")? as i64,
+            num(r, "activate_ts")? as i64,
+            num(r, "terminate_ts")? as i64,
+        ))
     }))
 }
 
@@ -50,7 +57,8 @@ pub fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Re
     let mut lanes: Vec<Lane> = Vec::new();
     for r in rows(conn, &sql)? {
         let e = text(&r, "entity");
-        let (s, end, state) = (num(&r, "s").unwrap_or(0.0) as i64, num(&r, "e").unwrap_or(0.0) as i64, text(&r, "state"));
+        let (s, end, state) =
+            (num(&r, "s").unwrap_or(0.0) as i64, num(&r, "e").unwrap_or(0.0) as i64, text(&r, "state"));
         if lanes.last().map(|l| l.entity != e).unwrap_or(true) {
             lanes.push(Lane { entity: e, core: text(&r, "core"), slices: Vec::new() });
         }

@@ -21,9 +21,21 @@ pub fn render(r: &Report) -> String {
     if let (Some(c), Some(b)) = (&r.comparison, &r.baseline) {
         s.push_str("<h2 id=\"regressions\">Regressions</h2>\n");
         if c.failed() {
-            let _ = write!(s, "<div class=\"alert\"><p>Against baseline <b>{}</b> (capture {}), threshold {}%:</p><ul>", esc(&b.name), b.capture_id, r.threshold_pct);
+            let _ = write!(
+                s,
+                "<div class=\"alert\"><p>Against baseline <b>{}</b> (capture {}), threshold {}%:</p><ul>",
+                esc(&b.name),
+                b.capture_id,
+                r.threshold_pct
+            );
             for m in &c.new_deadline_misses {
-                let _ = write!(s, "<li class=\"reg\">{}: new deadline misses ({} → {})</li>", esc(&m.entity), m.baseline, m.current);
+                let _ = write!(
+                    s,
+                    "<li class=\"reg\">{}: new deadline misses ({} → {})</li>",
+                    esc(&m.entity),
+                    m.baseline,
+                    m.current
+                );
             }
             for g in &c.regressions {
                 let _ = write!(
@@ -38,10 +50,20 @@ pub fn render(r: &Report) -> String {
             }
             s.push_str("</ul></div>\n");
         } else {
-            let _ = write!(s, "<p class=\"ok\">No regression beyond {}% and no new deadline miss against baseline <b>{}</b>.</p>\n", r.threshold_pct, esc(&b.name));
+            let _ = write!(
+                s,
+                "<p class=\"ok\">No regression beyond {}% and no new deadline miss against baseline <b>{}</b>.</p>\n",
+                r.threshold_pct,
+                esc(&b.name)
+            );
         }
         if !c.new_tasks.is_empty() || !c.gone_tasks.is_empty() {
-            let _ = write!(s, "<p>Only in this capture: {}. Only in the baseline: {}.</p>\n", esc(&list(&c.new_tasks)), esc(&list(&c.gone_tasks)));
+            let _ = write!(
+                s,
+                "<p>Only in this capture: {}. Only in the baseline: {}.</p>\n",
+                esc(&list(&c.new_tasks)),
+                esc(&list(&c.gone_tasks))
+            );
         }
     }
     if !r.diagnostics.is_empty() {
@@ -57,9 +79,22 @@ pub fn render(r: &Report) -> String {
     if r.deadline_misses_total == 0 {
         s.push_str("<p>None.</p>\n");
     } else {
-        let _ = write!(s, "<p>{} misses, worst lateness first{}.</p>\n", r.deadline_misses_total, if r.deadline_misses.len() < r.deadline_misses_total { format!(" (first {})", r.deadline_misses.len().min(100)) } else { String::new() });
+        let _ = write!(
+            s,
+            "<p>{} misses, worst lateness first{}.</p>\n",
+            r.deadline_misses_total,
+            if r.deadline_misses.len() < r.deadline_misses_total {
+                format!(" (first {})", r.deadline_misses.len().min(100))
+            } else {
+                String::new()
+            }
+        );
         let shown: Vec<Row> = r.deadline_misses.iter().take(100).cloned().collect();
-        table(&mut s, &shown, &["entity", "instance", "activate_ts", "response_time", "deadline", "deadline_source", "lateness"]);
+        table(
+            &mut s,
+            &shown,
+            &["entity", "instance", "activate_ts", "response_time", "deadline", "deadline_source", "lateness"],
+        );
     }
     s.push_str("<h2 id=\"semaphores\">Semaphore contention</h2>\n");
     if r.semaphores.is_empty() {
@@ -71,17 +106,35 @@ pub fn render(r: &Report) -> String {
             let name = text(row, "semaphore");
             let b = base.and_then(|b| b.iter().find(|x| text(x, "semaphore") == name));
             let _ = write!(s, "<tr><td>{}</td>", esc(&name));
-            for (col, dur) in [("requests", false), ("contended_requests", false), ("contention_ratio", false), ("wait_avg", true), ("wait_p99", true), ("wait_max", true), ("hold_max", true)] {
+            for (col, dur) in [
+                ("requests", false),
+                ("contended_requests", false),
+                ("contention_ratio", false),
+                ("wait_avg", true),
+                ("wait_p99", true),
+                ("wait_max", true),
+                ("hold_max", true),
+            ] {
                 cell(&mut s, num(row, col), b.map(|b| num(b, col)), dur, false);
             }
             let _ = write!(s, "<td>{}</td></tr>\n", esc(&text(row, "most_waiting_process")));
         }
         s.push_str("</table>\n");
     }
-    let _ = write!(s, "<h2 id=\"cpu-load\">CPU load per core</h2>\n<p>Window {}.</p><p class=\"legend\">", human_ns(r.cpu_load.window_ns as f64));
+    let _ = write!(
+        s,
+        "<h2 id=\"cpu-load\">CPU load per core</h2>\n<p>Window {}.</p><p class=\"legend\">",
+        human_ns(r.cpu_load.window_ns as f64)
+    );
     for (i, c) in r.cpu_load.cores.iter().enumerate() {
         let was = c.baseline_mean.map(|b| format!(", baseline {:.1}%", b * 100.0)).unwrap_or_default();
-        let _ = write!(s, "<span style=\"color:{}\">■ {} mean {:.1}%{was}</span>", svg::PALETTE[i % svg::PALETTE.len()], esc(&c.core), c.mean * 100.0);
+        let _ = write!(
+            s,
+            "<span style=\"color:{}\">■ {} mean {:.1}%{was}</span>",
+            svg::PALETTE[i % svg::PALETTE.len()],
+            esc(&c.core),
+            c.mean * 100.0
+        );
     }
     s.push_str("</p>\n");
     s.push_str(&svg::load_chart(&r.cpu_load));
@@ -107,7 +160,14 @@ pub fn render(r: &Report) -> String {
     s.push_str("</div>\n<h2 id=\"gantt\">Gantt chart of the busiest window</h2>\n");
     match &r.gantt {
         Some(g) => {
-            let _ = write!(s, "<p>{} to {}, around {} (dashed lines).</p>\n{}\n", human_ns(g.from as f64), human_ns(g.to as f64), esc(&g.focus), svg::gantt(g));
+            let _ = write!(
+                s,
+                "<p>{} to {}, around {} (dashed lines).</p>\n{}\n",
+                human_ns(g.from as f64),
+                human_ns(g.to as f64),
+                esc(&g.focus),
+                svg::gantt(g)
+            );
         }
         None => s.push_str("<p>No complete task instance to centre a window on.</p>\n"),
     }
@@ -117,7 +177,8 @@ pub fn render(r: &Report) -> String {
             let _ = write!(s, "<p>{}</p>\n", esc(n));
         }
         for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
-            let cols: Vec<String> = rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
+            let cols: Vec<String> =
+                rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             table(&mut s, rows, &cols);
         }
@@ -126,7 +187,11 @@ pub fn render(r: &Report) -> String {
     for d in &r.definitions {
         let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(&d.name), esc(&d.text));
     }
-    let _ = write!(s, "</dl>\n<p style=\"color:#888;font-size:11px\">tracedb {}</p>\n</body></html>\n", esc(&r.tool_version));
+    let _ = write!(
+        s,
+        "</dl>\n<p style=\"color:#888;font-size:11px\">tracedb {}</p>\n</body></html>\n",
+        esc(&r.tool_version)
+    );
     s
 }
 
@@ -149,7 +214,12 @@ fn summary(s: &mut String, r: &Report) {
         ("name", Box::new(|c| format!("{} (id {})", c.name, c.capture_id))),
         ("format", Box::new(|c| c.format.clone())),
         ("source", Box::new(|c| c.source_files.join(", "))),
-        ("span", Box::new(|c| format!("{} ({} .. {} ns)", human_ns(c.span_ns as f64), c.ts_min.unwrap_or(0), c.ts_max.unwrap_or(0)))),
+        (
+            "span",
+            Box::new(|c| {
+                format!("{} ({} .. {} ns)", human_ns(c.span_ns as f64), c.ts_min.unwrap_or(0), c.ts_max.unwrap_or(0))
+            }),
+        ),
         ("events", Box::new(|c| c.events.to_string())),
         ("entities", Box::new(|c| c.entities.to_string())),
     ];
@@ -176,7 +246,13 @@ fn tasks(s: &mut String, r: &Report) {
     s.push_str("</tr>\n");
     let worst: Vec<Option<f64>> = TASK_COLUMNS
         .iter()
-        .map(|(c, _, _)| r.tasks.iter().filter_map(|t| t.get(c)).filter(|v| *v > 0.0).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v)))))
+        .map(|(c, _, _)| {
+            r.tasks
+                .iter()
+                .filter_map(|t| t.get(c))
+                .filter(|v| *v > 0.0)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        })
         .collect();
     for t in &r.tasks {
         let base: Option<&TaskRow> = r.comparison.as_ref().and_then(|c| c.base(&t.entity));

@@ -14,17 +14,35 @@ pub fn render(r: &Report) -> String {
     if let (Some(c), Some(b)) = (&r.comparison, &r.baseline) {
         let _ = writeln!(s, "## Regressions\n");
         if c.failed() {
-            let _ = writeln!(s, "Against baseline **{}** (capture {}), threshold {}%:\n", cell(&b.name), b.capture_id, r.threshold_pct);
+            let _ = writeln!(
+                s,
+                "Against baseline **{}** (capture {}), threshold {}%:\n",
+                cell(&b.name),
+                b.capture_id,
+                r.threshold_pct
+            );
             for m in &c.new_deadline_misses {
                 let _ = writeln!(s, "* **{}**: new deadline misses ({} → {})", cell(&m.entity), m.baseline, m.current);
             }
             for g in &c.regressions {
                 let pct = g.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
-                let _ = writeln!(s, "* **{}** {}: {} → {} ({pct})", cell(&g.entity), g.metric, human_ns(g.baseline), human_ns(g.current));
+                let _ = writeln!(
+                    s,
+                    "* **{}** {}: {} → {} ({pct})",
+                    cell(&g.entity),
+                    g.metric,
+                    human_ns(g.baseline),
+                    human_ns(g.current)
+                );
             }
             s.push('\n');
         } else {
-            let _ = writeln!(s, "No regression beyond {}% and no new deadline miss against baseline **{}**.\n", r.threshold_pct, cell(&b.name));
+            let _ = writeln!(
+                s,
+                "No regression beyond {}% and no new deadline miss against baseline **{}**.\n",
+                r.threshold_pct,
+                cell(&b.name)
+            );
         }
     }
     if !r.diagnostics.is_empty() {
@@ -32,7 +50,12 @@ pub fn render(r: &Report) -> String {
         table(&mut s, &r.diagnostics, &["severity", "kind", "occurrences", "first_position", "example"]);
     }
     let c = &r.capture;
-    let _ = writeln!(s, "## Capture\n\n| | capture |{}\n|---|---|{}", if r.baseline.is_some() { " baseline |" } else { "" }, if r.baseline.is_some() { "---|" } else { "" });
+    let _ = writeln!(
+        s,
+        "## Capture\n\n| | capture |{}\n|---|---|{}",
+        if r.baseline.is_some() { " baseline |" } else { "" },
+        if r.baseline.is_some() { "---|" } else { "" }
+    );
     let caps: Vec<_> = std::iter::once(c).chain(r.baseline.as_ref()).collect();
     let line = |name: &str, f: &dyn Fn(&super::Summary) -> String| {
         let cells: Vec<String> = caps.iter().map(|c| cell(&f(c))).collect();
@@ -65,7 +88,11 @@ pub fn render(r: &Report) -> String {
                     }
                 })
                 .collect();
-            let name = if t.deadline_misses.unwrap_or(0.0) > 0.0 { format!("**{}**", cell(&t.entity)) } else { cell(&t.entity) };
+            let name = if t.deadline_misses.unwrap_or(0.0) > 0.0 {
+                format!("**{}**", cell(&t.entity))
+            } else {
+                cell(&t.entity)
+            };
             let _ = writeln!(s, "| {name} | {} | {} |", t.entity_type, cells.join(" | "));
         }
         s.push('\n');
@@ -85,7 +112,8 @@ pub fn render(r: &Report) -> String {
     if r.semaphores.is_empty() {
         let _ = writeln!(s, "No semaphores in this capture.\n");
     } else {
-        let cols = ["requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max"];
+        let cols =
+            ["requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max"];
         let base = r.comparison.as_ref().map(|c| &c.baseline_semaphores);
         let _ = writeln!(s, "Waits and holds in ns.\n");
         let _ = writeln!(s, "| semaphore | {} |\n|---|{}", cols.join(" | "), "---:|".repeat(cols.len()));
@@ -104,14 +132,24 @@ pub fn render(r: &Report) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "## CPU load per core\n\nWindow {}.\n\n| core | mean load |\n|---|---:|", human_ns(r.cpu_load.window_ns as f64));
+    let _ = writeln!(
+        s,
+        "## CPU load per core\n\nWindow {}.\n\n| core | mean load |\n|---|---:|",
+        human_ns(r.cpu_load.window_ns as f64)
+    );
     for c in &r.cpu_load.cores {
         let was = c.baseline_mean.map(|b| format!(" (baseline {:.1}%)", b * 100.0)).unwrap_or_default();
         let _ = writeln!(s, "| {} | {:.1}%{was} |", cell(&c.core), c.mean * 100.0);
     }
     s.push('\n');
     if let Some(g) = &r.gantt {
-        let _ = writeln!(s, "Busiest window: {} to {}, around {} (see the HTML form for the charts).\n", human_ns(g.from as f64), human_ns(g.to as f64), g.focus);
+        let _ = writeln!(
+            s,
+            "Busiest window: {} to {}, around {} (see the HTML form for the charts).\n",
+            human_ns(g.from as f64),
+            human_ns(g.to as f64),
+            g.focus
+        );
     }
     if let Some(o) = &r.other_format {
         let _ = writeln!(s, "## State and channel time\n");
@@ -119,7 +157,8 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "{n}\n");
         }
         for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
-            let cols: Vec<String> = rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
+            let cols: Vec<String> =
+                rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             table(&mut s, rows, &cols);
         }

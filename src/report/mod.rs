@@ -48,7 +48,12 @@ pub struct Options {
 }
 
 /// Runs the analyses for `capture` (and `baseline`) on `conn` and gathers the report.
-pub fn collect(conn: &duckdb::Connection, capture: &CaptureEntry, baseline: Option<&CaptureEntry>, opts: &Options) -> Result<Report> {
+pub fn collect(
+    conn: &duckdb::Connection,
+    capture: &CaptureEntry,
+    baseline: Option<&CaptureEntry>,
+    opts: &Options,
+) -> Result<Report> {
     let id = capture.capture_id;
     let tasks = task_rows(conn, id)?;
     let mut misses = analysis(conn, "deadline_misses", &[], id)?;
@@ -62,7 +67,12 @@ pub fn collect(conn: &duckdb::Connection, capture: &CaptureEntry, baseline: Opti
             for c in &mut cpu_load.cores {
                 c.baseline_mean = base_load.iter().find(|(core, _)| core == &c.core).map(|(_, m)| *m);
             }
-            Some(compare(&tasks, task_rows(conn, b.capture_id)?, analysis(conn, "semaphore_contention", &[], b.capture_id)?, opts.threshold_pct))
+            Some(compare(
+                &tasks,
+                task_rows(conn, b.capture_id)?,
+                analysis(conn, "semaphore_contention", &[], b.capture_id)?,
+                opts.threshold_pct,
+            ))
         }
         None => None,
     };
@@ -124,7 +134,9 @@ pub fn text(row: &Row, col: &str) -> String {
 
 fn summary(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Summary> {
     let entities: i64 =
-        conn.query_row("SELECT count(*) FROM entities WHERE capture_id = ?", duckdb::params![c.capture_id], |r| r.get(0))?;
+        conn.query_row("SELECT count(*) FROM entities WHERE capture_id = ?", duckdb::params![c.capture_id], |r| {
+            r.get(0)
+        })?;
     Ok(Summary {
         capture_id: c.capture_id,
         name: c.name.clone(),
@@ -355,5 +367,4 @@ mod tests {
         assert_eq!(nice_window(1_500_000), 2_000_000);
         assert_eq!(nice_window(3_000_000), 5_000_000);
     }
-
 }

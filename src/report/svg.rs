@@ -34,7 +34,9 @@ pub fn load_chart(load: &CpuLoad) -> String {
         .iter()
         .flat_map(|c| c.points.iter().map(|p| p.0))
         .fold((i64::MAX, i64::MIN), |(a, b), t| (a.min(t), b.max(t + load.window_ns)));
-    let mut s = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>CPU load per core</title>"#);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>CPU load per core</title>"#
+    );
     if from >= to {
         s.push_str(r#"<text x="10" y="20">no running intervals</text></svg>"#);
         return s;
@@ -43,17 +45,34 @@ pub fn load_chart(load: &CpuLoad) -> String {
     let y = |l: f64| top + (1.0 - l.clamp(0.0, 1.0)) * (h - top - bottom);
     for pct in [0, 25, 50, 75, 100] {
         let yy = y(pct as f64 / 100.0);
-        let _ = write!(s, r##"<line x1="{left}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end">{pct}%</text>"##, w - 10.0, left - 4.0, yy + 3.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{left}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end">{pct}%</text>"##,
+            w - 10.0,
+            left - 4.0,
+            yy + 3.0
+        );
     }
     for i in 0..=4 {
         let t = from + (to - from) * i / 4;
-        let _ = write!(s, r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#, x(t), h - 12.0, human_ns(t as f64));
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#,
+            x(t),
+            h - 12.0,
+            human_ns(t as f64)
+        );
     }
     for (i, c) in load.cores.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
         let pts: Vec<String> =
             c.points.iter().map(|p| format!("{:.1},{:.1}", x(p.0 + load.window_ns / 2), y(p.1))).collect();
-        let _ = write!(s, r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3" points="{}"><title>{}</title></polyline>"#, pts.join(" "), esc(&c.core));
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3" points="{}"><title>{}</title></polyline>"#,
+            pts.join(" "),
+            esc(&c.core)
+        );
     }
     s.push_str("</svg>");
     s
@@ -102,10 +121,18 @@ pub fn gantt(g: &Gantt) -> String {
     let h = 30.0 + row * g.lanes.len() as f64 + 24.0;
     let span = (g.to - g.from).max(1) as f64;
     let x = |t: i64| label + (t - g.from) as f64 / span * plot;
-    let mut s = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>Gantt chart</title>"#);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>Gantt chart</title>"#
+    );
     for i in 0..=4 {
         let t = g.from + (g.to - g.from) * i / 4;
-        let _ = write!(s, r##"<line x1="{0:.1}" x2="{0:.1}" y1="20" y2="{1}" stroke="#eee"/><text x="{0:.1}" y="14" font-size="10" text-anchor="middle">{2}</text>"##, x(t), h - 24.0, human_ns(t as f64));
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" x2="{0:.1}" y1="20" y2="{1}" stroke="#eee"/><text x="{0:.1}" y="14" font-size="10" text-anchor="middle">{2}</text>"##,
+            x(t),
+            h - 24.0,
+            human_ns(t as f64)
+        );
     }
     for (i, lane) in g.lanes.iter().enumerate() {
         let y = 20.0 + row * i as f64;
@@ -125,11 +152,23 @@ pub fn gantt(g: &Gantt) -> String {
         }
     }
     for t in [g.focus_from, g.focus_to] {
-        let _ = write!(s, r##"<line x1="{0:.1}" x2="{0:.1}" y1="18" y2="{1}" stroke="#c00" stroke-dasharray="3,2"><title>focus instance</title></line>"##, x(t), h - 24.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" x2="{0:.1}" y1="18" y2="{1}" stroke="#c00" stroke-dasharray="3,2"><title>focus instance</title></line>"##,
+            x(t),
+            h - 24.0
+        );
     }
     let mut lx = label;
     for st in ["running", "ready", "active", "waiting", "polling", "parking"] {
-        let _ = write!(s, r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}" font-size="10">{st}</text>"#, h - 14.0, state_colour(st), lx + 13.0, h - 5.0);
+        let _ = write!(
+            s,
+            r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}" font-size="10">{st}</text>"#,
+            h - 14.0,
+            state_colour(st),
+            lx + 13.0,
+            h - 5.0
+        );
         lx += 75.0;
     }
     s.push_str("</svg>");
