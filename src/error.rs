@@ -1,5 +1,5 @@
 //! Top-level error type. Input errors carry the file and the position; `main` maps each kind
-//! to an exit status (1 bad input or data, 2 usage).
+//! to an exit status (1 bad input or data, 2 usage, 3 a regression found by `report`).
 use std::path::PathBuf;
 
 /// Everything that can stop a command.
@@ -39,6 +39,10 @@ pub enum Error {
     /// Wrong use of the command line (exit status 2).
     #[error("{0}")]
     Usage(String),
+    /// `report --baseline` found a regression or a new deadline miss (exit status 3, so CI
+    /// can gate on it); the report was written. The message names each task and figure.
+    #[error("regression: {0}")]
+    Regression(String),
     /// Writing the output failed.
     #[error("{0}")]
     Output(std::io::Error),
@@ -57,10 +61,12 @@ impl Error {
         Error::Io { path: path.into(), source }
     }
 
-    /// Exit status for this error: 2 for usage, 1 for everything else.
+    /// Exit status for this error: 2 for usage, 3 for a regression found by
+    /// `report --baseline`, 1 for everything else.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
+            Error::Regression(_) => 3,
             _ => 1,
         }
     }

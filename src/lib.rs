@@ -20,6 +20,7 @@ pub mod ingest;
 pub mod model;
 pub mod output;
 pub mod repl;
+pub mod report;
 pub mod store;
 pub mod synth;
 

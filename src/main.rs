@@ -1,5 +1,5 @@
 //! The `tracedb` binary: parse the command line, run it, map errors to exit statuses
-//! (0 ok, 1 bad input or data, 2 usage; a closed output pipe is not an error).
+//! (0 ok, 1 bad input or data, 2 usage, 3 a regression found by `report --baseline`; a closed output pipe is not an error).
 use clap::Parser;
 
 fn main() {

@@ -9,6 +9,7 @@
 //! * `repl`        — the interactive shell in a real terminal (tmux)
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
+//! * `report`      — tracedb report: forms vs the analyses, headless Chromium, --baseline gate
 mod analyses;
 mod archive;
 mod cli;
@@ -17,5 +18,6 @@ mod golden;
 mod layout;
 mod paraver;
 mod repl;
+mod report;
 mod synthetic;
 mod util;

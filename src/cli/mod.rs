@@ -6,6 +6,7 @@ pub mod ingest;
 pub mod queries;
 pub mod query;
 pub mod reingest;
+pub mod report;
 pub mod rm;
 pub mod sql;
 pub mod verify;
@@ -39,6 +40,13 @@ pub enum Command {
     Queries(queries::Args),
     /// Run a predefined analysis (response_times, deadline_misses, cpu_load, ...).
     Query(query::Args),
+    /// Write a timing report of a capture (HTML, Markdown, JSON), optionally against a baseline.
+    ///
+    /// The extension of -o picks the form. With --baseline, every figure is shown against the
+    /// baseline capture and the exit status is 3 when a task's figure regressed beyond
+    /// --threshold or a task has new deadline misses (the report is written either way).
+    /// --deadlines applies to both captures.
+    Report(report::Args),
     /// Remove a capture from the archive.
     Rm(rm::Args),
     /// Check every archive file against the manifest (size, SHA-256, Parquet footer).
@@ -65,6 +73,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sql(a) => sql::run(a),
         Command::Queries(a) => queries::run(a),
         Command::Query(a) => query::run(a),
+        Command::Report(a) => report::run(a),
         Command::Rm(a) => rm::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Export(a) => export::run(a),

@@ -1,0 +1,128 @@
+//! `tracedb report`: a capture's timing report as HTML, Markdown or JSON, optionally against a
+//! baseline capture. Exit status 3 when the comparison finds a regression or a new deadline
+//! miss (for CI gates); the report is written first either way.
+use super::ArchiveArg;
+use crate::report::{self, Options};
+use crate::store::Archive;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Write a timing report of a capture (HTML, Markdown or JSON, by the extension of -o).
+///
+/// With --baseline, every figure is shown against the baseline capture, and the exit status
+/// is 3 when a figure regressed beyond --threshold or a task has new deadline misses.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    archive: ArchiveArg,
+    /// Capture to report on (id or name); default: the most recent capture.
+    #[arg(long, value_name = "ID|NAME")]
+    capture: Option<String>,
+    /// Capture to compare with (id or name).
+    #[arg(long, value_name = "ID|NAME")]
+    baseline: Option<String>,
+    /// Deadline file (`entity,deadline` lines) applied before the ingest-time deadlines.
+    #[arg(long, value_name = "FILE")]
+    deadlines: Option<PathBuf>,
+    /// Growth of a figure over the baseline that counts as a regression.
+    #[arg(long, default_value = "5%", value_name = "PERCENT")]
+    threshold: String,
+    /// Output file: .html, .md or .json.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+}
+
+/// The output forms, picked by extension.
+enum Form {
+    Html,
+    Markdown,
+    Json,
+}
+
+/// Runs `report`.
+pub fn run(args: Args) -> Result<()> {
+    let form = match args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("html" | "htm") => Form::Html,
+        Some("md" | "markdown") => Form::Markdown,
+        Some("json") => Form::Json,
+        _ => {
+            return Err(Error::Usage(format!(
+                "-o {}: the extension picks the form: .html, .md or .json",
+                args.output.display()
+            )))
+        }
+    };
+    let threshold_pct = parse_threshold(&args.threshold)?;
+    let archive = Archive::open(&args.archive.archive)?;
+    let find = |key: &str| {
+        archive
+            .manifest
+            .find(key)
+            .cloned()
+            .ok_or_else(|| Error::Usage(format!("no capture '{key}' in {}", archive.dir.display())))
+    };
+    let capture = match &args.capture {
+        Some(c) => find(c)?,
+        None => archive
+            .manifest
+            .captures
+            .iter()
+            .max_by_key(|c| c.capture_id)
+            .cloned()
+            .ok_or_else(|| Error::Usage(format!("no capture in {}", archive.dir.display())))?,
+    };
+    let baseline = args.baseline.as_deref().map(find).transpose()?;
+    let conn = archive.connect()?;
+    if let Some(d) = &args.deadlines {
+        super::query::load_deadlines(&conn, d)?;
+    }
+    let r = report::collect(&conn, &capture, baseline.as_ref(), &Options { threshold_pct })?;
+    let body = match form {
+        Form::Html => report::html::render(&r),
+        Form::Markdown => report::markdown::render(&r),
+        Form::Json => report::json::render(&r),
+    };
+    write_atomic(&args.output, body.as_bytes())?;
+    match &r.comparison {
+        Some(c) if c.failed() => Err(Error::Regression(format!(
+            "{} against baseline {}: {}",
+            capture.name,
+            baseline.map(|b| b.name).unwrap_or_default(),
+            c.describe()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `5%`, `5` or `2.5%` as a percentage.
+fn parse_threshold(s: &str) -> Result<f64> {
+    s.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| Error::Usage(format!("--threshold {s}: expected a percentage such as 5%")))
+}
+
+/// Writes through a temporary file beside `path`, so a reader never sees half a report.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_parse() {
+        assert_eq!(parse_threshold("5%").unwrap(), 5.0);
+        assert_eq!(parse_threshold("2.5").unwrap(), 2.5);
+        assert!(parse_threshold("-1%").is_err());
+        assert!(parse_threshold("fast").is_err());
+    }
+}

@@ -1,0 +1,112 @@
+//! The Gantt window: which instance to centre on, which slices to draw (tasks coloured by
+//! state, slices shorter than a pixel merged, rows and rectangles capped).
+use super::model::{Gantt, Lane};
+use super::{analysis, num, rows, text, Row, GANTT_LANES, GANTT_PX, GANTT_RECTS};
+use crate::Result;
+
+/// The instance the Gantt window is centred on: the worst deadline miss; else the largest
+/// response time of the task that came closest to its deadline (deadline_summary's
+/// worst_lateness); else the largest response time of all.
+fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<(String, i64, i64, i64)>> {
+    if let Some(m) = worst_miss {
+        if let (Some(a), Some(t), Some(i)) = (num(m, "activate_ts"), num(m, "terminate_ts"), num(m, "instance")) {
+            return Ok(Some((text(m, "entity"), i as i64, a as i64, t as i64)));
+        }
+    }
+    let closest = analysis(conn, "deadline_summary", &[], id)?
+        .into_iter()
+        .filter(|r| num(r, "worst_lateness").is_some())
+        .max_by(|a, b| {
+            num(a, "worst_lateness").partial_cmp(&num(b, "worst_lateness")).unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .map(|r| text(&r, "entity"));
+    let filter = match closest {
+        Some(e) => format!("AND entity = '{}'", e.replace('\'', "''")),
+        None => String::new(),
+    };
+    let sql = format!(
+        "SELECT entity, instance, activate_ts, terminate_ts FROM instances WHERE capture_id = {id} AND complete \
+         AND entity_type IN ('T', 'I', 'ISR') {filter} ORDER BY response_time DESC, activate_ts LIMIT 1"
+    );
+    Ok(rows(conn, &sql)?.first().and_then(|r| {
+        Some((
+            text(r, "entity"),
+            num(r, "instance")? as i64,
+            num(r, "activate_ts")? as i64,
+            num(r, "terminate_ts")? as i64,
+        ))
+    }))
+}
+
+/// The Gantt window of capture `id`, around `worst_miss` when there is one.
+pub fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<Gantt>> {
+    let Some((entity, instance, a, t)) = focus(conn, id, worst_miss)? else { return Ok(None) };
+    // At least 1 ms wide, so a short response is shown with what ran around it.
+    let pad = ((t - a) / 4).max((1_000_000 - (t - a)) / 2).max(20_000);
+    let (from, to) = (a - pad, t + pad);
+    let sql = format!(
+        "WITH s AS (SELECT entity, state, greatest(ts, {from}) AS s, least(ts + dur, {to}) AS e FROM intervals \
+           WHERE capture_id = {id} AND channel = 'state' AND entity_type IN ('T', 'I', 'ISR') \
+           AND ts < {to} AND ts + dur > {from}), \
+         c AS (SELECT entity, mode(core) AS core FROM intervals WHERE capture_id = {id} AND channel = 'state' \
+           AND state = 'running' AND ts < {to} AND ts + dur > {from} GROUP BY entity) \
+         SELECT s.entity, coalesce(c.core, '') AS core, s.state, s.s, s.e FROM s LEFT JOIN c USING (entity) \
+         ORDER BY core, s.entity, s.s"
+    );
+    let min = ((to - from) as f64 / GANTT_PX).max(1.0) as i64;
+    let mut lanes: Vec<Lane> = Vec::new();
+    for r in rows(conn, &sql)? {
+        let e = text(&r, "entity");
+        let (s, end, state) =
+            (num(&r, "s").unwrap_or(0.0) as i64, num(&r, "e").unwrap_or(0.0) as i64, text(&r, "state"));
+        if lanes.last().map(|l| l.entity != e).unwrap_or(true) {
+            lanes.push(Lane { entity: e, core: text(&r, "core"), slices: Vec::new() });
+        }
+        let Some(lane) = lanes.last_mut() else { continue };
+        merge_slice(&mut lane.slices, (s, end, state), min);
+    }
+    // Most active lanes first when there are too many, then back in core order.
+    if lanes.len() > GANTT_LANES {
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.slices.iter().map(|s| s.1 - s.0).sum::<i64>()));
+        lanes.truncate(GANTT_LANES);
+        lanes.sort_by(|a, b| (&a.core, &a.entity).cmp(&(&b.core, &b.entity)));
+    }
+    let mut budget = GANTT_RECTS;
+    for l in &mut lanes {
+        l.slices.truncate(budget);
+        budget -= l.slices.len();
+    }
+    let focus = format!("{entity} instance {instance} (activate {a} ns, terminate {t} ns)");
+    Ok(Some(Gantt { from, to, focus, focus_from: a, focus_to: t, lanes }))
+}
+
+/// Appends a slice, merging it into the previous one when either is shorter than `min` ns
+/// and they touch (the longer one's state wins).
+fn merge_slice(slices: &mut Vec<(i64, i64, String)>, next: (i64, i64, String), min: i64) {
+    if let Some(last) = slices.last_mut() {
+        let touching = next.0 - last.1 < min;
+        if touching && (last.2 == next.2 || next.1 - next.0 < min || last.1 - last.0 < min) {
+            if next.1 - next.0 > last.1 - last.0 {
+                last.2 = next.2;
+            }
+            last.1 = last.1.max(next.1);
+            return;
+        }
+    }
+    slices.push(next);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_slices_merge() {
+        let mut v = Vec::new();
+        merge_slice(&mut v, (0, 100, "running".into()), 10);
+        merge_slice(&mut v, (100, 103, "ready".into()), 10);
+        merge_slice(&mut v, (103, 200, "running".into()), 10);
+        merge_slice(&mut v, (200, 300, "ready".into()), 10);
+        assert_eq!(v, vec![(0, 200, "running".to_string()), (200, 300, "ready".to_string())]);
+    }
+}

@@ -1,0 +1,302 @@
+//! The HTML form: one self-contained page (inline CSS and SVG, no script, nothing fetched).
+use super::svg::{self, esc};
+use super::{change_text, human, human_ns, num, text, Report, Row, TaskRow, TASK_COLUMNS};
+use std::fmt::Write;
+
+const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-width:1300px}\
+h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:28px}\
+table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}\
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
+.worst{background:#ffe0b3;font-weight:bold}.miss td:first-child{color:#c00;font-weight:bold}\
+.was{display:block;color:#777;font-size:10px}.reg{color:#c00;font-weight:bold}.better{color:#080}\
+.alert{background:#fdecea;border:1px solid #e57373;padding:8px 12px}.ok{background:#e8f5e9;border:1px solid #81c784;padding:8px 12px}\
+.grid{display:flex;flex-wrap:wrap;gap:8px}.grid figure{margin:0;border:1px solid #eee;padding:4px}\
+figcaption{font-size:11px;font-weight:bold}.legend span{margin-right:14px;font-size:12px}dt{font-weight:bold;float:left;width:190px}dd{margin-left:200px}";
+
+/// The report as an HTML page.
+pub fn render(r: &Report) -> String {
+    let mut s = String::with_capacity(1 << 16);
+    let title = format!("tracedb report: {}", r.capture.name);
+    let _ = write!(s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n", esc(&title), esc(&title));
+    if let (Some(c), Some(b)) = (&r.comparison, &r.baseline) {
+        s.push_str("<h2 id=\"regressions\">Regressions</h2>\n");
+        if c.failed() {
+            let _ = write!(
+                s,
+                "<div class=\"alert\"><p>Against baseline <b>{}</b> (capture {}), threshold {}%:</p><ul>",
+                esc(&b.name),
+                b.capture_id,
+                r.threshold_pct
+            );
+            for m in &c.new_deadline_misses {
+                let _ = write!(
+                    s,
+                    "<li class=\"reg\">{}: new deadline misses ({} → {})</li>",
+                    esc(&m.entity),
+                    m.baseline,
+                    m.current
+                );
+            }
+            for g in &c.regressions {
+                let _ = write!(
+                    s,
+                    "<li><b>{}</b> {}: {} → {} <span class=\"reg\">{}</span></li>",
+                    esc(&g.entity),
+                    g.metric,
+                    human_ns(g.baseline),
+                    human_ns(g.current),
+                    g.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default()
+                );
+            }
+            s.push_str("</ul></div>\n");
+        } else {
+            let _ = write!(
+                s,
+                "<p class=\"ok\">No regression beyond {}% and no new deadline miss against baseline <b>{}</b>.</p>\n",
+                r.threshold_pct,
+                esc(&b.name)
+            );
+        }
+        if !c.new_tasks.is_empty() || !c.gone_tasks.is_empty() {
+            let _ = write!(
+                s,
+                "<p>Only in this capture: {}. Only in the baseline: {}.</p>\n",
+                esc(&list(&c.new_tasks)),
+                esc(&list(&c.gone_tasks))
+            );
+        }
+    }
+    if !r.diagnostics.is_empty() {
+        s.push_str("<h2 id=\"diagnostics\">Diagnostics</h2>\n<div class=\"alert\">The importer skipped or repaired records; figures may be incomplete.</div>\n");
+        table(&mut s, &r.diagnostics, &["severity", "kind", "occurrences", "first_position", "example"]);
+    }
+    summary(&mut s, r);
+    tasks(&mut s, r);
+    let _ = write!(s, "<h2 id=\"deadline-misses\">Deadline misses</h2>\n");
+    if let Some(c) = &r.comparison {
+        let _ = write!(s, "<p class=\"was\">Baseline: {} misses.</p>\n", c.baseline_misses());
+    }
+    if r.deadline_misses_total == 0 {
+        s.push_str("<p>None.</p>\n");
+    } else {
+        let _ = write!(
+            s,
+            "<p>{} misses, worst lateness first{}.</p>\n",
+            r.deadline_misses_total,
+            if r.deadline_misses.len() < r.deadline_misses_total {
+                format!(" (first {})", r.deadline_misses.len().min(100))
+            } else {
+                String::new()
+            }
+        );
+        let shown: Vec<Row> = r.deadline_misses.iter().take(100).cloned().collect();
+        table(
+            &mut s,
+            &shown,
+            &["entity", "instance", "activate_ts", "response_time", "deadline", "deadline_source", "lateness"],
+        );
+    }
+    s.push_str("<h2 id=\"semaphores\">Semaphore contention</h2>\n");
+    if r.semaphores.is_empty() {
+        s.push_str("<p>No semaphores in this capture.</p>\n");
+    } else {
+        let base = r.comparison.as_ref().map(|c| &c.baseline_semaphores);
+        s.push_str("<table><tr><th>semaphore</th><th>requests</th><th>contended</th><th>contention</th><th>wait avg</th><th>wait p99</th><th>wait max</th><th>hold max</th><th>most waiting</th></tr>\n");
+        for row in &r.semaphores {
+            let name = text(row, "semaphore");
+            let b = base.and_then(|b| b.iter().find(|x| text(x, "semaphore") == name));
+            let _ = write!(s, "<tr><td>{}</td>", esc(&name));
+            for (col, dur) in [
+                ("requests", false),
+                ("contended_requests", false),
+                ("contention_ratio", false),
+                ("wait_avg", true),
+                ("wait_p99", true),
+                ("wait_max", true),
+                ("hold_max", true),
+            ] {
+                cell(&mut s, num(row, col), b.map(|b| num(b, col)), dur, false);
+            }
+            let _ = write!(s, "<td>{}</td></tr>\n", esc(&text(row, "most_waiting_process")));
+        }
+        s.push_str("</table>\n");
+    }
+    let _ = write!(
+        s,
+        "<h2 id=\"cpu-load\">CPU load per core</h2>\n<p>Window {}.</p><p class=\"legend\">",
+        human_ns(r.cpu_load.window_ns as f64)
+    );
+    for (i, c) in r.cpu_load.cores.iter().enumerate() {
+        let was = c.baseline_mean.map(|b| format!(", baseline {:.1}%", b * 100.0)).unwrap_or_default();
+        let _ = write!(
+            s,
+            "<span style=\"color:{}\">■ {} mean {:.1}%{was}</span>",
+            svg::PALETTE[i % svg::PALETTE.len()],
+            esc(&c.core),
+            c.mean * 100.0
+        );
+    }
+    s.push_str("</p>\n");
+    s.push_str(&svg::load_chart(&r.cpu_load));
+    s.push_str("\n<h2 id=\"histograms\">Response-time histograms</h2>\n<div class=\"grid\">\n");
+    for h in &r.histograms {
+        let n: i64 = h.counts.iter().sum();
+        let base = r.comparison.as_ref().and_then(|c| c.base(&h.entity)).map(|b| {
+            format!(
+                "<br><span class=\"was\">baseline {} instances, {} .. {}</span>",
+                human(b.instances, false),
+                human(b.response_time_min, true),
+                human(b.response_time_max, true)
+            )
+        });
+        let _ = write!(
+            s,
+            "<figure><figcaption>{} ({n} instances){}</figcaption>{}</figure>\n",
+            esc(&h.entity),
+            base.unwrap_or_default(),
+            svg::histogram(h)
+        );
+    }
+    s.push_str("</div>\n<h2 id=\"gantt\">Gantt chart of the busiest window</h2>\n");
+    match &r.gantt {
+        Some(g) => {
+            let _ = write!(
+                s,
+                "<p>{} to {}, around {} (dashed lines).</p>\n{}\n",
+                human_ns(g.from as f64),
+                human_ns(g.to as f64),
+                esc(&g.focus),
+                svg::gantt(g)
+            );
+        }
+        None => s.push_str("<p>No complete task instance to centre a window on.</p>\n"),
+    }
+    if let Some(o) = &r.other_format {
+        s.push_str("<h2 id=\"states\">State and channel time</h2>\n");
+        if let Some(n) = &o.note {
+            let _ = write!(s, "<p>{}</p>\n", esc(n));
+        }
+        for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
+            let cols: Vec<String> =
+                rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
+            let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+            table(&mut s, rows, &cols);
+        }
+    }
+    s.push_str("<h2 id=\"definitions\">Definitions</h2>\n<dl>");
+    for d in &r.definitions {
+        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(&d.name), esc(&d.text));
+    }
+    let _ = write!(
+        s,
+        "</dl>\n<p style=\"color:#888;font-size:11px\">tracedb {}</p>\n</body></html>\n",
+        esc(&r.tool_version)
+    );
+    s
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn summary(s: &mut String, r: &Report) {
+    s.push_str("<h2 id=\"summary\">Capture</h2>\n<table><tr><th></th><th>capture</th>");
+    if r.baseline.is_some() {
+        s.push_str("<th>baseline</th>");
+    }
+    s.push_str("</tr>\n");
+    let caps: Vec<_> = std::iter::once(&r.capture).chain(r.baseline.as_ref()).collect();
+    let rows: [(&str, Box<dyn Fn(&super::Summary) -> String>); 6] = [
+        ("name", Box::new(|c| format!("{} (id {})", c.name, c.capture_id))),
+        ("format", Box::new(|c| c.format.clone())),
+        ("source", Box::new(|c| c.source_files.join(", "))),
+        (
+            "span",
+            Box::new(|c| {
+                format!("{} ({} .. {} ns)", human_ns(c.span_ns as f64), c.ts_min.unwrap_or(0), c.ts_max.unwrap_or(0))
+            }),
+        ),
+        ("events", Box::new(|c| c.events.to_string())),
+        ("entities", Box::new(|c| c.entities.to_string())),
+    ];
+    for (name, f) in rows.iter() {
+        let _ = write!(s, "<tr><td>{name}</td>");
+        for c in &caps {
+            let _ = write!(s, "<td>{}</td>", esc(&f(c)));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+}
+
+fn tasks(s: &mut String, r: &Report) {
+    s.push_str("<h2 id=\"tasks\">Tasks</h2>\n");
+    if r.tasks.is_empty() {
+        s.push_str("<p>No task or ISR instances in this capture.</p>\n");
+        return;
+    }
+    s.push_str("<table><tr><th>task</th><th>type</th>");
+    for (_, head, _) in TASK_COLUMNS {
+        let _ = write!(s, "<th>{head}</th>");
+    }
+    s.push_str("</tr>\n");
+    let worst: Vec<Option<f64>> = TASK_COLUMNS
+        .iter()
+        .map(|(c, _, _)| {
+            r.tasks
+                .iter()
+                .filter_map(|t| t.get(c))
+                .filter(|v| *v > 0.0)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        })
+        .collect();
+    for t in &r.tasks {
+        let base: Option<&TaskRow> = r.comparison.as_ref().and_then(|c| c.base(&t.entity));
+        let class = if t.deadline_misses.unwrap_or(0.0) > 0.0 { " class=\"miss\"" } else { "" };
+        let _ = write!(s, "<tr{class}><td>{}</td><td>{}</td>", esc(&t.entity), esc(&t.entity_type));
+        for ((c, _, dur), w) in TASK_COLUMNS.iter().zip(&worst) {
+            let v = t.get(c);
+            let highlight = v.is_some() && v == *w && !matches!(*c, "instances" | "response_time_min");
+            let b = r.comparison.as_ref().map(|_| base.and_then(|b| b.get(c)));
+            cell(s, v, b, *dur, highlight);
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+}
+
+/// One figure, with the baseline value and the change below it when comparing.
+fn cell(s: &mut String, v: Option<f64>, base: Option<Option<f64>>, dur: bool, highlight: bool) {
+    let class = if highlight { " class=\"worst\"" } else { "" };
+    let _ = write!(s, "<td{class}>{}", human(v, dur));
+    if let Some(b) = base {
+        let change = change_text(b, v);
+        let cls = match (b, v) {
+            (Some(b), Some(v)) if v > b => "reg",
+            (Some(b), Some(v)) if v < b => "better",
+            _ => "",
+        };
+        let _ = write!(s, "<span class=\"was\">was {} <span class=\"{cls}\">{change}</span></span>", human(b, dur));
+    }
+    s.push_str("</td>");
+}
+
+fn table(s: &mut String, rows: &[Row], cols: &[&str]) {
+    s.push_str("<table><tr>");
+    for c in cols {
+        let _ = write!(s, "<th>{}</th>", esc(c));
+    }
+    s.push_str("</tr>\n");
+    for r in rows {
+        s.push_str("<tr>");
+        for c in cols {
+            let _ = write!(s, "<td>{}</td>", esc(&text(r, c)));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+}

@@ -1,0 +1,180 @@
+//! The Markdown form, for a merge-request comment or a wiki: tables, no charts (the CPU load
+//! is given as its mean per core, the histograms are left to the HTML form).
+use super::{change_text, human, human_ns, num, text, Report, Row, TASK_COLUMNS};
+use std::fmt::Write;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The report as Markdown.
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# tracedb report: {}\n", cell(&r.capture.name));
+    if let (Some(c), Some(b)) = (&r.comparison, &r.baseline) {
+        let _ = writeln!(s, "## Regressions\n");
+        if c.failed() {
+            let _ = writeln!(
+                s,
+                "Against baseline **{}** (capture {}), threshold {}%:\n",
+                cell(&b.name),
+                b.capture_id,
+                r.threshold_pct
+            );
+            for m in &c.new_deadline_misses {
+                let _ = writeln!(s, "* **{}**: new deadline misses ({} → {})", cell(&m.entity), m.baseline, m.current);
+            }
+            for g in &c.regressions {
+                let pct = g.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "* **{}** {}: {} → {} ({pct})",
+                    cell(&g.entity),
+                    g.metric,
+                    human_ns(g.baseline),
+                    human_ns(g.current)
+                );
+            }
+            s.push('\n');
+        } else {
+            let _ = writeln!(
+                s,
+                "No regression beyond {}% and no new deadline miss against baseline **{}**.\n",
+                r.threshold_pct,
+                cell(&b.name)
+            );
+        }
+    }
+    if !r.diagnostics.is_empty() {
+        let _ = writeln!(s, "## Diagnostics\n\nThe importer skipped or repaired records; figures may be incomplete.\n");
+        table(&mut s, &r.diagnostics, &["severity", "kind", "occurrences", "first_position", "example"]);
+    }
+    let c = &r.capture;
+    let _ = writeln!(
+        s,
+        "## Capture\n\n| | capture |{}\n|---|---|{}",
+        if r.baseline.is_some() { " baseline |" } else { "" },
+        if r.baseline.is_some() { "---|" } else { "" }
+    );
+    let caps: Vec<_> = std::iter::once(c).chain(r.baseline.as_ref()).collect();
+    let line = |name: &str, f: &dyn Fn(&super::Summary) -> String| {
+        let cells: Vec<String> = caps.iter().map(|c| cell(&f(c))).collect();
+        format!("| {name} | {} |\n", cells.join(" | "))
+    };
+    s.push_str(&line("name", &|c| format!("{} (id {})", c.name, c.capture_id)));
+    s.push_str(&line("format", &|c| c.format.clone()));
+    s.push_str(&line("span", &|c| human_ns(c.span_ns as f64)));
+    s.push_str(&line("events", &|c| c.events.to_string()));
+    s.push_str(&line("entities", &|c| c.entities.to_string()));
+    s.push('\n');
+    let _ = writeln!(s, "## Tasks\n");
+    if r.tasks.is_empty() {
+        let _ = writeln!(s, "No task or ISR instances in this capture.\n");
+    } else {
+        let heads: Vec<&str> = TASK_COLUMNS.iter().map(|c| c.1).collect();
+        let _ = writeln!(s, "| task | type | {} |\n|---|---|{}", heads.join(" | "), "---:|".repeat(heads.len()));
+        for t in &r.tasks {
+            let base = r.comparison.as_ref().map(|c| c.base(&t.entity).cloned());
+            let cells: Vec<String> = TASK_COLUMNS
+                .iter()
+                .map(|(col, _, dur)| {
+                    let v = human(t.get(col), *dur);
+                    match &base {
+                        Some(b) => {
+                            let bv = b.as_ref().and_then(|b| b.get(col));
+                            format!("{v} ({})", if b.is_some() { change_text(bv, t.get(col)) } else { "new".into() })
+                        }
+                        None => v,
+                    }
+                })
+                .collect();
+            let name = if t.deadline_misses.unwrap_or(0.0) > 0.0 {
+                format!("**{}**", cell(&t.entity))
+            } else {
+                cell(&t.entity)
+            };
+            let _ = writeln!(s, "| {name} | {} | {} |", t.entity_type, cells.join(" | "));
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(s, "## Deadline misses\n");
+    if let Some(c) = &r.comparison {
+        let _ = writeln!(s, "Baseline: {} misses.\n", c.baseline_misses());
+    }
+    if r.deadline_misses_total == 0 {
+        let _ = writeln!(s, "None.\n");
+    } else {
+        let _ = writeln!(s, "{} misses, worst lateness first (ns).\n", r.deadline_misses_total);
+        let shown: Vec<Row> = r.deadline_misses.iter().take(50).cloned().collect();
+        table(&mut s, &shown, &["entity", "instance", "activate_ts", "response_time", "deadline", "lateness"]);
+    }
+    let _ = writeln!(s, "## Semaphore contention\n");
+    if r.semaphores.is_empty() {
+        let _ = writeln!(s, "No semaphores in this capture.\n");
+    } else {
+        let cols =
+            ["requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max"];
+        let base = r.comparison.as_ref().map(|c| &c.baseline_semaphores);
+        let _ = writeln!(s, "Waits and holds in ns.\n");
+        let _ = writeln!(s, "| semaphore | {} |\n|---|{}", cols.join(" | "), "---:|".repeat(cols.len()));
+        for row in &r.semaphores {
+            let name = text(row, "semaphore");
+            let b = base.map(|b| b.iter().find(|x| text(x, "semaphore") == name));
+            let cells: Vec<String> = cols
+                .iter()
+                .map(|c| match b {
+                    Some(Some(b)) => format!("{} ({})", text(row, c), change_text(num(b, c), num(row, c))),
+                    Some(None) => format!("{} (new)", text(row, c)),
+                    None => text(row, c),
+                })
+                .collect();
+            let _ = writeln!(s, "| {} | {} |", cell(&name), cells.join(" | "));
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "## CPU load per core\n\nWindow {}.\n\n| core | mean load |\n|---|---:|",
+        human_ns(r.cpu_load.window_ns as f64)
+    );
+    for c in &r.cpu_load.cores {
+        let was = c.baseline_mean.map(|b| format!(" (baseline {:.1}%)", b * 100.0)).unwrap_or_default();
+        let _ = writeln!(s, "| {} | {:.1}%{was} |", cell(&c.core), c.mean * 100.0);
+    }
+    s.push('\n');
+    if let Some(g) = &r.gantt {
+        let _ = writeln!(
+            s,
+            "Busiest window: {} to {}, around {} (see the HTML form for the charts).\n",
+            human_ns(g.from as f64),
+            human_ns(g.to as f64),
+            g.focus
+        );
+    }
+    if let Some(o) = &r.other_format {
+        let _ = writeln!(s, "## State and channel time\n");
+        if let Some(n) = &o.note {
+            let _ = writeln!(s, "{n}\n");
+        }
+        for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
+            let cols: Vec<String> =
+                rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
+            let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+            table(&mut s, rows, &cols);
+        }
+    }
+    let _ = writeln!(s, "## Definitions\n");
+    for d in &r.definitions {
+        let _ = writeln!(s, "* **{}**: {}", d.name, cell(&d.text));
+    }
+    s
+}
+
+fn table(s: &mut String, rows: &[Row], cols: &[&str]) {
+    let _ = writeln!(s, "| {} |\n|{}", cols.join(" | "), "---|".repeat(cols.len()));
+    for r in rows {
+        let cells: Vec<String> = cols.iter().map(|c| cell(&text(r, c))).collect();
+        let _ = writeln!(s, "| {} |", cells.join(" | "));
+    }
+    s.push('\n');
+}

@@ -1,0 +1,370 @@
+//! Reports: one capture (optionally against a baseline) summarised for people and machines.
+//!
+//! [`collect`] runs the predefined analyses (`queries/`) on an open connection and gathers
+//! their rows into a [`Report`]; every figure in it is a value an analysis returned (the
+//! tests compare them with `tracedb query`). Only the charts read the base tables, and only
+//! to aggregate them (histogram bins, the Gantt window); their rules are in
+//! [`Report::definitions`]. The renderers ([`html`], [`markdown`], [`json`]) only format.
+//!
+//! With a baseline, [`compare`] puts every task figure beside the baseline's and lists the
+//! regressions beyond the threshold and the new deadline misses; the command exits with
+//! status 3 when there is any (see [`crate::Error::Regression`]).
+pub mod compare;
+pub mod gantt;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod svg;
+
+pub use compare::{compare, GATED};
+pub use model::*;
+
+use crate::store::{queries, CaptureEntry};
+use crate::{Error, Result};
+use serde_json::{Map, Value};
+
+/// One row of an analysis, columns in order.
+pub type Row = Map<String, Value>;
+
+/// Most rows of a list (deadline misses, non-BTF tables) kept in a report.
+pub const LIST_CAP: usize = 1000;
+/// Bins of each response-time histogram.
+pub const HISTOGRAM_BINS: i64 = 20;
+/// Most points per core of the CPU load chart.
+pub const LOAD_POINTS: i64 = 150;
+/// Most rows (tasks) and rectangles of the Gantt chart.
+pub const GANTT_LANES: usize = 40;
+/// See [`GANTT_LANES`].
+pub const GANTT_RECTS: usize = 4000;
+/// Width in px of the Gantt chart's time axis: slices shorter than one px are merged.
+pub const GANTT_PX: f64 = 900.0;
+
+/// Options of [`collect`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Regression threshold, percent.
+    pub threshold_pct: f64,
+}
+
+/// Runs the analyses for `capture` (and `baseline`) on `conn` and gathers the report.
+pub fn collect(
+    conn: &duckdb::Connection,
+    capture: &CaptureEntry,
+    baseline: Option<&CaptureEntry>,
+    opts: &Options,
+) -> Result<Report> {
+    let id = capture.capture_id;
+    let tasks = task_rows(conn, id)?;
+    let mut misses = analysis(conn, "deadline_misses", &[], id)?;
+    misses.sort_by(|a, b| num(b, "lateness").partial_cmp(&num(a, "lateness")).unwrap_or(std::cmp::Ordering::Equal));
+    let deadline_misses_total = misses.len();
+    misses.truncate(LIST_CAP);
+    let mut cpu_load = cpu_load(conn, capture)?;
+    let comparison = match baseline {
+        Some(b) => {
+            let base_load = cpu_load_means(conn, b, cpu_load.window_ns)?;
+            for c in &mut cpu_load.cores {
+                c.baseline_mean = base_load.iter().find(|(core, _)| core == &c.core).map(|(_, m)| *m);
+            }
+            Some(compare(
+                &tasks,
+                task_rows(conn, b.capture_id)?,
+                analysis(conn, "semaphore_contention", &[], b.capture_id)?,
+                opts.threshold_pct,
+            ))
+        }
+        None => None,
+    };
+    let gantt = gantt::gantt(conn, id, misses.first())?;
+    Ok(Report {
+        tool_version: crate::TOOL_VERSION.to_string(),
+        capture: summary(conn, capture)?,
+        baseline: baseline.map(|b| summary(conn, b)).transpose()?,
+        threshold_pct: opts.threshold_pct,
+        diagnostics: analysis(conn, "data_loss", &[], id)?,
+        tasks,
+        deadline_misses: misses,
+        deadline_misses_total,
+        semaphores: analysis(conn, "semaphore_contention", &[], id)?,
+        cpu_load,
+        histograms: histograms(conn, id)?,
+        gantt,
+        other_format: other_format(conn, capture)?,
+        comparison,
+        definitions: definitions(),
+    })
+}
+
+/// Rows of `sql`, each as a JSON object (DuckDB's `to_json`, columns in order).
+pub fn rows(conn: &duckdb::Connection, sql: &str) -> Result<Vec<Row>> {
+    let wrapped = format!("SELECT CAST(to_json(t) AS VARCHAR) FROM ({sql}) AS t");
+    let mut stmt = conn.prepare(&wrapped)?;
+    let mut rs = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rs.next()? {
+        let text: String = r.get(0)?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| Error::Sql(format!("internal: report row: {e}")))?;
+        if let Value::Object(m) = v {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// Rows of the predefined analysis `name` for capture `id`.
+pub fn analysis(conn: &duckdb::Connection, name: &str, params: &[(String, String)], id: i64) -> Result<Vec<Row>> {
+    let q = queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
+    rows(conn, &q.invocation(params, Some(id))?)
+}
+
+/// The number in column `col` of `row` (None for NULL or missing).
+pub fn num(row: &Row, col: &str) -> Option<f64> {
+    row.get(col).and_then(Value::as_f64)
+}
+
+/// The text in column `col` of `row` (numbers written out, NULL as empty).
+pub fn text(row: &Row, col: &str) -> String {
+    match row.get(col) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn summary(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Summary> {
+    let entities: i64 =
+        conn.query_row("SELECT count(*) FROM entities WHERE capture_id = ?", duckdb::params![c.capture_id], |r| {
+            r.get(0)
+        })?;
+    Ok(Summary {
+        capture_id: c.capture_id,
+        name: c.name.clone(),
+        format: c.format.clone(),
+        source_files: c.source_files.clone(),
+        ts_min: c.ts_min,
+        ts_max: c.ts_max,
+        span_ns: c.ts_max.unwrap_or(0) - c.ts_min.unwrap_or(0),
+        events: c.event_count,
+        entities,
+    })
+}
+
+fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
+    let deadlines = analysis(conn, "deadline_summary", &[], id)?;
+    let blocking = analysis(conn, "blocking", &[], id)?;
+    let preemptions = analysis(conn, "preemptions", &[], id)?;
+    let find = |rows: &[Row], e: &str| rows.iter().find(|r| text(r, "entity") == e).cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for r in analysis(conn, "response_times", &[], id)? {
+        let e = text(&r, "entity");
+        let (d, b, p) = (find(&deadlines, &e), find(&blocking, &e), find(&preemptions, &e));
+        out.push(TaskRow {
+            entity_type: text(&r, "entity_type"),
+            instances: num(&r, "instances"),
+            response_time_min: num(&r, "response_time_min"),
+            response_time_avg: num(&r, "response_time_avg"),
+            response_time_p99: num(&r, "response_time_p99"),
+            response_time_max: num(&r, "response_time_max"),
+            deadline_misses: num(&d, "misses"),
+            deadline_instances: num(&d, "instances"),
+            net_exec_avg: num(&r, "net_exec_avg"),
+            net_exec_max: num(&r, "net_exec_max"),
+            blocking_total: num(&b, "blocking_total"),
+            blocking_max: num(&b, "blocking_max"),
+            preemptions: num(&p, "preemptions"),
+            entity: e,
+        });
+    }
+    Ok(out)
+}
+
+/// The smallest 1-2-5 step of at least `raw` ns (and at least 1 µs).
+pub fn nice_window(raw: i64) -> i64 {
+    let mut step = 1000i64;
+    loop {
+        for m in [1, 2, 5] {
+            if step * m >= raw {
+                return step * m;
+            }
+        }
+        step = step.saturating_mul(10);
+    }
+}
+
+fn cpu_load(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<CpuLoad> {
+    let span = c.ts_max.unwrap_or(0) - c.ts_min.unwrap_or(0);
+    let window_ns = nice_window((span + LOAD_POINTS - 1) / LOAD_POINTS);
+    let rows = analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
+    let mut cores: Vec<CoreLoad> = Vec::new();
+    for r in rows {
+        let core = text(&r, "core");
+        let point = (num(&r, "window_start").unwrap_or(0.0) as i64, num(&r, "load").unwrap_or(0.0));
+        match cores.iter_mut().find(|c| c.core == core) {
+            Some(c) => c.points.push(point),
+            None => cores.push(CoreLoad { core, mean: 0.0, baseline_mean: None, points: vec![point] }),
+        }
+    }
+    for c in &mut cores {
+        c.points.sort_by_key(|p| p.0);
+        c.mean = c.points.iter().map(|p| p.1).sum::<f64>() / c.points.len().max(1) as f64;
+    }
+    cores.sort_by(|a, b| a.core.cmp(&b.core));
+    Ok(CpuLoad { window_ns, cores })
+}
+
+fn cpu_load_means(conn: &duckdb::Connection, c: &CaptureEntry, window_ns: i64) -> Result<Vec<(String, f64)>> {
+    let rows = analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
+    let mut sums: Vec<(String, f64, f64)> = Vec::new();
+    for r in rows {
+        let core = text(&r, "core");
+        let load = num(&r, "load").unwrap_or(0.0);
+        match sums.iter_mut().find(|s| s.0 == core) {
+            Some(s) => {
+                s.1 += load;
+                s.2 += 1.0;
+            }
+            None => sums.push((core, load, 1.0)),
+        }
+    }
+    Ok(sums.into_iter().map(|(c, s, n)| (c, s / n)).collect())
+}
+
+fn histograms(conn: &duckdb::Connection, id: i64) -> Result<Vec<Histogram>> {
+    // The instances response_times counts: complete tasks and ISRs.
+    let sql = format!(
+        "WITH r AS (SELECT entity, response_time FROM instances WHERE capture_id = {id} AND complete \
+           AND entity_type IN ('T', 'I', 'ISR') AND response_time IS NOT NULL), \
+         b AS (SELECT entity, min(response_time) AS lo, max(response_time) AS hi FROM r GROUP BY entity) \
+         SELECT entity, lo, hi, least(CAST(floor((response_time - lo) * {n}.0 / greatest(hi - lo, 1)) AS BIGINT), {last}) AS bin, \
+           count(*) AS n FROM r JOIN b USING (entity) GROUP BY ALL ORDER BY entity, bin",
+        n = HISTOGRAM_BINS,
+        last = HISTOGRAM_BINS - 1
+    );
+    let mut out: Vec<Histogram> = Vec::new();
+    for r in rows(conn, &sql)? {
+        let entity = text(&r, "entity");
+        if out.last().map(|h| h.entity != entity).unwrap_or(true) {
+            out.push(Histogram {
+                entity: entity.clone(),
+                lo: num(&r, "lo").unwrap_or(0.0) as i64,
+                hi: num(&r, "hi").unwrap_or(0.0) as i64,
+                counts: vec![0; HISTOGRAM_BINS as usize],
+            });
+        }
+        if let (Some(h), Some(bin)) = (out.last_mut(), num(&r, "bin")) {
+            if let Some(c) = h.counts.get_mut(bin as usize) {
+                *c = num(&r, "n").unwrap_or(0.0) as i64;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<OtherFormat>> {
+    if c.format == "btf" {
+        return Ok(None);
+    }
+    let get = |name: &str| -> Result<Option<Vec<Row>>> {
+        if queries::find(name).is_none() {
+            return Ok(None);
+        }
+        let mut r = analysis(conn, name, &[], c.capture_id)?;
+        r.truncate(LIST_CAP);
+        Ok(Some(r))
+    };
+    let (state_time, channel_time) = (get("state_time")?, get("channel_time")?);
+    let note = (state_time.is_none() || channel_time.is_none()).then(|| {
+        format!(
+            "this {} capture has no task life cycle; the analyses state_time and channel_time, which \
+             summarise such captures, are not all in this build of tracedb",
+            c.format
+        )
+    });
+    Ok(Some(OtherFormat { state_time, channel_time, note }))
+}
+
+fn definitions() -> Vec<Definition> {
+    let mut out: Vec<Definition> = [
+        "response_times",
+        "deadline_summary",
+        "deadline_misses",
+        "execution_times",
+        "blocking",
+        "preemptions",
+        "semaphore_contention",
+        "cpu_load",
+        "data_loss",
+        "state_time",
+        "channel_time",
+    ]
+    .iter()
+    .filter_map(|n| queries::find(n))
+    .map(|q| Definition { name: q.name, text: q.summary })
+    .collect();
+    let rules = [
+        ("highlight", "the largest value of each task column (RT min and instances aside) is highlighted; tasks with deadline misses are marked"),
+        ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 150 windows per core"),
+        ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max"),
+        (
+            "gantt window",
+            "around the worst deadline miss, else the longest response of the task closest to its deadline; \
+             padded by a quarter of that response, at least 1 ms wide; slices under one pixel merged",
+        ),
+        (
+            "regression",
+            "RT avg/p99/max, net exec avg/max or blocking max grown by more than the threshold over a \
+             non-zero baseline, or more deadline misses than the baseline; exit status 3",
+        ),
+    ];
+    out.extend(rules.iter().map(|(n, t)| Definition { name: n.to_string(), text: t.to_string() }));
+    out
+}
+
+/// A duration in ns written for people: `812 ns`, `37.3 us`, `2.41 ms`, `1.20 s`.
+pub fn human_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// A task figure written for people (durations in units, counts as integers, NULL as `-`).
+pub fn human(v: Option<f64>, duration: bool) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if duration => human_ns(x),
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => format!("{x}"),
+    }
+}
+
+/// `+12.3%` (or `new` when the baseline is 0 and the value is not).
+pub fn change_text(base: Option<f64>, cur: Option<f64>) -> String {
+    match (base, cur) {
+        (Some(b), Some(c)) if b == c => "=".into(),
+        (Some(b), Some(c)) if b != 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
+        (Some(_), Some(c)) if c != 0.0 => "new".into(),
+        (Some(_), Some(_)) => "=".into(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_nice_and_big_enough() {
+        assert_eq!(nice_window(1), 1000);
+        assert_eq!(nice_window(665_000), 1_000_000);
+        assert_eq!(nice_window(1_500_000), 2_000_000);
+        assert_eq!(nice_window(3_000_000), 5_000_000);
+    }
+}

@@ -1,0 +1,176 @@
+//! Charts drawn as inline SVG: CPU load lines, response-time histograms, the Gantt window.
+//! Element counts are bounded by the data they get (at most [`super::LOAD_POINTS`] points
+//! per core, [`super::HISTOGRAM_BINS`] bars, [`super::GANTT_RECTS`] rectangles), never by
+//! the number of events.
+use super::{human_ns, CpuLoad, Gantt, Histogram};
+use std::fmt::Write;
+
+/// Colours of the series (cores) and of the task states.
+pub const PALETTE: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+
+/// The colour of a task state in the Gantt chart.
+pub fn state_colour(state: &str) -> &'static str {
+    match state {
+        "running" => "#2ca02c",
+        "ready" => "#ffbf00",
+        "active" => "#aec7e8",
+        "waiting" => "#9467bd",
+        "polling" => "#d62728",
+        "parking" => "#ff7f0e",
+        _ => "#bbbbbb",
+    }
+}
+
+/// Text escaped for XML and HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// CPU load per core: one polyline per core, y 0..100%, x over the capture.
+pub fn load_chart(load: &CpuLoad) -> String {
+    let (w, h, left, bottom, top) = (900.0, 240.0, 50.0, 30.0, 10.0);
+    let (from, to) = load
+        .cores
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.0))
+        .fold((i64::MAX, i64::MIN), |(a, b), t| (a.min(t), b.max(t + load.window_ns)));
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>CPU load per core</title>"#
+    );
+    if from >= to {
+        s.push_str(r#"<text x="10" y="20">no running intervals</text></svg>"#);
+        return s;
+    }
+    let x = |t: i64| left + (t - from) as f64 / (to - from) as f64 * (w - left - 10.0);
+    let y = |l: f64| top + (1.0 - l.clamp(0.0, 1.0)) * (h - top - bottom);
+    for pct in [0, 25, 50, 75, 100] {
+        let yy = y(pct as f64 / 100.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{left}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end">{pct}%</text>"##,
+            w - 10.0,
+            left - 4.0,
+            yy + 3.0
+        );
+    }
+    for i in 0..=4 {
+        let t = from + (to - from) * i / 4;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#,
+            x(t),
+            h - 12.0,
+            human_ns(t as f64)
+        );
+    }
+    for (i, c) in load.cores.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let pts: Vec<String> =
+            c.points.iter().map(|p| format!("{:.1},{:.1}", x(p.0 + load.window_ns / 2), y(p.1))).collect();
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3" points="{}"><title>{}</title></polyline>"#,
+            pts.join(" "),
+            esc(&c.core)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// One task's response-time histogram, small enough to be laid out in a grid.
+pub fn histogram(hist: &Histogram) -> String {
+    let (w, h, bottom) = (240.0, 110.0, 22.0);
+    let max = hist.counts.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let n = hist.counts.len().max(1) as f64;
+    let bw = (w - 10.0) / n;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="hist" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>{}</title>"#,
+        esc(&hist.entity)
+    );
+    for (i, c) in hist.counts.iter().enumerate() {
+        if *c == 0 {
+            continue;
+        }
+        let bh = (*c as f64 / max) * (h - bottom - 14.0);
+        let _ = write!(
+            s,
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{bh:.1}" fill="#1f77b4"><title>{c}</title></rect>"##,
+            5.0 + i as f64 * bw,
+            h - bottom - bh,
+            (bw - 1.0).max(0.5)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="5" y="{}" font-size="10">{}</text><text x="{}" y="{}" font-size="10" text-anchor="end">{}</text><text x="5" y="10" font-size="10">max bin {}</text></svg>"#,
+        h - 6.0,
+        human_ns(hist.lo as f64),
+        w - 5.0,
+        h - 6.0,
+        human_ns(hist.hi as f64),
+        max
+    );
+    s
+}
+
+/// The Gantt window: one row per task (grouped by core), rectangles coloured by state.
+pub fn gantt(g: &Gantt) -> String {
+    let (label, row, plot) = (170.0, 16.0, super::GANTT_PX);
+    let w = label + plot + 40.0;
+    let h = 30.0 + row * g.lanes.len() as f64 + 24.0;
+    let span = (g.to - g.from).max(1) as f64;
+    let x = |t: i64| label + (t - g.from) as f64 / span * plot;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>Gantt chart</title>"#
+    );
+    for i in 0..=4 {
+        let t = g.from + (g.to - g.from) * i / 4;
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" x2="{0:.1}" y1="20" y2="{1}" stroke="#eee"/><text x="{0:.1}" y="14" font-size="10" text-anchor="middle">{2}</text>"##,
+            x(t),
+            h - 24.0,
+            human_ns(t as f64)
+        );
+    }
+    for (i, lane) in g.lanes.iter().enumerate() {
+        let y = 20.0 + row * i as f64;
+        let name = if lane.core.is_empty() { lane.entity.clone() } else { format!("{} · {}", lane.core, lane.entity) };
+        let _ = write!(s, r#"<text x="2" y="{:.1}" font-size="10">{}</text>"#, y + 11.0, esc(&name));
+        for (a, b, state) in &lane.slices {
+            let _ = write!(
+                s,
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.2}" height="{}" fill="{}"><title>{}</title></rect>"#,
+                x(*a),
+                y + 2.0,
+                (x(*b) - x(*a)).max(0.5),
+                row - 4.0,
+                state_colour(state),
+                esc(state)
+            );
+        }
+    }
+    for t in [g.focus_from, g.focus_to] {
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" x2="{0:.1}" y1="18" y2="{1}" stroke="#c00" stroke-dasharray="3,2"><title>focus instance</title></line>"##,
+            x(t),
+            h - 24.0
+        );
+    }
+    let mut lx = label;
+    for st in ["running", "ready", "active", "waiting", "polling", "parking"] {
+        let _ = write!(
+            s,
+            r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}" font-size="10">{st}</text>"#,
+            h - 14.0,
+            state_colour(st),
+            lx + 13.0,
+            h - 5.0
+        );
+        lx += 75.0;
+    }
+    s.push_str("</svg>");
+    s
+}

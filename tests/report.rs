@@ -1,0 +1,419 @@
+//! `tracedb report`: each form on the sample archive, its numbers checked against the
+//! analyses' own output (`tracedb query --format csv`), the HTML rendered by headless
+//! Chromium, and the `--baseline` gate (exit status 3 naming the slower task).
+use crate::util::{ok, run};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+
+fn sample_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz")
+}
+
+fn sample(dir: &Path) {
+    ok(dir, &["ingest", "--archive", "db", sample_path().to_str().unwrap()]);
+}
+
+/// `tracedb query NAME --format csv` as one map per row (fields of these analyses hold no
+/// quoted commas except `causes`/`example`, which are not compared).
+fn query(dir: &Path, name: &str, params: &[&str]) -> Vec<BTreeMap<String, String>> {
+    let mut args = vec!["query", name, "--archive", "db", "--format", "csv", "--capture", "1"];
+    args.extend_from_slice(params);
+    let out = ok(dir, &args);
+    let mut lines = out.split("\r\n").filter(|l| !l.is_empty());
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
+}
+
+fn json_num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+/// The analysis's CSV cell as a number (empty = NULL).
+fn csv_num(row: &BTreeMap<String, String>, col: &str) -> Option<f64> {
+    let s = row.get(col).unwrap_or_else(|| panic!("no column {col}"));
+    if s.is_empty() {
+        None
+    } else {
+        Some(s.parse().unwrap_or_else(|_| panic!("{col}: {s}")))
+    }
+}
+
+fn report_json(dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["report", "--archive", "db", "-o", "r.json"];
+    args.extend_from_slice(extra);
+    ok(dir, &args);
+    serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn json_figures_equal_the_analyses_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    let r = report_json(dir, &[]);
+    assert_eq!(r["capture"]["name"], "ecu-4cores");
+    assert_eq!(r["capture"]["format"], "btf");
+    assert_eq!(r["capture"]["events"], 34357);
+
+    let rt = query(dir, "response_times", &[]);
+    let tasks = r["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), rt.len(), "one task row per response_times row");
+    let by = |rows: &[BTreeMap<String, String>], e: &str| rows.iter().find(|x| x["entity"] == e).cloned();
+    let (dl, bl, pr) =
+        (query(dir, "deadline_summary", &[]), query(dir, "blocking", &[]), query(dir, "preemptions", &[]));
+    for t in tasks {
+        let e = t["entity"].as_str().unwrap();
+        let row = by(&rt, e).unwrap_or_else(|| panic!("{e} not in response_times"));
+        for col in [
+            "instances",
+            "response_time_min",
+            "response_time_avg",
+            "response_time_p99",
+            "response_time_max",
+            "net_exec_avg",
+            "net_exec_max",
+        ] {
+            assert_eq!(json_num(&t[col]), csv_num(&row, col), "{e} {col}");
+        }
+        let d = by(&dl, e).unwrap();
+        assert_eq!(json_num(&t["deadline_misses"]), csv_num(&d, "misses"), "{e} misses");
+        assert_eq!(json_num(&t["deadline_instances"]), csv_num(&d, "instances"), "{e} deadline instances");
+        if let Some(b) = by(&bl, e) {
+            assert_eq!(json_num(&t["blocking_total"]), csv_num(&b, "blocking_total"), "{e} blocking_total");
+            assert_eq!(json_num(&t["blocking_max"]), csv_num(&b, "blocking_max"), "{e} blocking_max");
+        }
+        let p = by(&pr, e).unwrap();
+        assert_eq!(json_num(&t["preemptions"]), csv_num(&p, "preemptions"), "{e} preemptions");
+    }
+    // Someone blocks in this capture, so the blocking figures are not all zero by accident.
+    assert!(tasks.iter().any(|t| t["blocking_total"].as_f64().unwrap_or(0.0) > 0.0));
+
+    // Histograms: the complete instances response_times counts, from its min to its max.
+    for h in r["histograms"].as_array().unwrap() {
+        let e = h["entity"].as_str().unwrap();
+        let row = by(&rt, e).unwrap();
+        let n: f64 = h["counts"].as_array().unwrap().iter().map(|c| c.as_f64().unwrap()).sum();
+        assert_eq!(Some(n), csv_num(&row, "instances"), "{e} histogram total");
+        assert_eq!(h["lo"].as_f64(), csv_num(&row, "response_time_min"), "{e} histogram lo");
+        assert_eq!(h["hi"].as_f64(), csv_num(&row, "response_time_max"), "{e} histogram hi");
+        assert_eq!(h["counts"].as_array().unwrap().len(), 20);
+    }
+
+    // Semaphores.
+    let sem = query(dir, "semaphore_contention", &[]);
+    let rs = r["semaphores"].as_array().unwrap();
+    assert_eq!(rs.len(), sem.len());
+    assert!(!rs.is_empty());
+    for s in rs {
+        let row = by(
+            &sem.iter()
+                .map(|x| {
+                    let mut x = x.clone();
+                    x.insert("entity".into(), x["semaphore"].clone());
+                    x
+                })
+                .collect::<Vec<_>>(),
+            s["semaphore"].as_str().unwrap(),
+        )
+        .unwrap();
+        for col in [
+            "requests",
+            "contended_requests",
+            "contention_ratio",
+            "wait_avg",
+            "wait_p99",
+            "wait_max",
+            "hold_max",
+            "locked_time",
+        ] {
+            assert_eq!(json_num(&s[col]), csv_num(&row, col), "{} {col}", s["semaphore"]);
+        }
+    }
+
+    // CPU load: the analysis with the report's window, point for point; at most 300 per core.
+    let w = r["cpu_load"]["window_ns"].as_i64().unwrap();
+    let load = query(dir, "cpu_load", &["--param", &format!("window={w}ns")]);
+    let cores = r["cpu_load"]["cores"].as_array().unwrap();
+    assert_eq!(cores.len(), 4);
+    let mut points = 0;
+    for c in cores {
+        let name = c["core"].as_str().unwrap();
+        let pts = c["points"].as_array().unwrap();
+        assert!(pts.len() <= 300, "{name}: {} points", pts.len());
+        for p in pts {
+            let row = load.iter().find(|x| x["core"] == name && x["window_start"] == p[0].to_string()).unwrap();
+            assert_eq!(p[1].as_f64(), csv_num(row, "load"), "{name} at {}", p[0]);
+        }
+        points += pts.len();
+    }
+    assert_eq!(points, load.len(), "every cpu_load row is a point");
+
+    // Deadline misses with a file that makes TASK_1MS_1 (max 46.2 us) miss a 40 us deadline.
+    std::fs::write(dir.join("d.csv"), "TASK_1MS_1,40us\n").unwrap();
+    let r = report_json(dir, &["--deadlines", "d.csv"]);
+    let misses =
+        ok(dir, &["query", "deadline_misses", "--archive", "db", "--format", "csv", "--param", "deadlines=d.csv"]);
+    let n = misses.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
+    assert!(n > 0);
+    assert_eq!(r["deadline_misses_total"].as_u64(), Some(n as u64));
+    let worst = r["deadline_misses"][0]["lateness"].as_f64().unwrap();
+    assert!(r["deadline_misses"].as_array().unwrap().iter().all(|m| m["lateness"].as_f64().unwrap() <= worst));
+    let t = tasks.iter().position(|t| t["entity"] == "TASK_1MS_1").unwrap();
+    assert_eq!(
+        r["tasks"][t]["deadline_misses"].as_u64().or(r["tasks"][t]["deadline_misses"].as_f64().map(|v| v as u64)),
+        Some(n as u64)
+    );
+    // The Gantt window is centred on the worst miss.
+    let g = &r["gantt"];
+    assert!(g["focus"].as_str().unwrap().starts_with("TASK_1MS_1 instance"));
+    let rects: usize = g["lanes"].as_array().unwrap().iter().map(|l| l["slices"].as_array().unwrap().len()).sum();
+    assert!(rects > 0 && rects <= 4000);
+}
+
+#[test]
+fn markdown_and_html_forms_carry_the_same_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    ok(dir, &["report", "--archive", "db", "-o", "r.md"]);
+    ok(dir, &["report", "--archive", "db", "--capture", "ecu-4cores", "-o", "r.html"]);
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    for title in ["Capture", "Tasks", "Deadline misses", "Semaphore contention", "CPU load per core", "Definitions"] {
+        assert!(md.contains(&format!("## {title}")), "markdown: {title}");
+        assert!(html.contains(title), "html: {title}");
+    }
+    // TASK_1MS_1's response_time_max from the analysis, in the unit both forms use.
+    let rt = query(dir, "response_times", &[]);
+    let row = rt.iter().find(|r| r["entity"] == "TASK_1MS_1").unwrap();
+    let max = csv_num(row, "response_time_max").unwrap();
+    let shown = tracedb::report::human_ns(max);
+    assert!(md.lines().any(|l| l.starts_with("| TASK_1MS_1 |") && l.contains(&shown)), "markdown shows {shown}");
+    assert!(html.contains(&format!("<td>TASK_1MS_1</td>")) && html.contains(&shown));
+    // Self-contained: no script, nothing fetched.
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("src=") && !html.contains("href=") && !html.contains("@import"));
+    assert!(html.matches("<svg").count() >= 3, "load chart, histograms, gantt");
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    // Unknown extension: usage error.
+    let out = run(dir, &["report", "--archive", "db", "-o", "r.pdf"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The sample with every activation of `task` (after the first ms) made `by` ns earlier:
+/// the same run, but that task waits longer for its core.
+fn slower(task: &str, by: i64) -> String {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(sample_path()).unwrap()).read_to_string(&mut text).unwrap();
+    let (mut head, mut rows): (Vec<&str>, Vec<(i64, String)>) = (Vec::new(), Vec::new());
+    let needle = format!(",T,{task},");
+    for line in text.lines() {
+        if line.starts_with('#') {
+            head.push(line);
+            continue;
+        }
+        let (ts, rest) = line.split_once(',').unwrap();
+        let mut ts: i64 = ts.parse().unwrap();
+        if line.contains(&needle) && line.ends_with(",activate") && ts >= 1_000_000 {
+            ts -= by;
+        }
+        rows.push((ts, rest.to_string()));
+    }
+    rows.sort_by_key(|r| r.0); // stable: same-time lines keep their order
+    let mut out = head.join("\n");
+    out.push('\n');
+    for (ts, rest) in rows {
+        out.push_str(&format!("{ts},{rest}\n"));
+    }
+    out
+}
+
+#[test]
+fn baseline_gate_exits_3_and_names_the_slower_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "slow.btf"]);
+
+    let out =
+        run(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "ecu-4cores", "-o", "cmp.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(stderr.contains("TASK_1MS_1"), "{stderr}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
+    let regs = r["comparison"]["regressions"].as_array().unwrap();
+    assert!(!regs.is_empty());
+    assert!(regs.iter().all(|g| g["entity"] == "TASK_1MS_1"), "only the changed task regressed: {regs:?}");
+    assert!(regs.iter().any(|g| g["metric"] == "response_time_avg"));
+    assert_eq!(r["baseline"]["name"], "ecu-4cores");
+
+    // The other forms say it first too, and still get written.
+    let out = run(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "-o", "cmp.md"]);
+    assert_eq!(out.status.code(), Some(3));
+    let md = std::fs::read_to_string(dir.join("cmp.md")).unwrap();
+    let first_section = md.split("\n## ").nth(1).unwrap();
+    assert!(first_section.starts_with("Regressions") && first_section.contains("TASK_1MS_1"), "{md}");
+
+    // A higher threshold than the change, or the capture against itself: exit 0.
+    ok(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "slow", "-o", "same.html"]);
+    let same = std::fs::read_to_string(dir.join("same.html")).unwrap();
+    assert!(same.contains("No regression beyond 5%"));
+    ok(
+        dir,
+        &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "--threshold", "1000%", "-o", "t.json"],
+    );
+    // Faster than the baseline is not a regression either.
+    ok(dir, &["report", "--archive", "db", "--capture", "1", "--baseline", "slow", "-o", "faster.json"]);
+}
+
+/// Path of a Chromium binary, installing Debian's package when it is missing. None (with a
+/// message) where it cannot be installed.
+fn chromium() -> Option<String> {
+    let find = || {
+        ["chromium", "chromium-browser"]
+            .into_iter()
+            .find(|c| Command::new(c).arg("--version").output().map(|o| o.status.success()).unwrap_or(false))
+    };
+    if let Some(c) = find() {
+        return Some(c.to_string());
+    }
+    let apt = |args: &[&str]| {
+        Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !apt(&["install", "-y", "chromium"]) {
+        apt(&["update"]);
+        apt(&["install", "-y", "chromium"]);
+    }
+    match find() {
+        Some(c) => Some(c.to_string()),
+        None => {
+            eprintln!("skipped: headless Chromium is not installed and `apt-get install -y chromium` failed (not root or offline?)");
+            None
+        }
+    }
+}
+
+/// The raw pixel bytes of a PNG (IDAT chunks inflated; filter bytes included).
+fn png_pixels(png: &[u8]) -> Vec<u8> {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    let (mut at, mut idat) = (8, Vec::new());
+    while at + 8 <= png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &png[at + 4..at + 8];
+        if kind == b"IDAT" {
+            idat.extend_from_slice(&png[at + 8..at + 8 + len]);
+        }
+        at += 12 + len;
+    }
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(&idat[..]).read_to_end(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn html_renders_in_headless_chromium() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    ok(dir, &["report", "--archive", "db", "-o", "r.html"]);
+    let Some(chrome) = chromium() else { return };
+    let page = format!("file://{}", dir.join("r.html").display());
+    let common = |profile: &str| {
+        // coreutils' timeout: a stuck browser fails the test instead of hanging it.
+        let mut c = Command::new("timeout");
+        c.args(["120", chrome.as_str()]);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ]);
+        c.arg(format!("--user-data-dir={}", dir.join(profile).display()));
+        c
+    };
+    let png = dir.join("shot.png");
+    let out = common("p1")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1200,2000")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(png.is_file(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
+    let pixels = png_pixels(&std::fs::read(&png).unwrap());
+    let mut seen = [false; 256];
+    for b in &pixels {
+        seen[*b as usize] = true;
+    }
+    let distinct = seen.iter().filter(|s| **s).count();
+    let non_white = pixels.iter().filter(|b| **b < 200).count();
+    assert!(distinct > 20 && non_white > 10_000, "blank screenshot? {distinct} byte values, {non_white} dark bytes");
+
+    let out = common("p2").arg("--dump-dom").arg(&page).output().unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    for title in [
+        "tracedb report: ecu-4cores",
+        "Tasks",
+        "Deadline misses",
+        "Semaphore contention",
+        "CPU load per core",
+        "Response-time histograms",
+        "Gantt chart of the busiest window",
+        "Definitions",
+    ] {
+        assert!(dom.contains(title), "{title} not in the rendered DOM");
+    }
+    assert!(dom.contains("<svg") && dom.contains("<polyline"));
+}
+
+#[test]
+fn non_btf_capture_gets_the_state_section_or_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    // Pretend the capture came from another format (the Paraver importer is not here yet).
+    let manifest = dir.join("db/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("\"format\": \"btf\""), "manifest layout changed: {text}");
+    std::fs::write(&manifest, text.replace("\"format\": \"btf\"", "\"format\": \"prv\"")).unwrap();
+    ok(dir, &["report", "--archive", "db", "-o", "r.md"]);
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    assert!(md.contains("## State and channel time"), "{md}");
+    let have = |n: &str| tracedb::store::queries::find(n).is_some();
+    if !(have("state_time") && have("channel_time")) {
+        assert!(md.contains("not all in this build"), "{md}");
+    }
+}
+
+#[test]
+fn html_stays_small_and_bounded_at_tens_of_thousands_of_instances() {
+    use tracedb::synth::{write_btf, SynthConfig};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let file = std::io::BufWriter::new(std::fs::File::create(dir.join("big.btf")).unwrap());
+    let stats = write_btf(file, &SynthConfig { duration_ns: 1_000_000_000, ..SynthConfig::default() }).unwrap();
+    assert!(stats.activations > 10_000);
+    ok(dir, &["ingest", "--archive", "db", "big.btf"]);
+    ok(dir, &["report", "--archive", "db", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    let tasks = html.matches("<figure>").count();
+    let rects = html.matches("<rect").count();
+    assert!(rects <= 4000 + 20 * tasks + 6, "{rects} rectangles");
+    for line in html.split("<polyline").skip(1) {
+        let points = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert!(points.split(' ').count() <= 150);
+    }
+}
