@@ -179,6 +179,7 @@ fn run(
 ) -> Result<IngestReport> {
     let first = paths.first().ok_or_else(|| Error::Usage("no file to ingest".into()))?;
     let writer = CaptureWriter::create(staging)?;
+    let keeper = if opts.keep_source && opts.replace.is_none() { Some(SourceKeeper::start(staging, paths)?) } else { None };
     let mut deriver = Deriver::new(TableSink::new(writer), &first.display().to_string(), opts.strict);
     let mut format = None;
     let mut sources = Vec::new();
@@ -252,9 +253,8 @@ fn run(
     write_side_tables(&mut sink.writer, &summary, &capture, &opts.deadlines)?;
     let files = sink.writer.finish()?;
 
-    if opts.keep_source && opts.replace.is_none() {
-        let trace_names: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        capture.sources = keep_sources(&archive.dir, id, staging, &trace_names, &capture.source_files)?;
+    if let Some(k) = keeper {
+        capture.sources = k.finish(&archive.dir, id, staging, &capture.source_files)?;
     }
 
     // Publish: files into their partitions, then the manifest entry (the commit point). A
@@ -309,47 +309,83 @@ fn next_generation(c: &CaptureEntry) -> u64 {
         .map_or(0, |g| g + 1)
 }
 
-/// Copies the capture's source files into `staging/sources/` (zstd-compressing plain ones)
-/// and renames them into `sources/capture_id=<id>/` at publish time; returns their entries.
-/// `traces` are the files the importer read; the rest of `all` are companions.
-fn keep_sources(archive_dir: &Path, id: i64, staging: &Path, traces: &[&Path], all: &[String]) -> Result<Vec<super::manifest::SourceEntry>> {
-    let dir = staging.join("sources");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let mut entries = Vec::new();
-    let mut staged = Vec::new();
-    for shown in all {
-        let src = Path::new(shown);
-        let role = if traces.contains(&src) { "trace" } else { "companion" };
-        let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
-        let mut file = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
-        let mut magic = [0u8; 4];
-        let n = std::io::Read::read(&mut file, &mut magic).map_err(|e| Error::io(src, e))?;
-        let compressed = crate::ingest::input::Compression::sniff(magic.get(..n).unwrap_or_default())
-            == crate::ingest::input::Compression::None;
-        let stored = if compressed { format!("{name}.zst") } else { name.clone() };
-        let out = dir.join(&stored);
-        if compressed {
-            let mut r = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
-            let w = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
-            let mut enc = zstd::stream::write::Encoder::new(w, 3).map_err(|e| Error::io(&out, e))?;
-            std::io::copy(&mut r, &mut enc).map_err(|e| Error::io(&out, e))?;
-            enc.finish().and_then(|f| f.sync_all()).map_err(|e| Error::io(&out, e))?;
-        } else {
-            std::fs::copy(src, &out).map_err(|e| Error::io(&out, e))?;
-        }
-        let bytes = std::fs::metadata(&out).map_err(|e| Error::io(&out, e))?.len();
-        let sha256 = super::verify::file_sha256(&out).map_err(|e| Error::io(&out, e))?;
-        let rel = format!("sources/capture_id={id}/{stored}");
-        staged.push((out, archive_dir.join(&rel)));
-        entries.push(super::manifest::SourceEntry { path: rel, name, role: role.into(), compressed, bytes, sha256 });
+/// Keeps copies of a capture's source files: the trace files are stored on a thread of
+/// their own while the ingest runs (compressing overlaps parsing), companions at the end.
+struct SourceKeeper {
+    handle: std::thread::JoinHandle<Result<Vec<(PathBuf, String, bool)>>>,
+    traces: Vec<PathBuf>,
+}
+
+/// Stores `src` in `dir`: as it is when already gzip or zstd, else zstd-compressed (level
+/// 1: as small as level 3 on traces, and faster). Returns the stored name and whether
+/// tracedb compressed it.
+fn store_source(src: &Path, dir: &Path) -> Result<(String, bool)> {
+    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
+    let mut file = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
+    let mut magic = [0u8; 4];
+    let n = std::io::Read::read(&mut file, &mut magic).map_err(|e| Error::io(src, e))?;
+    let plain = crate::ingest::input::Compression::sniff(magic.get(..n).unwrap_or_default())
+        == crate::ingest::input::Compression::None;
+    let stored = if plain { format!("{name}.zst") } else { name };
+    let out = dir.join(&stored);
+    if plain {
+        let mut r = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
+        let w = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
+        let mut enc = zstd::stream::write::Encoder::new(w, 1).map_err(|e| Error::io(&out, e))?;
+        std::io::copy(&mut r, &mut enc).map_err(|e| Error::io(&out, e))?;
+        enc.finish().and_then(|f| f.sync_all()).map_err(|e| Error::io(&out, e))?;
+    } else {
+        std::fs::copy(src, &out).map_err(|e| Error::io(&out, e))?;
     }
-    for (from, to) in staged {
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+    Ok((stored, plain))
+}
+
+impl SourceKeeper {
+    fn start(staging: &Path, traces: &[PathBuf]) -> Result<Self> {
+        let dir = staging.join("sources");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let list = traces.to_vec();
+        let handle = std::thread::Builder::new()
+            .name("tracedb-keep".into())
+            .spawn(move || {
+                list.iter().map(|p| store_source(p, &dir).map(|(s, c)| (p.clone(), s, c))).collect()
+            })
+            .map_err(|e| Error::io(staging, e))?;
+        Ok(SourceKeeper { handle, traces: traces.to_vec() })
     }
-    Ok(entries)
+
+    /// Waits for the trace copies, stores the companions (the rest of `all`), and renames
+    /// everything into `sources/capture_id=<id>/`; returns the manifest entries.
+    fn finish(self, archive_dir: &Path, id: i64, staging: &Path, all: &[String]) -> Result<Vec<super::manifest::SourceEntry>> {
+        let dir = staging.join("sources");
+        let mut stored = match self.handle.join() {
+            Ok(r) => r?,
+            Err(_) => return Err(Error::Sql("internal: the source-keeping thread panicked".into())),
+        };
+        for shown in all {
+            let src = PathBuf::from(shown);
+            if !self.traces.contains(&src) {
+                let (s, c) = store_source(&src, &dir)?;
+                stored.push((src, s, c));
+            }
+        }
+        let mut entries = Vec::new();
+        for (src, name_stored, compressed) in stored {
+            let from = dir.join(&name_stored);
+            let rel = format!("sources/capture_id={id}/{name_stored}");
+            let to = archive_dir.join(&rel);
+            let bytes = std::fs::metadata(&from).map_err(|e| Error::io(&from, e))?.len();
+            let sha256 = super::verify::file_sha256(&from).map_err(|e| Error::io(&from, e))?;
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+            let role = if self.traces.contains(&src) { "trace" } else { "companion" };
+            let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            entries.push(super::manifest::SourceEntry { path: rel, name, role: role.into(), compressed, bytes, sha256 });
+        }
+        Ok(entries)
+    }
 }
 
 /// Writes the kept sources of `c` into `dir` under their original names (decompressing the
