@@ -101,7 +101,7 @@ impl Diagnostics {
         }
         let count = self.counts.entry(d.kind).or_insert((d.severity, 0));
         count.1 += 1;
-        if count.1 as usize <= ROWS_PER_KIND {
+        if count.1 <= ROWS_PER_KIND as u64 {
             self.rows.push(DiagRow {
                 severity: d.severity,
                 kind: d.kind,

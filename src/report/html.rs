@@ -50,17 +50,17 @@ pub fn render(r: &Report) -> String {
             }
             s.push_str("</ul></div>\n");
         } else {
-            let _ = write!(
+            let _ = writeln!(
                 s,
-                "<p class=\"ok\">No regression beyond {}% and no new deadline miss against baseline <b>{}</b>.</p>\n",
+                "<p class=\"ok\">No regression beyond {}% and no new deadline miss against baseline <b>{}</b>.</p>",
                 r.threshold_pct,
                 esc(&b.name)
             );
         }
         if !c.new_tasks.is_empty() || !c.gone_tasks.is_empty() {
-            let _ = write!(
+            let _ = writeln!(
                 s,
-                "<p>Only in this capture: {}. Only in the baseline: {}.</p>\n",
+                "<p>Only in this capture: {}. Only in the baseline: {}.</p>",
                 esc(&list(&c.new_tasks)),
                 esc(&list(&c.gone_tasks))
             );
@@ -72,16 +72,16 @@ pub fn render(r: &Report) -> String {
     }
     summary(&mut s, r);
     tasks(&mut s, r);
-    let _ = write!(s, "<h2 id=\"deadline-misses\">Deadline misses</h2>\n");
+    let _ = writeln!(s, "<h2 id=\"deadline-misses\">Deadline misses</h2>");
     if let Some(c) = &r.comparison {
-        let _ = write!(s, "<p class=\"was\">Baseline: {} misses.</p>\n", c.baseline_misses());
+        let _ = writeln!(s, "<p class=\"was\">Baseline: {} misses.</p>", c.baseline_misses());
     }
     if r.deadline_misses_total == 0 {
         s.push_str("<p>None.</p>\n");
     } else {
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<p>{} misses, worst lateness first{}.</p>\n",
+            "<p>{} misses, worst lateness first{}.</p>",
             r.deadline_misses_total,
             if r.deadline_misses.len() < r.deadline_misses_total {
                 format!(" (first {})", r.deadline_misses.len().min(100))
@@ -117,7 +117,7 @@ pub fn render(r: &Report) -> String {
             ] {
                 cell(&mut s, num(row, col), b.map(|b| num(b, col)), dur, false);
             }
-            let _ = write!(s, "<td>{}</td></tr>\n", esc(&text(row, "most_waiting_process")));
+            let _ = writeln!(s, "<td>{}</td></tr>", esc(&text(row, "most_waiting_process")));
         }
         s.push_str("</table>\n");
     }
@@ -149,9 +149,9 @@ pub fn render(r: &Report) -> String {
                 human(b.response_time_max, true)
             )
         });
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<figure><figcaption>{} ({n} instances){}</figcaption>{}</figure>\n",
+            "<figure><figcaption>{} ({n} instances){}</figcaption>{}</figure>",
             esc(&h.entity),
             base.unwrap_or_default(),
             svg::histogram(h)
@@ -174,7 +174,7 @@ pub fn render(r: &Report) -> String {
     if let Some(o) = &r.other_format {
         s.push_str("<h2 id=\"states\">State and channel time</h2>\n");
         if let Some(n) = &o.note {
-            let _ = write!(s, "<p>{}</p>\n", esc(n));
+            let _ = writeln!(s, "<p>{}</p>", esc(n));
         }
         for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
             let cols: Vec<String> =

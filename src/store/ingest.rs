@@ -259,7 +259,7 @@ fn run(
 
     // Publish: files into their partitions, then the manifest entry (the commit point). A
     // rebuild writes the next generation of files beside the old ones, which go after.
-    let generation = opts.replace.as_ref().map_or(0, |c| next_generation(c));
+    let generation = opts.replace.as_ref().map_or(0, next_generation);
     for f in files {
         let rel = format!("{}/capture_id={id}/part-{generation}.parquet", f.table);
         let dest = archive.dir.join(&rel);

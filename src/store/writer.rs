@@ -298,7 +298,7 @@ impl TableSink {
     }
 }
 
-fn opt<'a>(names: &'a Interner, s: Option<Sym>) -> Option<&'a str> {
+fn opt(names: &Interner, s: Option<Sym>) -> Option<&str> {
     s.map(|s| names.resolve(s))
 }
 
