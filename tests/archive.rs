@@ -340,3 +340,18 @@ fn sources_are_kept_and_reingest_rebuilds_the_tables() {
     ok(tmp.path(), &["rm", "--archive", "db", "1"]);
     assert!(!tmp.path().join("db/sources/capture_id=1").exists());
 }
+
+#[test]
+fn an_archive_from_a_newer_tracedb_is_refused_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
+    let m = tmp.path().join("db/manifest.json");
+    let text = std::fs::read_to_string(&m).unwrap().replacen("\"schema_version\": 1", "\"schema_version\": 99", 1);
+    std::fs::write(&m, text).unwrap();
+    let out = run(tmp.path(), &["captures", "--archive", "db"]);
+    assert_eq!(out.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("written by a newer tracedb (schema version 99"), "{msg}");
+    assert_eq!(run(tmp.path(), &["ingest", "--archive", "db", "--force", "one.btf"]).status.code(), Some(1), "nor written to");
+}
