@@ -490,6 +490,8 @@ impl<O: Output> Sink for Deriver<O> {
         self.entity(source, ev.pos);
         self.set_type(target, target_type, false, ev.pos);
         let class = self.class(target_type);
+        // The numeric payload, parsed once for the row and the state machines.
+        let value = ev.value.or_else(|| numeric(ev.note));
 
         let core = match class {
             Class::Process => {
@@ -507,13 +509,13 @@ impl<O: Output> Sink for Deriver<O> {
             Class::Semaphore => {
                 let core = self.resolve_core(source, target, false, ev.pos);
                 let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
-                self.semaphore_event(target, a, numeric(ev.note))?;
+                self.semaphore_event(target, a, value)?;
                 core
             }
             Class::Signal => {
                 let core = self.resolve_core(source, target, false, ev.pos);
                 if self.names.resolve(action) == "write" {
-                    self.signal_write(target, ts, action, ev.note)?;
+                    self.signal_write(target, ts, action, ev.note, value)?;
                 }
                 core
             }
@@ -536,7 +538,7 @@ impl<O: Output> Sink for Deriver<O> {
             target_instance: ev.target_instance,
             action,
             note: ev.note,
-            value: ev.value.or_else(|| numeric(ev.note)),
+            value,
             core,
         };
         self.out.event(&row, &self.names)

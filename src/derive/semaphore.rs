@@ -213,10 +213,9 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
-    pub(super) fn signal_write(&mut self, sig: Sym, ts: i64, action: Sym, note: Option<&str>) -> Result<()> {
+    pub(super) fn signal_write(&mut self, sig: Sym, ts: i64, action: Sym, note: Option<&str>, value: Option<f64>) -> Result<()> {
         self.close_signal(sig, ts, Some(action), false)?;
         let text = note.map(Box::from);
-        let value = super::numeric(note);
         self.signals.insert(sig, Signal { since: ts, since_action: action, text, value });
         Ok(())
     }
