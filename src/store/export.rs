@@ -20,21 +20,33 @@ fn each_batch(conn: &duckdb::Connection, sql: &str, mut f: impl FnMut(&arrow::re
     Ok(())
 }
 
-fn text(b: &arrow::record_batch::RecordBatch, col: usize, row: usize) -> Option<String> {
-    let a = b.column(col);
-    if a.is_null(row) {
-        return None;
-    }
-    let fmt = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default()).ok()?;
-    Some(fmt.value(row).to_string())
+/// A batch's columns with one display formatter each, built once per batch (not per cell).
+struct Cells<'a> {
+    batch: &'a arrow::record_batch::RecordBatch,
+    fmts: Vec<Option<arrow::util::display::ArrayFormatter<'a>>>,
 }
 
-fn int(b: &arrow::record_batch::RecordBatch, col: usize, row: usize) -> Option<i64> {
-    let a = b.column(col);
-    if a.is_null(row) {
-        return None;
+impl<'a> Cells<'a> {
+    fn new(batch: &'a arrow::record_batch::RecordBatch) -> Self {
+        static OPTS: arrow::util::display::FormatOptions<'static> = arrow::util::display::FormatOptions::new();
+        let fmts = batch.columns().iter().map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &OPTS).ok()).collect();
+        Cells { batch, fmts }
     }
-    a.as_primitive_opt::<Int64Type>().map(|p| p.value(row)).or_else(|| text(b, col, row)?.parse().ok())
+
+    fn text(&self, col: usize, row: usize) -> Option<String> {
+        if self.batch.column(col).is_null(row) {
+            return None;
+        }
+        Some(self.fmts.get(col)?.as_ref()?.value(row).to_string())
+    }
+
+    fn int(&self, col: usize, row: usize) -> Option<i64> {
+        let a = self.batch.column(col);
+        if a.is_null(row) {
+            return None;
+        }
+        a.as_primitive_opt::<Int64Type>().map(|p| p.value(row)).or_else(|| self.text(col, row)?.parse().ok())
+    }
 }
 
 /// A name as a BTF field: commas (impossible in BTF input, possible from other formats)
@@ -62,8 +74,9 @@ pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Re
              AND NOT EXISTS (SELECT 1 FROM events v WHERE v.capture_id = {id} AND v.target = e.name) ORDER BY entity_id"
         ),
         |b| {
+            let c = Cells::new(b);
             for r in 0..b.num_rows() {
-                if let (Some(n), Some(t)) = (text(b, 0, r), text(b, 1, r)) {
+                if let (Some(n), Some(t)) = (c.text(0, r), c.text(1, r)) {
                     decl.push(format!("#-{} {}\n", field(&t), field(&n)));
                 }
             }
@@ -84,18 +97,19 @@ pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Re
              FROM events WHERE capture_id = {id} ORDER BY seq"
         ),
         |b| {
+            let c = Cells::new(b);
             for r in 0..b.num_rows() {
                 let mut line = format!(
                     "{},{},{},{},{},{},{}",
-                    int(b, 0, r).unwrap_or(0),
-                    field(&text(b, 1, r).unwrap_or_default()),
-                    int(b, 2, r).unwrap_or(-1),
-                    field(&text(b, 3, r).unwrap_or_default()),
-                    field(&text(b, 4, r).unwrap_or_default()),
-                    int(b, 5, r).unwrap_or(-1),
-                    field(&text(b, 6, r).unwrap_or_default())
+                    c.int(0, r).unwrap_or(0),
+                    field(&c.text(1, r).unwrap_or_default()),
+                    c.int(2, r).unwrap_or(-1),
+                    field(&c.text(3, r).unwrap_or_default()),
+                    field(&c.text(4, r).unwrap_or_default()),
+                    c.int(5, r).unwrap_or(-1),
+                    field(&c.text(6, r).unwrap_or_default())
                 );
-                if let Some(note) = text(b, 7, r) {
+                if let Some(note) = c.text(7, r) {
                     line.push(',');
                     line.push_str(&note.replace(['\n', '\r'], " "));
                 }
@@ -156,16 +170,17 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
              ORDER BY ts"
         ),
         |b| {
+            let c = Cells::new(b);
             for r in 0..b.num_rows() {
-                let channel = text(b, 0, r).unwrap_or_default();
-                let entity = text(b, 1, r).unwrap_or_default();
-                let state = text(b, 2, r).unwrap_or_default();
-                let (ts, dur) = (int(b, 3, r).unwrap_or(0), int(b, 4, r).unwrap_or(0));
+                let channel = c.text(0, r).unwrap_or_default();
+                let entity = c.text(1, r).unwrap_or_default();
+                let state = c.text(2, r).unwrap_or_default();
+                let (ts, dur) = (c.int(3, r).unwrap_or(0), c.int(4, r).unwrap_or(0));
                 let (pid, thread, name, inst) = if channel == "running" {
                     let inst = b.column(6).as_primitive_opt::<Float64Type>().filter(|a| !a.is_null(r)).map(|a| a.value(r) as i64);
                     (1, entity, state, inst.unwrap_or(-1))
                 } else {
-                    (2, entity.clone(), entity, int(b, 5, r).unwrap_or(-1))
+                    (2, entity.clone(), entity, c.int(5, r).unwrap_or(-1))
                 };
                 let tid = track(&mut w, pid, &thread, &mut emit)?;
                 emit(
@@ -190,17 +205,18 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
              ORDER BY seq"
         ),
         |b| {
+            let c = Cells::new(b);
             for r in 0..b.num_rows() {
-                let target = text(b, 0, r).unwrap_or_default();
+                let target = c.text(0, r).unwrap_or_default();
                 let tid = track(&mut w, 2, &target, &mut emit)?;
-                let note = text(b, 3, r).map(|n| format!(", \"note\": {}", json(&n))).unwrap_or_default();
+                let note = c.text(3, r).map(|n| format!(", \"note\": {}", json(&n))).unwrap_or_default();
                 emit(
                     &mut w,
                     format!(
                         r#"{{"name": {}, "ph": "i", "s": "t", "pid": 2, "tid": {tid}, "ts": {}, "args": {{"source": {}{note}}}}}"#,
-                        json(&text(b, 1, r).unwrap_or_default()),
-                        micros(int(b, 2, r).unwrap_or(0)),
-                        json(&text(b, 4, r).unwrap_or_default())
+                        json(&c.text(1, r).unwrap_or_default()),
+                        micros(c.int(2, r).unwrap_or(0)),
+                        json(&c.text(4, r).unwrap_or_default())
                     ),
                 )?;
             }
