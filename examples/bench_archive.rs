@@ -1,0 +1,188 @@
+//! Archive size benchmark: for every capture in `../shared/datasets` and `datasets/`, the
+//! raw size, `zstd -19` of the raw bytes, DuckDB's zstd Parquet of the raw rows (BTF only:
+//! `read_csv` knows nothing of BTF's meaning) and tracedb's archive, table by table.
+//!
+//! ```text
+//! cargo build --release && cargo run --release --example bench_archive -- [FILE_OR_DIR]...
+//! ```
+//! Prints the Markdown tables the README's "Compression" section shows. Sources are not kept
+//! (`--no-keep-source`): the comparison is about the tables.
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Tables shown in their own column; the rest are summed as "other".
+const MAIN_TABLES: [&str; 3] = ["events", "intervals", "instances"];
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("bench_archive: error: {e}");
+        std::process::exit(1);
+    }
+}
+
+struct Row {
+    name: String,
+    raw: u64,
+    zstd19: u64,
+    duckdb: Option<u64>,
+    tables: Vec<(String, u64)>,
+}
+
+fn run() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let release = exe.parent().and_then(Path::parent).ok_or("cannot find the target directory")?;
+    let tracedb = release.join("tracedb");
+    if !tracedb.is_file() {
+        return Err(format!("{} is missing: run `cargo build --release` first", tracedb.display()));
+    }
+    let mut roots: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+    if roots.is_empty() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        roots = vec![here.join("../shared/datasets"), here.join("datasets")];
+    }
+    let mut inputs = Vec::new();
+    for r in &roots {
+        collect(r, &mut inputs);
+    }
+    inputs.sort();
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let archive = tmp.path().join(format!("a{i}.tdb"));
+        let out = Command::new(&tracedb)
+            .args(["ingest", "--no-keep-source", "--archive"])
+            .arg(&archive)
+            .arg(input)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            // Not every file in the datasets is a trace (READMEs, header-only samples).
+            eprintln!("skipped {}: {}", input.display(), String::from_utf8_lossy(&out.stderr).trim());
+            continue;
+        }
+        let raw = if input.is_dir() { read_dir_raw(input)? } else { read_raw(input)? };
+        let zstd19 = zstd::bulk::compress(&raw, 19).map_err(|e| e.to_string())?.len() as u64;
+        let duckdb = if is_btf(input) { Some(duckdb_raw_parquet(input, tmp.path())?) } else { None };
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(archive.join("manifest.json")).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
+        let mut tables = Vec::new();
+        if let Some(files) = manifest["captures"][0]["files"].as_object() {
+            for (t, f) in files {
+                tables.push((t.clone(), f["bytes"].as_u64().unwrap_or(0)));
+            }
+        }
+        let name = display_name(input, &roots);
+        rows.push(Row { name, raw: raw.len() as u64, zstd19, duckdb, tables });
+    }
+    print_tables(&rows);
+    Ok(())
+}
+
+fn collect(p: &Path, out: &mut Vec<PathBuf>) {
+    if p.is_file() {
+        out.push(p.to_path_buf());
+        return;
+    }
+    // An ovni output directory (thread.prv beside cpu.prv) is one capture.
+    if p.join("thread.prv").is_file() {
+        out.push(p.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(p) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if [".btf", ".btf.gz", ".btf.zst", ".prv", ".prv.gz"].iter().any(|s| name.ends_with(s)) {
+            out.push(path);
+        }
+    }
+}
+
+/// The path below the root it was found in, e.g. `btf/freertos-1core.btf`.
+fn display_name(p: &Path, roots: &[PathBuf]) -> String {
+    let rel = roots.iter().find_map(|r| p.strip_prefix(r).ok().filter(|r| !r.as_os_str().is_empty()));
+    rel.unwrap_or(p).to_string_lossy().into_owned()
+}
+
+/// The Paraver files of an ovni output directory (`.prv`, `.pcf`, `.row`), concatenated.
+fn read_dir_raw(p: &Path) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    for f in ["cpu.prv", "cpu.pcf", "cpu.row", "thread.prv", "thread.pcf", "thread.row"] {
+        if let Ok(b) = std::fs::read(p.join(f)) {
+            out.extend_from_slice(&b);
+        }
+    }
+    Ok(out)
+}
+
+fn is_btf(p: &Path) -> bool {
+    let n = p.to_string_lossy();
+    n.ends_with(".btf") || n.ends_with(".btf.gz") || n.ends_with(".btf.zst")
+}
+
+/// The file's bytes, decompressed when it is gzip or zstd.
+fn read_raw(p: &Path) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut out = Vec::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut out).map_err(|e| e.to_string())?;
+    } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        zstd::stream::read::Decoder::new(&bytes[..])
+            .and_then(|mut d| d.read_to_end(&mut out))
+            .map_err(|e| e.to_string())?;
+    } else {
+        out = bytes;
+    }
+    Ok(out)
+}
+
+/// Bytes of DuckDB's `COPY ... (FORMAT parquet, COMPRESSION zstd)` of the BTF rows, read
+/// with typed columns (the most favourable reading for DuckDB: integers stay integers).
+fn duckdb_raw_parquet(input: &Path, tmp: &Path) -> Result<u64, String> {
+    let conn = duckdb::Connection::open_in_memory().map_err(|e| e.to_string())?;
+    let out = tmp.join("raw.parquet");
+    let q = |p: &Path| p.to_string_lossy().replace('\'', "''");
+    conn.execute_batch(&format!(
+        "COPY (SELECT * FROM read_csv('{}', header = false, comment = '#', delim = ',', \
+         auto_detect = false, null_padding = true, columns = {{'time': 'BIGINT', 'source': 'VARCHAR', \
+         'source_instance': 'BIGINT', 'target_type': 'VARCHAR', 'target': 'VARCHAR', \
+         'target_instance': 'BIGINT', 'action': 'VARCHAR', 'note': 'VARCHAR'}})) \
+         TO '{}' (FORMAT parquet, COMPRESSION zstd)",
+        q(input),
+        q(&out)
+    ))
+    .map_err(|e| format!("{}: {e}", input.display()))?;
+    std::fs::metadata(&out).map(|m| m.len()).map_err(|e| e.to_string())
+}
+
+fn print_tables(rows: &[Row]) {
+    println!("| file | raw | zstd -19 of raw | DuckDB zstd Parquet of raw rows | tracedb archive (all tables) | archive / DuckDB | archive / raw |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in rows {
+        let total: u64 = r.tables.iter().map(|t| t.1).sum();
+        let duck = r.duckdb.map_or("n/a".to_string(), |d| d.to_string());
+        let vs = r.duckdb.map_or("n/a".to_string(), |d| format!("{:.2}", total as f64 / d as f64));
+        println!("| {} | {} | {} | {} | {} | {} | {:.3} |", r.name, r.raw, r.zstd19, duck, total, vs, total as f64 / r.raw as f64);
+    }
+    println!();
+    println!("| file | events | intervals | instances | other tables | files |");
+    println!("|---|---|---|---|---|---|");
+    for r in rows {
+        let get = |t: &str| r.tables.iter().find(|x| x.0 == t).map_or(0, |x| x.1);
+        let other: u64 = r.tables.iter().filter(|t| !MAIN_TABLES.contains(&t.0.as_str())).map(|t| t.1).sum();
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            r.name,
+            get("events"),
+            get("intervals"),
+            get("instances"),
+            other,
+            r.tables.len()
+        );
+    }
+}
