@@ -1,5 +1,6 @@
 -- instances: one row per life cycle of a task, ISR or runnable instance (activate .. terminate).
 -- All times and durations in ns. A metric is NULL when an event it needs is missing.
+-- Columns defined AS (...) are computed by the views from the stored ones (not in the files).
 CREATE TABLE instances (
     capture_id    BIGINT,   -- capture the instance belongs to
     entity        VARCHAR,  -- task, ISR or runnable
@@ -9,9 +10,9 @@ CREATE TABLE instances (
     start_ts      BIGINT,   -- first start
     terminate_ts  BIGINT,   -- terminate
     core          VARCHAR,  -- core of the first start (or first resume when there is no start)
-    response_time BIGINT,   -- terminate - activate
-    start_delay   BIGINT,   -- first start - activate
-    gross_exec    BIGINT,   -- terminate - first start
+    response_time BIGINT GENERATED ALWAYS AS (terminate_ts - activate_ts) VIRTUAL,  -- terminate - activate
+    start_delay   BIGINT GENERATED ALWAYS AS (start_ts - activate_ts) VIRTUAL,      -- first start - activate
+    gross_exec    BIGINT GENERATED ALWAYS AS (terminate_ts - start_ts) VIRTUAL,     -- terminate - first start
     net_exec      BIGINT,   -- total time running
     ready_time    BIGINT,   -- total time ready (preempted) between start and terminate
     waiting_time  BIGINT,   -- total time waiting (passive wait)

@@ -1,4 +1,5 @@
 -- lock_requests: one row per request of a semaphore or mutex by a process instance.
+-- Columns defined AS (...) are computed by the views from the stored ones (not in the files).
 CREATE TABLE lock_requests (
     capture_id       BIGINT,   -- capture the request belongs to
     semaphore        VARCHAR,  -- semaphore or mutex
@@ -7,7 +8,7 @@ CREATE TABLE lock_requests (
     request_ts       BIGINT,   -- requestsemaphore / exclusivesemaphore, ns (NULL when the trace starts at assigned)
     assigned_ts      BIGINT,   -- assigned, ns (NULL when never granted)
     released_ts      BIGINT,   -- released, ns (NULL when still held at the end)
-    wait             BIGINT,   -- assigned - request, ns
-    hold             BIGINT,   -- released - assigned, ns
+    wait             BIGINT GENERATED ALWAYS AS (assigned_ts - request_ts) VIRTUAL,  -- assigned - request, ns
+    hold             BIGINT GENERATED ALWAYS AS (released_ts - assigned_ts) VIRTUAL, -- released - assigned, ns
     contended        BOOLEAN   -- the request had to wait (waiting/queued step, semaphore overfull, or wait > 0)
 );

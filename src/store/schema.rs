@@ -29,6 +29,9 @@ pub struct Column {
     pub sql_type: String,
     /// The `--` comment after it.
     pub doc: String,
+    /// For a column written `GENERATED ALWAYS AS (expr) VIRTUAL`: `expr`. Such a column is
+    /// not stored in the Parquet files; the views compute it from the stored columns.
+    pub computed: Option<String>,
 }
 
 /// One table.
@@ -51,15 +54,19 @@ impl Table {
         let fields: Vec<Field> = self
             .columns
             .iter()
-            .filter(|c| c.name != "capture_id")
+            .filter(|c| c.name != "capture_id" && c.computed.is_none())
             .map(|c| Field::new(&c.name, arrow_type(&c.sql_type), true))
             .collect();
         Arc::new(Schema::new(fields))
     }
 
-    /// Column names, comma-separated, for SELECT lists.
+    /// Column names, comma-separated, for SELECT lists; computed columns as `(expr) AS name`.
     pub fn column_list(&self) -> String {
-        self.columns.iter().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", ")
+        let col = |c: &Column| match &c.computed {
+            Some(expr) => format!("({expr}) AS \"{}\"", c.name),
+            None => format!("\"{}\"", c.name),
+        };
+        self.columns.iter().map(col).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -94,9 +101,14 @@ pub fn parse(sql: &str) -> Option<Table> {
             Some((d, c)) => (d.trim(), c.trim()),
             None => (line, ""),
         };
-        let mut parts = def.trim_end_matches(',').split_whitespace();
+        let def = def.trim_end_matches(',');
+        let computed = def
+            .split_once("GENERATED ALWAYS AS (")
+            .and_then(|(_, rest)| rest.rsplit_once(')'))
+            .map(|(expr, _)| expr.trim().to_string());
+        let mut parts = def.split_whitespace();
         if let (Some(col), Some(ty)) = (parts.next(), parts.next()) {
-            columns.push(Column { name: col.to_string(), sql_type: ty.to_string(), doc: comment.to_string() });
+            columns.push(Column { name: col.to_string(), sql_type: ty.to_string(), doc: comment.to_string(), computed });
         }
     }
     Some(Table { name: name?, doc: doc.join("\n"), columns, ddl: sql.to_string() })
@@ -134,6 +146,17 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn computed_columns_are_not_stored() {
+        let t = table("instances").expect("instances");
+        let rt = t.columns.iter().find(|c| c.name == "response_time").expect("response_time");
+        assert_eq!(rt.computed.as_deref(), Some("terminate_ts - activate_ts"));
+        assert_eq!(rt.sql_type, "BIGINT");
+        assert!(t.file_schema().field_with_name("response_time").is_err());
+        assert!(t.file_schema().field_with_name("terminate_ts").is_ok());
+        assert!(t.column_list().contains("(terminate_ts - activate_ts) AS \"response_time\""));
     }
 
     #[test]
