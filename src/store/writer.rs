@@ -46,6 +46,23 @@ enum Col {
     Bool(BooleanBuilder),
 }
 
+/// Builders for every column of `schema`, sized for a whole batch: arrow's builders lose their
+/// capacity on `finish`, and growing them again by doubling (reallocate, copy, fault in new
+/// pages) took about a tenth of an ingest's main thread.
+fn builders(schema: &Schema) -> Vec<Col> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Int64 => Col::I64(Int64Builder::with_capacity(BATCH_ROWS)),
+            DataType::Int32 => Col::I32(Int32Builder::with_capacity(BATCH_ROWS)),
+            DataType::Float64 => Col::F64(Float64Builder::with_capacity(BATCH_ROWS)),
+            DataType::Boolean => Col::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
+            _ => Col::Str(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16)),
+        })
+        .collect()
+}
+
 /// Builders for one table's columns; values are appended row by row in schema order.
 pub struct Batch {
     schema: Arc<Schema>,
@@ -57,17 +74,7 @@ pub struct Batch {
 impl Batch {
     /// Empty builders for `schema`.
     pub fn new(schema: Arc<Schema>) -> Self {
-        let cols = schema
-            .fields()
-            .iter()
-            .map(|f| match f.data_type() {
-                DataType::Int64 => Col::I64(Int64Builder::with_capacity(BATCH_ROWS)),
-                DataType::Int32 => Col::I32(Int32Builder::new()),
-                DataType::Float64 => Col::F64(Float64Builder::with_capacity(BATCH_ROWS)),
-                DataType::Boolean => Col::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
-                _ => Col::Str(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16)),
-            })
-            .collect();
+        let cols = builders(&schema);
         Batch { schema, cols, at: 0, rows: 0 }
     }
 
@@ -130,8 +137,8 @@ impl Batch {
 
     /// Takes the appended rows as a record batch.
     pub fn finish(&mut self) -> Result<RecordBatch> {
-        let arrays: Vec<ArrayRef> = self
-            .cols
+        let mut cols = std::mem::replace(&mut self.cols, builders(&self.schema));
+        let arrays: Vec<ArrayRef> = cols
             .iter_mut()
             .map(|c| -> ArrayRef {
                 match c {
@@ -216,6 +223,10 @@ fn properties(table: &Table) -> WriterProperties {
             b = b
                 .set_column_dictionary_enabled(path.clone(), false)
                 .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+        } else if c.sql_type == "VARCHAR" {
+            // Min/max of names prunes nothing (a row group spans every name) and comparing
+            // every string for them was ~5% of an ingest's CPU time.
+            b = b.set_column_statistics_enabled(path, EnabledStatistics::None);
         } else if c.sql_type == "BIGINT" && !SMALL_INT_COLUMNS.contains(&c.name.as_str()) {
             // Durations and other wide integers: nearly every value distinct, so dictionary
             // indices cost more than zstd over the plain values (intervals.dur: 54 KB -> 42 KB
