@@ -75,9 +75,17 @@ pub fn csv_field(s: &str) -> String {
 }
 
 fn write_csv(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
+    csv_header(w, schema)?;
+    csv_rows(w, batches)
+}
+
+fn csv_header(w: &mut dyn Write, schema: &Schema) -> io::Result<()> {
     let header: Vec<String> = schema.fields().iter().map(|f| csv_field(f.name())).collect();
     w.write_all(header.join(",").as_bytes())?;
-    w.write_all(b"\r\n")?;
+    w.write_all(b"\r\n")
+}
+
+fn csv_rows(w: &mut dyn Write, batches: &[RecordBatch]) -> io::Result<()> {
     for_each_row(batches, |cells| {
         let line: Vec<String> = cells.iter().map(|c| c.as_deref().map(csv_field).unwrap_or_default()).collect();
         w.write_all(line.join(",").as_bytes())?;
@@ -90,34 +98,142 @@ fn json_string(s: &str) -> String {
 }
 
 fn write_json(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
-    let names: Vec<String> = schema.fields().iter().map(|f| json_string(f.name())).collect();
-    let kinds: Vec<DataType> = schema.fields().iter().map(|f| f.data_type().clone()).collect();
+    let mut json = JsonRows::new(schema);
     w.write_all(b"[")?;
-    let mut first = true;
-    for_each_row(batches, |cells| {
-        w.write_all(if first { b"\n  {" } else { b",\n  {" })?;
-        first = false;
-        for (i, c) in cells.iter().enumerate() {
-            if i > 0 {
-                w.write_all(b", ")?;
-            }
-            let value = match (c, kinds.get(i)) {
-                (None, _) => "null".to_string(),
-                (Some(v), Some(DataType::Boolean)) => v.clone(),
-                (Some(v), Some(t)) if is_number(t) => {
-                    if v.parse::<f64>().is_ok_and(f64::is_finite) {
-                        v.clone()
-                    } else {
-                        "null".to_string()
-                    }
+    json.rows(w, batches)?;
+    json.end(w)
+}
+
+/// JSON objects written batch after batch, inside one array the caller opens.
+struct JsonRows {
+    names: Vec<String>,
+    kinds: Vec<DataType>,
+    first: bool,
+}
+
+impl JsonRows {
+    fn new(schema: &Schema) -> Self {
+        let names = schema.fields().iter().map(|f| json_string(f.name())).collect();
+        let kinds = schema.fields().iter().map(|f| f.data_type().clone()).collect();
+        JsonRows { names, kinds, first: true }
+    }
+
+    fn rows(&mut self, w: &mut dyn Write, batches: &[RecordBatch]) -> io::Result<()> {
+        for_each_row(batches, |cells| {
+            w.write_all(if self.first { b"\n  {" } else { b",\n  {" })?;
+            self.first = false;
+            for (i, c) in cells.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b", ")?;
                 }
-                (Some(v), _) => json_string(v),
-            };
-            write!(w, "{}: {}", names.get(i).map_or("\"\"", String::as_str), value)?;
+                let value = match (c, self.kinds.get(i)) {
+                    (None, _) => "null".to_string(),
+                    (Some(v), Some(DataType::Boolean)) => v.clone(),
+                    (Some(v), Some(t)) if is_number(t) => {
+                        if v.parse::<f64>().is_ok_and(f64::is_finite) {
+                            v.clone()
+                        } else {
+                            "null".to_string()
+                        }
+                    }
+                    (Some(v), _) => json_string(v),
+                };
+                write!(w, "{}: {}", self.names.get(i).map_or("\"\"", String::as_str), value)?;
+            }
+            w.write_all(b"}")
+        })
+    }
+
+    fn end(&self, w: &mut dyn Write) -> io::Result<()> {
+        w.write_all(if self.first { b"]\n" } else { b"\n]\n" })
+    }
+}
+
+/// How [`write_stream`] lays a result out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Aligned table ([`write_table_styled`]).
+    Table(TableStyle),
+    /// RFC 4180 CSV.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+    /// Markdown table, at most this many rows ([`write_markdown`]).
+    Markdown(Option<usize>),
+    /// `name = value` lines, at most this many rows ([`write_line`]).
+    Line(Option<usize>),
+}
+
+impl From<OutputFormat> for Layout {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Table => Layout::Table(TableStyle::default()),
+            OutputFormat::Csv => Layout::Csv,
+            OutputFormat::Json => Layout::Json,
         }
-        w.write_all(b"}")
-    })?;
-    w.write_all(if first { b"]\n" } else { b"\n]\n" })
+    }
+}
+
+/// Why [`write_stream`] stopped.
+#[derive(Debug)]
+pub enum StreamError<E> {
+    /// The query failed (or was interrupted) while its rows were being fetched.
+    Query(E),
+    /// Writing failed.
+    Io(io::Error),
+}
+
+/// Writes a result as its batches arrive and returns its row count. CSV and JSON rows are
+/// written batch by batch; the aligned layouts keep only the rows they show (a table needs
+/// them all to size its columns) and count the rest, so memory stays bounded by what is
+/// printed, whatever the size of the result.
+pub fn write_stream<E>(
+    w: &mut dyn Write,
+    schema: &Schema,
+    stream: impl Iterator<Item = Result<RecordBatch, E>>,
+    layout: Layout,
+) -> Result<usize, StreamError<E>> {
+    let io = StreamError::Io;
+    let mut total = 0;
+    match layout {
+        Layout::Csv => {
+            csv_header(w, schema).map_err(io)?;
+            for b in stream {
+                let b = b.map_err(StreamError::Query)?;
+                total += b.num_rows();
+                csv_rows(w, std::slice::from_ref(&b)).map_err(io)?;
+            }
+        }
+        Layout::Json => {
+            let mut json = JsonRows::new(schema);
+            w.write_all(b"[").map_err(io)?;
+            for b in stream {
+                let b = b.map_err(StreamError::Query)?;
+                total += b.num_rows();
+                json.rows(w, std::slice::from_ref(&b)).map_err(io)?;
+            }
+            json.end(w).map_err(io)?;
+        }
+        Layout::Table(TableStyle { max_rows: limit, .. }) | Layout::Markdown(limit) | Layout::Line(limit) => {
+            let limit = limit.unwrap_or(usize::MAX);
+            let mut head = Vec::new();
+            for b in stream {
+                let b = b.map_err(StreamError::Query)?;
+                let (rows, room) = (b.num_rows(), limit.saturating_sub(total));
+                if room > 0 {
+                    head.push(if rows > room { b.slice(0, room) } else { b });
+                }
+                total += rows;
+            }
+            match layout {
+                Layout::Table(style) => table_of_head(w, schema, &head, total, style),
+                Layout::Markdown(_) => markdown_of_head(w, schema, &head, total),
+                _ => line_of_head(w, schema, &head, total),
+            }
+            .map_err(io)?;
+        }
+    }
+    Ok(total)
 }
 
 /// Options of the aligned table. `Default` is what `--format table` prints.
@@ -165,18 +281,29 @@ pub fn type_name(t: &DataType) -> String {
     }
 }
 
-/// Rows as text (NULL spelled out), at most `limit`, and the total number of rows.
-fn collect_rows(batches: &[RecordBatch], limit: usize) -> io::Result<(Vec<Vec<String>>, usize)> {
+/// Every row of `batches` as text, NULL spelled out.
+fn format_rows(batches: &[RecordBatch]) -> io::Result<Vec<Vec<String>>> {
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut total = 0;
     for_each_row(batches, |cells| {
-        total += 1;
-        if rows.len() < limit {
-            rows.push(cells.into_iter().map(|c| c.unwrap_or_else(|| "NULL".into())).collect());
-        }
+        rows.push(cells.into_iter().map(|c| c.unwrap_or_else(|| "NULL".into())).collect());
         Ok(())
     })?;
-    Ok((rows, total))
+    Ok(rows)
+}
+
+/// The first `limit` rows of `batches` (the last batch sliced, which copies nothing) and
+/// the number of rows in all.
+fn head_of(batches: impl Iterator<Item = RecordBatch>, limit: usize) -> (Vec<RecordBatch>, usize) {
+    let mut head = Vec::new();
+    let mut total = 0;
+    for b in batches {
+        let room = limit.saturating_sub(total);
+        if room > 0 {
+            head.push(if b.num_rows() > room { b.slice(0, room) } else { b.clone() });
+        }
+        total += b.num_rows();
+    }
+    (head, total)
 }
 
 /// `(N rows)`, or `(N rows, M not shown)` when truncated.
@@ -190,10 +317,16 @@ fn write_footer(w: &mut dyn Write, shown: usize, total: usize) -> io::Result<()>
 
 /// Writes an aligned table with `style`.
 pub fn write_table_styled(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], style: TableStyle) -> io::Result<()> {
+    let (head, total) = head_of(batches.iter().cloned(), style.max_rows.unwrap_or(usize::MAX));
+    table_of_head(w, schema, &head, total, style)
+}
+
+/// The aligned table of `head` (the rows to show) out of `total` rows.
+fn table_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total: usize, style: TableStyle) -> io::Result<()> {
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let types: Vec<String> = schema.fields().iter().map(|f| type_name(f.data_type())).collect();
     let numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
-    let (rows, total) = collect_rows(batches, style.max_rows.unwrap_or(usize::MAX))?;
+    let rows = format_rows(head)?;
     let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
     if style.types {
         for (wd, t) in widths.iter_mut().zip(&types) {
@@ -234,11 +367,16 @@ pub fn write_table_styled(w: &mut dyn Write, schema: &Schema, batches: &[RecordB
 /// Writes a GitHub-flavoured Markdown table (numbers right-aligned, `|` escaped), at most
 /// `max_rows` rows, then the row count line.
 pub fn write_markdown(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+    let (head, total) = head_of(batches.iter().cloned(), max_rows.unwrap_or(usize::MAX));
+    markdown_of_head(w, schema, &head, total)
+}
+
+fn markdown_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total: usize) -> io::Result<()> {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let names: Vec<String> = schema.fields().iter().map(|f| esc(f.name())).collect();
     let align: Vec<&str> =
         schema.fields().iter().map(|f| if is_number(f.data_type()) { "--:" } else { "---" }).collect();
-    let (rows, total) = collect_rows(batches, max_rows.unwrap_or(usize::MAX))?;
+    let rows = format_rows(head)?;
     writeln!(w, "| {} |", names.join(" | "))?;
     writeln!(w, "|{}|", align.join("|"))?;
     for r in &rows {
@@ -252,9 +390,14 @@ pub fn write_markdown(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch
 /// Writes one `name = value` line per column and a blank line between rows (SQLite's line
 /// mode), at most `max_rows` rows, then the row count line.
 pub fn write_line(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+    let (head, total) = head_of(batches.iter().cloned(), max_rows.unwrap_or(usize::MAX));
+    line_of_head(w, schema, &head, total)
+}
+
+fn line_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total: usize) -> io::Result<()> {
     let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-    let (rows, total) = collect_rows(batches, max_rows.unwrap_or(usize::MAX))?;
+    let rows = format_rows(head)?;
     for (k, r) in rows.iter().enumerate() {
         if k > 0 {
             writeln!(w)?;
@@ -323,6 +466,54 @@ mod tests {
         assert_eq!(lines[2], " 1000000000000 | a,\"b\" | 100000000000000000000");
         assert_eq!(lines[3], "          NULL | x     |                   0.5");
         assert_eq!(lines[4], "(2 rows)");
+    }
+
+    #[test]
+    fn streamed_output_equals_collected_output() {
+        let (schema, batches) = sample();
+        // The same rows arriving as three batches of 2.
+        let stream: Vec<RecordBatch> = (0..3).map(|_| batches[0].clone()).collect();
+        let all = stream.clone();
+        for layout in [Layout::Csv, Layout::Json, Layout::Table(TableStyle::default()), Layout::Markdown(None), Layout::Line(None)] {
+            let mut streamed = Vec::new();
+            let n = write_stream(&mut streamed, &schema, stream.iter().cloned().map(Ok::<_, String>), layout).unwrap();
+            assert_eq!(n, 6);
+            let mut collected = Vec::new();
+            match layout {
+                Layout::Csv => write(&mut collected, &schema, &all, OutputFormat::Csv),
+                Layout::Json => write(&mut collected, &schema, &all, OutputFormat::Json),
+                Layout::Table(style) => write_table_styled(&mut collected, &schema, &all, style),
+                Layout::Markdown(m) => write_markdown(&mut collected, &schema, &all, m),
+                Layout::Line(m) => write_line(&mut collected, &schema, &all, m),
+            }
+            .unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(collected).unwrap(), "{layout:?}");
+        }
+    }
+
+    #[test]
+    fn streamed_table_keeps_only_the_rows_it_shows_and_counts_the_rest() {
+        let (schema, batches) = sample();
+        let stream = (0..1000).map(|_| Ok::<_, String>(batches[0].clone()));
+        let mut out = Vec::new();
+        let layout = Layout::Table(TableStyle { max_rows: Some(3), types: false });
+        assert_eq!(write_stream(&mut out, &schema, stream, layout).unwrap(), 2000);
+        let t = String::from_utf8(out).unwrap();
+        assert!(t.ends_with("(2000 rows, 1997 not shown)\n"), "{t}");
+        assert_eq!(t.lines().count(), 2 + 3 + 1);
+    }
+
+    #[test]
+    fn a_failure_while_streaming_is_a_query_error() {
+        let (schema, batches) = sample();
+        let stream = vec![Ok(batches[0].clone()), Err("INTERRUPT")].into_iter();
+        let mut out = Vec::new();
+        match write_stream(&mut out, &schema, stream, Layout::Csv) {
+            Err(StreamError::Query(e)) => assert_eq!(e, "INTERRUPT"),
+            other => panic!("{other:?}"),
+        }
+        // The rows before the failure were written.
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3);
     }
 
     #[test]

@@ -56,17 +56,27 @@ pub fn run(args: Args) -> Result<()> {
     out.flush().map_err(Error::Output)
 }
 
-/// Runs one statement and prints its result (nothing for a statement without columns).
+/// Runs one statement and prints its result (nothing for a statement without columns). Rows
+/// are fetched as they are produced and CSV or JSON written as they come, so a large result
+/// is never held whole.
 pub fn run_statement(conn: &duckdb::Connection, sql: &str, format: OutputFormat, out: &mut dyn Write) -> Result<()> {
     let mut stmt = conn.prepare(sql)?;
-    let arrow = stmt.query_arrow([])?;
-    let schema = arrow.get_schema();
-    let batches: Vec<_> = arrow.collect();
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    // DDL answers with an empty "Count" column: nothing to show.
-    let ddl = schema.fields().len() == 1 && schema.field(0).name() == "Count" && rows == 0;
-    if schema.fields().is_empty() || ddl {
+    let mut stream = stmt.stream_arrow([])?;
+    let schema = stream.get_schema();
+    if schema.fields().is_empty() {
         return Ok(());
     }
-    output::write(out, &schema, &batches, format).map_err(Error::Output)
+    // DDL answers with an empty "Count" column: nothing to show.
+    if schema.fields().len() == 1 && schema.field(0).name() == "Count" {
+        let batches = stream.collect::<duckdb::Result<Vec<_>>>()?;
+        if batches.iter().all(|b| b.num_rows() == 0) {
+            return Ok(());
+        }
+        return output::write(out, &schema, &batches, format).map_err(Error::Output);
+    }
+    match output::write_stream(out, &schema, &mut stream, format.into()) {
+        Ok(_) => Ok(()),
+        Err(output::StreamError::Query(e)) => Err(e.into()),
+        Err(output::StreamError::Io(e)) => Err(Error::Output(e)),
+    }
 }

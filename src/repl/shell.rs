@@ -12,7 +12,7 @@
 use super::helper::{Catalog, ShellHelper};
 use super::meta::{self, Meta, Mode};
 use super::{history, split};
-use crate::output::{self, OutputFormat, TableStyle};
+use crate::output::{self, Layout, OutputFormat, StreamError, TableStyle};
 use crate::store::{queries, schema, Archive};
 use crate::{Error, Result};
 use arrow::datatypes::Schema;
@@ -191,25 +191,53 @@ impl Shell {
         }
         let start = Instant::now();
         self.running.store(true, Ordering::SeqCst);
-        let result = query(&self.conn, sql);
+        let result = self.stream(sql);
         self.running.store(false, Ordering::SeqCst);
         let elapsed = start.elapsed();
         match result {
-            Ok((schema, batches)) => {
-                let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
-                if !schema.fields().is_empty() {
-                    if let Err(e) = self.print(&schema, &batches) {
-                        eprintln!("Error: writing the result: {e}");
-                    }
-                }
+            Ok(rows) => {
                 if self.timer {
                     eprintln!("Time: {} ({rows} row{})", fmt_duration(elapsed), if rows == 1 { "" } else { "s" });
                 }
             }
             // On its own line: the terminal has just echoed `^C`.
-            Err(e) if e.to_string().contains("INTERRUPT") => eprintln!("\nCancelled (Ctrl-C)"),
-            Err(e) => eprintln!("Error: {e}"),
+            Err(StreamError::Query(e)) if e.to_string().contains("INTERRUPT") => eprintln!("\nCancelled (Ctrl-C)"),
+            Err(StreamError::Query(e)) => eprintln!("Error: {e}"),
+            Err(StreamError::Io(e)) => eprintln!("Error: writing the result: {e}"),
         }
+    }
+
+    /// The current mode as an output layout.
+    fn layout(&self) -> Layout {
+        match self.mode {
+            Mode::Table => Layout::Table(TableStyle { max_rows: self.max_rows, types: true }),
+            Mode::Csv => Layout::Csv,
+            Mode::Json => Layout::Json,
+            Mode::Markdown => Layout::Markdown(self.max_rows),
+            Mode::Line => Layout::Line(self.max_rows),
+        }
+    }
+
+    /// Runs `sql` and prints its rows as DuckDB produces them; returns the row count. Only
+    /// the rows a layout shows are kept (`.maxrows`), so `SELECT * FROM events` on a large
+    /// archive prints its first rows and counts the rest in bounded memory.
+    fn stream(&mut self, sql: &str) -> std::result::Result<usize, StreamError<Error>> {
+        let layout = self.layout();
+        let query = |e: duckdb::Error| StreamError::Query(Error::from(e));
+        let mut stmt = self.conn.prepare(sql).map_err(query)?;
+        let stream = stmt.stream_arrow([]).map_err(query)?;
+        let schema = stream.get_schema();
+        if schema.fields().is_empty() {
+            return Ok(0);
+        }
+        let mut stdout = io::stdout().lock();
+        let w: &mut dyn Write = match &mut self.output {
+            Some((_, f)) => f,
+            None => &mut stdout,
+        };
+        let rows = output::write_stream(w, &schema, stream.map(|b| b.map_err(Error::from)), layout)?;
+        w.flush().map_err(StreamError::Io)?;
+        Ok(rows)
     }
 
     /// Runs a statement the shell made up (`.tables`, `.run`, ...), returning its error.

@@ -11,11 +11,12 @@ fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
 }
 
-/// Runs `sql` and calls `row` for every row of every batch.
+/// Runs `sql` and calls `f` for every batch, as DuckDB produces them (streamed: a capture's
+/// events are never all in memory at once).
 fn each_batch(conn: &duckdb::Connection, sql: &str, mut f: impl FnMut(&arrow::record_batch::RecordBatch) -> Result<()>) -> Result<()> {
     let mut stmt = conn.prepare(sql)?;
-    for batch in stmt.query_arrow([])? {
-        f(&batch)?;
+    for batch in stmt.stream_arrow([])? {
+        f(&batch?)?;
     }
     Ok(())
 }
