@@ -60,12 +60,17 @@ fn run() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
             // Not every file in the datasets is a trace (READMEs, header-only samples).
-            eprintln!("skipped {}: {}", input.display(), String::from_utf8_lossy(&out.stderr).trim());
+            eprintln!(
+                "skipped {}: {}",
+                input.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
             continue;
         }
         let raw = if input.is_dir() { read_dir_raw(input)? } else { read_raw(input)? };
         let zstd19 = zstd::bulk::compress(&raw, 19).map_err(|e| e.to_string())?.len() as u64;
-        let duckdb = if is_btf(input) { Some(duckdb_raw_parquet(input, tmp.path())?) } else { None };
+        let duckdb =
+            if is_btf(input) { Some(duckdb_raw_parquet(input, tmp.path())?) } else { None };
         let manifest: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(archive.join("manifest.json")).map_err(|e| e.to_string())?,
         )
@@ -100,7 +105,10 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if path.is_dir() {
             collect(&path, out);
-        } else if [".btf", ".btf.gz", ".btf.zst", ".prv", ".prv.gz"].iter().any(|s| name.ends_with(s)) {
+        } else if [".btf", ".btf.gz", ".btf.zst", ".prv", ".prv.gz"]
+            .iter()
+            .any(|s| name.ends_with(s))
+        {
             out.push(path);
         }
     }
@@ -108,7 +116,8 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) {
 
 /// The path below the root it was found in, e.g. `btf/freertos-1core.btf`.
 fn display_name(p: &Path, roots: &[PathBuf]) -> String {
-    let rel = roots.iter().find_map(|r| p.strip_prefix(r).ok().filter(|r| !r.as_os_str().is_empty()));
+    let rel =
+        roots.iter().find_map(|r| p.strip_prefix(r).ok().filter(|r| !r.as_os_str().is_empty()));
     rel.unwrap_or(p).to_string_lossy().into_owned()
 }
 
@@ -133,7 +142,9 @@ fn read_raw(p: &Path) -> Result<Vec<u8>, String> {
     let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut out = Vec::new();
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut out).map_err(|e| e.to_string())?;
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(|e| e.to_string())?;
     } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         zstd::stream::read::Decoder::new(&bytes[..])
             .and_then(|mut d| d.read_to_end(&mut out))
@@ -214,7 +225,8 @@ fn print_tables(rows: &[Row]) {
     println!("|---|---|---|---|---|---|");
     for r in rows {
         let get = |t: &str| r.tables.iter().find(|x| x.0 == t).map_or(0, |x| x.1);
-        let other: u64 = r.tables.iter().filter(|t| !MAIN_TABLES.contains(&t.0.as_str())).map(|t| t.1).sum();
+        let other: u64 =
+            r.tables.iter().filter(|t| !MAIN_TABLES.contains(&t.0.as_str())).map(|t| t.1).sum();
         println!(
             "| {} | {} | {} | {} | {} | {} |",
             r.name,

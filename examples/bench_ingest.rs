@@ -22,7 +22,11 @@ fn dir_bytes(p: &Path) -> u64 {
     if let Ok(entries) = std::fs::read_dir(p) {
         for e in entries.flatten() {
             let path = e.path();
-            total += if path.is_dir() { dir_bytes(&path) } else { e.metadata().map(|m| m.len()).unwrap_or(0) };
+            total += if path.is_dir() {
+                dir_bytes(&path)
+            } else {
+                e.metadata().map(|m| m.len()).unwrap_or(0)
+            };
         }
     }
     total
@@ -75,7 +79,10 @@ fn run() -> Result<(), String> {
             let f = dir.join(format!("synth-{mb}mb.btf"));
             if !f.is_file() {
                 eprintln!("generating {} ...", f.display());
-                let cfg = tracedb::synth::SynthConfig { target_bytes: Some(mb << 20), ..Default::default() };
+                let cfg = tracedb::synth::SynthConfig {
+                    target_bytes: Some(mb << 20),
+                    ..Default::default()
+                };
                 let out = std::fs::File::create(&f).map_err(|e| e.to_string())?;
                 tracedb::synth::write_btf(out, &cfg).map_err(|e| e.to_string())?;
             }
@@ -116,7 +123,8 @@ fn run() -> Result<(), String> {
     ))
     .map_err(|e| e.to_string())?;
     let duck_secs = t.elapsed().as_secs_f64();
-    let rows: i64 = conn.query_row("SELECT count(*) FROM raw", [], |r| r.get(0)).map_err(|e| e.to_string())?;
+    let rows: i64 =
+        conn.query_row("SELECT count(*) FROM raw", [], |r| r.get(0)).map_err(|e| e.to_string())?;
     let raw_parquet = tmp.path().join("raw.parquet");
     conn.execute_batch(&format!(
         "COPY raw TO '{}' (FORMAT parquet, COMPRESSION zstd)",
@@ -157,6 +165,9 @@ fn run() -> Result<(), String> {
     );
     println!();
     println!("speed ratio tracedb / DuckDB read_csv: {:.2}", duck_secs / secs);
-    println!("size ratio archive / DuckDB raw zstd Parquet: {:.2}", archive_bytes as f64 / raw_parquet_bytes.max(1) as f64);
+    println!(
+        "size ratio archive / DuckDB raw zstd Parquet: {:.2}",
+        archive_bytes as f64 / raw_parquet_bytes.max(1) as f64
+    );
     Ok(())
 }

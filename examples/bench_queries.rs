@@ -21,7 +21,10 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--events" => events = args.next().and_then(|v| v.parse().ok()).ok_or("--events needs a number")?,
+            "--events" => {
+                events =
+                    args.next().and_then(|v| v.parse().ok()).ok_or("--events needs a number")?
+            }
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -36,13 +39,22 @@ fn run() -> Result<(), String> {
         if !trace.is_file() {
             eprintln!("generating {} ...", trace.display());
             // ~57 bytes per event in the synthetic trace; aim over, the count is checked below.
-            let cfg = tracedb::synth::SynthConfig { target_bytes: Some(events * 59), ..Default::default() };
+            let cfg = tracedb::synth::SynthConfig {
+                target_bytes: Some(events * 59),
+                ..Default::default()
+            };
             let out = std::fs::File::create(&trace).map_err(|e| e.to_string())?;
             let stats = tracedb::synth::write_btf(out, &cfg).map_err(|e| e.to_string())?;
             eprintln!("{} events", stats.lines);
         }
         eprintln!("ingesting ...");
-        let st = Command::new(&tracedb).arg("ingest").arg("--archive").arg(&archive).arg(&trace).status().map_err(|e| e.to_string())?;
+        let st = Command::new(&tracedb)
+            .arg("ingest")
+            .arg("--archive")
+            .arg(&archive)
+            .arg(&trace)
+            .status()
+            .map_err(|e| e.to_string())?;
         if !st.success() {
             return Err("ingest failed".into());
         }
@@ -51,19 +63,27 @@ fn run() -> Result<(), String> {
     let a = tracedb::store::Archive::open(&archive).map_err(|e| e.to_string())?;
     let total: u64 = a.manifest.captures.iter().map(|c| c.event_count).sum();
     let conn = a.connect().map_err(|e| e.to_string())?;
-    let count = |sql: &str| -> Result<i64, String> { conn.query_row(sql, [], |r| r.get(0)).map_err(|e| e.to_string()) };
+    let count = |sql: &str| -> Result<i64, String> {
+        conn.query_row(sql, [], |r| r.get(0)).map_err(|e| e.to_string())
+    };
     if total < events {
         return Err(format!("the archive has {total} events, fewer than --events {events}; delete it and raise the byte estimate"));
     }
-    println!("archive: {} ({} events, {} intervals, {} instances)", archive.display(), total,
-        count("SELECT count(*) FROM intervals")?, count("SELECT count(*) FROM instances")?);
+    println!(
+        "archive: {} ({} events, {} intervals, {} instances)",
+        archive.display(),
+        total,
+        count("SELECT count(*) FROM intervals")?,
+        count("SELECT count(*) FROM instances")?
+    );
     println!();
     println!("| analysis | seconds | rows |");
     println!("|---|---|---|");
     for q in tracedb::store::queries::catalog() {
         let sql = q.invocation(&[], None).map_err(|e| e.to_string())?;
         let t = Instant::now();
-        conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE bench_out AS {sql}")).map_err(|e| format!("{}: {e}", q.name))?;
+        conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE bench_out AS {sql}"))
+            .map_err(|e| format!("{}: {e}", q.name))?;
         let secs = t.elapsed().as_secs_f64();
         let rows = count("SELECT count(*) FROM bench_out")?;
         println!("| {} | {secs:.2} | {rows} |", q.name);

@@ -14,7 +14,9 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let out = args.next().ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--seed N]")?;
+    let out = args
+        .next()
+        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--seed N]")?;
     let mut cfg = SynthConfig::default();
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;

@@ -29,8 +29,12 @@ fn cell(col: &dyn Array, fmt: &ArrayFormatter<'_>, row: usize) -> Option<String>
     }
     // Floats: Rust's Display never uses an exponent; NaN/inf are spelled out.
     match col.data_type() {
-        DataType::Float64 => col.as_any().downcast_ref::<Float64Array>().map(|a| a.value(row).to_string()),
-        DataType::Float32 => col.as_any().downcast_ref::<Float32Array>().map(|a| a.value(row).to_string()),
+        DataType::Float64 => {
+            col.as_any().downcast_ref::<Float64Array>().map(|a| a.value(row).to_string())
+        }
+        DataType::Float32 => {
+            col.as_any().downcast_ref::<Float32Array>().map(|a| a.value(row).to_string())
+        }
         _ => Some(fmt.value(row).to_string()),
     }
 }
@@ -40,7 +44,12 @@ fn is_number(t: &DataType) -> bool {
 }
 
 /// Writes `batches` (all of `schema`) in `format`.
-pub fn write(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], format: OutputFormat) -> io::Result<()> {
+pub fn write(
+    w: &mut dyn Write,
+    schema: &Schema,
+    batches: &[RecordBatch],
+    format: OutputFormat,
+) -> io::Result<()> {
     match format {
         OutputFormat::Table => write_table(w, schema, batches, None),
         OutputFormat::Csv => write_csv(w, schema, batches),
@@ -48,7 +57,10 @@ pub fn write(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], format
     }
 }
 
-fn for_each_row(batches: &[RecordBatch], mut f: impl FnMut(Vec<Option<String>>) -> io::Result<()>) -> io::Result<()> {
+fn for_each_row(
+    batches: &[RecordBatch],
+    mut f: impl FnMut(Vec<Option<String>>) -> io::Result<()>,
+) -> io::Result<()> {
     let opts = FormatOptions::default();
     for b in batches {
         let fmts: Vec<ArrayFormatter<'_>> = b
@@ -58,7 +70,8 @@ fn for_each_row(batches: &[RecordBatch], mut f: impl FnMut(Vec<Option<String>>) 
             .collect::<Result<_, _>>()
             .map_err(|e| io::Error::other(e.to_string()))?;
         for row in 0..b.num_rows() {
-            let cells = b.columns().iter().zip(&fmts).map(|(c, f)| cell(c.as_ref(), f, row)).collect();
+            let cells =
+                b.columns().iter().zip(&fmts).map(|(c, f)| cell(c.as_ref(), f, row)).collect();
             f(cells)?;
         }
     }
@@ -87,7 +100,8 @@ fn csv_header(w: &mut dyn Write, schema: &Schema) -> io::Result<()> {
 
 fn csv_rows(w: &mut dyn Write, batches: &[RecordBatch]) -> io::Result<()> {
     for_each_row(batches, |cells| {
-        let line: Vec<String> = cells.iter().map(|c| c.as_deref().map(csv_field).unwrap_or_default()).collect();
+        let line: Vec<String> =
+            cells.iter().map(|c| c.as_deref().map(csv_field).unwrap_or_default()).collect();
         w.write_all(line.join(",").as_bytes())?;
         w.write_all(b"\r\n")
     })
@@ -214,7 +228,9 @@ pub fn write_stream<E>(
             }
             json.end(w).map_err(io)?;
         }
-        Layout::Table(TableStyle { max_rows: limit, .. }) | Layout::Markdown(limit) | Layout::Line(limit) => {
+        Layout::Table(TableStyle { max_rows: limit, .. })
+        | Layout::Markdown(limit)
+        | Layout::Line(limit) => {
             let limit = limit.unwrap_or(usize::MAX);
             let mut head = Vec::new();
             for b in stream {
@@ -247,7 +263,12 @@ pub struct TableStyle {
 
 /// Writes an aligned table; at most `max_rows` rows when given, with a line saying how many
 /// were left out.
-pub fn write_table(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+pub fn write_table(
+    w: &mut dyn Write,
+    schema: &Schema,
+    batches: &[RecordBatch],
+    max_rows: Option<usize>,
+) -> io::Result<()> {
     write_table_styled(w, schema, batches, TableStyle { max_rows, types: false })
 }
 
@@ -316,13 +337,24 @@ fn write_footer(w: &mut dyn Write, shown: usize, total: usize) -> io::Result<()>
 }
 
 /// Writes an aligned table with `style`.
-pub fn write_table_styled(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], style: TableStyle) -> io::Result<()> {
+pub fn write_table_styled(
+    w: &mut dyn Write,
+    schema: &Schema,
+    batches: &[RecordBatch],
+    style: TableStyle,
+) -> io::Result<()> {
     let (head, total) = head_of(batches.iter().cloned(), style.max_rows.unwrap_or(usize::MAX));
     table_of_head(w, schema, &head, total, style)
 }
 
 /// The aligned table of `head` (the rows to show) out of `total` rows.
-fn table_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total: usize, style: TableStyle) -> io::Result<()> {
+fn table_of_head(
+    w: &mut dyn Write,
+    schema: &Schema,
+    head: &[RecordBatch],
+    total: usize,
+    style: TableStyle,
+) -> io::Result<()> {
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let types: Vec<String> = schema.fields().iter().map(|f| type_name(f.data_type())).collect();
     let numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
@@ -357,8 +389,11 @@ fn table_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total
     let rule: Vec<String> = widths.iter().map(|wd| "-".repeat(*wd)).collect();
     writeln!(w, "-{}-", rule.join("-+-"))?;
     for r in &rows {
-        let line: Vec<String> =
-            r.iter().enumerate().map(|(i, c)| pad(c, i, numeric.get(i).copied().unwrap_or(false))).collect();
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| pad(c, i, numeric.get(i).copied().unwrap_or(false)))
+            .collect();
         writeln!(w, " {}", line.join(" | ").trim_end())?;
     }
     write_footer(w, rows.len(), total)
@@ -366,16 +401,29 @@ fn table_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total
 
 /// Writes a GitHub-flavoured Markdown table (numbers right-aligned, `|` escaped), at most
 /// `max_rows` rows, then the row count line.
-pub fn write_markdown(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+pub fn write_markdown(
+    w: &mut dyn Write,
+    schema: &Schema,
+    batches: &[RecordBatch],
+    max_rows: Option<usize>,
+) -> io::Result<()> {
     let (head, total) = head_of(batches.iter().cloned(), max_rows.unwrap_or(usize::MAX));
     markdown_of_head(w, schema, &head, total)
 }
 
-fn markdown_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total: usize) -> io::Result<()> {
+fn markdown_of_head(
+    w: &mut dyn Write,
+    schema: &Schema,
+    head: &[RecordBatch],
+    total: usize,
+) -> io::Result<()> {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let names: Vec<String> = schema.fields().iter().map(|f| esc(f.name())).collect();
-    let align: Vec<&str> =
-        schema.fields().iter().map(|f| if is_number(f.data_type()) { "--:" } else { "---" }).collect();
+    let align: Vec<&str> = schema
+        .fields()
+        .iter()
+        .map(|f| if is_number(f.data_type()) { "--:" } else { "---" })
+        .collect();
     let rows = format_rows(head)?;
     writeln!(w, "| {} |", names.join(" | "))?;
     writeln!(w, "|{}|", align.join("|"))?;
@@ -389,12 +437,22 @@ fn markdown_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], to
 
 /// Writes one `name = value` line per column and a blank line between rows (SQLite's line
 /// mode), at most `max_rows` rows, then the row count line.
-pub fn write_line(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch], max_rows: Option<usize>) -> io::Result<()> {
+pub fn write_line(
+    w: &mut dyn Write,
+    schema: &Schema,
+    batches: &[RecordBatch],
+    max_rows: Option<usize>,
+) -> io::Result<()> {
     let (head, total) = head_of(batches.iter().cloned(), max_rows.unwrap_or(usize::MAX));
     line_of_head(w, schema, &head, total)
 }
 
-fn line_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch], total: usize) -> io::Result<()> {
+fn line_of_head(
+    w: &mut dyn Write,
+    schema: &Schema,
+    head: &[RecordBatch],
+    total: usize,
+) -> io::Result<()> {
     let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let rows = format_rows(head)?;
@@ -446,7 +504,10 @@ mod tests {
 
     #[test]
     fn csv_is_rfc4180() {
-        assert_eq!(render(OutputFormat::Csv), "n,s,f\r\n1000000000000,\"a,\"\"b\"\"\",100000000000000000000\r\n,x,0.5\r\n");
+        assert_eq!(
+            render(OutputFormat::Csv),
+            "n,s,f\r\n1000000000000,\"a,\"\"b\"\"\",100000000000000000000\r\n,x,0.5\r\n"
+        );
     }
 
     #[test]
@@ -474,9 +535,21 @@ mod tests {
         // The same rows arriving as three batches of 2.
         let stream: Vec<RecordBatch> = (0..3).map(|_| batches[0].clone()).collect();
         let all = stream.clone();
-        for layout in [Layout::Csv, Layout::Json, Layout::Table(TableStyle::default()), Layout::Markdown(None), Layout::Line(None)] {
+        for layout in [
+            Layout::Csv,
+            Layout::Json,
+            Layout::Table(TableStyle::default()),
+            Layout::Markdown(None),
+            Layout::Line(None),
+        ] {
             let mut streamed = Vec::new();
-            let n = write_stream(&mut streamed, &schema, stream.iter().cloned().map(Ok::<_, String>), layout).unwrap();
+            let n = write_stream(
+                &mut streamed,
+                &schema,
+                stream.iter().cloned().map(Ok::<_, String>),
+                layout,
+            )
+            .unwrap();
             assert_eq!(n, 6);
             let mut collected = Vec::new();
             match layout {
@@ -487,7 +560,11 @@ mod tests {
                 Layout::Line(m) => write_line(&mut collected, &schema, &all, m),
             }
             .unwrap();
-            assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(collected).unwrap(), "{layout:?}");
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                String::from_utf8(collected).unwrap(),
+                "{layout:?}"
+            );
         }
     }
 
@@ -520,7 +597,13 @@ mod tests {
     fn table_with_types_and_truncation() {
         let (schema, batches) = sample();
         let mut out = Vec::new();
-        write_table_styled(&mut out, &schema, &batches, TableStyle { max_rows: Some(1), types: true }).unwrap();
+        write_table_styled(
+            &mut out,
+            &schema,
+            &batches,
+            TableStyle { max_rows: Some(1), types: true },
+        )
+        .unwrap();
         let t = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], " n             | s       | f");
@@ -541,6 +624,9 @@ mod tests {
         );
         let mut line = Vec::new();
         write_line(&mut line, &schema, &batches, Some(1)).unwrap();
-        assert_eq!(String::from_utf8(line).unwrap(), "n = 1000000000000\ns = a,\"b\"\nf = 100000000000000000000\n\n(2 rows, 1 not shown)\n");
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            "n = 1000000000000\ns = a,\"b\"\nf = 100000000000000000000\n\n(2 rows, 1 not shown)\n"
+        );
     }
 }

@@ -134,10 +134,7 @@ pub struct SynthStats {
 /// error of `out`.
 pub fn write_btf<W: Write>(out: W, cfg: &SynthConfig) -> io::Result<SynthStats> {
     if cfg.cores == 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "synth: cores must be at least 1",
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "synth: cores must be at least 1"));
     }
     let out = Out::new(BufWriter::with_capacity(1 << 20, out), cfg.target_bytes);
     let mut sim = Sim::new(out, cfg);
@@ -469,10 +466,7 @@ fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
             })
             .collect(),
         sigs: (0..nsigs)
-            .map(|i| Signal {
-                name: format!("SIG_{i}").into_bytes(),
-                value: 0,
-            })
+            .map(|i| Signal { name: format!("SIG_{i}").into_bytes(), value: 0 })
             .collect(),
         cores: Vec::new(),
     };
@@ -486,9 +480,8 @@ fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
 fn build_tasks(m: &mut Model, cfg: &SynthConfig, rng: &mut Rng) {
     let ncores = cfg.cores as usize;
     let n = cfg.tasks as usize;
-    let periods: Vec<i64> = (0..n)
-        .map(|_| PERIODS_MS[rng.below(PERIODS_MS.len() as u64) as usize] * MS)
-        .collect();
+    let periods: Vec<i64> =
+        (0..n).map(|_| PERIODS_MS[rng.below(PERIODS_MS.len() as u64) as usize] * MS).collect();
     let weights: Vec<i64> = (0..n).map(|_| 1 + rng.below(4) as i64).collect();
     // Each core's load is shared by weight, so no core is overloaded.
     let mut core_weight = vec![0i64; ncores];
@@ -541,14 +534,7 @@ fn build_runnables(m: &mut Model, task: &[u8], budget: i64, rng: &mut Rng) -> Ve
         name.extend_from_slice(task);
         name.extend_from_slice(format!("_{j}").as_bytes());
         ids.push(m.runs.len());
-        m.runs.push(Runnable {
-            name,
-            exec,
-            lock,
-            read,
-            write,
-            next_inst: 0,
-        });
+        m.runs.push(Runnable { name, exec, lock, read, write, next_inst: 0 });
     }
     ids
 }
@@ -556,27 +542,18 @@ fn build_runnables(m: &mut Model, task: &[u8], budget: i64, rng: &mut Rng) -> Ve
 /// ISRs, each with its own sporadic stimulus.
 fn build_isrs(m: &mut Model, cfg: &SynthConfig, rng: &mut Rng) {
     for i in 0..cfg.isrs as usize {
-        let name = ISR_NAMES
-            .get(i)
-            .map_or_else(|| format!("ISR_{i}"), ToString::to_string);
+        let name = ISR_NAMES.get(i).map_or_else(|| format!("ISR_{i}"), ToString::to_string);
         let stim_name = format!("STI_{name}").into_bytes();
         let mut p = Proc::new(name, true, i % cfg.cores as usize, 0);
         p.isr_exec = rng.range(ISR_EXEC_NS);
-        m.stims.push(Stim {
-            name: stim_name,
-            period: 0,
-            procs: vec![m.procs.len()],
-            next_n: 0,
-        });
+        m.stims.push(Stim { name: stim_name, period: 0, procs: vec![m.procs.len()], next_n: 0 });
         m.procs.push(p);
     }
 }
 
 fn build_cores(m: &mut Model, ncores: usize) {
     for c in 0..ncores {
-        let mut order: Vec<usize> = (0..m.procs.len())
-            .filter(|&p| m.procs[p].core == c)
-            .collect();
+        let mut order: Vec<usize> = (0..m.procs.len()).filter(|&p| m.procs[p].core == c).collect();
         // ISRs first, then rate monotonic; the index breaks ties.
         order.sort_by_key(|&p| (!m.procs[p].isr, m.procs[p].period, p));
         m.cores.push(Core {
@@ -629,11 +606,7 @@ impl<W: Write> Sim<W> {
 
     fn push(&mut self, t: i64, kind: EvKind) {
         self.seq += 1;
-        self.heap.push(Reverse(Ev {
-            t,
-            seq: self.seq,
-            kind,
-        }));
+        self.heap.push(Reverse(Ev { t, seq: self.seq, kind }));
     }
 
     /// Schedules a stimulus unless the simulated time is over.
@@ -649,11 +622,7 @@ impl<W: Write> Sim<W> {
             self.sem_self(0, s, b"ready", 0);
         }
         for s in 0..self.stims.len() {
-            let t = if self.stims[s].period > 0 {
-                0
-            } else {
-                self.rng.range(ISR_GAP_NS)
-            };
+            let t = if self.stims[s].period > 0 { 0 } else { self.rng.range(ISR_GAP_NS) };
             self.push_stim(t, s);
         }
         while !self.out.done {
@@ -689,8 +658,7 @@ impl<W: Write> Sim<W> {
         let n = self.stims[s].next_n;
         self.stims[s].next_n += 1;
         let name = &self.stims[s].name;
-        self.out
-            .emit(t, (name, 0), b"STI", (name, n), b"trigger", None);
+        self.out.emit(t, (name, 0), b"STI", (name, n), b"trigger", None);
         for i in 0..self.stims[s].procs.len() {
             let p = self.stims[s].procs[i];
             self.activate(p, t, s, n);
@@ -716,10 +684,7 @@ impl<W: Write> Sim<W> {
         let inst = pr.next_inst;
         pr.next_inst += 1;
         let sti = (&self.stims[s].name[..], n);
-        if self
-            .out
-            .emit(t, sti, pr.code, (&pr.name, inst), b"activate", None)
-        {
+        if self.out.emit(t, sti, pr.code, (&pr.name, inst), b"activate", None) {
             self.out.stats.activations += 1;
         }
         self.cores[pr.core].dirty = true;
@@ -733,11 +698,8 @@ impl<W: Write> Sim<W> {
                 return;
             }
         }
-        let best = self.cores[c]
-            .order
-            .iter()
-            .copied()
-            .find(|&p| self.procs[p].state != State::Idle);
+        let best =
+            self.cores[c].order.iter().copied().find(|&p| self.procs[p].state != State::Idle);
         match (self.cores[c].running, best) {
             (Some(p), Some(b)) if p != b => {
                 self.preempt(p, t);
@@ -967,24 +929,21 @@ impl<W: Write> Sim<W> {
     fn proc_line(&mut self, t: i64, p: usize, act: &[u8]) -> bool {
         let pr = &self.procs[p];
         let core = (&self.cores[pr.core].name[..], 0);
-        self.out
-            .emit(t, core, pr.code, (&pr.name, pr.inst), act, None)
+        self.out.emit(t, core, pr.code, (&pr.name, pr.inst), act, None)
     }
 
     /// `t,<task>,<inst>,R,<runnable>,<rinst>,<act>`.
     fn run_line(&mut self, t: i64, p: usize, act: &[u8]) {
         let pr = &self.procs[p];
         let r = &self.runs[pr.runnables[pr.ridx]];
-        self.out
-            .emit(t, (&pr.name, pr.inst), b"R", (&r.name, pr.rinst), act, None);
+        self.out.emit(t, (&pr.name, pr.inst), b"R", (&r.name, pr.rinst), act, None);
     }
 
     /// `t,<task>,<inst>,SEM,<sem>,0,<act>`.
     fn sem_line(&mut self, t: i64, p: usize, s: usize, act: &[u8]) {
         let pr = &self.procs[p];
         let sem = (&self.sems[s].name[..], 0);
-        self.out
-            .emit(t, (&pr.name, pr.inst), b"SEM", sem, act, None);
+        self.out.emit(t, (&pr.name, pr.inst), b"SEM", sem, act, None);
     }
 
     /// `t,<sem>,0,SEM,<sem>,0,<act>,<count>`.
@@ -998,14 +957,7 @@ impl<W: Write> Sim<W> {
         let pr = &self.procs[p];
         let r = &self.runs[pr.runnables[pr.ridx]];
         let sg = &self.sigs[sig];
-        self.out.emit(
-            t,
-            (&r.name, pr.rinst),
-            b"SIG",
-            (&sg.name, 0),
-            act,
-            Some(sg.value),
-        );
+        self.out.emit(t, (&r.name, pr.rinst), b"SIG", (&sg.name, 0), act, Some(sg.value));
     }
 }
 
@@ -1022,10 +974,7 @@ mod tests {
     }
 
     fn short() -> SynthConfig {
-        SynthConfig {
-            duration_ns: 200 * MS,
-            ..SynthConfig::default()
-        }
+        SynthConfig { duration_ns: 200 * MS, ..SynthConfig::default() }
     }
 
     #[derive(Debug, Clone, Copy)]
@@ -1239,11 +1188,7 @@ mod tests {
                 "terminate" => ("running", "terminated", "running"),
                 other => panic!("unexpected runnable action {other}"),
             };
-            assert_eq!(
-                (now, parent),
-                (from, Some(parent_ok)),
-                "bad runnable transition: {l:?}"
-            );
+            assert_eq!((now, parent), (from, Some(parent_ok)), "bad runnable transition: {l:?}");
             self.run_state.insert(key, to);
             let open = self.open_runs.entry((l.src, l.si)).or_insert(0);
             match l.act {
@@ -1264,16 +1209,9 @@ mod tests {
                 "full" => ("overfull", "full", "1"),
                 other => panic!("unexpected semaphore action {other}"),
             };
-            assert_eq!(
-                (now, l.note),
-                (from, Some(note)),
-                "bad semaphore transition: {l:?}"
-            );
+            assert_eq!((now, l.note), (from, Some(note)), "bad semaphore transition: {l:?}");
             if l.act == "unlock" {
-                assert!(
-                    !self.holder.contains_key(l.tgt),
-                    "unlocked while held: {l:?}"
-                );
+                assert!(!self.holder.contains_key(l.tgt), "unlocked while held: {l:?}");
             }
             self.sem_state.insert(l.tgt, to);
         }
@@ -1288,10 +1226,7 @@ mod tests {
                 "waiting" => assert!(state == Some("overfull"), "{l:?}"),
                 "assigned" => {
                     assert!(matches!(state, Some("full" | "overfull")), "{l:?}");
-                    assert!(
-                        self.holder.insert(l.tgt, who).is_none(),
-                        "two holders: {l:?}"
-                    );
+                    assert!(self.holder.insert(l.tgt, who).is_none(), "two holders: {l:?}");
                 }
                 "released" => assert_eq!(self.holder.remove(l.tgt), Some(who), "{l:?}"),
                 other => panic!("unexpected lock action {other}"),
@@ -1314,13 +1249,7 @@ mod tests {
         for (cores, tasks, isrs, seed) in
             [(4, 24, 2, 1), (2, 10, 3, 7), (1, 6, 1, 3), (8, 40, 6, 9)]
         {
-            let cfg = SynthConfig {
-                cores,
-                tasks,
-                isrs,
-                seed,
-                ..short()
-            };
+            let cfg = SynthConfig { cores, tasks, isrs, seed, ..short() };
             replay(&cfg);
         }
     }
@@ -1341,11 +1270,7 @@ mod tests {
         assert_eq!(activated, set(&["T", "I"], "terminate"));
         assert_eq!(set(&["R"], "start"), set(&["R"], "terminate"));
         // Nothing is triggered at or after the end of the simulated time.
-        let last = lines
-            .iter()
-            .filter(|l| l.act == "trigger")
-            .map(|l| l.ts)
-            .max();
+        let last = lines.iter().filter(|l| l.act == "trigger").map(|l| l.ts).max();
         assert!(last.unwrap() < 200 * MS);
     }
 
@@ -1383,10 +1308,8 @@ mod tests {
                 assert_eq!((st.lines, st.bytes), (0, HEADER.len() as u64));
                 continue;
             }
-            let before_last = buf[..buf.len() - 1]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
+            let before_last =
+                buf[..buf.len() - 1].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             assert!((before_last as u64) < target, "went on past the target");
             if target > 1 << 20 {
                 assert!(st.last_ts > MS, "stopped at the duration");
@@ -1397,22 +1320,14 @@ mod tests {
 
     #[test]
     fn zero_cores_is_an_error() {
-        let cfg = SynthConfig {
-            cores: 0,
-            ..short()
-        };
+        let cfg = SynthConfig { cores: 0, ..short() };
         let err = write_btf(Vec::new(), &cfg).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 
     #[test]
     fn an_empty_system_still_ends() {
-        let cfg = SynthConfig {
-            tasks: 0,
-            isrs: 0,
-            target_bytes: Some(1 << 20),
-            ..short()
-        };
+        let cfg = SynthConfig { tasks: 0, isrs: 0, target_bytes: Some(1 << 20), ..short() };
         let (_, st) = gen(&cfg);
         assert_eq!(st.lines, 2); // the semaphores' ready lines
     }
@@ -1423,10 +1338,7 @@ mod tests {
     #[ignore = "measurement, run by hand with rustc -O"]
     fn throughput() {
         let target = 200u64 << 20;
-        let cfg = SynthConfig {
-            target_bytes: Some(target),
-            ..SynthConfig::default()
-        };
+        let cfg = SynthConfig { target_bytes: Some(target), ..SynthConfig::default() };
         let start = Instant::now();
         let st = write_btf(io::sink(), &cfg).unwrap();
         let secs = start.elapsed().as_secs_f64();

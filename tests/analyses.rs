@@ -48,14 +48,24 @@ fn every_analysis_runs_and_csv_equals_json() {
         let rows = parse_csv(&csv);
         let header = &rows[0];
         let documented: Vec<&String> = q.columns.iter().map(|c| &c.0).collect();
-        assert_eq!(header.iter().collect::<Vec<_>>(), documented, "{}: @column list = output columns, in order", q.name);
+        assert_eq!(
+            header.iter().collect::<Vec<_>>(),
+            documented,
+            "{}: @column list = output columns, in order",
+            q.name
+        );
         let json = ok(tmp.path(), &["query", &q.name, "--archive", "db", "--format", "json"]);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         let objs = v.as_array().unwrap();
         assert_eq!(objs.len(), rows.len() - 1, "{}: same row count", q.name);
         for (obj, row) in objs.iter().zip(&rows[1..]) {
             let obj = obj.as_object().unwrap();
-            assert_eq!(obj.keys().collect::<Vec<_>>(), header.iter().collect::<Vec<_>>(), "{}: json keys in order", q.name);
+            assert_eq!(
+                obj.keys().collect::<Vec<_>>(),
+                header.iter().collect::<Vec<_>>(),
+                "{}: json keys in order",
+                q.name
+            );
             for (name, cell) in header.iter().zip(row) {
                 let j = &obj[name];
                 let as_text = match j {
@@ -76,7 +86,10 @@ fn analyses_are_also_sql_objects_and_filter_by_capture() {
     sample(tmp.path());
     sample(tmp.path());
     let all = ok(tmp.path(), &["query", "preemptions", "--archive", "db", "--format", "csv"]);
-    let one = ok(tmp.path(), &["query", "preemptions", "--archive", "db", "--format", "csv", "--capture", "2"]);
+    let one = ok(
+        tmp.path(),
+        &["query", "preemptions", "--archive", "db", "--format", "csv", "--capture", "2"],
+    );
     let all_rows = parse_csv(&all);
     let one_rows = parse_csv(&one);
     assert_eq!(all_rows.len() - 1, 2 * (one_rows.len() - 1));
@@ -87,9 +100,14 @@ fn analyses_are_also_sql_objects_and_filter_by_capture() {
         "SELECT count(*) FROM response_times r JOIN preemptions p USING (capture_id, entity) WHERE r.instances > 0",
     );
     assert_ne!(joined, "0");
-    let load = util::scalar(tmp.path(), "db", "SELECT max(load) <= 1 AND min(load) >= 0 FROM cpu_load(window_ns := 5000000)");
+    let load = util::scalar(
+        tmp.path(),
+        "db",
+        "SELECT max(load) <= 1 AND min(load) >= 0 FROM cpu_load(window_ns := 5000000)",
+    );
     assert_eq!(load, "true");
-    let by_name = run(tmp.path(), &["query", "preemptions", "--archive", "db", "--capture", "ecu-4cores"]);
+    let by_name =
+        run(tmp.path(), &["query", "preemptions", "--archive", "db", "--capture", "ecu-4cores"]);
     assert!(by_name.status.success());
 }
 
@@ -117,7 +135,10 @@ fn deadlines_from_ingest_and_from_the_query() {
     assert_eq!(lateness, ["8", "1"]);
     // Bad deadline file: exit 1 naming the line.
     std::fs::write(tmp.path().join("bad.csv"), "TASK_A,fast\n").unwrap();
-    let bad = run(tmp.path(), &["query", "deadline_misses", "--archive", "db", "--param", "deadlines=bad.csv"]);
+    let bad = run(
+        tmp.path(),
+        &["query", "deadline_misses", "--archive", "db", "--param", "deadlines=bad.csv"],
+    );
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad.csv: line 1"));
 }
@@ -127,15 +148,31 @@ fn unknown_analysis_or_parameter_is_a_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     sample(tmp.path());
     assert_eq!(run(tmp.path(), &["query", "nope", "--archive", "db"]).status.code(), Some(2));
-    assert_eq!(run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "speed=1"]).status.code(), Some(2));
-    assert_eq!(run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "window=soon"]).status.code(), Some(2));
-    assert_eq!(run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--capture", "99"]).status.code(), Some(2));
+    assert_eq!(
+        run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "speed=1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "window=soon"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--capture", "99"]).status.code(),
+        Some(2)
+    );
     let list = ok(tmp.path(), &["queries"]);
     for n in names() {
         assert!(list.contains(&n), "queries lists {n}");
     }
     let one = ok(tmp.path(), &["queries", "cpu_load"]);
-    assert!(one.contains("--param window=<duration> (default 1ms)") && one.contains("window_start"), "{one}");
+    assert!(
+        one.contains("--param window=<duration> (default 1ms)") && one.contains("window_start"),
+        "{one}"
+    );
 }
 
 #[test]
@@ -145,7 +182,10 @@ fn freertos_response_times_say_what_was_left_out() {
     for f in ["freertos-1core.btf", "freertos-2cores.btf.gz", "freertos-4cores.btf.gz"] {
         ok(tmp.path(), &["ingest", "--archive", "db", root.join("btf").join(f).to_str().unwrap()]);
     }
-    let rows = parse_csv(&ok(tmp.path(), &["query", "response_times", "--archive", "db", "--format", "csv"]));
+    let rows = parse_csv(&ok(
+        tmp.path(),
+        &["query", "response_times", "--archive", "db", "--format", "csv"],
+    ));
     assert!(rows.len() > 10);
     for r in &rows[1..] {
         assert_eq!(r[3], "0", "no complete instances without activations: {r:?}");
@@ -156,7 +196,11 @@ fn freertos_response_times_say_what_was_left_out() {
     for q in names() {
         ok(tmp.path(), &["query", &q, "--archive", "db", "--format", "csv"]);
     }
-    let load = util::scalar(tmp.path(), "db", "SELECT count(*) FROM cpu_load() WHERE load > 1 OR load < 0");
+    let load = util::scalar(
+        tmp.path(),
+        "db",
+        "SELECT count(*) FROM cpu_load() WHERE load > 1 OR load < 0",
+    );
     assert_eq!(load, "0");
     let busy = util::scalar(tmp.path(), "db", "SELECT count(*) FROM cpu_load() WHERE load > 0");
     assert_ne!(busy, "0", "the FreeRTOS tasks (not IDLE) do load the cores");

@@ -2,7 +2,8 @@
 use crate::util::{csv, ok, run, scalar};
 use std::path::Path;
 
-const TRACE: &str = "#version 2.1.0\n0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n30,Core_0,0,T,A,0,terminate\n";
+const TRACE: &str =
+    "#version 2.1.0\n0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n30,Core_0,0,T,A,0,terminate\n";
 
 fn archive_with_two(dir: &Path) {
     std::fs::write(dir.join("one.btf"), TRACE).unwrap();
@@ -19,7 +20,8 @@ fn verify(dir: &Path) -> (Option<i32>, String) {
 fn verify_names_altered_truncated_and_missing_files() {
     let tmp = tempfile::tempdir().unwrap();
     archive_with_two(tmp.path());
-    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 2 captures, 20 files checked"));
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"])
+        .starts_with("ok: 2 captures, 20 files checked"));
 
     // One byte changed in the middle of a file: same size, different hash.
     let events = tmp.path().join("db/events/capture_id=1/part-0.parquet");
@@ -50,10 +52,14 @@ fn rm_removes_one_capture_and_leaves_the_others() {
     let out = run(tmp.path(), &["rm", "--archive", "db", "one"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("removed capture 1 'one' (3 events)"));
-    assert_eq!(csv(tmp.path(), "db", "SELECT capture_id, name FROM captures"), "capture_id,name\n2,two\n");
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT capture_id, name FROM captures"),
+        "capture_id,name\n2,two\n"
+    );
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3");
     assert!(!tmp.path().join("db/events/capture_id=1").exists(), "files removed");
-    assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 1 captures, 10 files checked"));
+    assert!(ok(tmp.path(), &["verify", "--archive", "db"])
+        .starts_with("ok: 1 captures, 10 files checked"));
     // Ids are not reused: the next capture is 3.
     ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT max(capture_id) FROM captures"), "3");
@@ -78,14 +84,22 @@ fn round_trip(dir: &Path, source: &Path) {
     ok(dir, &["export", "1", "--archive", "a.tdb", "--to", "btf", "back.btf"]);
     ok(dir, &["ingest", "--archive", "b.tdb", "back.btf"]);
     for t in ["events", "intervals", "instances", "lock_requests"] {
-        assert_eq!(table_diff(dir, "a.tdb", "b.tdb", t), "0/0", "{}: {t} differs after BTF -> archive -> BTF -> archive", source.display());
+        assert_eq!(
+            table_diff(dir, "a.tdb", "b.tdb", t),
+            "0/0",
+            "{}: {t} differs after BTF -> archive -> BTF -> archive",
+            source.display()
+        );
     }
 }
 
 #[test]
 fn btf_export_round_trips_the_bundled_sample() {
     let tmp = tempfile::tempdir().unwrap();
-    round_trip(tmp.path(), &Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz"));
+    round_trip(
+        tmp.path(),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz"),
+    );
 }
 
 #[test]
@@ -100,7 +114,8 @@ fn chrome_json_and_parquet_exports() {
     let tmp = tempfile::tempdir().unwrap();
     archive_with_two(tmp.path());
     ok(tmp.path(), &["export", "two", "--archive", "db", "--to", "chrome-json", "t.json"]);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("t.json")).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("t.json")).unwrap()).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
     let slices: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     // A on Core_0 from 10 to 40 ns: one core slice and one task slice, times in µs.
@@ -110,14 +125,31 @@ fn chrome_json_and_parquet_exports() {
         assert_eq!(s["ts"].as_f64(), Some(0.01));
         assert_eq!(s["dur"].as_f64(), Some(0.03));
     }
-    let names: Vec<&str> = events.iter().filter(|e| e["ph"] == "M").filter_map(|e| e["args"]["name"].as_str()).collect();
-    assert!(names.contains(&"Cores") && names.contains(&"Core_0") && names.contains(&"A"), "{names:?}");
-    assert!(events.iter().any(|e| e["ph"] == "i" && e["name"] == "activate"), "instants for other events");
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"Cores") && names.contains(&"Core_0") && names.contains(&"A"),
+        "{names:?}"
+    );
+    assert!(
+        events.iter().any(|e| e["ph"] == "i" && e["name"] == "activate"),
+        "instants for other events"
+    );
 
     ok(tmp.path(), &["export", "1", "--archive", "db", "--to", "parquet", "out"]);
-    let n = scalar(tmp.path(), "db", "SELECT count(*) || '/' || min(capture_id) FROM read_parquet('out/events.parquet')");
+    let n = scalar(
+        tmp.path(),
+        "db",
+        "SELECT count(*) || '/' || min(capture_id) FROM read_parquet('out/events.parquet')",
+    );
     assert_eq!(n, "3/1");
-    assert_eq!(run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(), Some(1));
+    assert_eq!(
+        run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -125,11 +157,17 @@ fn identical_bytes_are_not_stored_twice_unless_forced() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
     std::fs::write(tmp.path().join("copy.btf"), TRACE).unwrap();
-    ok(tmp.path(), &["ingest", "--archive", "db", "--tag", "release=1.2", "--tag", "bench=hil", "one.btf"]);
+    ok(
+        tmp.path(),
+        &["ingest", "--archive", "db", "--tag", "release=1.2", "--tag", "bench=hil", "one.btf"],
+    );
     let again = run(tmp.path(), &["ingest", "--archive", "db", "copy.btf"]);
     assert!(again.status.success());
     let msg = String::from_utf8_lossy(&again.stderr);
-    assert!(msg.contains("copy.btf: identical to capture 1 'one' (same SHA-256); not stored again"), "{msg}");
+    assert!(
+        msg.contains("copy.btf: identical to capture 1 'one' (same SHA-256); not stored again"),
+        "{msg}"
+    );
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM captures"), "1");
     // Same size, other bytes: a new capture.
     std::fs::write(tmp.path().join("other.btf"), TRACE.replace("A,0,start", "B,0,start")).unwrap();
@@ -139,9 +177,16 @@ fn identical_bytes_are_not_stored_twice_unless_forced() {
         csv(tmp.path(), "db", "SELECT capture_id, name, tags FROM captures ORDER BY 1"),
         "capture_id,name,tags\n1,one,\"{\"\"bench\"\":\"\"hil\"\",\"\"release\"\":\"\"1.2\"\"}\"\n2,other,{}\n3,copy,{}\n"
     );
-    let sizes = scalar(tmp.path(), "db", "SELECT count(*) FROM capture_storage WHERE capture_id = 1 AND bytes > 0");
+    let sizes = scalar(
+        tmp.path(),
+        "db",
+        "SELECT count(*) FROM capture_storage WHERE capture_id = 1 AND bytes > 0",
+    );
     assert_eq!(sizes, "9", "capture_storage lists every table file");
-    assert_eq!(run(tmp.path(), &["ingest", "--archive", "db", "--tag", "oops", "one.btf"]).status.code(), Some(2));
+    assert_eq!(
+        run(tmp.path(), &["ingest", "--archive", "db", "--tag", "oops", "one.btf"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -196,13 +241,26 @@ fn sigkill_at_any_moment_leaves_the_archive_as_it_was() {
             assert_eq!(n, "1", "killed at {delay_ms} ms: only the complete capture is listed");
             killed_midway += 1;
         } else {
-            assert_eq!(n, "2", "killed at {delay_ms} ms after the commit: the new capture is whole");
+            assert_eq!(
+                n, "2",
+                "killed at {delay_ms} ms after the commit: the new capture is whole"
+            );
             break;
         }
-        assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3", "killed at {delay_ms} ms");
-        assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"), "killed at {delay_ms} ms");
+        assert_eq!(
+            scalar(tmp.path(), "db", "SELECT count(*) FROM events"),
+            "3",
+            "killed at {delay_ms} ms"
+        );
+        assert!(
+            ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"),
+            "killed at {delay_ms} ms"
+        );
     }
-    assert!(killed_midway >= 2, "the ingest was killed before its commit point {killed_midway} times");
+    assert!(
+        killed_midway >= 2,
+        "the ingest was killed before its commit point {killed_midway} times"
+    );
     // The next writer takes over the dead one's lock and cleans its leftovers.
     ok(tmp.path(), &["ingest", "--archive", "db", "--force", big.to_str().unwrap()]);
     assert!(!tmp.path().join("db/.staging").exists());
@@ -244,7 +302,10 @@ fn concurrent_ingests_never_corrupt_the_manifest() {
 /// python3 with pyarrow, installing pyarrow from PyPI when it is missing; None to skip.
 fn python_with_pyarrow() -> Option<()> {
     let has = |m: &str| {
-        std::process::Command::new("python3").args(["-c", &format!("import {m}")]).output().is_ok_and(|o| o.status.success())
+        std::process::Command::new("python3")
+            .args(["-c", &format!("import {m}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
     };
     if has("pyarrow") {
         return Some(());
@@ -255,7 +316,10 @@ fn python_with_pyarrow() -> Option<()> {
     if has("pyarrow") {
         return Some(());
     }
-    eprintln!("skipped: pyarrow is not installed and could not be installed ({:?})", install.map(|o| o.status));
+    eprintln!(
+        "skipped: pyarrow is not installed and could not be installed ({:?})",
+        install.map(|o| o.status)
+    );
     None
 }
 
@@ -280,17 +344,32 @@ for table in ["events", "intervals", "instances", "lock_requests", "entities", "
     per = t.group_by("capture_id").aggregate([("capture_id", "count")]).to_pylist()
     print(table, sorted((r["capture_id"], r["capture_id_count"]) for r in per))
 "#;
-    let out = std::process::Command::new("python3").args(["-c", script]).current_dir(tmp.path()).output().unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "pyarrow failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     for table in ["events", "intervals", "instances", "lock_requests", "entities", "diagnostics"] {
-        let ours = csv(tmp.path(), "db", &format!("SELECT capture_id, count(*) AS n FROM {table} GROUP BY 1 ORDER BY 1"));
-        let pairs: Vec<String> = ours.lines().skip(1).map(|l| {
-            let (c, n) = l.split_once(',').unwrap();
-            format!("({c}, {n})")
-        }).collect();
+        let ours = csv(
+            tmp.path(),
+            "db",
+            &format!("SELECT capture_id, count(*) AS n FROM {table} GROUP BY 1 ORDER BY 1"),
+        );
+        let pairs: Vec<String> = ours
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let (c, n) = l.split_once(',').unwrap();
+                format!("({c}, {n})")
+            })
+            .collect();
         let expected = format!("{table} [{}]", pairs.join(", "));
-        assert!(text.lines().any(|l| l == expected), "pyarrow disagrees on {table}: wanted {expected}, got\n{text}");
+        assert!(
+            text.lines().any(|l| l == expected),
+            "pyarrow disagrees on {table}: wanted {expected}, got\n{text}"
+        );
     }
 }
 
@@ -300,14 +379,30 @@ fn sources_are_kept_and_reingest_rebuilds_the_tables() {
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
     std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
     std::fs::write(tmp.path().join("d.csv"), "A,5ns\n").unwrap();
-    ok(tmp.path(), &["ingest", "--archive", "db", "--tag", "k=v", "--deadlines", "d.csv", "one.btf", sample.to_str().unwrap()]);
+    ok(
+        tmp.path(),
+        &[
+            "ingest",
+            "--archive",
+            "db",
+            "--tag",
+            "k=v",
+            "--deadlines",
+            "d.csv",
+            "one.btf",
+            sample.to_str().unwrap(),
+        ],
+    );
     std::fs::write(tmp.path().join("gone.btf"), TRACE.replace("30,", "33,")).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "--no-keep-source", "gone.btf"]);
     // A plain file is kept zstd-compressed, a .gz as it is.
     assert!(tmp.path().join("db/sources/capture_id=1/one.btf.zst").is_file());
     assert!(tmp.path().join("db/sources/capture_id=2/ecu-4cores.btf.gz").is_file());
     assert!(!tmp.path().join("db/sources/capture_id=3").exists());
-    let kept = zstd::decode_all(std::fs::File::open(tmp.path().join("db/sources/capture_id=1/one.btf.zst")).unwrap()).unwrap();
+    let kept = zstd::decode_all(
+        std::fs::File::open(tmp.path().join("db/sources/capture_id=1/one.btf.zst")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(kept, TRACE.as_bytes());
 
     ok(tmp.path(), &["export", "2", "--archive", "db", "--to", "parquet", "before"]);
@@ -320,13 +415,19 @@ fn sources_are_kept_and_reingest_rebuilds_the_tables() {
     assert!(msg.contains("reingested: capture 1 'one' (btf): 3 events"), "{msg}");
     assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok: 3 captures"));
     assert!(tmp.path().join("db/intervals/capture_id=1/part-1.parquet").is_file());
-    assert!(!tmp.path().join("db/events/capture_id=1/part-0.parquet").exists(), "the old generation is gone");
+    assert!(
+        !tmp.path().join("db/events/capture_id=1/part-0.parquet").exists(),
+        "the old generation is gone"
+    );
     // Same ids, names, tags and deadlines; same tables as before for capture 2.
     assert_eq!(
         csv(tmp.path(), "db", "SELECT capture_id, name, tags FROM captures ORDER BY 1"),
         "capture_id,name,tags\n1,one,\"{\"\"k\"\":\"\"v\"\"}\"\n2,ecu-4cores,\"{\"\"k\"\":\"\"v\"\"}\"\n3,gone,{}\n"
     );
-    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM deadlines WHERE capture_id = 1"), "1");
+    assert_eq!(
+        scalar(tmp.path(), "db", "SELECT count(*) FROM deadlines WHERE capture_id = 1"),
+        "1"
+    );
     for t in ["events", "intervals", "instances", "lock_requests"] {
         let diff = scalar(
             tmp.path(),
@@ -347,11 +448,19 @@ fn an_archive_from_a_newer_tracedb_is_refused_clearly() {
     std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
     let m = tmp.path().join("db/manifest.json");
-    let text = std::fs::read_to_string(&m).unwrap().replacen("\"schema_version\": 1", "\"schema_version\": 99", 1);
+    let text = std::fs::read_to_string(&m).unwrap().replacen(
+        "\"schema_version\": 1",
+        "\"schema_version\": 99",
+        1,
+    );
     std::fs::write(&m, text).unwrap();
     let out = run(tmp.path(), &["captures", "--archive", "db"]);
     assert_eq!(out.status.code(), Some(1));
     let msg = String::from_utf8_lossy(&out.stderr);
     assert!(msg.contains("written by a newer tracedb (schema version 99"), "{msg}");
-    assert_eq!(run(tmp.path(), &["ingest", "--archive", "db", "--force", "one.btf"]).status.code(), Some(1), "nor written to");
+    assert_eq!(
+        run(tmp.path(), &["ingest", "--archive", "db", "--force", "one.btf"]).status.code(),
+        Some(1),
+        "nor written to"
+    );
 }

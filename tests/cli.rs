@@ -54,7 +54,10 @@ fn malformed_line_is_a_diagnostic_and_strict_makes_it_fatal() {
     let lax = run(tmp.path(), &["ingest", "--archive", "db", "bad.btf"]);
     assert!(lax.status.success(), "{}", stderr(&lax));
     assert!(stderr(&lax).contains("1 malformed_line (error)"), "{}", stderr(&lax));
-    assert_eq!(scalar(tmp.path(), "db", "SELECT position FROM diagnostics WHERE kind = 'malformed_line'"), "bad.btf:3");
+    assert_eq!(
+        scalar(tmp.path(), "db", "SELECT position FROM diagnostics WHERE kind = 'malformed_line'"),
+        "bad.btf:3"
+    );
 
     let strict = run(tmp.path(), &["ingest", "--archive", "db2", "--strict", "bad.btf"]);
     assert_eq!(strict.status.code(), Some(1));
@@ -107,7 +110,11 @@ fn unknown_format_and_usage_errors() {
     std::fs::write(tmp.path().join("notes.txt"), "hello, world\nnothing to see\n").unwrap();
     let out = run(tmp.path(), &["ingest", "--archive", "db", "notes.txt"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("notes.txt: unrecognised format (supported: btf, prv)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("notes.txt: unrecognised format (supported: btf, prv)"),
+        "{}",
+        stderr(&out)
+    );
 
     let missing = run(tmp.path(), &["ingest", "--archive", "db", "nope.btf"]);
     assert_eq!(missing.status.code(), Some(1));
@@ -133,14 +140,18 @@ fn sql_reads_c_f_and_stdin_and_formats_agree() {
     assert_eq!(as_csv, "entity,response_time,net_exec,complete\nTASK_A,30,20,true\n");
     let as_json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
     let v: serde_json::Value = serde_json::from_str(&as_json).unwrap();
-    assert_eq!(v, serde_json::json!([{"entity": "TASK_A", "response_time": 30, "net_exec": 20, "complete": true}]));
+    assert_eq!(
+        v,
+        serde_json::json!([{"entity": "TASK_A", "response_time": 30, "net_exec": 20, "complete": true}])
+    );
     let table = ok(tmp.path(), &["sql", "--archive", "db", "-c", q]);
     assert!(table.contains("TASK_A |            30 |       20 | true"), "{table}");
 
     // Two statements in one -c, a -f file, and piped stdin; a ';' inside a string is kept.
     let two = csv(tmp.path(), "db", "SELECT 1 AS a; SELECT 'x;y' AS b");
     assert_eq!(two, "a\n1\nb\nx;y\n");
-    std::fs::write(tmp.path().join("q.sql"), "-- a comment\nSELECT count(*) AS n FROM events\n").unwrap();
+    std::fs::write(tmp.path().join("q.sql"), "-- a comment\nSELECT count(*) AS n FROM events\n")
+        .unwrap();
     let f = ok(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-f", "q.sql"]);
     assert_eq!(f.replace("\r\n", "\n"), "n\n3\n");
     let mut child = Command::new(util::bin())
@@ -165,7 +176,15 @@ fn a_closed_pipe_is_not_an_error() {
     std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
     let mut child = Command::new(util::bin())
-        .args(["sql", "--archive", "db", "--format", "csv", "-c", "SELECT range AS n FROM range(2000000)"])
+        .args([
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT range AS n FROM range(2000000)",
+        ])
         .current_dir(tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -29,7 +29,8 @@ fn expected(path: &Path) -> (u64, Option<i64>) {
         } else if !line.is_empty() && !line.starts_with('#') {
             n += 1;
             if first.is_none() {
-                first = Some(line.split(',').next().unwrap().trim().parse::<i64>().unwrap() * scale);
+                first =
+                    Some(line.split(',').next().unwrap().trim().parse::<i64>().unwrap() * scale);
             }
         }
     }
@@ -40,17 +41,31 @@ fn expected(path: &Path) -> (u64, Option<i64>) {
 fn shared_btf_captures_ingest_with_all_events_in_ns() {
     let Some(root) = util::shared_datasets() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let mut files: Vec<_> = std::fs::read_dir(root.join("btf")).unwrap().flatten().map(|e| e.path()).collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(root.join("btf")).unwrap().flatten().map(|e| e.path()).collect();
     files.sort();
     assert!(files.len() >= 4, "expected the four BTF samples");
     for (i, f) in files.iter().enumerate() {
         let id = i + 1;
         ok(tmp.path(), &["ingest", "--archive", "db", f.to_str().unwrap()]);
         let (lines, first) = expected(f);
-        let got = scalar(tmp.path(), "db", &format!("SELECT count(*) FROM events WHERE capture_id = {id}"));
+        let got = scalar(
+            tmp.path(),
+            "db",
+            &format!("SELECT count(*) FROM events WHERE capture_id = {id}"),
+        );
         assert_eq!(got, lines.to_string(), "{}: events = data lines", f.display());
-        let ts_min = scalar(tmp.path(), "db", &format!("SELECT min(ts) FROM events WHERE capture_id = {id}"));
-        assert_eq!(ts_min, first.map(|t| t.to_string()).unwrap_or_default(), "{}: first time in ns", f.display());
+        let ts_min = scalar(
+            tmp.path(),
+            "db",
+            &format!("SELECT min(ts) FROM events WHERE capture_id = {id}"),
+        );
+        assert_eq!(
+            ts_min,
+            first.map(|t| t.to_string()).unwrap_or_default(),
+            "{}: first time in ns",
+            f.display()
+        );
         let malformed = scalar(
             tmp.path(),
             "db",
@@ -72,12 +87,17 @@ fn freertos_captures_have_running_intervals_but_no_complete_instances() {
         "SELECT count(*) FILTER (WHERE complete) AS complete, count(*) FILTER (WHERE net_exec > 0) AS ran, \
          count(*) FILTER (WHERE response_time IS NOT NULL) AS with_response FROM instances",
     );
-    let row: Vec<i64> = summary.lines().nth(1).unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    let row: Vec<i64> =
+        summary.lines().nth(1).unwrap().split(',').map(|v| v.parse().unwrap()).collect();
     assert_eq!(row[0], 0, "no activations in the FreeRTOS logger: nothing is complete");
     assert!(row[1] > 5, "tasks resumed without a start still have running time: {summary}");
     assert_eq!(row[2], 0);
     // Every core has occupancy intervals, and a core never runs two tasks at once.
-    let cores = scalar(tmp.path(), "db", "SELECT count(DISTINCT core) FROM intervals WHERE channel = 'running'");
+    let cores = scalar(
+        tmp.path(),
+        "db",
+        "SELECT count(DISTINCT core) FROM intervals WHERE channel = 'running'",
+    );
     assert_eq!(cores, "4");
     let overlaps = scalar(
         tmp.path(),

@@ -16,7 +16,8 @@ fn golden_cases() {
     let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).collect();
     dirs.sort();
     for format_dir in dirs {
-        let mut case_dirs: Vec<_> = std::fs::read_dir(&format_dir).unwrap().flatten().map(|e| e.path()).collect();
+        let mut case_dirs: Vec<_> =
+            std::fs::read_dir(&format_dir).unwrap().flatten().map(|e| e.path()).collect();
         case_dirs.sort();
         for case in case_dirs {
             cases += 1;
@@ -37,7 +38,10 @@ fn golden_cases() {
             let ingest = util::run(tmp.path(), &args);
             let got = if ingest.status.success() {
                 std::fs::copy(case.join("query.sql"), tmp.path().join("query.sql")).unwrap();
-                let out = util::run(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-f", "query.sql"]);
+                let out = util::run(
+                    tmp.path(),
+                    &["sql", "--archive", "db", "--format", "csv", "-f", "query.sql"],
+                );
                 let mut text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
                 if !out.status.success() {
                     text.push_str(&format!("ERROR: {}", String::from_utf8_lossy(&out.stderr)));
@@ -58,7 +62,12 @@ fn golden_cases() {
         }
     }
     assert!(cases >= 8, "expected the golden cases, found {cases}");
-    assert!(failures.is_empty(), "{} golden case(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} golden case(s) differ:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// Line diff good enough to read a failure.

@@ -21,19 +21,35 @@ fn importers_and_model_know_nothing_of_storage() {
 
 #[test]
 fn readme_documents_every_table() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    for t in ["captures", "entities", "events", "intervals", "instances", "lock_requests", "messages", "deadlines", "diagnostics"] {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for t in [
+        "captures",
+        "entities",
+        "events",
+        "intervals",
+        "instances",
+        "lock_requests",
+        "messages",
+        "deadlines",
+        "diagnostics",
+    ] {
         assert!(readme.contains(&format!("### `{t}`")), "README has no section for table {t}");
     }
 }
 
 #[test]
 fn readme_documents_every_analysis() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let headings: Vec<&str> = readme.lines().filter(|l| l.starts_with("### ")).collect();
     for q in tracedb::store::queries::catalog() {
         let name = format!("`{}`", q.name);
-        assert!(headings.iter().any(|h| h.contains(&name)), "README has no section heading naming {}", q.name);
+        assert!(
+            headings.iter().any(|h| h.contains(&name)),
+            "README has no section heading naming {}",
+            q.name
+        );
     }
 }
 
@@ -43,8 +59,15 @@ fn every_query_file_is_embedded() {
     let embedded: Vec<&str> = tracedb::store::queries::FILES.iter().map(|(f, _)| *f).collect();
     for area in std::fs::read_dir(&root).unwrap().flatten() {
         for f in std::fs::read_dir(area.path()).unwrap().flatten() {
-            let rel = format!("{}/{}", area.file_name().to_string_lossy(), f.file_name().to_string_lossy());
-            assert!(embedded.contains(&rel.as_str()), "queries/{rel} is not listed in store::queries::FILES");
+            let rel = format!(
+                "{}/{}",
+                area.file_name().to_string_lossy(),
+                f.file_name().to_string_lossy()
+            );
+            assert!(
+                embedded.contains(&rel.as_str()),
+                "queries/{rel} is not listed in store::queries::FILES"
+            );
         }
     }
 }

@@ -59,9 +59,11 @@ fn thread_labels(row: &Path) -> Vec<String> {
 
 fn check(dir: &Path, id: usize, expected: Counts, what: &str) {
     let q = |sql: String| scalar(dir, "db", &sql);
-    let states = q(format!("SELECT count(*) FROM intervals WHERE capture_id = {id} AND channel = 'state'"));
+    let states =
+        q(format!("SELECT count(*) FROM intervals WHERE capture_id = {id} AND channel = 'state'"));
     assert_eq!(states, expected.states.to_string(), "{what}: state intervals = state records");
-    let channels = q(format!("SELECT count(*) FROM intervals WHERE capture_id = {id} AND channel <> 'state'"));
+    let channels =
+        q(format!("SELECT count(*) FROM intervals WHERE capture_id = {id} AND channel <> 'state'"));
     assert_eq!(channels, expected.channel_intervals.to_string(), "{what}: channel intervals");
     let events = q(format!("SELECT count(*) FROM events WHERE capture_id = {id}"));
     assert_eq!(events, expected.pairs.to_string(), "{what}: events = type:value pairs");
@@ -91,7 +93,8 @@ fn shared_paraver_captures_ingest_with_every_record() {
     let lulesh = files.iter().position(|f| f.to_string_lossy().contains("lulesh")).unwrap() + 1;
     let text = std::fs::read_to_string(&files[lulesh - 1]).unwrap();
     let running = text.lines().filter(|l| l.starts_with("1:") && l.ends_with(":1")).count();
-    let p2p: usize = text.lines().filter(|l| l.starts_with("2:")).map(|l| l.matches(":50000001:").count()).sum();
+    let p2p: usize =
+        text.lines().filter(|l| l.starts_with("2:")).map(|l| l.matches(":50000001:").count()).sum();
     let q = |sql: String| scalar(tmp.path(), "db", &sql);
     assert_eq!(q(format!("SELECT count(*) FROM intervals WHERE capture_id = {lulesh} AND channel = 'state' AND state = 'Running'")), running.to_string());
     assert_eq!(q(format!("SELECT count(*) FROM events WHERE capture_id = {lulesh} AND action = 'MPI Point-to-point'")), p2p.to_string());
@@ -108,14 +111,18 @@ fn shared_paraver_captures_ingest_with_every_record() {
         "SELECT count(*) FROM (SELECT entity, sum(pct) AS p FROM state_time WHERE capture_id = {lulesh} AND kind = 'THREAD' GROUP BY entity) WHERE abs(p - 100) > 0.1"
     ));
     assert_eq!(bad, "0");
-    assert_eq!(q(format!("SELECT sum(messages) FROM messages_summary WHERE capture_id = {lulesh}")), "160");
+    assert_eq!(
+        q(format!("SELECT sum(messages) FROM messages_summary WHERE capture_id = {lulesh}")),
+        "160"
+    );
 }
 
 #[test]
 fn shared_ovni_output_directories_ingest_as_one_capture() {
     let Some(root) = util::shared_datasets() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let mut dirs: Vec<_> = std::fs::read_dir(root.join("ovni")).unwrap().flatten().map(|e| e.path()).collect();
+    let mut dirs: Vec<_> =
+        std::fs::read_dir(root.join("ovni")).unwrap().flatten().map(|e| e.path()).collect();
     dirs.sort();
     assert!(dirs.len() >= 4, "expected the ovni samples");
     for (i, d) in dirs.iter().enumerate() {
@@ -131,7 +138,10 @@ fn shared_ovni_output_directories_ingest_as_one_capture() {
         check(tmp.path(), i + 1, both, &out.display().to_string());
         let q = |sql: String| scalar(tmp.path(), "db", &sql);
         let id = i + 1;
-        assert_eq!(q(format!("SELECT count(*) FROM captures WHERE capture_id = {id} AND format = 'prv'")), "1");
+        assert_eq!(
+            q(format!("SELECT count(*) FROM captures WHERE capture_id = {id} AND format = 'prv'")),
+            "1"
+        );
         let name = d.file_name().unwrap().to_string_lossy().into_owned();
         assert_eq!(q(format!("SELECT name FROM captures WHERE capture_id = {id}")), name);
         // Rows are named from thread.row (TH ...) and cpu.row ( CPU ..., trimmed).
@@ -139,7 +149,8 @@ fn shared_ovni_output_directories_ingest_as_one_capture() {
         let cpus = thread_labels(&out.join("cpu.row"));
         let n_threads = q(format!("SELECT count(*) FROM entities WHERE capture_id = {id} AND type = 'THREAD' AND name LIKE 'TH %'"));
         assert_eq!(n_threads, threads.len().to_string(), "{name}: threads");
-        let n_cpus = q(format!("SELECT count(*) FROM entities WHERE capture_id = {id} AND type = 'CPU'"));
+        let n_cpus =
+            q(format!("SELECT count(*) FROM entities WHERE capture_id = {id} AND type = 'CPU'"));
         assert_eq!(n_cpus, cpus.len().to_string(), "{name}: CPUs");
     }
 }
@@ -184,5 +195,12 @@ fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
     // Missing companions are info only: --strict still ingests.
     std::fs::write(tmp.path().join("bare.prv"), &prv).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "bare.prv"]);
-    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics WHERE kind = 'missing_companion'"), "2");
+    assert_eq!(
+        scalar(
+            tmp.path(),
+            "db",
+            "SELECT count(*) FROM diagnostics WHERE kind = 'missing_companion'"
+        ),
+        "2"
+    );
 }

@@ -77,7 +77,12 @@ impl Term {
     fn ready(&mut self) {
         let start = Instant::now();
         while self.prompt_count() < self.prompts {
-            assert!(start.elapsed() < TIMEOUT, "timed out waiting for prompt {}; screen:\n{}", self.prompts, self.screen());
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "timed out waiting for prompt {}; screen:\n{}",
+                self.prompts,
+                self.screen()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         self.prompts = self.prompt_count();
@@ -168,7 +173,10 @@ fn statements_span_lines_share_lines_and_survive_errors() {
     t.line(".mode csv");
     t.line("SELECT entity, response_time, fmt_ns(response_time) AS human FROM instances;");
     let out = t.sync();
-    assert!(out.contains("entity,response_time,human\nTASK_A,30,30 ns\n"), "raw integers in csv:\n{out}");
+    assert!(
+        out.contains("entity,response_time,human\nTASK_A,30,30 ns\n"),
+        "raw integers in csv:\n{out}"
+    );
     t.line(".mode json");
     t.line("SELECT ns('2ms') AS d;");
     let out = t.sync();
@@ -178,11 +186,21 @@ fn statements_span_lines_share_lines_and_survive_errors() {
 #[test]
 fn meta_commands() {
     let tmp = archive();
-    std::fs::write(tmp.path().join("script.sql"), ".mode line\nSELECT 7 AS seven,\n  'x' AS ex;\n.mode table\n").unwrap();
+    std::fs::write(
+        tmp.path().join("script.sql"),
+        ".mode line\nSELECT 7 AS seven,\n  'x' AS ex;\n.mode table\n",
+    )
+    .unwrap();
     let Some(mut t) = Term::start(tmp.path(), "db") else { return };
     t.line(".help");
     let out = t.sync();
-    for cmd in [".tables", ".schema [TABLE]", ".run NAME [key=value...]", ".mode table|csv|json|markdown|line", ".quit, .exit"] {
+    for cmd in [
+        ".tables",
+        ".schema [TABLE]",
+        ".run NAME [key=value...]",
+        ".mode table|csv|json|markdown|line",
+        ".quit, .exit",
+    ] {
         assert!(out.contains(cmd), "{cmd} in help:\n{out}");
     }
     t.line(".tables");
@@ -210,7 +228,10 @@ fn meta_commands() {
     t.line(".mode");
     t.line("SELECT 1 AS n, 'a|b' AS s;");
     let out = t.sync();
-    assert!(out.contains("markdown\n") && out.contains("| n | s |\n|--:|---|\n| 1 | a\\|b |"), "{out}");
+    assert!(
+        out.contains("markdown\n") && out.contains("| n | s |\n|--:|---|\n| 1 | a\\|b |"),
+        "{out}"
+    );
     t.line(".mode table");
     t.line(".maxrows 2");
     t.line("SELECT * FROM range(5);");
@@ -312,10 +333,18 @@ fn helper_macros_work_outside_the_shell() {
         util::csv(tmp.path(), "db", window),
         "entity,state,ts,dur,clip_ts,clip_dur\nCore_0,TASK_A,10,20,15,10\nTASK_A,running,10,20,15,10\n"
     );
-    assert_eq!(util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(15, 25, capture := 2)"), "0");
-    assert_eq!(util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(30, 40) WHERE dur > 0"), "0", "[t0, t1)");
+    assert_eq!(
+        util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(15, 25, capture := 2)"),
+        "0"
+    );
+    assert_eq!(
+        util::scalar(tmp.path(), "db", "SELECT count(*) FROM intervals_in(30, 40) WHERE dur > 0"),
+        "0",
+        "[t0, t1)"
+    );
     let bad = util::run(tmp.path(), &["sql", "--archive", "db", "-c", "SELECT ns('fast')"]);
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("ns(): expected a number with unit ns, us, ms or s"));
+    assert!(String::from_utf8_lossy(&bad.stderr)
+        .contains("ns(): expected a number with unit ns, us, ms or s"));
 }
 
 #[test]
@@ -331,7 +360,10 @@ fn docs_follow_the_definitions() {
         if let Some(rest) = l.strip_prefix("CREATE OR REPLACE TEMP MACRO ") {
             let name = rest.split('(').next().unwrap();
             assert!(i > 0 && lines[i - 1].starts_with("--"), "{name}: no comment block above it");
-            assert!(helpers.contains(&format!("-- {name}(")), "{name}: comment does not show its call");
+            assert!(
+                helpers.contains(&format!("-- {name}(")),
+                "{name}: comment does not show its call"
+            );
             assert!(readme.contains(&format!("`{name}(")), "README does not list {name}");
         }
     }

@@ -61,9 +61,14 @@ fn json_figures_equal_the_analyses_output() {
     let rt = query(dir, "response_times", &[]);
     let tasks = r["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), rt.len(), "one task row per response_times row");
-    let by = |rows: &[BTreeMap<String, String>], e: &str| rows.iter().find(|x| x["entity"] == e).cloned();
-    let (dl, bl, pr) =
-        (query(dir, "deadline_summary", &[]), query(dir, "blocking", &[]), query(dir, "preemptions", &[]));
+    let by = |rows: &[BTreeMap<String, String>], e: &str| {
+        rows.iter().find(|x| x["entity"] == e).cloned()
+    };
+    let (dl, bl, pr) = (
+        query(dir, "deadline_summary", &[]),
+        query(dir, "blocking", &[]),
+        query(dir, "preemptions", &[]),
+    );
     for t in tasks {
         let e = t["entity"].as_str().unwrap();
         let row = by(&rt, e).unwrap_or_else(|| panic!("{e} not in response_times"));
@@ -80,10 +85,22 @@ fn json_figures_equal_the_analyses_output() {
         }
         let d = by(&dl, e).unwrap();
         assert_eq!(json_num(&t["deadline_misses"]), csv_num(&d, "misses"), "{e} misses");
-        assert_eq!(json_num(&t["deadline_instances"]), csv_num(&d, "instances"), "{e} deadline instances");
+        assert_eq!(
+            json_num(&t["deadline_instances"]),
+            csv_num(&d, "instances"),
+            "{e} deadline instances"
+        );
         if let Some(b) = by(&bl, e) {
-            assert_eq!(json_num(&t["blocking_total"]), csv_num(&b, "blocking_total"), "{e} blocking_total");
-            assert_eq!(json_num(&t["blocking_max"]), csv_num(&b, "blocking_max"), "{e} blocking_max");
+            assert_eq!(
+                json_num(&t["blocking_total"]),
+                csv_num(&b, "blocking_total"),
+                "{e} blocking_total"
+            );
+            assert_eq!(
+                json_num(&t["blocking_max"]),
+                csv_num(&b, "blocking_max"),
+                "{e} blocking_max"
+            );
         }
         let p = by(&pr, e).unwrap();
         assert_eq!(json_num(&t["preemptions"]), csv_num(&p, "preemptions"), "{e} preemptions");
@@ -144,7 +161,10 @@ fn json_figures_equal_the_analyses_output() {
         let pts = c["points"].as_array().unwrap();
         assert!(pts.len() <= 300, "{name}: {} points", pts.len());
         for p in pts {
-            let row = load.iter().find(|x| x["core"] == name && x["window_start"] == p[0].to_string()).unwrap();
+            let row = load
+                .iter()
+                .find(|x| x["core"] == name && x["window_start"] == p[0].to_string())
+                .unwrap();
             assert_eq!(p[1].as_f64(), csv_num(row, "load"), "{name} at {}", p[0]);
         }
         points += pts.len();
@@ -154,22 +174,40 @@ fn json_figures_equal_the_analyses_output() {
     // Deadline misses with a file that makes TASK_1MS_1 (max 46.2 us) miss a 40 us deadline.
     std::fs::write(dir.join("d.csv"), "TASK_1MS_1,40us\n").unwrap();
     let r = report_json(dir, &["--deadlines", "d.csv"]);
-    let misses =
-        ok(dir, &["query", "deadline_misses", "--archive", "db", "--format", "csv", "--param", "deadlines=d.csv"]);
+    let misses = ok(
+        dir,
+        &[
+            "query",
+            "deadline_misses",
+            "--archive",
+            "db",
+            "--format",
+            "csv",
+            "--param",
+            "deadlines=d.csv",
+        ],
+    );
     let n = misses.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
     assert!(n > 0);
     assert_eq!(r["deadline_misses_total"].as_u64(), Some(n as u64));
     let worst = r["deadline_misses"][0]["lateness"].as_f64().unwrap();
-    assert!(r["deadline_misses"].as_array().unwrap().iter().all(|m| m["lateness"].as_f64().unwrap() <= worst));
+    assert!(r["deadline_misses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["lateness"].as_f64().unwrap() <= worst));
     let t = tasks.iter().position(|t| t["entity"] == "TASK_1MS_1").unwrap();
     assert_eq!(
-        r["tasks"][t]["deadline_misses"].as_u64().or(r["tasks"][t]["deadline_misses"].as_f64().map(|v| v as u64)),
+        r["tasks"][t]["deadline_misses"]
+            .as_u64()
+            .or(r["tasks"][t]["deadline_misses"].as_f64().map(|v| v as u64)),
         Some(n as u64)
     );
     // The Gantt window is centred on the worst miss.
     let g = &r["gantt"];
     assert!(g["focus"].as_str().unwrap().starts_with("TASK_1MS_1 instance"));
-    let rects: usize = g["lanes"].as_array().unwrap().iter().map(|l| l["slices"].as_array().unwrap().len()).sum();
+    let rects: usize =
+        g["lanes"].as_array().unwrap().iter().map(|l| l["slices"].as_array().unwrap().len()).sum();
     assert!(rects > 0 && rects <= 4000);
 }
 
@@ -182,7 +220,14 @@ fn markdown_and_html_forms_carry_the_same_figures() {
     ok(dir, &["report", "--archive", "db", "--capture", "ecu-4cores", "-o", "r.html"]);
     let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
     let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
-    for title in ["Capture", "Tasks", "Deadline misses", "Semaphore contention", "CPU load per core", "Definitions"] {
+    for title in [
+        "Capture",
+        "Tasks",
+        "Deadline misses",
+        "Semaphore contention",
+        "CPU load per core",
+        "Definitions",
+    ] {
         assert!(md.contains(&format!("## {title}")), "markdown: {title}");
         assert!(html.contains(title), "html: {title}");
     }
@@ -191,7 +236,10 @@ fn markdown_and_html_forms_carry_the_same_figures() {
     let row = rt.iter().find(|r| r["entity"] == "TASK_1MS_1").unwrap();
     let max = csv_num(row, "response_time_max").unwrap();
     let shown = tracedb::report::human_ns(max);
-    assert!(md.lines().any(|l| l.starts_with("| TASK_1MS_1 |") && l.contains(&shown)), "markdown shows {shown}");
+    assert!(
+        md.lines().any(|l| l.starts_with("| TASK_1MS_1 |") && l.contains(&shown)),
+        "markdown shows {shown}"
+    );
     assert!(html.contains(&format!("<td>TASK_1MS_1</td>")) && html.contains(&shown));
     // Self-contained: no script, nothing fetched.
     assert!(!html.contains("<script"));
@@ -207,7 +255,9 @@ fn markdown_and_html_forms_carry_the_same_figures() {
 /// the same run, but that task waits longer for its core.
 fn slower(task: &str, by: i64) -> String {
     let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(sample_path()).unwrap()).read_to_string(&mut text).unwrap();
+    flate2::read::GzDecoder::new(std::fs::File::open(sample_path()).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
     let (mut head, mut rows): (Vec<&str>, Vec<(i64, String)>) = (Vec::new(), Vec::new());
     let needle = format!(",T,{task},");
     for line in text.lines() {
@@ -239,44 +289,94 @@ fn baseline_gate_exits_3_and_names_the_slower_task() {
     std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
     ok(dir, &["ingest", "--archive", "db", "slow.btf"]);
 
-    let out =
-        run(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "ecu-4cores", "-o", "cmp.json"]);
+    let out = run(
+        dir,
+        &[
+            "report",
+            "--archive",
+            "db",
+            "--capture",
+            "slow",
+            "--baseline",
+            "ecu-4cores",
+            "-o",
+            "cmp.json",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
     assert!(stderr.contains("TASK_1MS_1"), "{stderr}");
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
     let regs = r["comparison"]["regressions"].as_array().unwrap();
     assert!(!regs.is_empty());
-    assert!(regs.iter().all(|g| g["entity"] == "TASK_1MS_1"), "only the changed task regressed: {regs:?}");
+    assert!(
+        regs.iter().all(|g| g["entity"] == "TASK_1MS_1"),
+        "only the changed task regressed: {regs:?}"
+    );
     assert!(regs.iter().any(|g| g["metric"] == "response_time_avg"));
     assert_eq!(r["baseline"]["name"], "ecu-4cores");
 
     // The other forms say it first too, and still get written.
-    let out = run(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "-o", "cmp.md"]);
+    let out = run(
+        dir,
+        &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "-o", "cmp.md"],
+    );
     assert_eq!(out.status.code(), Some(3));
     let md = std::fs::read_to_string(dir.join("cmp.md")).unwrap();
     let first_section = md.split("\n## ").nth(1).unwrap();
-    assert!(first_section.starts_with("Regressions") && first_section.contains("TASK_1MS_1"), "{md}");
+    assert!(
+        first_section.starts_with("Regressions") && first_section.contains("TASK_1MS_1"),
+        "{md}"
+    );
 
     // A higher threshold than the change, or the capture against itself: exit 0.
-    ok(dir, &["report", "--archive", "db", "--capture", "slow", "--baseline", "slow", "-o", "same.html"]);
+    ok(
+        dir,
+        &[
+            "report",
+            "--archive",
+            "db",
+            "--capture",
+            "slow",
+            "--baseline",
+            "slow",
+            "-o",
+            "same.html",
+        ],
+    );
     let same = std::fs::read_to_string(dir.join("same.html")).unwrap();
     assert!(same.contains("No regression beyond 5%"));
     ok(
         dir,
-        &["report", "--archive", "db", "--capture", "slow", "--baseline", "1", "--threshold", "1000%", "-o", "t.json"],
+        &[
+            "report",
+            "--archive",
+            "db",
+            "--capture",
+            "slow",
+            "--baseline",
+            "1",
+            "--threshold",
+            "1000%",
+            "-o",
+            "t.json",
+        ],
     );
     // Faster than the baseline is not a regression either.
-    ok(dir, &["report", "--archive", "db", "--capture", "1", "--baseline", "slow", "-o", "faster.json"]);
+    ok(
+        dir,
+        &["report", "--archive", "db", "--capture", "1", "--baseline", "slow", "-o", "faster.json"],
+    );
 }
 
 /// Path of a Chromium binary, installing Debian's package when it is missing. None (with a
 /// message) where it cannot be installed.
 fn chromium() -> Option<String> {
     let find = || {
-        ["chromium", "chromium-browser"]
-            .into_iter()
-            .find(|c| Command::new(c).arg("--version").output().map(|o| o.status.success()).unwrap_or(false))
+        ["chromium", "chromium-browser"].into_iter().find(|c| {
+            Command::new(c).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+        })
     };
     if let Some(c) = find() {
         return Some(c.to_string());
@@ -359,7 +459,10 @@ fn html_renders_in_headless_chromium() {
     }
     let distinct = seen.iter().filter(|s| **s).count();
     let non_white = pixels.iter().filter(|b| **b < 200).count();
-    assert!(distinct > 20 && non_white > 10_000, "blank screenshot? {distinct} byte values, {non_white} dark bytes");
+    assert!(
+        distinct > 20 && non_white > 10_000,
+        "blank screenshot? {distinct} byte values, {non_white} dark bytes"
+    );
 
     let out = common("p2").arg("--dump-dom").arg(&page).output().unwrap();
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -403,7 +506,9 @@ fn html_stays_small_and_bounded_at_tens_of_thousands_of_instances() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let file = std::io::BufWriter::new(std::fs::File::create(dir.join("big.btf")).unwrap());
-    let stats = write_btf(file, &SynthConfig { duration_ns: 1_000_000_000, ..SynthConfig::default() }).unwrap();
+    let stats =
+        write_btf(file, &SynthConfig { duration_ns: 1_000_000_000, ..SynthConfig::default() })
+            .unwrap();
     assert!(stats.activations > 10_000);
     ok(dir, &["ingest", "--archive", "db", "big.btf"]);
     ok(dir, &["report", "--archive", "db", "-o", "r.html"]);

@@ -15,20 +15,38 @@ fn synthetic_system_round_trips_with_exact_counts() {
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), stats.lines.to_string());
     // The generator writes valid state machines: nothing to complain about.
     assert_eq!(
-        csv(tmp.path(), "db", "SELECT kind, count(*) AS n FROM diagnostics GROUP BY kind ORDER BY kind"),
+        csv(
+            tmp.path(),
+            "db",
+            "SELECT kind, count(*) AS n FROM diagnostics GROUP BY kind ORDER BY kind"
+        ),
         "kind,n\n"
     );
     let processes = "entity_type IN ('T', 'I')";
     assert_eq!(
-        scalar(tmp.path(), "db", &format!("SELECT count(*) FROM instances WHERE {processes} AND complete")),
+        scalar(
+            tmp.path(),
+            "db",
+            &format!("SELECT count(*) FROM instances WHERE {processes} AND complete")
+        ),
         stats.terminations.to_string()
     );
     assert_eq!(
-        scalar(tmp.path(), "db", &format!("SELECT count(*) FROM instances WHERE {processes} AND activate_ts IS NOT NULL")),
+        scalar(
+            tmp.path(),
+            "db",
+            &format!(
+                "SELECT count(*) FROM instances WHERE {processes} AND activate_ts IS NOT NULL"
+            )
+        ),
         stats.activations.to_string()
     );
     assert_eq!(
-        scalar(tmp.path(), "db", &format!("SELECT sum(preemptions) FROM instances WHERE {processes}")),
+        scalar(
+            tmp.path(),
+            "db",
+            &format!("SELECT sum(preemptions) FROM instances WHERE {processes}")
+        ),
         stats.preemptions.to_string()
     );
     // Identities of the metric definitions on every complete instance.

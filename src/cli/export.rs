@@ -35,17 +35,27 @@ pub struct Args {
 /// Runs `export`.
 pub fn run(args: Args) -> Result<()> {
     let archive = Archive::open(&args.archive.archive)?;
-    let entry = archive
-        .manifest
-        .find(&args.capture)
-        .cloned()
-        .ok_or_else(|| Error::Archive { path: archive.dir.clone(), message: format!("no capture '{}'", args.capture) })?;
+    let entry = archive.manifest.find(&args.capture).cloned().ok_or_else(|| Error::Archive {
+        path: archive.dir.clone(),
+        message: format!("no capture '{}'", args.capture),
+    })?;
     let conn = archive.connect()?;
     let what = match args.to {
-        Target::Btf => format!("{} events", export::to_btf(&conn, entry.capture_id, &entry.name, &args.out)?),
-        Target::ChromeJson => format!("{} trace events", export::to_chrome_json(&conn, entry.capture_id, &args.out)?),
-        Target::Parquet => format!("{} tables", export::to_parquet(&conn, entry.capture_id, &args.out)?.len()),
+        Target::Btf => {
+            format!("{} events", export::to_btf(&conn, entry.capture_id, &entry.name, &args.out)?)
+        }
+        Target::ChromeJson => {
+            format!("{} trace events", export::to_chrome_json(&conn, entry.capture_id, &args.out)?)
+        }
+        Target::Parquet => {
+            format!("{} tables", export::to_parquet(&conn, entry.capture_id, &args.out)?.len())
+        }
     };
-    eprintln!("exported capture {} '{}' to {}: {what}", entry.capture_id, entry.name, args.out.display());
+    eprintln!(
+        "exported capture {} '{}' to {}: {what}",
+        entry.capture_id,
+        entry.name,
+        args.out.display()
+    );
     Ok(())
 }

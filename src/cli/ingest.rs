@@ -53,9 +53,13 @@ pub fn run(args: Args) -> Result<()> {
         f => match Format::parse(f) {
             Some(f) => Some(f),
             None if ["ovni", "qs", "shark", "hw"].contains(&f) => {
-                return Err(Error::Usage(format!("format '{f}' is not supported by this build yet (supported: auto, btf, prv)")))
+                return Err(Error::Usage(format!(
+                    "format '{f}' is not supported by this build yet (supported: auto, btf, prv)"
+                )))
             }
-            None => return Err(Error::Usage(format!("unknown format '{f}' (expected auto, btf, prv)"))),
+            None => {
+                return Err(Error::Usage(format!("unknown format '{f}' (expected auto, btf, prv)")))
+            }
         },
     };
     if args.name.is_some() && args.files.len() > 1 {
@@ -68,7 +72,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut tags = std::collections::BTreeMap::new();
     for t in &args.tags {
-        let (k, v) = t.split_once('=').ok_or_else(|| Error::Usage(format!("--tag {t}: expected KEY=VALUE")))?;
+        let (k, v) = t
+            .split_once('=')
+            .ok_or_else(|| Error::Usage(format!("--tag {t}: expected KEY=VALUE")))?;
         tags.insert(k.trim().to_string(), v.trim().to_string());
     }
     let opts = IngestOptions {
@@ -93,7 +99,8 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
         let mut bar = Bar::new(file);
-        let report = ingest_path(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
+        let report =
+            ingest_path(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
         bar.finish();
         eprintln!("{}", summary_line(&report));
     }

@@ -17,10 +17,15 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let mut out = super::stdout();
     let all = catalog();
-    let shown: Vec<_> = all.iter().filter(|q| args.name.as_ref().is_none_or(|n| &q.name == n)).collect();
+    let shown: Vec<_> =
+        all.iter().filter(|q| args.name.as_ref().is_none_or(|n| &q.name == n)).collect();
     if shown.is_empty() {
         let names: Vec<&str> = all.iter().map(|q| q.name.as_str()).collect();
-        return Err(Error::Usage(format!("no analysis '{}' (analyses: {})", args.name.unwrap_or_default(), names.join(", "))));
+        return Err(Error::Usage(format!(
+            "no analysis '{}' (analyses: {})",
+            args.name.unwrap_or_default(),
+            names.join(", ")
+        )));
     }
     let verbose = args.verbose || args.name.is_some();
     let width = shown.iter().map(|q| q.name.len()).max().unwrap_or(0);
@@ -29,8 +34,16 @@ pub fn run(args: Args) -> Result<()> {
         (|| -> std::io::Result<()> {
             writeln!(w, "{:width$}  {}", q.name, q.summary)?;
             for p in &q.params {
-                let default = if p.default == "-" { String::new() } else { format!(" (default {})", p.default) };
-                writeln!(w, "{:width$}    --param {}=<{}>{default}: {}", "", p.name, p.kind, p.doc)?;
+                let default = if p.default == "-" {
+                    String::new()
+                } else {
+                    format!(" (default {})", p.default)
+                };
+                writeln!(
+                    w,
+                    "{:width$}    --param {}=<{}>{default}: {}",
+                    "", p.name, p.kind, p.doc
+                )?;
             }
             if verbose {
                 writeln!(w)?;

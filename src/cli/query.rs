@@ -28,27 +28,30 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let Some(q) = queries::find(&args.name) else {
         let names: Vec<String> = queries::catalog().into_iter().map(|q| q.name).collect();
-        return Err(Error::Usage(format!("no analysis '{}' (see `tracedb queries`: {})", args.name, names.join(", "))));
+        return Err(Error::Usage(format!(
+            "no analysis '{}' (see `tracedb queries`: {})",
+            args.name,
+            names.join(", ")
+        )));
     };
     let mut values = Vec::new();
     for p in &args.params {
-        let (k, v) = p.split_once('=').ok_or_else(|| Error::Usage(format!("--param {p}: expected KEY=VALUE")))?;
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| Error::Usage(format!("--param {p}: expected KEY=VALUE")))?;
         values.push((k.trim().to_string(), v.trim().to_string()));
     }
     let archive = Archive::open(&args.archive.archive)?;
     let capture = match &args.capture {
-        Some(c) => Some(
-            archive
-                .manifest
-                .find(c)
-                .map(|e| e.capture_id)
-                .ok_or_else(|| Error::Usage(format!("no capture '{c}' in {}", archive.dir.display())))?,
-        ),
+        Some(c) => Some(archive.manifest.find(c).map(|e| e.capture_id).ok_or_else(|| {
+            Error::Usage(format!("no capture '{c}' in {}", archive.dir.display()))
+        })?),
         None => None,
     };
     let conn = archive.connect()?;
-    let (files, rest): (Vec<_>, Vec<_>) =
-        values.into_iter().partition(|(k, _)| q.params.iter().any(|p| &p.name == k && p.kind == "file"));
+    let (files, rest): (Vec<_>, Vec<_>) = values
+        .into_iter()
+        .partition(|(k, _)| q.params.iter().any(|p| &p.name == k && p.kind == "file"));
     for (k, v) in files {
         if k == "deadlines" {
             load_deadlines(&conn, Path::new(&v))?;

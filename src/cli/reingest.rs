@@ -25,16 +25,18 @@ pub fn run(args: Args) -> Result<()> {
     Archive::open(dir)?;
     let (mut archive, _lock) = Archive::open_for_write(dir)?;
     let targets: Vec<_> = match &args.capture {
-        Some(c) => vec![archive
-            .manifest
-            .find(c)
-            .cloned()
-            .ok_or_else(|| Error::Archive { path: dir.clone(), message: format!("no capture '{c}'") })?],
+        Some(c) => vec![archive.manifest.find(c).cloned().ok_or_else(|| Error::Archive {
+            path: dir.clone(),
+            message: format!("no capture '{c}'"),
+        })?],
         None => archive.manifest.captures.clone(),
     };
     for old in targets {
         if old.sources.is_empty() {
-            let msg = format!("capture {} '{}' has no kept source (ingested with --no-keep-source)", old.capture_id, old.name);
+            let msg = format!(
+                "capture {} '{}' has no kept source (ingested with --no-keep-source)",
+                old.capture_id, old.name
+            );
             if args.all {
                 eprintln!("{msg}; skipped");
                 continue;
@@ -45,7 +47,12 @@ pub fn run(args: Args) -> Result<()> {
         let tmp = archive.dir.join(format!(".reingest.{}", std::process::id()));
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let result = extract_sources(&archive, &old, &tmp).and_then(|traces| {
-            let opts = IngestOptions { deadlines, keep_source: true, replace: Some(old.clone()), ..Default::default() };
+            let opts = IngestOptions {
+                deadlines,
+                keep_source: true,
+                replace: Some(old.clone()),
+                ..Default::default()
+            };
             ingest_files(&mut archive, &traces, &old.name, &opts, &mut |_, _| {})
         });
         let _ = std::fs::remove_dir_all(&tmp);
@@ -58,7 +65,13 @@ pub fn run(args: Args) -> Result<()> {
 /// The deadlines stored with capture `id` at ingest, read from its own `deadlines` file
 /// (not through the views: a rebuild must work when other files of the archive are damaged).
 fn stored_deadlines(archive: &Archive, id: i64) -> Result<Vec<(String, i64)>> {
-    let Some(f) = archive.manifest.captures.iter().find(|c| c.capture_id == id).and_then(|c| c.files.get("deadlines")) else {
+    let Some(f) = archive
+        .manifest
+        .captures
+        .iter()
+        .find(|c| c.capture_id == id)
+        .and_then(|c| c.files.get("deadlines"))
+    else {
         return Ok(Vec::new());
     };
     let path = archive.dir.join(&f.path);

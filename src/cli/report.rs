@@ -41,7 +41,13 @@ enum Form {
 
 /// Runs `report`.
 pub fn run(args: Args) -> Result<()> {
-    let form = match args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    let form = match args
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("html" | "htm") => Form::Html,
         Some("md" | "markdown") => Form::Markdown,
         Some("json") => Form::Json,
@@ -54,23 +60,21 @@ pub fn run(args: Args) -> Result<()> {
     };
     let threshold_pct = parse_threshold(&args.threshold)?;
     let archive = Archive::open(&args.archive.archive)?;
-    let find = |key: &str| {
-        archive
-            .manifest
-            .find(key)
-            .cloned()
-            .ok_or_else(|| Error::Usage(format!("no capture '{key}' in {}", archive.dir.display())))
-    };
-    let capture = match &args.capture {
-        Some(c) => find(c)?,
-        None => archive
-            .manifest
-            .captures
-            .iter()
-            .max_by_key(|c| c.capture_id)
-            .cloned()
-            .ok_or_else(|| Error::Usage(format!("no capture in {}", archive.dir.display())))?,
-    };
+    let find =
+        |key: &str| {
+            archive.manifest.find(key).cloned().ok_or_else(|| {
+                Error::Usage(format!("no capture '{key}' in {}", archive.dir.display()))
+            })
+        };
+    let capture =
+        match &args.capture {
+            Some(c) => find(c)?,
+            None => {
+                archive.manifest.captures.iter().max_by_key(|c| c.capture_id).cloned().ok_or_else(
+                    || Error::Usage(format!("no capture in {}", archive.dir.display())),
+                )?
+            }
+        };
     let baseline = args.baseline.as_deref().map(find).transpose()?;
     let conn = archive.connect()?;
     if let Some(d) = &args.deadlines {

@@ -19,12 +19,22 @@ pub fn run(args: Args) -> Result<()> {
     let dir = &args.archive.archive;
     Archive::open(dir)?; // a missing archive is an error, not created here
     let (mut archive, _lock) = Archive::open_for_write(dir)?;
-    let by_name: Vec<i64> =
-        archive.manifest.captures.iter().filter(|c| c.name == args.capture).map(|c| c.capture_id).collect();
+    let by_name: Vec<i64> = archive
+        .manifest
+        .captures
+        .iter()
+        .filter(|c| c.name == args.capture)
+        .map(|c| c.capture_id)
+        .collect();
     let id = match (args.capture.parse::<i64>(), by_name.as_slice()) {
         (Ok(id), _) if archive.manifest.captures.iter().any(|c| c.capture_id == id) => id,
         (_, [id]) => *id,
-        (_, []) => return Err(Error::Archive { path: dir.clone(), message: format!("no capture '{}'", args.capture) }),
+        (_, []) => {
+            return Err(Error::Archive {
+                path: dir.clone(),
+                message: format!("no capture '{}'", args.capture),
+            })
+        }
         (_, ids) => {
             let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
             return Err(Error::Usage(format!(

@@ -59,7 +59,12 @@ pub fn run(args: Args) -> Result<()> {
 /// Runs one statement and prints its result (nothing for a statement without columns). Rows
 /// are fetched as they are produced and CSV or JSON written as they come, so a large result
 /// is never held whole.
-pub fn run_statement(conn: &duckdb::Connection, sql: &str, format: OutputFormat, out: &mut dyn Write) -> Result<()> {
+pub fn run_statement(
+    conn: &duckdb::Connection,
+    sql: &str,
+    format: OutputFormat,
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut stmt = conn.prepare(sql)?;
     let mut stream = stmt.stream_arrow([])?;
     let schema = stream.get_schema();

@@ -286,7 +286,14 @@ impl<O: Output> Deriver<O> {
         }
     }
 
-    fn diag(&mut self, severity: Severity, kind: &'static str, pos: Pos, ts: i64, message: String) -> Result<()> {
+    fn diag(
+        &mut self,
+        severity: Severity,
+        kind: &'static str,
+        pos: Pos,
+        ts: i64,
+        message: String,
+    ) -> Result<()> {
         self.diags.push(Diagnostic { severity, kind, pos, ts: Some(ts), message })
     }
 
@@ -412,7 +419,13 @@ impl<O: Output> Deriver<O> {
     /// Core on which an event happens: the source when it is a core, else where the source
     /// process runs, else (for process events) a source named like a core, else where the
     /// target last ran.
-    fn resolve_core(&mut self, source: Sym, target: Sym, process_event: bool, pos: Pos) -> Option<Sym> {
+    fn resolve_core(
+        &mut self,
+        source: Sym,
+        target: Sym,
+        process_event: bool,
+        pos: Pos,
+    ) -> Option<Sym> {
         if self.is_core(source) {
             return Some(source);
         }
@@ -496,19 +509,40 @@ impl<O: Output> Sink for Deriver<O> {
         let core = match class {
             Class::Process => {
                 let core = self.resolve_core(source, target, true, ev.pos);
-                let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
+                let a = process::Act {
+                    ts,
+                    pos: ev.pos,
+                    action,
+                    core,
+                    source,
+                    source_instance: ev.source_instance,
+                };
                 self.process_event(target, target_type, ev.target_instance, a)?;
                 core
             }
             Class::Runnable => {
                 let core = self.resolve_core(source, target, false, ev.pos);
-                let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
+                let a = process::Act {
+                    ts,
+                    pos: ev.pos,
+                    action,
+                    core,
+                    source,
+                    source_instance: ev.source_instance,
+                };
                 self.runnable_event(target, target_type, ev.target_instance, a)?;
                 core
             }
             Class::Semaphore => {
                 let core = self.resolve_core(source, target, false, ev.pos);
-                let a = process::Act { ts, pos: ev.pos, action, core, source, source_instance: ev.source_instance };
+                let a = process::Act {
+                    ts,
+                    pos: ev.pos,
+                    action,
+                    core,
+                    source,
+                    source_instance: ev.source_instance,
+                };
                 self.semaphore_event(target, a, value)?;
                 core
             }

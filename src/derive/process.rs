@@ -164,9 +164,18 @@ impl<O: Output> Deriver<O> {
                     );
                     self.diag(Severity::Info, "unknown_prior_state", a.pos, a.ts, msg)?;
                 }
-                let row = InstanceRow { activate_ts: None, clean: false, ..proc_row(e, etype, inst) };
+                let row =
+                    InstanceRow { activate_ts: None, clean: false, ..proc_row(e, etype, inst) };
                 // Placeholder state (off core) so that `enter` does the bookkeeping of a real entry.
-                let p = Proc { etype, state: PState::Terminated, since: a.ts, since_action: a.action, core: None, row, runnables: Vec::new() };
+                let p = Proc {
+                    etype,
+                    state: PState::Terminated,
+                    since: a.ts,
+                    since_action: a.action,
+                    core: None,
+                    row,
+                    runnables: Vec::new(),
+                };
                 self.procs.insert(key, p);
                 self.enter(key, to, a)
             }
@@ -212,7 +221,15 @@ impl<O: Output> Deriver<O> {
             }
         }
         let row = InstanceRow { activate_ts: Some(a.ts), ..proc_row(e, etype, inst) };
-        let p = Proc { etype, state: PState::Active, since: a.ts, since_action: a.action, core: None, row, runnables: Vec::new() };
+        let p = Proc {
+            etype,
+            state: PState::Active,
+            since: a.ts,
+            since_action: a.action,
+            core: None,
+            row,
+            runnables: Vec::new(),
+        };
         self.procs.insert(key, p);
         Ok(())
     }
@@ -329,7 +346,14 @@ impl<O: Output> Deriver<O> {
         }
     }
 
-    fn emit_occupancy(&mut self, core: Sym, occ: (Sym, i64, i64, Sym), end: i64, end_action: Option<Sym>, open: bool) -> Result<()> {
+    fn emit_occupancy(
+        &mut self,
+        core: Sym,
+        occ: (Sym, i64, i64, Sym),
+        end: i64,
+        end_action: Option<Sym>,
+        open: bool,
+    ) -> Result<()> {
         let (e, i, since, since_action) = occ;
         #[allow(clippy::cast_precision_loss)]
         let row = IntervalRow {
@@ -373,7 +397,10 @@ impl<O: Output> Deriver<O> {
 
     pub(super) fn runnable_event(&mut self, e: Sym, etype: Sym, inst: i64, a: Act) -> Result<()> {
         let key = (e, inst);
-        let action = super::known(self.names.resolve(a.action), &["start", "suspend", "resume", "terminate"]);
+        let action = super::known(
+            self.names.resolve(a.action),
+            &["start", "suspend", "resume", "terminate"],
+        );
         let exists = self.runnables.get(&key).map(|r| (r.running, r.implicit));
         match (action, exists) {
             ("start", None) => self.runnable_start(key, etype, a, true),
@@ -437,13 +464,17 @@ impl<O: Output> Deriver<O> {
     }
 
     fn runnable_start(&mut self, key: (Sym, i64), etype: Sym, a: Act, clean: bool) -> Result<()> {
-        let task = self.procs.contains_key(&(a.source, a.source_instance)).then_some((a.source, a.source_instance));
+        let task = self
+            .procs
+            .contains_key(&(a.source, a.source_instance))
+            .then_some((a.source, a.source_instance));
         if let Some(t) = task {
             if let Some(p) = self.procs.get_mut(&t) {
                 p.runnables.push(key);
             }
         }
-        let src_is_process = self.type_of(a.source).is_some_and(|t| self.class(t) == Class::Process);
+        let src_is_process =
+            self.type_of(a.source).is_some_and(|t| self.class(t) == Class::Process);
         if src_is_process {
             if let Some(ent) = self.entity_ids.get(&key.0).copied() {
                 if let Some(info) = self.entities.get_mut(ent) {
@@ -464,7 +495,16 @@ impl<O: Output> Deriver<O> {
             clean,
             ..Default::default()
         };
-        let r = Runnable { etype, running: true, since: a.ts, since_action: a.action, core: a.core, task, implicit: false, row };
+        let r = Runnable {
+            etype,
+            running: true,
+            since: a.ts,
+            since_action: a.action,
+            core: a.core,
+            task,
+            implicit: false,
+            row,
+        };
         self.runnables.insert(key, r);
         Ok(())
     }
@@ -492,10 +532,17 @@ impl<O: Output> Deriver<O> {
         }
     }
 
-    fn runnable_interval(&mut self, key: (Sym, i64), end: i64, end_action: Option<Sym>, open: bool) -> Option<IntervalRow> {
+    fn runnable_interval(
+        &mut self,
+        key: (Sym, i64),
+        end: i64,
+        end_action: Option<Sym>,
+        open: bool,
+    ) -> Option<IntervalRow> {
         let r = self.runnables.get(&key)?;
         let state = if r.running { "running" } else { "suspended" };
-        let (etype, since, since_action, core, running) = (r.etype, r.since, r.since_action, r.core, r.running);
+        let (etype, since, since_action, core, running) =
+            (r.etype, r.since, r.since_action, r.core, r.running);
         Some(IntervalRow {
             entity: key.0,
             entity_type: etype,

@@ -85,8 +85,17 @@ impl<O: Output> Deriver<O> {
     }
 
     fn semaphore_state(&mut self, sem: Sym, a: Act, value: Option<f64>) -> Result<()> {
-        const ACTIONS: &[&str] =
-            &["ready", "lock", "used", "free", "lock_used", "unlock", "unlock_full", "overfull", "full"];
+        const ACTIONS: &[&str] = &[
+            "ready",
+            "lock",
+            "used",
+            "free",
+            "lock_used",
+            "unlock",
+            "unlock_full",
+            "overfull",
+            "full",
+        ];
         let action = super::known(self.names.resolve(a.action), ACTIONS);
         let (from, to): (&[SemState], SemState) = if action == "ready" {
             (&[], SemState::Free)
@@ -109,7 +118,11 @@ impl<O: Output> Deriver<O> {
             }
             Some(state) if !from.contains(&state) => {
                 let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
-                let expected = if expected.is_empty() { "not initialised".to_string() } else { expected.join(" or ") };
+                let expected = if expected.is_empty() {
+                    "not initialised".to_string()
+                } else {
+                    expected.join(" or ")
+                };
                 let msg = format!(
                     "{action} of semaphore {} in state {} (expected {expected})",
                     self.names.resolve(sem),
@@ -162,18 +175,40 @@ impl<O: Output> Deriver<O> {
         let mine = |r: &&mut Request| r.process == p && r.instance == i;
         match action {
             "requestsemaphore" | "exclusivesemaphore" => {
-                list.push(Request { process: p, instance: i, request_ts: Some(a.ts), assigned_ts: None, contended: false });
+                list.push(Request {
+                    process: p,
+                    instance: i,
+                    request_ts: Some(a.ts),
+                    assigned_ts: None,
+                    contended: false,
+                });
             }
-            "waiting" | "queued" => match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {
-                Some(r) => r.contended = true,
-                None => list.push(Request { process: p, instance: i, request_ts: Some(a.ts), assigned_ts: None, contended: true }),
-            },
+            "waiting" | "queued" => {
+                match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {
+                    Some(r) => r.contended = true,
+                    None => list.push(Request {
+                        process: p,
+                        instance: i,
+                        request_ts: Some(a.ts),
+                        assigned_ts: None,
+                        contended: true,
+                    }),
+                }
+            }
             "assigned" => match list.iter_mut().filter(|r| r.assigned_ts.is_none()).find(mine) {
                 Some(r) => r.assigned_ts = Some(a.ts),
-                None => list.push(Request { process: p, instance: i, request_ts: None, assigned_ts: Some(a.ts), contended: false }),
+                None => list.push(Request {
+                    process: p,
+                    instance: i,
+                    request_ts: None,
+                    assigned_ts: Some(a.ts),
+                    contended: false,
+                }),
             },
             "released" => {
-                let idx = list.iter().position(|r| r.process == p && r.instance == i && r.assigned_ts.is_some());
+                let idx = list
+                    .iter()
+                    .position(|r| r.process == p && r.instance == i && r.assigned_ts.is_some());
                 let row = match idx {
                     Some(idx) => {
                         let r = list.remove(idx);
@@ -213,14 +248,27 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
-    pub(super) fn signal_write(&mut self, sig: Sym, ts: i64, action: Sym, note: Option<&str>, value: Option<f64>) -> Result<()> {
+    pub(super) fn signal_write(
+        &mut self,
+        sig: Sym,
+        ts: i64,
+        action: Sym,
+        note: Option<&str>,
+        value: Option<f64>,
+    ) -> Result<()> {
         self.close_signal(sig, ts, Some(action), false)?;
         let text = note.map(Box::from);
         self.signals.insert(sig, Signal { since: ts, since_action: action, text, value });
         Ok(())
     }
 
-    fn close_signal(&mut self, sig: Sym, end: i64, end_action: Option<Sym>, open: bool) -> Result<()> {
+    fn close_signal(
+        &mut self,
+        sig: Sym,
+        end: i64,
+        end_action: Option<Sym>,
+        open: bool,
+    ) -> Result<()> {
         let Some(s) = self.signals.remove(&sig) else { return Ok(()) };
         let state = match s.text {
             Some(t) => StateText::Owned(t),

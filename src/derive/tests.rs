@@ -44,7 +44,13 @@ impl Output for Rows {
     }
     fn lock_requests(&mut self, rows: &[LockRow], n: &Interner) -> Result<()> {
         for r in rows {
-            self.locks.push(format!("{} {} wait={:?} hold={:?}", n.resolve(r.semaphore), n.resolve(r.process), r.wait(), r.hold()));
+            self.locks.push(format!(
+                "{} {} wait={:?} hold={:?}",
+                n.resolve(r.semaphore),
+                n.resolve(r.process),
+                r.wait(),
+                r.hold()
+            ));
         }
         Ok(())
     }
@@ -58,7 +64,8 @@ fn derive(text: &str) -> (Summary, Rows) {
 
 #[test]
 fn simple_life_cycle() {
-    let (s, rows) = derive("0,S,0,T,A,0,activate\n5,Core_0,0,T,A,0,start\n9,Core_0,0,T,A,0,terminate\n");
+    let (s, rows) =
+        derive("0,S,0,T,A,0,activate\n5,Core_0,0,T,A,0,start\n9,Core_0,0,T,A,0,terminate\n");
     assert_eq!(s.events, 3);
     assert_eq!(rows.instances, ["A#0 rt=Some(9) net=4 complete=true"]);
     assert_eq!(
@@ -78,8 +85,12 @@ fn open_states_close_at_the_last_event() {
 fn strict_stops_on_an_invalid_transition() {
     let mut d = Deriver::new(Rows::default(), "t.btf", true);
     let text = "0,S,0,T,A,0,activate\n1,Core_0,0,T,A,0,resume\n";
-    let e = crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap_err();
-    assert_eq!(e.to_string(), "t.btf: line 2: resume of A instance 0 in state active (expected ready)");
+    let e = crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.btf: line 2: resume of A instance 0 in state active (expected ready)"
+    );
 }
 
 #[test]
@@ -95,7 +106,11 @@ fn many_instances_keep_memory_flat() {
     let mut text = String::new();
     for i in 0..5000 {
         let t = i * 10;
-        text.push_str(&format!("{t},S,0,T,A,{i},activate\n{},Core_0,0,T,A,{i},start\n{},Core_0,0,T,A,{i},terminate\n", t + 1, t + 5));
+        text.push_str(&format!(
+            "{t},S,0,T,A,{i},activate\n{},Core_0,0,T,A,{i},start\n{},Core_0,0,T,A,{i},terminate\n",
+            t + 1,
+            t + 5
+        ));
     }
     let mut d = Deriver::new(Rows::default(), "t.btf", false);
     crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap();
@@ -107,7 +122,8 @@ fn many_instances_keep_memory_flat() {
 fn derive_prv(text: &str) -> (Summary, Rows) {
     let mut d = Deriver::new(Rows::default(), "t.prv", false);
     let comp = crate::ingest::prv::Companions::default();
-    crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "t.prv", &comp, &mut d).unwrap();
+    crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "t.prv", &comp, &mut d)
+        .unwrap();
     d.finish().unwrap()
 }
 
@@ -134,7 +150,9 @@ fn paraver_records_keep_their_own_times() {
 
 #[test]
 fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
-    let (s, rows) = derive_prv("#Paraver (d):100_ns:0:1:1(1:1)\n2:0:1:1:1:50:7:1\n2:0:1:1:1:40:7:0\n2:0:1:1:1:10:8:3\n");
+    let (s, rows) = derive_prv(
+        "#Paraver (d):100_ns:0:1:1(1:1)\n2:0:1:1:1:50:7:1\n2:0:1:1:1:40:7:0\n2:0:1:1:1:10:8:3\n",
+    );
     assert_eq!(rows.intervals, ["8 THREAD 1.1.1 3 [10,100) open", "7 THREAD 1.1.1 1 [50,50) "]);
     assert_eq!(s.diag_counts.get("time_backwards").map(|c| c.1), Some(1));
 }
@@ -173,7 +191,12 @@ fn mutated_fixtures_never_panic() {
             let mut lines = LineReader::new(&v[..]);
             let read = match *format {
                 "btf" => crate::ingest::btf::read(&mut lines, "t", &mut d),
-                _ => crate::ingest::prv::read(&mut lines, "t", &crate::ingest::prv::Companions::default(), &mut d),
+                _ => crate::ingest::prv::read(
+                    &mut lines,
+                    "t",
+                    &crate::ingest::prv::Companions::default(),
+                    &mut d,
+                ),
             };
             if read.is_ok() {
                 let _ = d.finish();

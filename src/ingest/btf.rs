@@ -232,7 +232,9 @@ impl BtfReader<'_> {
         let mut note = None;
         for (i, slot) in fields.iter_mut().enumerate() {
             // memchr on bytes: a comma is ASCII, so both sides stay valid UTF-8.
-            match memchr::memchr(b',', rest.as_bytes()).and_then(|c| Some((rest.get(..c)?, rest.get(c + 1..)?))) {
+            match memchr::memchr(b',', rest.as_bytes())
+                .and_then(|c| Some((rest.get(..c)?, rest.get(c + 1..)?)))
+            {
                 Some((field, after)) => {
                     *slot = field.trim_ascii();
                     rest = after;
@@ -244,7 +246,10 @@ impl BtfReader<'_> {
                     if i < 6 {
                         return self.malformed(
                             pos,
-                            format!("expected at least 7 comma-separated fields, found {n}: '{}'", clip(line)),
+                            format!(
+                                "expected at least 7 comma-separated fields, found {n}: '{}'",
+                                clip(line)
+                            ),
                             sink,
                         );
                     }
@@ -313,7 +318,14 @@ impl BtfReader<'_> {
         })
     }
 
-    fn instance(&self, field: &str, which: &str, pos: Pos, ts: i64, sink: &mut dyn Sink) -> Result<i64> {
+    fn instance(
+        &self,
+        field: &str,
+        which: &str,
+        pos: Pos,
+        ts: i64,
+        sink: &mut dyn Sink,
+    ) -> Result<i64> {
         if field.is_empty() {
             return Ok(-1);
         }
@@ -325,7 +337,10 @@ impl BtfReader<'_> {
                     kind: "bad_instance",
                     pos,
                     ts: Some(ts),
-                    message: format!("{which} instance '{}' is not an integer; taken as -1", clip(field)),
+                    message: format!(
+                        "{which} instance '{}' is not an integer; taken as -1",
+                        clip(field)
+                    ),
                 })?;
                 Ok(-1)
             }
@@ -399,8 +414,15 @@ mod tests {
         fn event(&mut self, e: &Event<'_>) -> Result<()> {
             self.events.push(format!(
                 "{}|{}|{}|{}|{}|{}|{}|{:?}|{}",
-                e.ts, e.source, e.source_instance, e.target_type, e.target, e.target_instance,
-                e.action, e.note, e.pos
+                e.ts,
+                e.source,
+                e.source_instance,
+                e.target_type,
+                e.target,
+                e.target_instance,
+                e.action,
+                e.note,
+                e.pos
             ));
             Ok(())
         }
@@ -446,7 +468,9 @@ mod tests {
         let r = run("1,a,0,T,A,0\nxx,a,0,T,A,0,start\n5,a,0,T,A,0,start\n3,a,0,T,A,0,preempt\n");
         let kinds: Vec<_> = r.diags.iter().map(|d| d.0.as_str()).collect();
         assert_eq!(kinds, ["malformed_line", "malformed_line", "time_backwards"]);
-        assert!(r.diags[0].1.starts_with("line 1: expected at least 7 comma-separated fields, found 6"));
+        assert!(r.diags[0]
+            .1
+            .starts_with("line 1: expected at least 7 comma-separated fields, found 6"));
         assert!(r.diags[1].1.starts_with("line 2: time 'xx' is not an integer"));
         assert_eq!(r.events.len(), 2, "the backwards event is kept");
     }
@@ -475,8 +499,12 @@ mod tests {
         assert_eq!(r.events[0].split('|').next(), Some("1"));
         assert_eq!(r.diags[0].0, "precision_lost");
         let mut sink = Rec::default();
-        let e = read(&mut LineReader::new(&b"#timeScale min\n"[..]), "t.btf", &mut sink).unwrap_err();
-        assert_eq!(e.to_string(), "t.btf: line 1: unknown #timeScale 'min' (expected ps, ns, us, ms or s)");
+        let e =
+            read(&mut LineReader::new(&b"#timeScale min\n"[..]), "t.btf", &mut sink).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.btf: line 1: unknown #timeScale 'min' (expected ps, ns, us, ms or s)"
+        );
     }
 
     #[test]

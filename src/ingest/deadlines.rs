@@ -23,15 +23,26 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
         }
         let pos = format!("line {}", i + 1);
         let Some((entity, deadline)) = line.rsplit_once(',') else {
-            return Err(Error::input(path, pos, format!("expected 'entity,deadline' (e.g. TASK_10MS,10ms), found '{line}'")));
+            return Err(Error::input(
+                path,
+                pos,
+                format!("expected 'entity,deadline' (e.g. TASK_10MS,10ms), found '{line}'"),
+            ));
         };
         let entity = entity.trim();
         if entity.is_empty() {
             return Err(Error::input(path, pos, "empty entity name"));
         }
-        let ns = parse_duration_ns(deadline)
-            .filter(|v| *v > 0)
-            .ok_or_else(|| Error::input(path, pos, format!("deadline '{}' is not a positive duration such as 10ms, 250us, 2s", deadline.trim())))?;
+        let ns = parse_duration_ns(deadline).filter(|v| *v > 0).ok_or_else(|| {
+            Error::input(
+                path,
+                pos,
+                format!(
+                    "deadline '{}' is not a positive duration such as 10ms, 250us, 2s",
+                    deadline.trim()
+                ),
+            )
+        })?;
         out.push((entity.to_string(), ns));
     }
     Ok(out)
@@ -44,13 +55,19 @@ mod tests {
     #[test]
     fn reads_units_globs_and_comments() {
         let d = parse("# deadlines\nTASK_10MS, 10ms\n\nISR_*,250us\nT3,1500\n", "d.csv").unwrap();
-        assert_eq!(d, [("TASK_10MS".to_string(), 10_000_000), ("ISR_*".into(), 250_000), ("T3".into(), 1500)]);
+        assert_eq!(
+            d,
+            [("TASK_10MS".to_string(), 10_000_000), ("ISR_*".into(), 250_000), ("T3".into(), 1500)]
+        );
     }
 
     #[test]
     fn bad_lines_name_the_position() {
         let e = parse("A,10ms\nB,soon\n", "d.csv").unwrap_err();
-        assert_eq!(e.to_string(), "d.csv: line 2: deadline 'soon' is not a positive duration such as 10ms, 250us, 2s");
+        assert_eq!(
+            e.to_string(),
+            "d.csv: line 2: deadline 'soon' is not a positive duration such as 10ms, 250us, 2s"
+        );
         assert!(parse("just a name\n", "d.csv").is_err());
     }
 }

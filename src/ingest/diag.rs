@@ -138,7 +138,9 @@ impl Diagnostics {
                 kind,
                 position: first.unwrap_or_default(),
                 ts: None,
-                message: format!("{n} more {kind} diagnostics not listed one by one (from this position on)"),
+                message: format!(
+                    "{n} more {kind} diagnostics not listed one by one (from this position on)"
+                ),
                 count: n,
             });
         }

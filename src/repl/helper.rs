@@ -18,14 +18,89 @@ use std::collections::BTreeMap;
 /// SQL words offered by completion (upper case; offered in lower case after a lower-case
 /// prefix).
 const KEYWORDS: &[&str] = &[
-    "ALL", "ALTER", "AND", "ANY", "AS", "ASC", "AVG", "BETWEEN", "BY", "CASE", "CAST", "COPY", "COUNT",
-    "CREATE", "CROSS", "DELETE", "DESC", "DESCRIBE", "DISTINCT", "DROP", "ELSE", "END", "EXCEPT", "EXISTS",
-    "EXPLAIN", "FALSE", "FILTER", "FIRST", "FROM", "FULL", "GROUP", "HAVING", "ILIKE", "IN", "INNER",
-    "INSERT", "INTERSECT", "INTO", "IS", "JOIN", "LAG", "LAST", "LEAD", "LEFT", "LIKE", "LIMIT", "MACRO",
-    "MAX", "MEDIAN", "MIN", "NOT", "NULL", "NULLS", "OFFSET", "ON", "OR", "ORDER", "OUTER", "OVER",
-    "PARTITION", "QUALIFY", "QUANTILE_CONT", "RECURSIVE", "REPLACE", "RIGHT", "ROW_NUMBER", "SELECT", "SET",
-    "SUM", "SUMMARIZE", "TABLE", "TEMP", "THEN", "TRUE", "UNION", "UPDATE", "USING", "VALUES", "VIEW",
-    "WHEN", "WHERE", "WINDOW", "WITH",
+    "ALL",
+    "ALTER",
+    "AND",
+    "ANY",
+    "AS",
+    "ASC",
+    "AVG",
+    "BETWEEN",
+    "BY",
+    "CASE",
+    "CAST",
+    "COPY",
+    "COUNT",
+    "CREATE",
+    "CROSS",
+    "DELETE",
+    "DESC",
+    "DESCRIBE",
+    "DISTINCT",
+    "DROP",
+    "ELSE",
+    "END",
+    "EXCEPT",
+    "EXISTS",
+    "EXPLAIN",
+    "FALSE",
+    "FILTER",
+    "FIRST",
+    "FROM",
+    "FULL",
+    "GROUP",
+    "HAVING",
+    "ILIKE",
+    "IN",
+    "INNER",
+    "INSERT",
+    "INTERSECT",
+    "INTO",
+    "IS",
+    "JOIN",
+    "LAG",
+    "LAST",
+    "LEAD",
+    "LEFT",
+    "LIKE",
+    "LIMIT",
+    "MACRO",
+    "MAX",
+    "MEDIAN",
+    "MIN",
+    "NOT",
+    "NULL",
+    "NULLS",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "OUTER",
+    "OVER",
+    "PARTITION",
+    "QUALIFY",
+    "QUANTILE_CONT",
+    "RECURSIVE",
+    "REPLACE",
+    "RIGHT",
+    "ROW_NUMBER",
+    "SELECT",
+    "SET",
+    "SUM",
+    "SUMMARIZE",
+    "TABLE",
+    "TEMP",
+    "THEN",
+    "TRUE",
+    "UNION",
+    "UPDATE",
+    "USING",
+    "VALUES",
+    "VIEW",
+    "WHEN",
+    "WHERE",
+    "WINDOW",
+    "WITH",
 ];
 
 /// Names known to the connection.
@@ -42,7 +117,10 @@ pub struct Catalog {
 impl Catalog {
     /// Reads the names from `conn`; a failing catalog query leaves that part empty.
     pub fn load(conn: &duckdb::Connection) -> Catalog {
-        let mut cat = Catalog { analyses: crate::store::queries::catalog().into_iter().map(|q| q.name).collect(), ..Default::default() };
+        let mut cat = Catalog {
+            analyses: crate::store::queries::catalog().into_iter().map(|q| q.name).collect(),
+            ..Default::default()
+        };
         let strings = |sql: &str| -> Vec<(String, String)> {
             let Ok(mut stmt) = conn.prepare(sql) else { return Vec::new() };
             let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)));
@@ -73,7 +151,9 @@ impl Catalog {
         if pending.trim().is_empty() && before.trim_start().starts_with('.') {
             return self.complete_meta(before);
         }
-        let word_start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
+        let word_start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + 1);
         let word = &before[word_start..];
         // The whole line: a table or alias may be named after the cursor (`SELECT i.| FROM t i`).
         let statement = format!("{pending}\n{line}");
@@ -83,8 +163,10 @@ impl Catalog {
             return (pos - prefix.len(), starting_with(cols.iter().map(String::as_str), prefix));
         }
         let lower = word.chars().next().is_some_and(char::is_lowercase);
-        let mut words: Vec<String> =
-            KEYWORDS.iter().map(|k| if lower { k.to_lowercase() } else { (*k).to_string() }).collect();
+        let mut words: Vec<String> = KEYWORDS
+            .iter()
+            .map(|k| if lower { k.to_lowercase() } else { (*k).to_string() })
+            .collect();
         words.extend(self.columns.keys().cloned());
         words.extend(self.functions.iter().cloned());
         for t in mentioned_tables(&statement, self) {
@@ -97,10 +179,13 @@ impl Catalog {
         let lead = before.len() - before.trim_start().len();
         let text = before.trim_start();
         let Some((command, args)) = text.split_once(char::is_whitespace) else {
-            let names = meta::COMMANDS.iter().flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied()));
+            let names = meta::COMMANDS
+                .iter()
+                .flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied()));
             return (lead, starting_with(names, text));
         };
-        let arg_start = before.len() - args.len() + args.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let arg_start =
+            before.len() - args.len() + args.rfind(char::is_whitespace).map_or(0, |i| i + 1);
         let arg = &before[arg_start..];
         let first_arg = !args.trim_start().contains(char::is_whitespace);
         let options: Vec<String> = match meta::spec(command).map(|s| s.name) {
@@ -117,19 +202,24 @@ impl Catalog {
 /// The words starting with `prefix` (case-insensitive), sorted, without duplicates.
 fn starting_with<'a>(words: impl Iterator<Item = &'a str>, prefix: &str) -> Vec<String> {
     let p = prefix.to_lowercase();
-    let mut out: Vec<String> = words.filter(|w| w.to_lowercase().starts_with(&p)).map(str::to_string).collect();
+    let mut out: Vec<String> =
+        words.filter(|w| w.to_lowercase().starts_with(&p)).map(str::to_string).collect();
     out.sort();
     out.dedup();
     out
 }
 
 fn identifiers(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Tables of the catalog named in `statement`.
 fn mentioned_tables(statement: &str, cat: &Catalog) -> Vec<String> {
-    let mut out: Vec<String> = identifiers(statement).into_iter().filter(|w| cat.columns.contains_key(w)).collect();
+    let mut out: Vec<String> =
+        identifiers(statement).into_iter().filter(|w| cat.columns.contains_key(w)).collect();
     out.sort();
     out.dedup();
     out
@@ -170,7 +260,12 @@ pub struct ShellHelper {
 impl Completer for ShellHelper {
     type Candidate = String;
 
-    fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<String>)> {
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
         Ok(self.catalog.complete(&self.pending.borrow(), line, pos))
     }
 }
@@ -193,10 +288,18 @@ mod tests {
 
     fn catalog() -> Catalog {
         let mut columns = BTreeMap::new();
-        columns.insert("events".to_string(), vec!["capture_id".to_string(), "ts".into(), "entity".into()]);
+        columns.insert(
+            "events".to_string(),
+            vec!["capture_id".to_string(), "ts".into(), "entity".into()],
+        );
         columns.insert("entities".to_string(), vec!["capture_id".to_string(), "name".into()]);
-        columns.insert("intervals".to_string(), vec!["ts".to_string(), "dur".into(), "state".into()]);
-        Catalog { columns, functions: vec!["fmt_ns".into(), "intervals_in".into()], analyses: vec!["cpu_load".into()] }
+        columns
+            .insert("intervals".to_string(), vec!["ts".to_string(), "dur".into(), "state".into()]);
+        Catalog {
+            columns,
+            functions: vec!["fmt_ns".into(), "intervals_in".into()],
+            analyses: vec!["cpu_load".into()],
+        }
     }
 
     fn words(pending: &str, line: &str) -> (usize, Vec<String>) {
@@ -217,9 +320,16 @@ mod tests {
     fn columns_of_tables_in_the_statement() {
         assert_eq!(words("", "SELECT sta").1, Vec::<String>::new(), "no table named yet");
         assert_eq!(words("", "SELECT * FROM intervals WHERE sta").1, vec!["state"]);
-        assert_eq!(words("SELECT *\nFROM intervals", "WHERE du").1, vec!["dur"], "earlier lines count");
+        assert_eq!(
+            words("SELECT *\nFROM intervals", "WHERE du").1,
+            vec!["dur"],
+            "earlier lines count"
+        );
         assert_eq!(words("", "SELECT i.d").1, Vec::<String>::new());
-        assert_eq!(catalog().complete("", "SELECT i.st FROM intervals i", 11), (9, vec!["state".to_string()]));
+        assert_eq!(
+            catalog().complete("", "SELECT i.st FROM intervals i", 11),
+            (9, vec!["state".to_string()])
+        );
         let line = "SELECT e.ent FROM events AS e";
         assert_eq!(catalog().complete("", line, 12), (9, vec!["entity".to_string()]));
         assert_eq!(words("", "SELECT events.t").1, vec!["ts"]);
@@ -233,6 +343,10 @@ mod tests {
         assert_eq!(words("", ".schema int"), (8, vec!["intervals".to_string()]));
         assert_eq!(words("", ".mode ma").1, vec!["markdown"]);
         assert_eq!(words("", ".timer o").1, vec!["off", "on"]);
-        assert_eq!(words("SELECT 1", ".ta").1, Vec::<String>::new(), "inside a statement a dot is SQL");
+        assert_eq!(
+            words("SELECT 1", ".ta").1,
+            Vec::<String>::new(),
+            "inside a statement a dot is SQL"
+        );
     }
 }

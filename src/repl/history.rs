@@ -57,9 +57,16 @@ mod tests {
     #[test]
     fn history_path_follows_xdg() {
         let home = Some("/home/u".into());
-        assert_eq!(path_from(Some("/data".into()), home.clone()), Some("/data/tracedb/history".into()));
+        assert_eq!(
+            path_from(Some("/data".into()), home.clone()),
+            Some("/data/tracedb/history".into())
+        );
         let fallback = Some("/home/u/.local/share/tracedb/history".into());
-        assert_eq!(path_from(Some("relative".into()), home.clone()), fallback, "XDG spec: ignore relative");
+        assert_eq!(
+            path_from(Some("relative".into()), home.clone()),
+            fallback,
+            "XDG spec: ignore relative"
+        );
         assert_eq!(path_from(None, home), fallback);
         assert_eq!(path_from(None, None), None);
     }

@@ -89,8 +89,20 @@ pub struct Spec {
 
 /// Every meta-command, in `.help` order.
 pub const COMMANDS: &[Spec] = &[
-    Spec { name: ".help", aliases: &[], args: "", help: "show this list", parse: |a| none(a, Meta::Help) },
-    Spec { name: ".tables", aliases: &[], args: "", help: "tables and views with row counts", parse: |a| none(a, Meta::Tables) },
+    Spec {
+        name: ".help",
+        aliases: &[],
+        args: "",
+        help: "show this list",
+        parse: |a| none(a, Meta::Help),
+    },
+    Spec {
+        name: ".tables",
+        aliases: &[],
+        args: "",
+        help: "tables and views with row counts",
+        parse: |a| none(a, Meta::Tables),
+    },
     Spec {
         name: ".schema",
         aliases: &[],
@@ -98,9 +110,27 @@ pub const COMMANDS: &[Spec] = &[
         help: "documented columns of TABLE (all tables without one)",
         parse: |a| Ok(Meta::Schema((!a.is_empty()).then(|| a.to_string()))),
     },
-    Spec { name: ".captures", aliases: &[], args: "", help: "captures in the archive", parse: |a| none(a, Meta::Captures) },
-    Spec { name: ".queries", aliases: &[], args: "", help: "predefined analyses, one line each", parse: |a| none(a, Meta::Queries) },
-    Spec { name: ".run", aliases: &[], args: "NAME [key=value...]", help: "run a predefined analysis", parse: parse_run },
+    Spec {
+        name: ".captures",
+        aliases: &[],
+        args: "",
+        help: "captures in the archive",
+        parse: |a| none(a, Meta::Captures),
+    },
+    Spec {
+        name: ".queries",
+        aliases: &[],
+        args: "",
+        help: "predefined analyses, one line each",
+        parse: |a| none(a, Meta::Queries),
+    },
+    Spec {
+        name: ".run",
+        aliases: &[],
+        args: "NAME [key=value...]",
+        help: "run a predefined analysis",
+        parse: parse_run,
+    },
     Spec {
         name: ".mode",
         aliases: &[],
@@ -110,7 +140,11 @@ pub const COMMANDS: &[Spec] = &[
             if a.is_empty() {
                 return Ok(Meta::Mode(None));
             }
-            Mode::ALL.iter().find(|(n, _)| *n == a).map(|(_, m)| Meta::Mode(Some(*m))).ok_or_else(String::new)
+            Mode::ALL
+                .iter()
+                .find(|(n, _)| *n == a)
+                .map(|(_, m)| Meta::Mode(Some(*m)))
+                .ok_or_else(String::new)
         },
     },
     Spec {
@@ -118,7 +152,11 @@ pub const COMMANDS: &[Spec] = &[
         aliases: &[],
         args: "N",
         help: "print at most N rows of a table (0: all); csv and json print all",
-        parse: |a| a.parse::<usize>().map(|n| Meta::MaxRows((n > 0).then_some(n))).map_err(|_| String::new()),
+        parse: |a| {
+            a.parse::<usize>()
+                .map(|n| Meta::MaxRows((n > 0).then_some(n)))
+                .map_err(|_| String::new())
+        },
     },
     Spec {
         name: ".timer",
@@ -143,9 +181,21 @@ pub const COMMANDS: &[Spec] = &[
         aliases: &[],
         args: "FILE.sql",
         help: "run the statements and meta-commands in FILE.sql",
-        parse: |a| if a.is_empty() { Err(String::new()) } else { Ok(Meta::Read(PathBuf::from(unquote(a)))) },
+        parse: |a| {
+            if a.is_empty() {
+                Err(String::new())
+            } else {
+                Ok(Meta::Read(PathBuf::from(unquote(a))))
+            }
+        },
     },
-    Spec { name: ".quit", aliases: &[".exit"], args: "", help: "leave the shell (also Ctrl-D)", parse: |a| none(a, Meta::Quit) },
+    Spec {
+        name: ".quit",
+        aliases: &[".exit"],
+        args: "",
+        help: "leave the shell (also Ctrl-D)",
+        parse: |a| none(a, Meta::Quit),
+    },
 ];
 
 fn none(args: &str, m: Meta) -> std::result::Result<Meta, String> {
@@ -188,10 +238,15 @@ pub fn spec(name: &str) -> Option<&'static Spec> {
 pub fn parse(line: &str) -> Result<Meta> {
     let line = line.trim().trim_end_matches(';').trim_end();
     let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let spec = spec(name).ok_or_else(|| Error::Usage(format!("unknown command '{name}' (.help lists them)")))?;
+    let spec = spec(name)
+        .ok_or_else(|| Error::Usage(format!("unknown command '{name}' (.help lists them)")))?;
     (spec.parse)(args.trim()).map_err(|why| {
         let usage = format!("usage: {} {}", spec.name, spec.args);
-        Error::Usage(if why.is_empty() { usage.trim_end().to_string() } else { format!("{}: {why}", spec.name) })
+        Error::Usage(if why.is_empty() {
+            usage.trim_end().to_string()
+        } else {
+            format!("{}: {why}", spec.name)
+        })
     })
 }
 
@@ -213,7 +268,9 @@ pub fn help() -> String {
     for s in COMMANDS {
         out.push_str(&format!("{:<width$}  {}\n", synopsis(s), s.help));
     }
-    out.push_str("SQL statements end with ';' and may span lines. Ctrl-C cancels a running query or\n");
+    out.push_str(
+        "SQL statements end with ';' and may span lines. Ctrl-C cancels a running query or\n",
+    );
     out.push_str("clears the line, Ctrl-D quits, Ctrl-R searches the history, Tab completes.\n");
     out
 }
@@ -231,7 +288,13 @@ mod tests {
             (".schema events", Meta::Schema(Some("events".into()))),
             (".captures", Meta::Captures),
             (".queries", Meta::Queries),
-            (".run cpu_load window=2ms", Meta::Run { name: "cpu_load".into(), params: vec![("window".into(), "2ms".into())] }),
+            (
+                ".run cpu_load window=2ms",
+                Meta::Run {
+                    name: "cpu_load".into(),
+                    params: vec![("window".into(), "2ms".into())],
+                },
+            ),
             (".mode csv", Meta::Mode(Some(Mode::Csv))),
             (".mode", Meta::Mode(None)),
             (".maxrows 10", Meta::MaxRows(Some(10))),
@@ -249,8 +312,16 @@ mod tests {
         }
         let h = help();
         for s in COMMANDS {
-            assert!(examples.iter().any(|(l, _)| l.split_whitespace().next() == Some(s.name)), "{} untested", s.name);
-            assert!(h.lines().any(|l| l.starts_with(s.name) && l.contains(s.help)), "{} not in help", s.name);
+            assert!(
+                examples.iter().any(|(l, _)| l.split_whitespace().next() == Some(s.name)),
+                "{} untested",
+                s.name
+            );
+            assert!(
+                h.lines().any(|l| l.starts_with(s.name) && l.contains(s.help)),
+                "{} not in help",
+                s.name
+            );
         }
     }
 

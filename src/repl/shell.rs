@@ -197,11 +197,17 @@ impl Shell {
         match result {
             Ok(rows) => {
                 if self.timer {
-                    eprintln!("Time: {} ({rows} row{})", fmt_duration(elapsed), if rows == 1 { "" } else { "s" });
+                    eprintln!(
+                        "Time: {} ({rows} row{})",
+                        fmt_duration(elapsed),
+                        if rows == 1 { "" } else { "s" }
+                    );
                 }
             }
             // On its own line: the terminal has just echoed `^C`.
-            Err(StreamError::Query(e)) if e.to_string().contains("INTERRUPT") => eprintln!("\nCancelled (Ctrl-C)"),
+            Err(StreamError::Query(e)) if e.to_string().contains("INTERRUPT") => {
+                eprintln!("\nCancelled (Ctrl-C)")
+            }
             Err(StreamError::Query(e)) => eprintln!("Error: {e}"),
             Err(StreamError::Io(e)) => eprintln!("Error: writing the result: {e}"),
         }
@@ -235,7 +241,8 @@ impl Shell {
             Some((_, f)) => f,
             None => &mut stdout,
         };
-        let rows = output::write_stream(w, &schema, stream.map(|b| b.map_err(Error::from)), layout)?;
+        let rows =
+            output::write_stream(w, &schema, stream.map(|b| b.map_err(Error::from)), layout)?;
         w.flush().map_err(StreamError::Io)?;
         Ok(rows)
     }
@@ -254,7 +261,12 @@ impl Shell {
             None => &mut stdout,
         };
         match mode {
-            Mode::Table => output::write_table_styled(w, schema, batches, TableStyle { max_rows, types: true })?,
+            Mode::Table => output::write_table_styled(
+                w,
+                schema,
+                batches,
+                TableStyle { max_rows, types: true },
+            )?,
             Mode::Csv => output::write(w, schema, batches, OutputFormat::Csv)?,
             Mode::Json => output::write(w, schema, batches, OutputFormat::Json)?,
             Mode::Markdown => output::write_markdown(w, schema, batches, max_rows)?,
@@ -291,13 +303,16 @@ impl Shell {
             Meta::Captures => self.internal(crate::cli::captures::CAPTURES_SQL)?,
             Meta::Queries => self.queries()?,
             Meta::Run { name, params } => {
-                let q = queries::find(&name)
-                    .ok_or_else(|| Error::Usage(format!("no analysis named '{name}' (.queries lists them)")))?;
+                let q = queries::find(&name).ok_or_else(|| {
+                    Error::Usage(format!("no analysis named '{name}' (.queries lists them)"))
+                })?;
                 let mut capture = None;
                 let mut values = Vec::new();
                 for (k, v) in params {
                     if k == "capture" {
-                        let id = v.parse().map_err(|_| Error::Usage(format!("capture={v}: expected a capture id")))?;
+                        let id = v.parse().map_err(|_| {
+                            Error::Usage(format!("capture={v}: expected a capture id"))
+                        })?;
                         capture = Some(id);
                     } else {
                         values.push((k, v));
@@ -313,7 +328,10 @@ impl Shell {
             Meta::Output(to) => self.set_output(to)?,
             Meta::Read(path) => {
                 if self.read_depth >= MAX_READ_DEPTH {
-                    return Err(Error::Usage(format!(".read {}: files read each other too deep", path.display())));
+                    return Err(Error::Usage(format!(
+                        ".read {}: files read each other too deep",
+                        path.display()
+                    )));
                 }
                 let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
                 self.read_depth += 1;
@@ -336,7 +354,13 @@ impl Shell {
         names.extend(stmt.query_map([], |r| r.get::<_, String>(0))?.flatten());
         let parts: Vec<String> = names
             .iter()
-            .map(|n| format!("SELECT '{}' AS name, (SELECT count(*) FROM \"{}\") AS rows", n.replace('\'', "''"), n.replace('"', "\"\"")))
+            .map(|n| {
+                format!(
+                    "SELECT '{}' AS name, (SELECT count(*) FROM \"{}\") AS rows",
+                    n.replace('\'', "''"),
+                    n.replace('"', "\"\"")
+                )
+            })
             .collect();
         self.internal(&parts.join(" UNION ALL "))
     }
@@ -345,7 +369,8 @@ impl Shell {
     /// the SQL file of an analysis.
     fn schema(&mut self, table: Option<&str>) -> Result<()> {
         let Some(name) = table else {
-            let all: Vec<String> = schema::tables().into_iter().map(|t| t.ddl.trim().to_string()).collect();
+            let all: Vec<String> =
+                schema::tables().into_iter().map(|t| t.ddl.trim().to_string()).collect();
             return self.say(&format!("{}\n", all.join("\n\n")));
         };
         if let Some(t) = schema::table(name) {
@@ -355,7 +380,9 @@ impl Shell {
             return self.say(&format!("{}\n", q.sql.trim()));
         }
         let lit = name.replace('\'', "''");
-        let mut stmt = self.conn.prepare(&format!("SELECT count(*) FROM duckdb_columns() WHERE table_name = '{lit}'"))?;
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = '{lit}'"
+        ))?;
         let n: i64 = stmt.query_row([], |r| r.get(0))?;
         if n == 0 {
             return Err(Error::Usage(format!("no table named '{name}' (.tables lists them)")));
@@ -376,11 +403,15 @@ impl Shell {
         let rows: Vec<String> = cat
             .iter()
             .map(|q| {
-                let params: Vec<String> = q.params.iter().map(|p| format!("{}={}", p.name, p.default)).collect();
+                let params: Vec<String> =
+                    q.params.iter().map(|p| format!("{}={}", p.name, p.default)).collect();
                 format!("({}, {}, {})", lit(&q.name), lit(&params.join(" ")), lit(&q.summary))
             })
             .collect();
-        self.internal(&format!("SELECT * FROM (VALUES {}) AS q(name, parameters, summary)", rows.join(", ")))
+        self.internal(&format!(
+            "SELECT * FROM (VALUES {}) AS q(name, parameters, summary)",
+            rows.join(", ")
+        ))
     }
 }
 

@@ -106,10 +106,7 @@ pub fn is_complete(input: &str) -> bool {
 /// also returned as the last statement. DuckDB then reports the error
 /// instead of the text being dropped without a word.
 pub fn split_script(input: &str) -> Vec<String> {
-    let Split {
-        mut statements,
-        rest,
-    } = split(input);
+    let Split { mut statements, rest } = split(input);
     statements.extend(rest);
     statements
 }
@@ -130,11 +127,7 @@ struct Scan {
 
 impl Scan {
     fn new() -> Self {
-        Scan {
-            terminators: Vec::new(),
-            has_code: vec![false],
-            unterminated: false,
-        }
+        Scan { terminators: Vec::new(), has_code: vec![false], unterminated: false }
     }
 
     /// Records a terminating `;` at byte offset `at` and starts a new segment.
@@ -219,10 +212,8 @@ impl Dialect for SplitDialect {
 /// Scans with sqlparser's tokenizer; `None` if it cannot tokenize `input`.
 fn scan_with_sqlparser(input: &str) -> Option<Scan> {
     let dialect = SplitDialect(DuckDbDialect {});
-    let tokens = Tokenizer::new(&dialect, input)
-        .with_unescape(false)
-        .tokenize_with_location()
-        .ok()?;
+    let tokens =
+        Tokenizer::new(&dialect, input).with_unescape(false).tokenize_with_location().ok()?;
     let mut cursor = Cursor::new(input);
     let mut scan = Scan::new();
     for token in &tokens {
@@ -289,12 +280,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn new(text: &'a str) -> Self {
-        Cursor {
-            text,
-            byte: 0,
-            line: 1,
-            column: 1,
-        }
+        Cursor { text, byte: 0, line: 1, column: 1 }
     }
 
     /// Byte offset of `location`; `None` if it lies beyond the text or
@@ -469,11 +455,8 @@ fn skip_quoted(bytes: &[u8], mut i: usize, quote: u8, backslash: bool, scan: &mu
 /// an operator, and this returns `i + 1`.
 fn skip_dollar(input: &str, i: usize, scan: &mut Scan) -> usize {
     let after = &input[i + 1..];
-    let tag_len: usize = after
-        .chars()
-        .take_while(|&c| c.is_alphanumeric() || c == '_')
-        .map(char::len_utf8)
-        .sum();
+    let tag_len: usize =
+        after.chars().take_while(|&c| c.is_alphanumeric() || c == '_').map(char::len_utf8).sum();
     if after.starts_with(|c: char| c.is_ascii_digit()) || !after[tag_len..].starts_with('$') {
         return i + 1 + tag_len; // `$1` or `$name`: a parameter
     }
@@ -497,10 +480,7 @@ mod tests {
     }
 
     fn split_of(statements: &[&str], rest: Option<&str>) -> Split {
-        Split {
-            statements: strings(statements),
-            rest: rest.map(str::to_owned),
-        }
+        Split { statements: strings(statements), rest: rest.map(str::to_owned) }
     }
 
     /// `split` through the tokenizer path and through the fallback scanner
@@ -508,15 +488,9 @@ mod tests {
     fn assert_paths_agree(input: &str) {
         let by_parser = scan_with_sqlparser(input).expect("sqlparser tokenizes this input");
         let by_hand = scan_by_hand(input);
-        assert_eq!(
-            by_parser.terminators, by_hand.terminators,
-            "input: {input:?}"
-        );
+        assert_eq!(by_parser.terminators, by_hand.terminators, "input: {input:?}");
         assert_eq!(by_parser.has_code, by_hand.has_code, "input: {input:?}");
-        assert_eq!(
-            by_parser.unterminated, by_hand.unterminated,
-            "input: {input:?}"
-        );
+        assert_eq!(by_parser.unterminated, by_hand.unterminated, "input: {input:?}");
     }
 
     #[test]
@@ -537,10 +511,7 @@ mod tests {
     #[test]
     fn multi_line_statement() {
         let input = "SELECT a,\n       b\nFROM t\nWHERE a > 1;\n";
-        assert_eq!(
-            split(input),
-            split_of(&["SELECT a,\n       b\nFROM t\nWHERE a > 1"], None)
-        );
+        assert_eq!(split(input), split_of(&["SELECT a,\n       b\nFROM t\nWHERE a > 1"], None));
         assert!(is_complete(input));
         assert!(!is_complete("SELECT a,\n       b\nFROM t"));
     }
@@ -555,10 +526,7 @@ mod tests {
         assert!(is_complete(input));
         assert_paths_agree(input);
         // A backslash is an ordinary character in a standard string.
-        assert_eq!(
-            split(r"SELECT '\'; SELECT 2;"),
-            split_of(&[r"SELECT '\'", "SELECT 2"], None)
-        );
+        assert_eq!(split(r"SELECT '\'; SELECT 2;"), split_of(&[r"SELECT '\'", "SELECT 2"], None));
         assert_paths_agree(r"SELECT '\'; SELECT 2;");
     }
 
@@ -567,10 +535,7 @@ mod tests {
         let input = r"SELECT E'it\'s; fine'; SELECT e'\\'; SELECT 3;";
         assert_eq!(
             split(input),
-            split_of(
-                &[r"SELECT E'it\'s; fine'", r"SELECT e'\\'", "SELECT 3"],
-                None
-            )
+            split_of(&[r"SELECT E'it\'s; fine'", r"SELECT e'\\'", "SELECT 3"], None)
         );
         assert_paths_agree(input);
     }
@@ -580,10 +545,7 @@ mod tests {
         let input = "SELECT 1 AS \"a;b\", 2 AS \"x\"\";y\", 3 AS `c;d` FROM t;";
         assert_eq!(
             split(input),
-            split_of(
-                &["SELECT 1 AS \"a;b\", 2 AS \"x\"\";y\", 3 AS `c;d` FROM t"],
-                None
-            )
+            split_of(&["SELECT 1 AS \"a;b\", 2 AS \"x\"\";y\", 3 AS `c;d` FROM t"], None)
         );
         assert!(is_complete(input));
         assert_paths_agree(input);
@@ -592,17 +554,11 @@ mod tests {
     #[test]
     fn semicolon_in_line_comment() {
         let input = "SELECT 1 -- not here;\n, 2;\nSELECT 3;";
-        assert_eq!(
-            split(input),
-            split_of(&["SELECT 1 -- not here;\n, 2", "SELECT 3"], None)
-        );
+        assert_eq!(split(input), split_of(&["SELECT 1 -- not here;\n, 2", "SELECT 3"], None));
         assert_paths_agree(input);
         // The `;` is in the comment, so the statement is still open.
         assert!(!is_complete("SELECT 1 -- done;"));
-        assert_eq!(
-            split("SELECT 1 -- done;"),
-            split_of(&[], Some("SELECT 1 -- done;"))
-        );
+        assert_eq!(split("SELECT 1 -- done;"), split_of(&[], Some("SELECT 1 -- done;")));
     }
 
     #[test]
@@ -611,10 +567,7 @@ mod tests {
         assert_eq!(
             split(input),
             split_of(
-                &[
-                    "SELECT /* one;\ntwo; */ 1",
-                    "SELECT 2 /* a /* nested; */ still comment; */"
-                ],
+                &["SELECT /* one;\ntwo; */ 1", "SELECT 2 /* a /* nested; */ still comment; */"],
                 None
             )
         );
@@ -648,10 +601,7 @@ mod tests {
         assert!(is_complete(input));
         assert_paths_agree(input);
         assert!(!is_complete("SELECT $$ a; "));
-        assert_eq!(
-            split("SELECT $t$ a; $$;"),
-            split_of(&[], Some("SELECT $t$ a; $$;"))
-        );
+        assert_eq!(split("SELECT $t$ a; $$;"), split_of(&[], Some("SELECT $t$ a; $$;")));
     }
 
     #[test]
@@ -666,10 +616,7 @@ mod tests {
     #[test]
     fn unfinished_statement() {
         let input = "SELECT 1; SELECT 2;\nSELECT x\n  FROM t  ";
-        assert_eq!(
-            split(input),
-            split_of(&["SELECT 1", "SELECT 2"], Some("SELECT x\n  FROM t"))
-        );
+        assert_eq!(split(input), split_of(&["SELECT 1", "SELECT 2"], Some("SELECT x\n  FROM t")));
         assert!(!is_complete(input));
         assert!(!is_complete("SELECT 1"));
     }
@@ -681,29 +628,12 @@ mod tests {
         assert!(!is_complete(input));
         assert!(!is_complete("SELECT \"a;"));
         assert!(!is_complete("SELECT E'a\\';"));
-        assert_eq!(
-            split("SELECT 1; /* open; "),
-            split_of(&["SELECT 1"], Some("/* open;"))
-        );
+        assert_eq!(split("SELECT 1; /* open; "), split_of(&["SELECT 1"], Some("/* open;")));
         assert!(!is_complete("SELECT 1; /* open; "));
         assert_eq!(split_script("SELECT 'x;"), strings(&["SELECT 'x;"]));
-        for input in [
-            "'",
-            "\"",
-            "`",
-            "$$",
-            "$a$",
-            "/*",
-            "E'\\",
-            "x'",
-            "SELECT '\\",
-        ] {
+        for input in ["'", "\"", "`", "$$", "$a$", "/*", "E'\\", "x'", "SELECT '\\"] {
             assert!(!is_complete(input), "input: {input:?}");
-            assert_eq!(
-                split(input).rest.as_deref(),
-                Some(input),
-                "input: {input:?}"
-            );
+            assert_eq!(split(input).rest.as_deref(), Some(input), "input: {input:?}");
         }
     }
 
@@ -738,10 +668,7 @@ mod tests {
             )
         );
         // A leading comment is part of the statement's text.
-        assert_eq!(
-            split("-- first\nSELECT 1;"),
-            split_of(&["-- first\nSELECT 1"], None)
-        );
+        assert_eq!(split("-- first\nSELECT 1;"), split_of(&["-- first\nSELECT 1"], None));
     }
 
     #[test]
@@ -749,11 +676,7 @@ mod tests {
         let input = "CREATE TABLE t(a INT);\nINSERT INTO t VALUES (1);\nSELECT * FROM t\n";
         assert_eq!(
             split_script(input),
-            strings(&[
-                "CREATE TABLE t(a INT)",
-                "INSERT INTO t VALUES (1)",
-                "SELECT * FROM t"
-            ])
+            strings(&["CREATE TABLE t(a INT)", "INSERT INTO t VALUES (1)", "SELECT * FROM t"])
         );
         assert_eq!(
             split_script("SELECT 1;\nSELECT 2;\n-- end\n"),
@@ -782,10 +705,7 @@ mod tests {
         let input = "SELECT '🦆🦆🦆'; SELECT 'é';\nSELECT 'ü'; SELECT $ü$;$ü$";
         assert_eq!(
             split(input),
-            split_of(
-                &["SELECT '🦆🦆🦆'", "SELECT 'é'", "SELECT 'ü'"],
-                Some("SELECT $ü$;$ü$")
-            )
+            split_of(&["SELECT '🦆🦆🦆'", "SELECT 'é'", "SELECT 'ü'"], Some("SELECT $ü$;$ü$"))
         );
         assert_paths_agree(input);
     }
@@ -795,17 +715,11 @@ mod tests {
         // `|/` is one operator to sqlparser; DuckDB ends it where `/*` starts.
         let input = "SELECT 9 |/* ; */ 4; SELECT 8 //* ; */ 2;";
         assert!(scan_with_sqlparser("SELECT 9 |/* ; */ 4;").is_none());
-        assert_eq!(
-            split(input),
-            split_of(&["SELECT 9 |/* ; */ 4", "SELECT 8 //* ; */ 2"], None)
-        );
+        assert_eq!(split(input), split_of(&["SELECT 9 |/* ; */ 4", "SELECT 8 //* ; */ 2"], None));
         // `$1` is a parameter, not the tag of a dollar-quoted string.
         let input = "SELECT $1$2; SELECT $1$3;";
         assert!(scan_with_sqlparser(input).is_none());
-        assert_eq!(
-            split(input),
-            split_of(&["SELECT $1$2", "SELECT $1$3"], None)
-        );
+        assert_eq!(split(input), split_of(&["SELECT $1$2", "SELECT $1$3"], None));
         // A backslash does not escape the quote in `X'…'`.
         let input = r"SELECT X'\'; SELECT 1; -- '";
         assert!(scan_with_sqlparser(input).is_none());
@@ -828,9 +742,7 @@ mod tests {
         ];
         let mut state: u64 = 0x5eed;
         let mut next = |bound: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (state >> 33) as usize % bound
         };
         let mut compared = 0;
@@ -839,15 +751,9 @@ mod tests {
             let _ = (split(&input), is_complete(&input), split_script(&input));
             if let Some(by_parser) = scan_with_sqlparser(&input) {
                 let by_hand = scan_by_hand(&input);
-                assert_eq!(
-                    by_parser.terminators, by_hand.terminators,
-                    "input: {input:?}"
-                );
+                assert_eq!(by_parser.terminators, by_hand.terminators, "input: {input:?}");
                 assert_eq!(by_parser.has_code, by_hand.has_code, "input: {input:?}");
-                assert_eq!(
-                    by_parser.unterminated, by_hand.unterminated,
-                    "input: {input:?}"
-                );
+                assert_eq!(by_parser.unterminated, by_hand.unterminated, "input: {input:?}");
                 compared += 1;
             }
         }
@@ -862,10 +768,7 @@ mod tests {
         assert!(scan_with_sqlparser(input).is_none());
         assert_eq!(
             split(input),
-            split_of(
-                &["SELECT 1_x, ';'", "SELECT 2 /* ; */"],
-                Some("SELECT $$;$$, 3")
-            )
+            split_of(&["SELECT 1_x, ';'", "SELECT 2 /* ; */"], Some("SELECT $$;$$, 3"))
         );
         assert!(!is_complete(input));
         assert!(is_complete("SELECT 1_x; -- done"));

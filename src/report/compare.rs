@@ -4,8 +4,14 @@ use super::model::{Change, Comparison, TaskRow};
 use super::{human_ns, Row};
 
 /// Task figures that count as a regression when they grow beyond the threshold.
-pub const GATED: &[&str] =
-    &["response_time_avg", "response_time_p99", "response_time_max", "net_exec_avg", "net_exec_max", "blocking_max"];
+pub const GATED: &[&str] = &[
+    "response_time_avg",
+    "response_time_p99",
+    "response_time_max",
+    "net_exec_avg",
+    "net_exec_max",
+    "blocking_max",
+];
 
 impl Comparison {
     /// True when the CI gate fails (exit status 3).
@@ -46,7 +52,12 @@ impl Comparison {
 
 /// Compares task figures; a regression is a [`GATED`] figure that grew by more than
 /// `threshold_pct` percent from a non-zero baseline.
-pub fn compare(tasks: &[TaskRow], base: Vec<TaskRow>, base_sems: Vec<Row>, threshold_pct: f64) -> Comparison {
+pub fn compare(
+    tasks: &[TaskRow],
+    base: Vec<TaskRow>,
+    base_sems: Vec<Row>,
+    threshold_pct: f64,
+) -> Comparison {
     let mut regressions = Vec::new();
     let mut new_deadline_misses = Vec::new();
     for t in tasks {
@@ -89,7 +100,9 @@ pub fn compare(tasks: &[TaskRow], base: Vec<TaskRow>, base_sems: Vec<Row>, thres
             });
         }
     }
-    regressions.sort_by(|a, b| b.change_pct.partial_cmp(&a.change_pct).unwrap_or(std::cmp::Ordering::Equal));
+    regressions.sort_by(|a, b| {
+        b.change_pct.partial_cmp(&a.change_pct).unwrap_or(std::cmp::Ordering::Equal)
+    });
     Comparison {
         new_tasks: tasks
             .iter()

@@ -7,9 +7,15 @@ use crate::Result;
 /// The instance the Gantt window is centred on: the worst deadline miss; else the largest
 /// response time of the task that came closest to its deadline (deadline_summary's
 /// worst_lateness); else the largest response time of all.
-fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<(String, i64, i64, i64)>> {
+fn focus(
+    conn: &duckdb::Connection,
+    id: i64,
+    worst_miss: Option<&Row>,
+) -> Result<Option<(String, i64, i64, i64)>> {
     if let Some(m) = worst_miss {
-        if let (Some(a), Some(t), Some(i)) = (num(m, "activate_ts"), num(m, "terminate_ts"), num(m, "instance")) {
+        if let (Some(a), Some(t), Some(i)) =
+            (num(m, "activate_ts"), num(m, "terminate_ts"), num(m, "instance"))
+        {
             return Ok(Some((text(m, "entity"), i as i64, a as i64, t as i64)));
         }
     }
@@ -17,7 +23,9 @@ fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result
         .into_iter()
         .filter(|r| num(r, "worst_lateness").is_some())
         .max_by(|a, b| {
-            num(a, "worst_lateness").partial_cmp(&num(b, "worst_lateness")).unwrap_or(std::cmp::Ordering::Equal)
+            num(a, "worst_lateness")
+                .partial_cmp(&num(b, "worst_lateness"))
+                .unwrap_or(std::cmp::Ordering::Equal)
         })
         .map(|r| text(&r, "entity"));
     let filter = match closest {
@@ -39,7 +47,11 @@ fn focus(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result
 }
 
 /// The Gantt window of capture `id`, around `worst_miss` when there is one.
-pub fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Result<Option<Gantt>> {
+pub fn gantt(
+    conn: &duckdb::Connection,
+    id: i64,
+    worst_miss: Option<&Row>,
+) -> Result<Option<Gantt>> {
     let Some((entity, instance, a, t)) = focus(conn, id, worst_miss)? else { return Ok(None) };
     // At least 1 ms wide, so a short response is shown with what ran around it.
     let pad = ((t - a) / 4).max((1_000_000 - (t - a)) / 2).max(20_000);
@@ -57,8 +69,11 @@ pub fn gantt(conn: &duckdb::Connection, id: i64, worst_miss: Option<&Row>) -> Re
     let mut lanes: Vec<Lane> = Vec::new();
     for r in rows(conn, &sql)? {
         let e = text(&r, "entity");
-        let (s, end, state) =
-            (num(&r, "s").unwrap_or(0.0) as i64, num(&r, "e").unwrap_or(0.0) as i64, text(&r, "state"));
+        let (s, end, state) = (
+            num(&r, "s").unwrap_or(0.0) as i64,
+            num(&r, "e").unwrap_or(0.0) as i64,
+            text(&r, "state"),
+        );
         if lanes.last().map(|l| l.entity != e).unwrap_or(true) {
             lanes.push(Lane { entity: e, core: text(&r, "core"), slices: Vec::new() });
         }

@@ -68,7 +68,11 @@ pub fn render(r: &Report) -> String {
     }
     if !r.diagnostics.is_empty() {
         s.push_str("<h2 id=\"diagnostics\">Diagnostics</h2>\n<div class=\"alert\">The importer skipped or repaired records; figures may be incomplete.</div>\n");
-        table(&mut s, &r.diagnostics, &["severity", "kind", "occurrences", "first_position", "example"]);
+        table(
+            &mut s,
+            &r.diagnostics,
+            &["severity", "kind", "occurrences", "first_position", "example"],
+        );
     }
     summary(&mut s, r);
     tasks(&mut s, r);
@@ -93,7 +97,15 @@ pub fn render(r: &Report) -> String {
         table(
             &mut s,
             &shown,
-            &["entity", "instance", "activate_ts", "response_time", "deadline", "deadline_source", "lateness"],
+            &[
+                "entity",
+                "instance",
+                "activate_ts",
+                "response_time",
+                "deadline",
+                "deadline_source",
+                "lateness",
+            ],
         );
     }
     s.push_str("<h2 id=\"semaphores\">Semaphore contention</h2>\n");
@@ -127,7 +139,8 @@ pub fn render(r: &Report) -> String {
         human_ns(r.cpu_load.window_ns as f64)
     );
     for (i, c) in r.cpu_load.cores.iter().enumerate() {
-        let was = c.baseline_mean.map(|b| format!(", baseline {:.1}%", b * 100.0)).unwrap_or_default();
+        let was =
+            c.baseline_mean.map(|b| format!(", baseline {:.1}%", b * 100.0)).unwrap_or_default();
         let _ = write!(
             s,
             "<span style=\"color:{}\">■ {} mean {:.1}%{was}</span>",
@@ -177,8 +190,10 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "<p>{}</p>", esc(n));
         }
         for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
-            let cols: Vec<String> =
-                rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
+            let cols: Vec<String> = rows
+                .first()
+                .map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect())
+                .unwrap_or_default();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             table(&mut s, rows, &cols);
         }
@@ -217,7 +232,12 @@ fn summary(s: &mut String, r: &Report) {
         (
             "span",
             Box::new(|c| {
-                format!("{} ({} .. {} ns)", human_ns(c.span_ns as f64), c.ts_min.unwrap_or(0), c.ts_max.unwrap_or(0))
+                format!(
+                    "{} ({} .. {} ns)",
+                    human_ns(c.span_ns as f64),
+                    c.ts_min.unwrap_or(0),
+                    c.ts_max.unwrap_or(0)
+                )
             }),
         ),
         ("events", Box::new(|c| c.events.to_string())),
@@ -260,7 +280,8 @@ fn tasks(s: &mut String, r: &Report) {
         let _ = write!(s, "<tr{class}><td>{}</td><td>{}</td>", esc(&t.entity), esc(&t.entity_type));
         for ((c, _, dur), w) in TASK_COLUMNS.iter().zip(&worst) {
             let v = t.get(c);
-            let highlight = v.is_some() && v == *w && !matches!(*c, "instances" | "response_time_min");
+            let highlight =
+                v.is_some() && v == *w && !matches!(*c, "instances" | "response_time_min");
             let b = r.comparison.as_ref().map(|_| base.and_then(|b| b.get(c)));
             cell(s, v, b, *dur, highlight);
         }
@@ -280,7 +301,11 @@ fn cell(s: &mut String, v: Option<f64>, base: Option<Option<f64>>, dur: bool, hi
             (Some(b), Some(v)) if v < b => "better",
             _ => "",
         };
-        let _ = write!(s, "<span class=\"was\">was {} <span class=\"{cls}\">{change}</span></span>", human(b, dur));
+        let _ = write!(
+            s,
+            "<span class=\"was\">was {} <span class=\"{cls}\">{change}</span></span>",
+            human(b, dur)
+        );
     }
     s.push_str("</td>");
 }

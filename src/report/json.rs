@@ -16,7 +16,9 @@ pub fn render(r: &Report) -> String {
 fn integral(v: &mut Value) {
     match v {
         Value::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15) {
+            if let Some(f) =
+                n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
+            {
                 *v = Value::from(f as i64);
             }
         }

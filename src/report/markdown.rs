@@ -22,7 +22,13 @@ pub fn render(r: &Report) -> String {
                 r.threshold_pct
             );
             for m in &c.new_deadline_misses {
-                let _ = writeln!(s, "* **{}**: new deadline misses ({} → {})", cell(&m.entity), m.baseline, m.current);
+                let _ = writeln!(
+                    s,
+                    "* **{}**: new deadline misses ({} → {})",
+                    cell(&m.entity),
+                    m.baseline,
+                    m.current
+                );
             }
             for g in &c.regressions {
                 let pct = g.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
@@ -47,7 +53,11 @@ pub fn render(r: &Report) -> String {
     }
     if !r.diagnostics.is_empty() {
         let _ = writeln!(s, "## Diagnostics\n\nThe importer skipped or repaired records; figures may be incomplete.\n");
-        table(&mut s, &r.diagnostics, &["severity", "kind", "occurrences", "first_position", "example"]);
+        table(
+            &mut s,
+            &r.diagnostics,
+            &["severity", "kind", "occurrences", "first_position", "example"],
+        );
     }
     let c = &r.capture;
     let _ = writeln!(
@@ -72,7 +82,12 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(s, "No task or ISR instances in this capture.\n");
     } else {
         let heads: Vec<&str> = TASK_COLUMNS.iter().map(|c| c.1).collect();
-        let _ = writeln!(s, "| task | type | {} |\n|---|---|{}", heads.join(" | "), "---:|".repeat(heads.len()));
+        let _ = writeln!(
+            s,
+            "| task | type | {} |\n|---|---|{}",
+            heads.join(" | "),
+            "---:|".repeat(heads.len())
+        );
         for t in &r.tasks {
             let base = r.comparison.as_ref().map(|c| c.base(&t.entity).cloned());
             let cells: Vec<String> = TASK_COLUMNS
@@ -82,7 +97,14 @@ pub fn render(r: &Report) -> String {
                     match &base {
                         Some(b) => {
                             let bv = b.as_ref().and_then(|b| b.get(col));
-                            format!("{v} ({})", if b.is_some() { change_text(bv, t.get(col)) } else { "new".into() })
+                            format!(
+                                "{v} ({})",
+                                if b.is_some() {
+                                    change_text(bv, t.get(col))
+                                } else {
+                                    "new".into()
+                                }
+                            )
                         }
                         None => v,
                     }
@@ -106,24 +128,42 @@ pub fn render(r: &Report) -> String {
     } else {
         let _ = writeln!(s, "{} misses, worst lateness first (ns).\n", r.deadline_misses_total);
         let shown: Vec<Row> = r.deadline_misses.iter().take(50).cloned().collect();
-        table(&mut s, &shown, &["entity", "instance", "activate_ts", "response_time", "deadline", "lateness"]);
+        table(
+            &mut s,
+            &shown,
+            &["entity", "instance", "activate_ts", "response_time", "deadline", "lateness"],
+        );
     }
     let _ = writeln!(s, "## Semaphore contention\n");
     if r.semaphores.is_empty() {
         let _ = writeln!(s, "No semaphores in this capture.\n");
     } else {
-        let cols =
-            ["requests", "contended_requests", "contention_ratio", "wait_avg", "wait_p99", "wait_max", "hold_max"];
+        let cols = [
+            "requests",
+            "contended_requests",
+            "contention_ratio",
+            "wait_avg",
+            "wait_p99",
+            "wait_max",
+            "hold_max",
+        ];
         let base = r.comparison.as_ref().map(|c| &c.baseline_semaphores);
         let _ = writeln!(s, "Waits and holds in ns.\n");
-        let _ = writeln!(s, "| semaphore | {} |\n|---|{}", cols.join(" | "), "---:|".repeat(cols.len()));
+        let _ = writeln!(
+            s,
+            "| semaphore | {} |\n|---|{}",
+            cols.join(" | "),
+            "---:|".repeat(cols.len())
+        );
         for row in &r.semaphores {
             let name = text(row, "semaphore");
             let b = base.map(|b| b.iter().find(|x| text(x, "semaphore") == name));
             let cells: Vec<String> = cols
                 .iter()
                 .map(|c| match b {
-                    Some(Some(b)) => format!("{} ({})", text(row, c), change_text(num(b, c), num(row, c))),
+                    Some(Some(b)) => {
+                        format!("{} ({})", text(row, c), change_text(num(b, c), num(row, c)))
+                    }
                     Some(None) => format!("{} (new)", text(row, c)),
                     None => text(row, c),
                 })
@@ -138,7 +178,8 @@ pub fn render(r: &Report) -> String {
         human_ns(r.cpu_load.window_ns as f64)
     );
     for c in &r.cpu_load.cores {
-        let was = c.baseline_mean.map(|b| format!(" (baseline {:.1}%)", b * 100.0)).unwrap_or_default();
+        let was =
+            c.baseline_mean.map(|b| format!(" (baseline {:.1}%)", b * 100.0)).unwrap_or_default();
         let _ = writeln!(s, "| {} | {:.1}%{was} |", cell(&c.core), c.mean * 100.0);
     }
     s.push('\n');
@@ -157,8 +198,10 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "{n}\n");
         }
         for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
-            let cols: Vec<String> =
-                rows.first().map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect()).unwrap_or_default();
+            let cols: Vec<String> = rows
+                .first()
+                .map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect())
+                .unwrap_or_default();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             table(&mut s, rows, &cols);
         }

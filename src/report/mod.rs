@@ -57,7 +57,9 @@ pub fn collect(
     let id = capture.capture_id;
     let tasks = task_rows(conn, id)?;
     let mut misses = analysis(conn, "deadline_misses", &[], id)?;
-    misses.sort_by(|a, b| num(b, "lateness").partial_cmp(&num(a, "lateness")).unwrap_or(std::cmp::Ordering::Equal));
+    misses.sort_by(|a, b| {
+        num(b, "lateness").partial_cmp(&num(a, "lateness")).unwrap_or(std::cmp::Ordering::Equal)
+    });
     let deadline_misses_total = misses.len();
     misses.truncate(LIST_CAP);
     let mut cpu_load = cpu_load(conn, capture)?;
@@ -65,7 +67,8 @@ pub fn collect(
         Some(b) => {
             let base_load = cpu_load_means(conn, b, cpu_load.window_ns)?;
             for c in &mut cpu_load.cores {
-                c.baseline_mean = base_load.iter().find(|(core, _)| core == &c.core).map(|(_, m)| *m);
+                c.baseline_mean =
+                    base_load.iter().find(|(core, _)| core == &c.core).map(|(_, m)| *m);
             }
             Some(compare(
                 &tasks,
@@ -104,7 +107,8 @@ pub fn rows(conn: &duckdb::Connection, sql: &str) -> Result<Vec<Row>> {
     let mut out = Vec::new();
     while let Some(r) = rs.next()? {
         let text: String = r.get(0)?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| Error::Sql(format!("internal: report row: {e}")))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Sql(format!("internal: report row: {e}")))?;
         if let Value::Object(m) = v {
             out.push(m);
         }
@@ -113,8 +117,14 @@ pub fn rows(conn: &duckdb::Connection, sql: &str) -> Result<Vec<Row>> {
 }
 
 /// Rows of the predefined analysis `name` for capture `id`.
-pub fn analysis(conn: &duckdb::Connection, name: &str, params: &[(String, String)], id: i64) -> Result<Vec<Row>> {
-    let q = queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
+pub fn analysis(
+    conn: &duckdb::Connection,
+    name: &str,
+    params: &[(String, String)],
+    id: i64,
+) -> Result<Vec<Row>> {
+    let q =
+        queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
     rows(conn, &q.invocation(params, Some(id))?)
 }
 
@@ -133,10 +143,11 @@ pub fn text(row: &Row, col: &str) -> String {
 }
 
 fn summary(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Summary> {
-    let entities: i64 =
-        conn.query_row("SELECT count(*) FROM entities WHERE capture_id = ?", duckdb::params![c.capture_id], |r| {
-            r.get(0)
-        })?;
+    let entities: i64 = conn.query_row(
+        "SELECT count(*) FROM entities WHERE capture_id = ?",
+        duckdb::params![c.capture_id],
+        |r| r.get(0),
+    )?;
     Ok(Summary {
         capture_id: c.capture_id,
         name: c.name.clone(),
@@ -154,7 +165,9 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
     let deadlines = analysis(conn, "deadline_summary", &[], id)?;
     let blocking = analysis(conn, "blocking", &[], id)?;
     let preemptions = analysis(conn, "preemptions", &[], id)?;
-    let find = |rows: &[Row], e: &str| rows.iter().find(|r| text(r, "entity") == e).cloned().unwrap_or_default();
+    let find = |rows: &[Row], e: &str| {
+        rows.iter().find(|r| text(r, "entity") == e).cloned().unwrap_or_default()
+    };
     let mut out = Vec::new();
     for r in analysis(conn, "response_times", &[], id)? {
         let e = text(&r, "entity");
@@ -195,14 +208,17 @@ pub fn nice_window(raw: i64) -> i64 {
 fn cpu_load(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<CpuLoad> {
     let span = c.ts_max.unwrap_or(0) - c.ts_min.unwrap_or(0);
     let window_ns = nice_window((span + LOAD_POINTS - 1) / LOAD_POINTS);
-    let rows = analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
+    let rows =
+        analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
     let mut cores: Vec<CoreLoad> = Vec::new();
     for r in rows {
         let core = text(&r, "core");
         let point = (num(&r, "window_start").unwrap_or(0.0) as i64, num(&r, "load").unwrap_or(0.0));
         match cores.iter_mut().find(|c| c.core == core) {
             Some(c) => c.points.push(point),
-            None => cores.push(CoreLoad { core, mean: 0.0, baseline_mean: None, points: vec![point] }),
+            None => {
+                cores.push(CoreLoad { core, mean: 0.0, baseline_mean: None, points: vec![point] })
+            }
         }
     }
     for c in &mut cores {
@@ -213,8 +229,13 @@ fn cpu_load(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<CpuLoad> {
     Ok(CpuLoad { window_ns, cores })
 }
 
-fn cpu_load_means(conn: &duckdb::Connection, c: &CaptureEntry, window_ns: i64) -> Result<Vec<(String, f64)>> {
-    let rows = analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
+fn cpu_load_means(
+    conn: &duckdb::Connection,
+    c: &CaptureEntry,
+    window_ns: i64,
+) -> Result<Vec<(String, f64)>> {
+    let rows =
+        analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
     let mut sums: Vec<(String, f64, f64)> = Vec::new();
     for r in rows {
         let core = text(&r, "core");

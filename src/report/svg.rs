@@ -6,7 +6,8 @@ use super::{human_ns, CpuLoad, Gantt, Histogram};
 use std::fmt::Write;
 
 /// Colours of the series (cores) and of the task states.
-pub const PALETTE: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+pub const PALETTE: &[&str] =
+    &["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
 /// The colour of a task state in the Gantt chart.
 pub fn state_colour(state: &str) -> &'static str {
@@ -65,8 +66,11 @@ pub fn load_chart(load: &CpuLoad) -> String {
     }
     for (i, c) in load.cores.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
-        let pts: Vec<String> =
-            c.points.iter().map(|p| format!("{:.1},{:.1}", x(p.0 + load.window_ns / 2), y(p.1))).collect();
+        let pts: Vec<String> = c
+            .points
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.0 + load.window_ns / 2), y(p.1)))
+            .collect();
         let _ = write!(
             s,
             r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3" points="{}"><title>{}</title></polyline>"#,
@@ -136,8 +140,13 @@ pub fn gantt(g: &Gantt) -> String {
     }
     for (i, lane) in g.lanes.iter().enumerate() {
         let y = 20.0 + row * i as f64;
-        let name = if lane.core.is_empty() { lane.entity.clone() } else { format!("{} · {}", lane.core, lane.entity) };
-        let _ = write!(s, r#"<text x="2" y="{:.1}" font-size="10">{}</text>"#, y + 11.0, esc(&name));
+        let name = if lane.core.is_empty() {
+            lane.entity.clone()
+        } else {
+            format!("{} · {}", lane.core, lane.entity)
+        };
+        let _ =
+            write!(s, r#"<text x="2" y="{:.1}" font-size="10">{}</text>"#, y + 11.0, esc(&name));
         for (a, b, state) in &lane.slices {
             let _ = write!(
                 s,

@@ -13,7 +13,11 @@ fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 
 /// Runs `sql` and calls `f` for every batch, as DuckDB produces them (streamed: a capture's
 /// events are never all in memory at once).
-fn each_batch(conn: &duckdb::Connection, sql: &str, mut f: impl FnMut(&arrow::record_batch::RecordBatch) -> Result<()>) -> Result<()> {
+fn each_batch(
+    conn: &duckdb::Connection,
+    sql: &str,
+    mut f: impl FnMut(&arrow::record_batch::RecordBatch) -> Result<()>,
+) -> Result<()> {
     let mut stmt = conn.prepare(sql)?;
     for batch in stmt.stream_arrow([])? {
         f(&batch?)?;
@@ -29,8 +33,13 @@ struct Cells<'a> {
 
 impl<'a> Cells<'a> {
     fn new(batch: &'a arrow::record_batch::RecordBatch) -> Self {
-        static OPTS: arrow::util::display::FormatOptions<'static> = arrow::util::display::FormatOptions::new();
-        let fmts = batch.columns().iter().map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &OPTS).ok()).collect();
+        static OPTS: arrow::util::display::FormatOptions<'static> =
+            arrow::util::display::FormatOptions::new();
+        let fmts = batch
+            .columns()
+            .iter()
+            .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &OPTS).ok())
+            .collect();
         Cells { batch, fmts }
     }
 
@@ -46,7 +55,9 @@ impl<'a> Cells<'a> {
         if a.is_null(row) {
             return None;
         }
-        a.as_primitive_opt::<Int64Type>().map(|p| p.value(row)).or_else(|| self.text(col, row)?.parse().ok())
+        a.as_primitive_opt::<Int64Type>()
+            .map(|p| p.value(row))
+            .or_else(|| self.text(col, row)?.parse().ok())
     }
 }
 
@@ -141,7 +152,8 @@ fn micros(ns: i64) -> String {
 pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result<u64> {
     let file = std::fs::File::create(path).map_err(out_err(path))?;
     let mut w = std::io::BufWriter::new(file);
-    let mut tracks: std::collections::HashMap<(i64, String), i64> = std::collections::HashMap::new();
+    let mut tracks: std::collections::HashMap<(i64, String), i64> =
+        std::collections::HashMap::new();
     let mut events: u64 = 0;
     let mut first = true;
     let mut emit = |w: &mut std::io::BufWriter<std::fs::File>, e: String| -> Result<()> {
@@ -151,15 +163,34 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
         w.write_all(e.as_bytes()).map_err(out_err(path))
     };
     w.write_all(b"{\"displayTimeUnit\": \"ns\", \"traceEvents\": [").map_err(out_err(path))?;
-    emit(&mut w, r#"{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "Cores"}}"#.into())?;
-    emit(&mut w, r#"{"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "Tasks"}}"#.into())?;
-    let mut track = |w: &mut std::io::BufWriter<std::fs::File>, pid: i64, name: &str, emit: &mut dyn FnMut(&mut std::io::BufWriter<std::fs::File>, String) -> Result<()>| -> Result<i64> {
+    emit(
+        &mut w,
+        r#"{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "Cores"}}"#.into(),
+    )?;
+    emit(
+        &mut w,
+        r#"{"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "Tasks"}}"#.into(),
+    )?;
+    let mut track = |w: &mut std::io::BufWriter<std::fs::File>,
+                     pid: i64,
+                     name: &str,
+                     emit: &mut dyn FnMut(
+        &mut std::io::BufWriter<std::fs::File>,
+        String,
+    ) -> Result<()>|
+     -> Result<i64> {
         let next = tracks.len() as i64 + 1;
         if let Some(t) = tracks.get(&(pid, name.to_string())) {
             return Ok(*t);
         }
         tracks.insert((pid, name.to_string()), next);
-        emit(w, format!(r#"{{"name": "thread_name", "ph": "M", "pid": {pid}, "tid": {next}, "args": {{"name": {}}}}}"#, json(name)))?;
+        emit(
+            w,
+            format!(
+                r#"{{"name": "thread_name", "ph": "M", "pid": {pid}, "tid": {next}, "args": {{"name": {}}}}}"#,
+                json(name)
+            ),
+        )?;
         Ok(next)
     };
     // Slices: what occupied each core, and each task's/runnable's running stretches.

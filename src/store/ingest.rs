@@ -82,13 +82,23 @@ impl<R: Read> Read for Counting<'_, R> {
 }
 
 /// Ingests `path` into `archive` as a new capture (the caller holds the writer lock).
-pub fn ingest_file(archive: &mut Archive, path: &Path, opts: &IngestOptions, progress: Progress<'_>) -> Result<IngestReport> {
+pub fn ingest_file(
+    archive: &mut Archive,
+    path: &Path,
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<IngestReport> {
     ingest_files(archive, &[path.to_path_buf()], &default_name(path), opts, progress)
 }
 
 /// Ingests a file, or a directory that holds one capture made of several files (an ovni
 /// output directory: its `thread.prv` and `cpu.prv`, or those of its `ovni/` folder).
-pub fn ingest_path(archive: &mut Archive, path: &Path, opts: &IngestOptions, progress: Progress<'_>) -> Result<IngestReport> {
+pub fn ingest_path(
+    archive: &mut Archive,
+    path: &Path,
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<IngestReport> {
     if !path.is_dir() {
         return ingest_file(archive, path, opts, progress);
     }
@@ -111,7 +121,9 @@ pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
         files = pick(&dir.join("ovni"));
     } else if dir.file_name().is_some_and(|n| n == "ovni") {
         // `emu-x/ovni/`: the experiment's directory names the capture.
-        if let Some(parent) = dir.canonicalize().ok().and_then(|d| d.parent().map(Path::to_path_buf)) {
+        if let Some(parent) =
+            dir.canonicalize().ok().and_then(|d| d.parent().map(Path::to_path_buf))
+        {
             named = parent;
         }
     }
@@ -156,12 +168,23 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
     match opts.format {
         Some(f) => {
             if !f.sniff(prefix) {
-                return Err(Error::input(shown, "", format!("not a {} file (its first lines do not look like one)", f.name())));
+                return Err(Error::input(
+                    shown,
+                    "",
+                    format!("not a {} file (its first lines do not look like one)", f.name()),
+                ));
             }
             Ok(f)
         }
         None => ingest::detect(prefix).ok_or_else(|| {
-            Error::input(shown, "", format!("unrecognised format (supported: {}); use --format to force one", ingest::format_names()))
+            Error::input(
+                shown,
+                "",
+                format!(
+                    "unrecognised format (supported: {}); use --format to force one",
+                    ingest::format_names()
+                ),
+            )
         }),
     }
 }
@@ -179,8 +202,13 @@ fn run(
 ) -> Result<IngestReport> {
     let first = paths.first().ok_or_else(|| Error::Usage("no file to ingest".into()))?;
     let writer = CaptureWriter::create(staging)?;
-    let keeper = if opts.keep_source && opts.replace.is_none() { Some(SourceKeeper::start(staging, paths)?) } else { None };
-    let mut deriver = Deriver::new(TableSink::new(writer), &first.display().to_string(), opts.strict);
+    let keeper = if opts.keep_source && opts.replace.is_none() {
+        Some(SourceKeeper::start(staging, paths)?)
+    } else {
+        None
+    };
+    let mut deriver =
+        Deriver::new(TableSink::new(writer), &first.display().to_string(), opts.strict);
     let mut format = None;
     let mut sources = Vec::new();
     let mut companions = Vec::new();
@@ -190,7 +218,8 @@ fn run(
         let shown = path.display().to_string();
         deriver.set_source(&shown);
         let mut input = Input::open(path).map_err(|e| Error::io(path, e))?;
-        let prefix = input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
+        let prefix =
+            input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
         let f = format_of(&prefix, &shown, opts)?;
         if format.is_some_and(|g| g != f) {
             return Err(Error::input(&shown, "", "the files of one capture must have one format"));
@@ -198,7 +227,14 @@ fn run(
         format = Some(f);
         let raw = input.raw_read.clone();
         let size = input.raw_size;
-        let mut counting = Counting { inner: &mut input, read: 0, next_report: 0, raw, size, progress: &mut *progress };
+        let mut counting = Counting {
+            inner: &mut input,
+            read: 0,
+            next_report: 0,
+            raw,
+            size,
+            progress: &mut *progress,
+        };
         let mut lines = LineReader::new(&mut counting);
         match f {
             Format::Btf => btf::read(&mut lines, &shown, &mut deriver)?,
@@ -267,9 +303,16 @@ fn run(
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         std::fs::rename(&f.path, &dest).map_err(|e| Error::io(&dest, e))?;
-        capture.files.insert(f.table.clone(), FileEntry { path: rel, rows: f.rows, bytes: f.bytes, sha256: f.sha256 });
+        capture.files.insert(
+            f.table.clone(),
+            FileEntry { path: rel, rows: f.rows, bytes: f.bytes, sha256: f.sha256 },
+        );
     }
-    match opts.replace.as_ref().and_then(|_| archive.manifest.captures.iter().position(|c| c.capture_id == id)) {
+    match opts
+        .replace
+        .as_ref()
+        .and_then(|_| archive.manifest.captures.iter().position(|c| c.capture_id == id))
+    {
         Some(at) => {
             let old = std::mem::replace(&mut archive.manifest.captures[at], capture.clone());
             archive.manifest.save(&archive.dir)?;
@@ -286,7 +329,8 @@ fn run(
         }
     }
 
-    let diagnostics = summary.diag_counts.iter().map(|(k, (s, n))| (k.to_string(), *s, *n)).collect();
+    let diagnostics =
+        summary.diag_counts.iter().map(|(k, (s, n))| (k.to_string(), *s, *n)).collect();
     Ok(IngestReport {
         capture,
         entities: summary.entities.len() as u64,
@@ -304,7 +348,9 @@ fn run(
 fn next_generation(c: &CaptureEntry) -> u64 {
     c.files
         .values()
-        .filter_map(|f| f.path.rsplit_once("part-")?.1.strip_suffix(".parquet")?.parse::<u64>().ok())
+        .filter_map(|f| {
+            f.path.rsplit_once("part-")?.1.strip_suffix(".parquet")?.parse::<u64>().ok()
+        })
         .max()
         .map_or(0, |g| g + 1)
 }
@@ -320,7 +366,10 @@ struct SourceKeeper {
 /// 1: as small as level 3 on traces, and faster). Returns the stored name and whether
 /// tracedb compressed it.
 fn store_source(src: &Path, dir: &Path) -> Result<(String, bool)> {
-    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
+    let name = src
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "source".into());
     let mut file = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
     let mut magic = [0u8; 4];
     let n = std::io::Read::read(&mut file, &mut magic).map_err(|e| Error::io(src, e))?;
@@ -356,11 +405,19 @@ impl SourceKeeper {
 
     /// Waits for the trace copies, stores the companions (the rest of `all`), and renames
     /// everything into `sources/capture_id=<id>/`; returns the manifest entries.
-    fn finish(self, archive_dir: &Path, id: i64, staging: &Path, all: &[String]) -> Result<Vec<super::manifest::SourceEntry>> {
+    fn finish(
+        self,
+        archive_dir: &Path,
+        id: i64,
+        staging: &Path,
+        all: &[String],
+    ) -> Result<Vec<super::manifest::SourceEntry>> {
         let dir = staging.join("sources");
         let mut stored = match self.handle.join() {
             Ok(r) => r?,
-            Err(_) => return Err(Error::Sql("internal: the source-keeping thread panicked".into())),
+            Err(_) => {
+                return Err(Error::Sql("internal: the source-keeping thread panicked".into()))
+            }
         };
         for shown in all {
             let src = PathBuf::from(shown);
@@ -381,8 +438,16 @@ impl SourceKeeper {
             }
             std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
             let role = if self.traces.contains(&src) { "trace" } else { "companion" };
-            let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            entries.push(super::manifest::SourceEntry { path: rel, name, role: role.into(), compressed, bytes, sha256 });
+            let name =
+                src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            entries.push(super::manifest::SourceEntry {
+                path: rel,
+                name,
+                role: role.into(),
+                compressed,
+                bytes,
+                sha256,
+            });
         }
         Ok(entries)
     }
@@ -446,11 +511,21 @@ pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEn
         hashes.push(super::verify::file_sha256(f).map_err(|e| Error::io(f, e))?);
     }
     let sha = combined_sha256(&hashes);
-    Ok(archive.manifest.captures.iter().find(|c| c.source_bytes == size && c.source_sha256 == sha).cloned())
+    Ok(archive
+        .manifest
+        .captures
+        .iter()
+        .find(|c| c.source_bytes == size && c.source_sha256 == sha)
+        .cloned())
 }
 
 /// Rows known only at the end: entities, diagnostics, and the capture's own row.
-fn write_side_tables(w: &mut CaptureWriter, s: &Summary, c: &CaptureEntry, deadlines: &[(String, i64)]) -> Result<()> {
+fn write_side_tables(
+    w: &mut CaptureWriter,
+    s: &Summary,
+    c: &CaptureEntry,
+    deadlines: &[(String, i64)],
+) -> Result<()> {
     let missing = |t: &str| Error::Sql(format!("internal: no table {t} in the schema"));
     let dl = w.table_index("deadlines").ok_or_else(|| missing("deadlines"))?;
     for (entity, ns) in deadlines {
@@ -520,7 +595,10 @@ fn write_side_tables(w: &mut CaptureWriter, s: &Summary, c: &CaptureEntry, deadl
 
 /// The file name without directory and without `.gz`/`.zst`/`.btf`-like extensions.
 pub fn default_name(path: &Path) -> String {
-    let mut name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "capture".into());
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "capture".into());
     for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".txt"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
@@ -531,7 +609,10 @@ pub fn default_name(path: &Path) -> String {
 
 /// Current UTC time as RFC 3339 (seconds), without a date crate.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
     // Civil from days (Howard Hinnant's algorithm).

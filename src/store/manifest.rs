@@ -172,7 +172,10 @@ impl Manifest {
     /// The capture with id or name `key`.
     pub fn find(&self, key: &str) -> Option<&CaptureEntry> {
         let by_id = key.parse::<i64>().ok();
-        self.captures.iter().find(|c| Some(c.capture_id) == by_id).or_else(|| self.captures.iter().find(|c| c.name == key))
+        self.captures
+            .iter()
+            .find(|c| Some(c.capture_id) == by_id)
+            .or_else(|| self.captures.iter().find(|c| c.name == key))
     }
 }
 

@@ -50,12 +50,17 @@ impl Archive {
     /// Opens an archive for writing, creating it when absent, and takes the writer lock.
     pub fn open_for_write(dir: &Path) -> Result<(Archive, WriteLock)> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        if dir.read_dir().map_err(|e| Error::io(dir, e))?.next().is_some() && !dir.join(manifest::FILE).is_file() {
+        if dir.read_dir().map_err(|e| Error::io(dir, e))?.next().is_some()
+            && !dir.join(manifest::FILE).is_file()
+        {
             let lockish = dir.join(LOCK).exists() || dir.join(STAGING).exists();
             if !lockish {
                 return Err(Error::Archive {
                     path: dir.to_path_buf(),
-                    message: format!("directory exists, is not empty and has no {}; not touching it", manifest::FILE),
+                    message: format!(
+                        "directory exists, is not empty and has no {}; not touching it",
+                        manifest::FILE
+                    ),
                 });
             }
         }
@@ -87,15 +92,26 @@ impl Archive {
             .manifest
             .captures
             .iter()
-            .flat_map(|c| c.files.values().map(|f| f.path.clone()).chain(c.sources.iter().map(|s| s.path.clone())))
+            .flat_map(|c| {
+                c.files
+                    .values()
+                    .map(|f| f.path.clone())
+                    .chain(c.sources.iter().map(|s| s.path.clone()))
+            })
             .collect();
-        let dirs = schema::tables().into_iter().map(|t| t.name).chain(std::iter::once(SOURCES.to_string()));
+        let dirs = schema::tables()
+            .into_iter()
+            .map(|t| t.name)
+            .chain(std::iter::once(SOURCES.to_string()));
         for dir_name in dirs {
             let tdir = self.dir.join(&dir_name);
             let Ok(entries) = tdir.read_dir() else { continue };
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let Some(id) = name.strip_prefix("capture_id=").and_then(|s| s.parse::<i64>().ok()) else { continue };
+                let Some(id) = name.strip_prefix("capture_id=").and_then(|s| s.parse::<i64>().ok())
+                else {
+                    continue;
+                };
                 let p = entry.path();
                 if !self.manifest.captures.iter().any(|c| c.capture_id == id) {
                     std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
@@ -118,13 +134,15 @@ impl Archive {
     /// then its files. A crash in between leaves files no capture lists, which the next
     /// writer removes. The caller holds the writer lock.
     pub fn remove(&mut self, id: i64) -> Result<CaptureEntry> {
-        let at = self.manifest.captures.iter().position(|c| c.capture_id == id).ok_or_else(|| Error::Archive {
-            path: self.dir.clone(),
-            message: format!("no capture {id}"),
-        })?;
+        let at =
+            self.manifest.captures.iter().position(|c| c.capture_id == id).ok_or_else(|| {
+                Error::Archive { path: self.dir.clone(), message: format!("no capture {id}") }
+            })?;
         let entry = self.manifest.captures.remove(at);
         self.manifest.save(&self.dir)?;
-        for t in schema::tables().into_iter().map(|t| t.name).chain(std::iter::once(SOURCES.to_string())) {
+        for t in
+            schema::tables().into_iter().map(|t| t.name).chain(std::iter::once(SOURCES.to_string()))
+        {
             let part = self.dir.join(&t).join(format!("capture_id={id}"));
             if part.exists() {
                 std::fs::remove_dir_all(&part).map_err(|e| Error::io(&part, e))?;
@@ -143,7 +161,8 @@ impl Archive {
     pub fn connect(&self) -> Result<duckdb::Connection> {
         let conn = duckdb::Connection::open_in_memory()?;
         self.create_views(&conn)?;
-        conn.execute_batch(HELPERS_SQL).map_err(|e| Error::Sql(format!("internal: installing sql/helpers.sql: {e}")))?;
+        conn.execute_batch(HELPERS_SQL)
+            .map_err(|e| Error::Sql(format!("internal: installing sql/helpers.sql: {e}")))?;
         queries::install(&conn)?;
         Ok(conn)
     }
@@ -167,7 +186,11 @@ impl Archive {
                 // empty table of the current schema gives NULL there, so old captures stay
                 // readable (union_by_name alone cannot add a column no file has).
                 let empty = format!("_empty_{}", t.name);
-                sql.push_str(&t.ddl.replacen(&format!("CREATE TABLE {}", t.name), &format!("CREATE OR REPLACE TEMP TABLE {empty}"), 1));
+                sql.push_str(&t.ddl.replacen(
+                    &format!("CREATE TABLE {}", t.name),
+                    &format!("CREATE OR REPLACE TEMP TABLE {empty}"),
+                    1,
+                ));
                 sql.push_str(&format!(
                     "\nCREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM (SELECT * FROM {empty} UNION ALL BY NAME \
                      SELECT * FROM read_parquet([{files}], hive_partitioning = true, \
@@ -188,7 +211,15 @@ impl Archive {
         for c in &self.manifest.captures {
             for (t, f) in &c.files {
                 let q = |s: &str| s.replace('\'', "''");
-                values.push(format!("({}, '{}', '{}', {}, {}, '{}')", c.capture_id, q(t), q(&f.path), f.rows, f.bytes, q(&f.sha256)));
+                values.push(format!(
+                    "({}, '{}', '{}', {}, {}, '{}')",
+                    c.capture_id,
+                    q(t),
+                    q(&f.path),
+                    f.rows,
+                    f.bytes,
+                    q(&f.sha256)
+                ));
             }
         }
         if !values.is_empty() {
@@ -233,7 +264,10 @@ impl WriteLock {
                 Err(e) => return Err(Error::io(&path, e)),
             }
         }
-        Err(Error::Archive { path: dir.to_path_buf(), message: "cannot take the writer lock".into() })
+        Err(Error::Archive {
+            path: dir.to_path_buf(),
+            message: "cannot take the writer lock".into(),
+        })
     }
 }
 

@@ -28,11 +28,20 @@ pub const FILES: &[(&str, &str)] = &[
     ("timing/response_times.sql", include_str!("../../queries/timing/response_times.sql")),
     ("timing/runnable_times.sql", include_str!("../../queries/timing/runnable_times.sql")),
     ("scheduling/cpu_load.sql", include_str!("../../queries/scheduling/cpu_load.sql")),
-    ("scheduling/preemption_pairs.sql", include_str!("../../queries/scheduling/preemption_pairs.sql")),
+    (
+        "scheduling/preemption_pairs.sql",
+        include_str!("../../queries/scheduling/preemption_pairs.sql"),
+    ),
     ("scheduling/preemptions.sql", include_str!("../../queries/scheduling/preemptions.sql")),
     ("blocking/blocking.sql", include_str!("../../queries/blocking/blocking.sql")),
-    ("blocking/blocking_instances.sql", include_str!("../../queries/blocking/blocking_instances.sql")),
-    ("blocking/semaphore_contention.sql", include_str!("../../queries/blocking/semaphore_contention.sql")),
+    (
+        "blocking/blocking_instances.sql",
+        include_str!("../../queries/blocking/blocking_instances.sql"),
+    ),
+    (
+        "blocking/semaphore_contention.sql",
+        include_str!("../../queries/blocking/semaphore_contention.sql"),
+    ),
     ("data/data_loss.sql", include_str!("../../queries/data/data_loss.sql")),
     ("data/signal_values.sql", include_str!("../../queries/data/signal_values.sql")),
     // --- Paraver / ovni analyses (issue 6) ---
@@ -123,7 +132,11 @@ impl Param {
                 .filter(|v| *v > 0)
                 .map(|v| v.to_string())
                 .ok_or_else(|| bad("expected a positive duration such as 1ms, 250us, 2s")),
-            "int" => value.trim().parse::<i64>().map(|v| v.to_string()).map_err(|_| bad("expected an integer")),
+            "int" => value
+                .trim()
+                .parse::<i64>()
+                .map(|v| v.to_string())
+                .map_err(|_| bad("expected an integer")),
             _ => Ok(format!("'{}'", value.replace('\'', "''"))),
         }
     }
@@ -133,7 +146,8 @@ impl Param {
 pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
     let bad = |m: String| Error::Sql(format!("internal: queries/{file}: {m}"));
     let (mut name, mut summary) = (None, None);
-    let (mut params, mut columns, mut includes, mut doc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut params, mut columns, mut includes, mut doc) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for line in sql.lines() {
         let Some(c) = line.strip_prefix("--") else {
             if line.trim().is_empty() {
@@ -155,7 +169,9 @@ pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
                 }
                 "param" => {
                     let mut parts = rest.splitn(4, char::is_whitespace).filter(|s| !s.is_empty());
-                    let (Some(n), Some(kind), Some(default)) = (parts.next(), parts.next(), parts.next()) else {
+                    let (Some(n), Some(kind), Some(default)) =
+                        (parts.next(), parts.next(), parts.next())
+                    else {
                         return Err(bad(format!("@param needs NAME KIND DEFAULT DOC: '{rest}'")));
                     };
                     let doc = parts.next().unwrap_or("").trim().to_string();
@@ -200,7 +216,8 @@ pub fn find(name: &str) -> Option<Query> {
 /// `FILES` order (a file's `@include`s come earlier in the list; a test checks it).
 pub fn install(conn: &duckdb::Connection) -> Result<()> {
     for (file, sql) in FILES {
-        conn.execute_batch(sql).map_err(|e| Error::Sql(format!("internal: installing queries/{file}: {e}")))?;
+        conn.execute_batch(sql)
+            .map_err(|e| Error::Sql(format!("internal: installing queries/{file}: {e}")))?;
     }
     Ok(())
 }
@@ -216,7 +233,10 @@ mod tests {
             assert!(!q.summary.is_empty(), "{file}");
             assert!(!q.columns.is_empty(), "{file}: no @column lines");
             assert!(!q.doc.is_empty(), "{file}: no definitions text");
-            assert!(file.ends_with(&format!("/{}.sql", q.name)), "{file}: file named after the query");
+            assert!(
+                file.ends_with(&format!("/{}.sql", q.name)),
+                "{file}: file named after the query"
+            );
         }
     }
 
@@ -237,7 +257,10 @@ mod tests {
     fn invocation_maps_parameters() {
         let q = find("cpu_load").unwrap();
         let v = vec![("window".to_string(), "250us".to_string())];
-        assert_eq!(q.invocation(&v, Some(3)).unwrap(), "SELECT * FROM cpu_load(window_ns := 250000) WHERE capture_id = 3");
+        assert_eq!(
+            q.invocation(&v, Some(3)).unwrap(),
+            "SELECT * FROM cpu_load(window_ns := 250000) WHERE capture_id = 3"
+        );
         assert!(q.invocation(&[("speed".into(), "1".into())], None).is_err());
         let r = find("response_times").unwrap();
         assert_eq!(r.invocation(&[], None).unwrap(), "SELECT * FROM response_times");
@@ -245,10 +268,22 @@ mod tests {
 
     #[test]
     fn literals_follow_the_parameter_kind() {
-        let p = Param { name: "window".into(), sql_name: "window_ns".into(), kind: "duration".into(), default: "1ms".into(), doc: String::new() };
+        let p = Param {
+            name: "window".into(),
+            sql_name: "window_ns".into(),
+            kind: "duration".into(),
+            default: "1ms".into(),
+            doc: String::new(),
+        };
         assert_eq!(p.literal("250us").unwrap(), "250000");
         assert!(p.literal("fast").is_err());
-        let t = Param { name: "idle".into(), sql_name: "idle".into(), kind: "text".into(), default: "%idle%".into(), doc: String::new() };
+        let t = Param {
+            name: "idle".into(),
+            sql_name: "idle".into(),
+            kind: "text".into(),
+            default: "%idle%".into(),
+            doc: String::new(),
+        };
         assert_eq!(t.literal("it's").unwrap(), "'it''s'");
     }
 }

@@ -108,7 +108,12 @@ pub fn parse(sql: &str) -> Option<Table> {
             .map(|(expr, _)| expr.trim().to_string());
         let mut parts = def.split_whitespace();
         if let (Some(col), Some(ty)) = (parts.next(), parts.next()) {
-            columns.push(Column { name: col.to_string(), sql_type: ty.to_string(), doc: comment.to_string(), computed });
+            columns.push(Column {
+                name: col.to_string(),
+                sql_type: ty.to_string(),
+                doc: comment.to_string(),
+                computed,
+            });
         }
     }
     Some(Table { name: name?, doc: doc.join("\n"), columns, ddl: sql.to_string() })
@@ -134,11 +139,17 @@ mod tests {
         assert_eq!(tables.len(), FILES.len());
         for t in &tables {
             assert!(!t.doc.is_empty(), "{} has no doc block", t.name);
-            assert_eq!(t.columns.first().map(|c| c.name.as_str()), Some("capture_id"), "{}", t.name);
+            assert_eq!(
+                t.columns.first().map(|c| c.name.as_str()),
+                Some("capture_id"),
+                "{}",
+                t.name
+            );
             for c in &t.columns {
                 assert!(!c.doc.is_empty(), "{}.{} has no doc", t.name, c.name);
                 assert!(
-                    ["BIGINT", "INTEGER", "DOUBLE", "BOOLEAN", "VARCHAR"].contains(&c.sql_type.as_str()),
+                    ["BIGINT", "INTEGER", "DOUBLE", "BOOLEAN", "VARCHAR"]
+                        .contains(&c.sql_type.as_str()),
                     "{}.{}: type {}",
                     t.name,
                     c.name,
@@ -162,7 +173,17 @@ mod tests {
     #[test]
     fn design_tables_exist() {
         let names: Vec<String> = tables().into_iter().map(|t| t.name).collect();
-        for t in ["captures", "entities", "events", "intervals", "instances", "lock_requests", "messages", "deadlines", "diagnostics"] {
+        for t in [
+            "captures",
+            "entities",
+            "events",
+            "intervals",
+            "instances",
+            "lock_requests",
+            "messages",
+            "deadlines",
+            "diagnostics",
+        ] {
             assert!(names.iter().any(|n| n == t), "missing table {t}");
         }
     }

@@ -44,7 +44,9 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
             let found = std::fs::metadata(&path).map(|m| m.len());
             let (kind, detail) = match found {
                 Err(e) => ("missing", e.to_string()),
-                Ok(n) if n < s.bytes => ("truncated", format!("{n} bytes, the manifest says {}", s.bytes)),
+                Ok(n) if n < s.bytes => {
+                    ("truncated", format!("{n} bytes, the manifest says {}", s.bytes))
+                }
                 Ok(_) => match file_sha256(&path) {
                     Ok(h) if h == s.sha256 => continue,
                     Ok(h) => ("altered", format!("SHA-256 {h}, the manifest says {}", s.sha256)),
@@ -57,7 +59,12 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
             checked += 1;
             let path = archive.dir.join(&f.path);
             let mut problem = |kind, detail: String| {
-                problems.push(Problem { capture_id: c.capture_id, path: f.path.clone(), kind, detail });
+                problems.push(Problem {
+                    capture_id: c.capture_id,
+                    path: f.path.clone(),
+                    kind,
+                    detail,
+                });
             };
             let size = match std::fs::metadata(&path) {
                 Ok(m) => m.len(),
@@ -85,15 +92,18 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
                     continue;
                 }
             }
-            let footer = std::fs::File::open(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|file| parquet::file::reader::SerializedFileReader::new(file).map_err(|e| e.to_string()));
+            let footer = std::fs::File::open(&path).map_err(|e| e.to_string()).and_then(|file| {
+                parquet::file::reader::SerializedFileReader::new(file).map_err(|e| e.to_string())
+            });
             match footer {
                 Ok(r) => {
                     use parquet::file::reader::FileReader;
                     let rows = r.metadata().file_metadata().num_rows();
                     if u64::try_from(rows).ok() != Some(f.rows) {
-                        problem("altered", format!("the Parquet footer says {rows} rows, the manifest {}", f.rows));
+                        problem(
+                            "altered",
+                            format!("the Parquet footer says {rows} rows, the manifest {}", f.rows),
+                        );
                     }
                 }
                 Err(e) => problem("unreadable", format!("Parquet footer: {e}")),

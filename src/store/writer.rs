@@ -7,7 +7,10 @@ use crate::derive::{EventRow, InstanceRow, IntervalRow, LockRow, MessageRow, Out
 use crate::model::strings::FastMap;
 use crate::model::{Interner, Sym};
 use crate::{Error, Result};
-use arrow::array::{ArrayBuilder, ArrayRef, BooleanBuilder, DictionaryArray, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow::array::{
+    ArrayBuilder, ArrayRef, BooleanBuilder, DictionaryArray, Float64Builder, Int32Builder,
+    Int64Builder, StringBuilder,
+};
 use arrow::datatypes::{DataType, Field, Int32Type, Schema};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
@@ -254,7 +257,8 @@ impl Batch {
             })
             .collect::<Result<_>>()?;
         self.rows = 0;
-        RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| Error::Sql(format!("internal: building a batch: {e}")))
+        RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::Sql(format!("internal: building a batch: {e}")))
     }
 }
 
@@ -300,7 +304,9 @@ const SMALL_INT_COLUMNS: &[&str] = &[
 fn dict_columns(table: &str) -> &'static [&'static str] {
     match table {
         "events" => &["source", "source_type", "target", "target_type", "action", "core"],
-        "intervals" => &["entity", "entity_type", "channel", "state", "core", "start_action", "end_action"],
+        "intervals" => {
+            &["entity", "entity_type", "channel", "state", "core", "start_action", "end_action"]
+        }
         "instances" => &["entity", "entity_type", "core"],
         "lock_requests" => &["semaphore", "process"],
         "messages" => &["sender", "receiver"],
@@ -319,7 +325,11 @@ fn writer_schema(table: &Table) -> Arc<Schema> {
         .iter()
         .map(|f| {
             if dicts.contains(&f.name().as_str()) {
-                Field::new(f.name(), DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), true)
+                Field::new(
+                    f.name(),
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                    true,
+                )
             } else {
                 f.as_ref().clone()
             }
@@ -384,7 +394,9 @@ impl CaptureWriter {
             let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
             // No ARROW:schema footer key: the Parquet types say it all (plain strings, integers,
             // doubles, booleans), and it cost ~0.3-1.4 KB per file.
-            let options = ArrowWriterOptions::new().with_properties(properties(t)).with_skip_arrow_metadata(true);
+            let options = ArrowWriterOptions::new()
+                .with_properties(properties(t))
+                .with_skip_arrow_metadata(true);
             let w = ArrowWriter::try_new_with_options(file, writer_schema(t), options)
                 .map_err(|e| Error::Archive { path: path.clone(), message: e.to_string() })?;
             writers.push((t.name.clone(), path, w));
@@ -400,14 +412,21 @@ impl CaptureWriter {
                     if let Some(r) = rows.get_mut(i) {
                         *r += batch.num_rows() as u64;
                     }
-                    w.write(&batch).map_err(|e| Error::Archive { path: path.clone(), message: e.to_string() })?;
+                    w.write(&batch).map_err(|e| Error::Archive {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?;
                 }
                 let mut out = Vec::new();
                 for ((table, path, w), rows) in writers.into_iter().zip(rows) {
-                    let file = w.into_inner().map_err(|e| Error::Archive { path: path.clone(), message: e.to_string() })?;
+                    let file = w.into_inner().map_err(|e| Error::Archive {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?;
                     file.sync_all().map_err(|e| Error::io(&path, e))?;
                     let bytes = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-                    let sha256 = super::verify::file_sha256(&path).map_err(|e| Error::io(&path, e))?;
+                    let sha256 =
+                        super::verify::file_sha256(&path).map_err(|e| Error::io(&path, e))?;
                     out.push(WrittenFile { table, path, rows, bytes, sha256 });
                 }
                 Ok(out)
@@ -471,7 +490,13 @@ impl TableSink {
     /// Wraps `writer`.
     pub fn new(writer: CaptureWriter) -> Self {
         let find = |n| writer.table_index(n).unwrap_or(usize::MAX);
-        let idx = [find("events"), find("intervals"), find("instances"), find("lock_requests"), find("messages")];
+        let idx = [
+            find("events"),
+            find("intervals"),
+            find("instances"),
+            find("lock_requests"),
+            find("messages"),
+        ];
         TableSink { writer, idx }
     }
 }
@@ -601,24 +626,57 @@ mod tests {
         let a = n.intern("A");
         let t = n.intern("T");
         let ev = EventRow {
-            seq: 0, ts: 1, source: a, source_type: None, source_instance: 0, target: a,
-            target_type: t, target_instance: 0, action: t, note: Some("x"), value: None, core: None,
+            seq: 0,
+            ts: 1,
+            source: a,
+            source_type: None,
+            source_instance: 0,
+            target: a,
+            target_type: t,
+            target_instance: 0,
+            action: t,
+            note: Some("x"),
+            value: None,
+            core: None,
         };
         sink.event(&ev, &n).unwrap();
         let iv = IntervalRow {
-            entity: a, entity_type: t, instance: 0, channel: t, state: crate::derive::StateText::Sym(t),
-            value: None, ts: 0, dur: 1, core: None, start_action: None, end_action: None, open: false,
+            entity: a,
+            entity_type: t,
+            instance: 0,
+            channel: t,
+            state: crate::derive::StateText::Sym(t),
+            value: None,
+            ts: 0,
+            dur: 1,
+            core: None,
+            start_action: None,
+            end_action: None,
+            open: false,
         };
         sink.intervals(&[iv], &n).unwrap();
         sink.instances(&[InstanceRow::default()], &n).unwrap();
         let lr = LockRow {
-            semaphore: a, process: a, process_instance: 0, request_ts: None, assigned_ts: None,
-            released_ts: None, contended_step: false,
+            semaphore: a,
+            process: a,
+            process_instance: 0,
+            request_ts: None,
+            assigned_ts: None,
+            released_ts: None,
+            contended_step: false,
         };
         sink.lock_requests(&[lr], &n).unwrap();
         let m = MessageRow {
-            sender: a, sender_instance: -1, receiver: a, receiver_instance: -1, send_ts: 0, recv_ts: 1,
-            phys_send_ts: 0, phys_recv_ts: 1, size: 8, tag: 1,
+            sender: a,
+            sender_instance: -1,
+            receiver: a,
+            receiver_instance: -1,
+            send_ts: 0,
+            recv_ts: 1,
+            phys_send_ts: 0,
+            phys_recv_ts: 1,
+            size: 8,
+            tag: 1,
         };
         sink.messages(&[m], &n).unwrap();
         for i in 0..5 {

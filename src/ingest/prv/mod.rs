@@ -82,7 +82,8 @@ pub fn companion_path(prv: &Path, ext: &str) -> PathBuf {
             stem = s;
         }
     }
-    if stem.len() > 4 && stem.get(stem.len() - 4..).is_some_and(|e| e.eq_ignore_ascii_case(".prv")) {
+    if stem.len() > 4 && stem.get(stem.len() - 4..).is_some_and(|e| e.eq_ignore_ascii_case(".prv"))
+    {
         stem = stem.get(..stem.len() - 4).unwrap_or(stem);
     }
     prv.with_file_name(format!("{stem}.{ext}"))
@@ -102,7 +103,10 @@ impl Companions {
         for ext in ["pcf", "row"] {
             let plain = companion_path(prv, ext);
             let candidates = [plain.clone(), PathBuf::from(format!("{}.gz", plain.display()))];
-            let hit = candidates.iter().find(|p| p.is_file()).and_then(|p| read_text(p).map(|t| (p.clone(), t)));
+            let hit = candidates
+                .iter()
+                .find(|p| p.is_file())
+                .and_then(|p| read_text(p).map(|t| (p.clone(), t)));
             match hit {
                 Some((p, text)) => {
                     if ext == "pcf" {
@@ -158,8 +162,10 @@ fn parse_appl(s: &str) -> Option<Appl> {
     let (n, rest) = s.split_once('(')?;
     let n: usize = n.trim().parse().ok()?;
     let inner = rest.trim().strip_suffix(')')?;
-    let tasks: Option<Vec<u64>> =
-        inner.split(',').map(|t| t.split(':').next().and_then(|x| x.trim().parse::<u64>().ok())).collect();
+    let tasks: Option<Vec<u64>> = inner
+        .split(',')
+        .map(|t| t.split(':').next().and_then(|x| x.trim().parse::<u64>().ok()))
+        .collect();
     let tasks = tasks?;
     (tasks.len() == n).then_some(Appl { tasks })
 }
@@ -172,7 +178,13 @@ type HeaderParts = (Header, Vec<Problem>, Vec<(String, String)>);
 /// Parses the header line after `#Paraver`. Returns the header, problems to report and
 /// metadata entries.
 fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
-    let bad = |m: &str| Error::input(path, pos.to_string(), format!("unreadable Paraver header: {m}: '{}'", clip(line)));
+    let bad = |m: &str| {
+        Error::input(
+            path,
+            pos.to_string(),
+            format!("unreadable Paraver header: {m}: '{}'", clip(line)),
+        )
+    };
     let rest = line.get(8..).ok_or_else(|| bad("too short"))?;
     let open = rest.find('(').ok_or_else(|| bad("no '(' before the date"))?;
     let close = rest.find(')').ok_or_else(|| bad("no ')' after the date"))?;
@@ -218,21 +230,33 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     };
     let end = unit.to_ns(raw_end).map(|t| t.0).ok_or_else(|| bad("the end time overflows"))?;
     let resources = fields.get(1).copied().unwrap_or("").trim().to_string();
-    let n_appl: usize = fields.get(2).and_then(|f| f.trim().parse().ok()).ok_or_else(|| bad("no application count"))?;
+    let n_appl: usize = fields
+        .get(2)
+        .and_then(|f| f.trim().parse().ok())
+        .ok_or_else(|| bad("no application count"))?;
     // Applications are separated by `:` (the format manual) or `,` (Extrae's files); the
     // communicator count follows the last one after a `,`.
     let tail = fields.get(3..).unwrap_or_default().join(":");
-    let tokens: Vec<&str> = split_top(&tail, ':').into_iter().flat_map(|t| split_top(t, ',')).collect();
+    let tokens: Vec<&str> =
+        split_top(&tail, ':').into_iter().flat_map(|t| split_top(t, ',')).collect();
     let mut appls = Vec::new();
     for i in 0..n_appl {
         let Some(f) = tokens.get(i).copied() else {
-            problems.push((Severity::Warning, "bad_header", format!("the header announces {n_appl} applications but lists {i}")));
+            problems.push((
+                Severity::Warning,
+                "bad_header",
+                format!("the header announces {n_appl} applications but lists {i}"),
+            ));
             break;
         };
         match parse_appl(f) {
             Some(a) => appls.push(a),
             None => {
-                problems.push((Severity::Warning, "bad_header", format!("application {} is unreadable: '{f}'", i + 1)));
+                problems.push((
+                    Severity::Warning,
+                    "bad_header",
+                    format!("application {} is unreadable: '{f}'", i + 1),
+                ));
                 appls.push(Appl::default());
             }
         }
@@ -282,7 +306,9 @@ impl Names {
                 for th in 0..n {
                     let label = row
                         .as_ref()
-                        .and_then(|r| r.label("THREAD", usize::try_from(flat + th).unwrap_or(usize::MAX)))
+                        .and_then(|r| {
+                            r.label("THREAD", usize::try_from(flat + th).unwrap_or(usize::MAX))
+                        })
                         .map(str::trim)
                         .filter(|l| !l.is_empty());
                     rows.push(match label {
@@ -315,7 +341,12 @@ impl Names {
         let i = usize::try_from(cpu - 1).ok()?;
         while self.cpus.len() <= i {
             let n = self.cpus.len();
-            let label = self.row.as_ref().and_then(|r| r.label("CPU", n)).map(str::trim).filter(|l| !l.is_empty());
+            let label = self
+                .row
+                .as_ref()
+                .and_then(|r| r.label("CPU", n))
+                .map(str::trim)
+                .filter(|l| !l.is_empty());
             self.cpus.push(label.map_or_else(|| format!("CPU {}", n + 1), str::to_string));
         }
         self.cpus.get(i).map(String::as_str)
@@ -334,7 +365,12 @@ struct Reader<'p> {
 }
 
 /// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
-pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, comp: &Companions, sink: &mut dyn Sink) -> Result<()> {
+pub fn read<R: Read>(
+    lines: &mut LineReader<R>,
+    path: &str,
+    comp: &Companions,
+    sink: &mut dyn Sink,
+) -> Result<()> {
     for m in &comp.missing {
         let what = if m.extension().is_some_and(|e| e == "pcf") {
             "state and event names and value labels are shown as numbers"
@@ -372,7 +408,11 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, comp: &Companions, s
                 continue;
             }
             if !text.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("#paraver")) {
-                return Err(Error::input(path, pos.to_string(), "not a Paraver trace: the first line does not start with #Paraver"));
+                return Err(Error::input(
+                    path,
+                    pos.to_string(),
+                    "not a Paraver trace: the first line does not start with #Paraver",
+                ));
             }
             let (h, problems, meta) = parse_header(text, path, pos)?;
             for (k, v) in &meta {
@@ -406,7 +446,8 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, comp: &Companions, s
                 kind: "global_comm_ignored",
                 pos,
                 ts: None,
-                message: "global communication record (type 4) ignored, as paraver-kernel does".into(),
+                message: "global communication record (type 4) ignored, as paraver-kernel does"
+                    .into(),
             })?,
             _ => r.malformed(pos, format!("unknown record type: '{}'", clip(text)), sink)?,
         }
@@ -420,7 +461,10 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, comp: &Companions, s
                     kind: "communicator_count",
                     pos,
                     ts: None,
-                    message: format!("the header announces {} communicator lines, the file has {comm_lines}", h.comms),
+                    message: format!(
+                        "the header announces {} communicator lines, the file has {comm_lines}",
+                        h.comms
+                    ),
                 })?;
             }
             Ok(())
@@ -431,7 +475,13 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, comp: &Companions, s
 impl Reader<'_> {
     fn malformed(&self, pos: Pos, message: String, sink: &mut dyn Sink) -> Result<()> {
         let _ = self.path;
-        sink.diagnostic(Diagnostic { severity: Severity::Error, kind: "malformed_record", pos, ts: None, message })
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Error,
+            kind: "malformed_record",
+            pos,
+            ts: None,
+            message,
+        })
     }
 
     /// Integer fields of a record, or a diagnostic.
@@ -441,7 +491,11 @@ impl Reader<'_> {
             match parse_value(f.trim()) {
                 Some(v) => out.push(v),
                 None => {
-                    self.malformed(pos, format!("field '{}' is not an integer: '{}'", clip(f), clip(text)), sink)?;
+                    self.malformed(
+                        pos,
+                        format!("field '{}' is not an integer: '{}'", clip(f), clip(text)),
+                        sink,
+                    )?;
                     return Ok(None);
                 }
             }
@@ -465,8 +519,17 @@ impl Reader<'_> {
     }
 
     /// The entity of a record's object, with a diagnostic when it is outside the model.
-    fn object(&mut self, f: &[i64], pos: Pos, sink: &mut dyn Sink) -> Result<(String, &'static str)> {
-        let (a, t, th) = (f.get(1).copied().unwrap_or(0), f.get(2).copied().unwrap_or(0), f.get(3).copied().unwrap_or(0));
+    fn object(
+        &mut self,
+        f: &[i64],
+        pos: Pos,
+        sink: &mut dyn Sink,
+    ) -> Result<(String, &'static str)> {
+        let (a, t, th) = (
+            f.get(1).copied().unwrap_or(0),
+            f.get(2).copied().unwrap_or(0),
+            f.get(3).copied().unwrap_or(0),
+        );
         if let Some((n, ty)) = self.names.thread(a, t, th) {
             return Ok((n.to_string(), ty));
         }
@@ -490,7 +553,11 @@ impl Reader<'_> {
     fn state(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
         let Some(f) = self.fields(text, pos, sink)? else { return Ok(()) };
         let [_, cpu, _, _, _, begin, end, state] = f.as_slice() else {
-            return self.malformed(pos, format!("a state record has 8 fields, this one {}: '{}'", f.len(), clip(text)), sink);
+            return self.malformed(
+                pos,
+                format!("a state record has 8 fields, this one {}: '{}'", f.len(), clip(text)),
+                sink,
+            );
         };
         let (begin_raw, end_raw, state, cpu) = (*begin, *end, *state, *cpu);
         let Some(begin) = self.time(begin_raw, text, pos, sink)? else { return Ok(()) };
@@ -499,7 +566,14 @@ impl Reader<'_> {
         } else {
             let Some(e) = self.time(end_raw, text, pos, sink)? else { return Ok(()) };
             if e < begin {
-                return self.malformed(pos, format!("state ends ({end_raw}) before it begins ({begin_raw}): '{}'", clip(text)), sink);
+                return self.malformed(
+                    pos,
+                    format!(
+                        "state ends ({end_raw}) before it begins ({begin_raw}): '{}'",
+                        clip(text)
+                    ),
+                    sink,
+                );
             }
             Some(e)
         };
@@ -532,11 +606,17 @@ impl Reader<'_> {
         if f.len() < 8 || (f.len() - 6) % 2 != 0 {
             return self.malformed(
                 pos,
-                format!("an event record has 6 fields then type:value pairs, this one {} fields: '{}'", f.len(), clip(text)),
+                format!(
+                    "an event record has 6 fields then type:value pairs, this one {} fields: '{}'",
+                    f.len(),
+                    clip(text)
+                ),
                 sink,
             );
         }
-        let Some(ts) = self.time(f.get(5).copied().unwrap_or(0), text, pos, sink)? else { return Ok(()) };
+        let Some(ts) = self.time(f.get(5).copied().unwrap_or(0), text, pos, sink)? else {
+            return Ok(());
+        };
         let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
         let core = self.cpu(f.get(1).copied().unwrap_or(0));
         if let Some(c) = &core {
@@ -582,7 +662,15 @@ impl Reader<'_> {
     fn comm(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
         let Some(f) = self.fields(text, pos, sink)? else { return Ok(()) };
         if f.len() != 15 {
-            return self.malformed(pos, format!("a communication record has 15 fields, this one {}: '{}'", f.len(), clip(text)), sink);
+            return self.malformed(
+                pos,
+                format!(
+                    "a communication record has 15 fields, this one {}: '{}'",
+                    f.len(),
+                    clip(text)
+                ),
+                sink,
+            );
         }
         let g = |i: usize| f.get(i).copied().unwrap_or(0);
         let mut times = [0i64; 4];
@@ -612,7 +700,9 @@ mod tests {
 
     #[test]
     fn sniffs_paraver_headers() {
-        assert!(sniff(b"#Paraver (19/01/38 at 03:14):00000000000052265789_ns:0:1:1(4:1)\n2:0:1:1:1:0:6:1\n"));
+        assert!(sniff(
+            b"#Paraver (19/01/38 at 03:14):00000000000052265789_ns:0:1:1(4:1)\n2:0:1:1:1:0:6:1\n"
+        ));
         assert!(sniff(b"new format\n#PARAVER (x):10:0:1:1(1:1)\n"));
         assert!(!sniff(b"#version 2.1\n0,a,0,T,b,0,start\n"));
         assert!(!sniff(b"hello"));
@@ -630,12 +720,16 @@ mod tests {
         assert_eq!(h.comms, 14);
         assert_eq!(meta[0].1, "21/01/2022 at 16:37");
         // Extrae separates applications with commas.
-        let (h, problems, _) = parse_header("#Paraver (d):5_ms:1(2):2:1(1:1),2(1:1,2:1),3", "t", Pos::Line(1)).unwrap();
+        let (h, problems, _) =
+            parse_header("#Paraver (d):5_ms:1(2):2:1(1:1),2(1:1,2:1),3", "t", Pos::Line(1))
+                .unwrap();
         assert!(problems.is_empty());
         assert_eq!((h.appls.len(), h.comms, h.end), (2, 3, 5_000_000));
-        let (h, problems, _) = parse_header("#Paraver (d):10:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
+        let (h, problems, _) =
+            parse_header("#Paraver (d):10:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
         assert_eq!((h.unit, h.end, problems.len()), (TimeUnit::Us, 10_000, 0));
-        let (h, problems, _) = parse_header("#Paraver (d):10_xs:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
+        let (h, problems, _) =
+            parse_header("#Paraver (d):10_xs:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
         assert_eq!((h.unit, problems.len()), (TimeUnit::Us, 1));
         assert!(parse_header("#Paraver 10:0", "t", Pos::Line(1)).is_err());
     }

@@ -75,7 +75,9 @@ impl Pcf {
                         block.clear();
                         Section::EventType
                     }
-                    "VALUES" if section == Section::EventType || section == Section::Values => Section::Values,
+                    "VALUES" if section == Section::EventType || section == Section::Values => {
+                        Section::Values
+                    }
                     // PRECISION belongs to the event block; keep its types.
                     "PRECISION" if section == Section::EventType => Section::EventType,
                     _ => Section::Other,

@@ -35,7 +35,9 @@ impl Row {
             }
             let words: Vec<&str> = t.split_whitespace().collect();
             let (level, n) = match words.as_slice() {
-                ["LEVEL", name, "SIZE", n] => (Some(name.to_ascii_uppercase()), n.parse::<usize>().ok()),
+                ["LEVEL", name, "SIZE", n] => {
+                    (Some(name.to_ascii_uppercase()), n.parse::<usize>().ok())
+                }
                 [_, "LEVEL", "SIZE", n] => (None, n.parse::<usize>().ok()),
                 _ => continue,
             };
