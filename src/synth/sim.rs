@@ -1,0 +1,522 @@
+//! The discrete-event simulation and the BTF line writer.
+use super::model::*;
+use super::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::BufWriter;
+
+/// Line formatter and writer. A write error is kept and ends the run, so the
+/// simulation code need not thread `Result` through every line it writes.
+pub(super) struct Out<W: Write> {
+    pub(super) w: BufWriter<W>,
+    pub(super) line: Vec<u8>,
+    pub(super) limit: Option<u64>,
+    pub(super) done: bool,
+    pub(super) err: Option<io::Error>,
+    pub(super) stats: SynthStats,
+}
+
+impl<W: Write> Out<W> {
+    pub(super) fn new(w: BufWriter<W>, limit: Option<u64>) -> Self {
+        Out {
+            w,
+            line: Vec::with_capacity(128),
+            limit,
+            done: false,
+            err: None,
+            stats: SynthStats::default(),
+        }
+    }
+
+    pub(super) fn header(&mut self) {
+        if let Err(e) = self.w.write_all(HEADER) {
+            self.fail(e);
+            return;
+        }
+        self.stats.bytes += HEADER.len() as u64;
+        self.check_limit();
+    }
+
+    /// Writes one line; false when nothing was written because the run ended.
+    pub(super) fn emit(
+        &mut self,
+        t: i64,
+        src: (&[u8], u64),
+        ty: &[u8],
+        tgt: (&[u8], u64),
+        act: &[u8],
+        note: Option<i64>,
+    ) -> bool {
+        if self.done {
+            return false;
+        }
+        let l = &mut self.line;
+        l.clear();
+        push_i64(l, t);
+        l.push(b',');
+        l.extend_from_slice(src.0);
+        l.push(b',');
+        push_u64(l, src.1);
+        l.push(b',');
+        l.extend_from_slice(ty);
+        l.push(b',');
+        l.extend_from_slice(tgt.0);
+        l.push(b',');
+        push_u64(l, tgt.1);
+        l.push(b',');
+        l.extend_from_slice(act);
+        if let Some(v) = note {
+            l.push(b',');
+            push_i64(l, v);
+        }
+        l.push(b'\n');
+        self.commit(t)
+    }
+
+    pub(super) fn commit(&mut self, t: i64) -> bool {
+        if let Err(e) = self.w.write_all(&self.line) {
+            self.fail(e);
+            return false;
+        }
+        self.stats.lines += 1;
+        self.stats.bytes += self.line.len() as u64;
+        self.stats.last_ts = t;
+        self.check_limit();
+        true
+    }
+
+    pub(super) fn check_limit(&mut self) {
+        if self.limit.is_some_and(|lim| self.stats.bytes >= lim) {
+            self.done = true;
+        }
+    }
+
+    pub(super) fn fail(&mut self, e: io::Error) {
+        self.err = Some(e);
+        self.done = true;
+    }
+
+    pub(super) fn finish(mut self) -> io::Result<SynthStats> {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        self.w.flush()?;
+        Ok(self.stats)
+    }
+}
+
+pub(super) fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+pub(super) fn push_i64(buf: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        buf.push(b'-');
+    }
+    push_u64(buf, v.unsigned_abs());
+}
+
+/// The discrete-event simulation. Events are handled in time order, and
+/// every line is written while its event is handled, so the file is in time
+/// order by construction.
+pub(super) struct Sim<W: Write> {
+    pub(super) out: Out<W>,
+    pub(super) rng: Rng,
+    pub(super) procs: Vec<Proc>,
+    pub(super) runs: Vec<Runnable>,
+    pub(super) stims: Vec<Stim>,
+    pub(super) sems: Vec<Sem>,
+    pub(super) sigs: Vec<Signal>,
+    pub(super) cores: Vec<Core>,
+    pub(super) heap: BinaryHeap<Reverse<Ev>>,
+    pub(super) seq: u64,
+    pub(super) duration: i64,
+    pub(super) endless: bool,
+}
+
+impl<W: Write> Sim<W> {
+    pub(super) fn new(out: Out<W>, cfg: &SynthConfig) -> Self {
+        let mut rng = Rng::new(cfg.seed);
+        let m = build_model(cfg, &mut rng);
+        Sim {
+            out,
+            rng,
+            procs: m.procs,
+            runs: m.runs,
+            stims: m.stims,
+            sems: m.sems,
+            sigs: m.sigs,
+            cores: m.cores,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            duration: cfg.duration_ns,
+            endless: cfg.target_bytes.is_some(),
+        }
+    }
+
+    pub(super) fn push(&mut self, t: i64, kind: EvKind) {
+        self.seq += 1;
+        self.heap.push(Reverse(Ev { t, seq: self.seq, kind }));
+    }
+
+    /// Schedules a stimulus unless the simulated time is over.
+    pub(super) fn push_stim(&mut self, t: i64, s: usize) {
+        if self.endless || t < self.duration {
+            self.push(t, EvKind::Stim(s));
+        }
+    }
+
+    pub(super) fn run(&mut self) {
+        self.out.header();
+        for s in 0..self.sems.len() {
+            self.sem_self(0, s, b"ready", 0);
+        }
+        for s in 0..self.stims.len() {
+            let t = if self.stims[s].period > 0 { 0 } else { self.rng.range(ISR_GAP_NS) };
+            self.push_stim(t, s);
+        }
+        while !self.out.done {
+            let Some(Reverse(ev)) = self.heap.pop() else {
+                break;
+            };
+            let t = ev.t;
+            self.handle(ev);
+            // Everything that happens at t is known before any core is
+            // scheduled, so no process starts only to be preempted at once.
+            while self.heap.peek().is_some_and(|Reverse(e)| e.t == t) {
+                if let Some(Reverse(ev)) = self.heap.pop() {
+                    self.handle(ev);
+                }
+            }
+            for c in 0..self.cores.len() {
+                if self.cores[c].dirty {
+                    self.cores[c].dirty = false;
+                    self.dispatch(c, t);
+                }
+            }
+        }
+    }
+
+    pub(super) fn handle(&mut self, ev: Ev) {
+        match ev.kind {
+            EvKind::Stim(s) => self.on_stim(s, ev.t),
+            EvKind::SegEnd { core, token } => self.on_seg_end(core, token, ev.t),
+        }
+    }
+
+    pub(super) fn on_stim(&mut self, s: usize, t: i64) {
+        let n = self.stims[s].next_n;
+        self.stims[s].next_n += 1;
+        let name = &self.stims[s].name;
+        self.out.emit(t, (name, 0), b"STI", (name, n), b"trigger", None);
+        for i in 0..self.stims[s].procs.len() {
+            let p = self.stims[s].procs[i];
+            self.activate(p, t, s, n);
+        }
+        let next = match self.stims[s].period {
+            0 => t + self.rng.range(ISR_GAP_NS),
+            period => t + period,
+        };
+        self.push_stim(next, s);
+    }
+
+    pub(super) fn activate(&mut self, p: usize, t: i64, s: usize, n: u64) {
+        let pr = &mut self.procs[p];
+        match pr.state {
+            State::Idle => {
+                pr.inst = pr.next_inst;
+                pr.state = State::Active;
+            }
+            _ if pr.queued < MAX_QUEUED => pr.queued += 1,
+            // Overload: the activation is lost, as an OS would refuse it.
+            _ => return,
+        }
+        let inst = pr.next_inst;
+        pr.next_inst += 1;
+        let sti = (&self.stims[s].name[..], n);
+        if self.out.emit(t, sti, pr.code, (&pr.name, inst), b"activate", None) {
+            self.out.stats.activations += 1;
+        }
+        self.cores[pr.core].dirty = true;
+    }
+
+    /// Puts the best ready process on core `c` and keeps it going.
+    pub(super) fn dispatch(&mut self, c: usize, t: i64) {
+        if let Some(p) = self.cores[c].running {
+            let pr = &self.procs[p];
+            if pr.isr || matches!(pr.phase, Phase::Locked | Phase::Polling) {
+                return;
+            }
+        }
+        let best =
+            self.cores[c].order.iter().copied().find(|&p| self.procs[p].state != State::Idle);
+        match (self.cores[c].running, best) {
+            (Some(p), Some(b)) if p != b => {
+                self.preempt(p, t);
+                self.switch_in(b, t);
+            }
+            (None, Some(b)) => self.switch_in(b, t),
+            _ => {}
+        }
+        if let Some(p) = self.cores[c].running {
+            if self.procs[p].seg_end.is_none() {
+                self.advance(p, t);
+            }
+        }
+    }
+
+    pub(super) fn preempt(&mut self, p: usize, t: i64) {
+        let c = self.procs[p].core;
+        if let Some(end) = self.procs[p].seg_end.take() {
+            self.procs[p].remaining = end - t;
+            self.cores[c].token += 1;
+        }
+        self.procs[p].state = State::Ready;
+        self.cores[c].running = None;
+        if self.proc_line(t, p, b"preempt") {
+            self.out.stats.preemptions += 1;
+        }
+        if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+            self.run_line(t, p, b"suspend");
+        }
+    }
+
+    pub(super) fn switch_in(&mut self, p: usize, t: i64) {
+        self.cores[self.procs[p].core].running = Some(p);
+        match self.procs[p].state {
+            State::Active => {
+                if self.procs[p].isr {
+                    let exec = self.rng.jitter(self.procs[p].isr_exec);
+                    let pr = &mut self.procs[p];
+                    pr.phase = Phase::Body;
+                    pr.remaining = exec;
+                } else {
+                    self.procs[p].phase = Phase::Between;
+                    self.procs[p].ridx = 0;
+                }
+                self.proc_line(t, p, b"start");
+            }
+            State::Ready => {
+                self.proc_line(t, p, b"resume");
+                if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+                    self.run_line(t, p, b"resume");
+                }
+            }
+            _ => {}
+        }
+        self.procs[p].state = State::Running;
+    }
+
+    /// Continues the running process `p`, which has no segment under way.
+    pub(super) fn advance(&mut self, p: usize, t: i64) {
+        match self.procs[p].phase {
+            Phase::Between => self.start_runnable(p, t),
+            Phase::Pre | Phase::Post | Phase::Body => self.run_phase(p, t),
+            // Both wait for an event of their own (release, segment end).
+            Phase::Polling | Phase::Locked => {}
+        }
+    }
+
+    pub(super) fn start_runnable(&mut self, p: usize, t: i64) {
+        let r = self.procs[p].runnables[self.procs[p].ridx];
+        self.procs[p].rinst = self.runs[r].next_inst;
+        self.runs[r].next_inst += 1;
+        self.run_line(t, p, b"start");
+        if let Some(sig) = self.runs[r].read {
+            self.sig_line(t, p, sig, b"read");
+        }
+        let exec = self.rng.jitter(self.runs[r].exec);
+        let pr = &mut self.procs[p];
+        pr.remaining = match self.runs[r].lock {
+            Some((_, hold)) => {
+                // Every phase lasts at least 1 ns, so no segment ends at once.
+                pr.hold = hold.min(exec / 2).max(1);
+                let pre = ((exec - pr.hold) / 2).max(1);
+                pr.post = (exec - pr.hold - pre).max(1);
+                pre
+            }
+            None => exec,
+        };
+        pr.phase = Phase::Pre;
+        self.run_phase(p, t);
+    }
+
+    pub(super) fn run_phase(&mut self, p: usize, t: i64) {
+        let c = self.procs[p].core;
+        let end = t + self.procs[p].remaining;
+        self.procs[p].seg_end = Some(end);
+        let token = self.cores[c].token;
+        self.push(end, EvKind::SegEnd { core: c, token });
+    }
+
+    /// The running process finished a phase: do what follows at once, except
+    /// starting a runnable, which waits for the dispatcher so that a higher
+    /// priority process activated at the same time gets the core first.
+    pub(super) fn on_seg_end(&mut self, c: usize, token: u64, t: i64) {
+        if self.cores[c].token != token {
+            return;
+        }
+        let Some(p) = self.cores[c].running else {
+            return;
+        };
+        self.procs[p].seg_end = None;
+        self.procs[p].remaining = 0;
+        match self.procs[p].phase {
+            Phase::Body => self.terminate(p, t),
+            Phase::Pre if self.current_lock(p).is_some() => self.request(p, t),
+            Phase::Pre | Phase::Post => self.end_runnable(p, t),
+            Phase::Locked => {
+                self.release(p, t);
+                let pr = &mut self.procs[p];
+                pr.phase = Phase::Post;
+                pr.remaining = pr.post;
+                self.cores[c].dirty = true;
+            }
+            Phase::Between | Phase::Polling => {}
+        }
+    }
+
+    pub(super) fn current_lock(&self, p: usize) -> Option<usize> {
+        let pr = &self.procs[p];
+        let r = *pr.runnables.get(pr.ridx)?;
+        self.runs[r].lock.map(|(sem, _)| sem)
+    }
+
+    pub(super) fn end_runnable(&mut self, p: usize, t: i64) {
+        let r = self.procs[p].runnables[self.procs[p].ridx];
+        if let Some(sig) = self.runs[r].write {
+            let step = 1 + self.rng.below(7) as i64;
+            self.sigs[sig].value = (self.sigs[sig].value + step) % 10_000;
+            self.sig_line(t, p, sig, b"write");
+        }
+        self.run_line(t, p, b"terminate");
+        let pr = &mut self.procs[p];
+        pr.ridx += 1;
+        pr.phase = Phase::Between;
+        if pr.ridx >= pr.runnables.len() {
+            self.terminate(p, t);
+        } else {
+            self.cores[pr.core].dirty = true;
+        }
+    }
+
+    pub(super) fn terminate(&mut self, p: usize, t: i64) {
+        if self.proc_line(t, p, b"terminate") {
+            self.out.stats.terminations += 1;
+        }
+        let pr = &mut self.procs[p];
+        self.cores[pr.core].running = None;
+        self.cores[pr.core].dirty = true;
+        if pr.queued > 0 {
+            // The pending activation carries the next instance number.
+            pr.queued -= 1;
+            pr.inst += 1;
+            pr.state = State::Active;
+        } else {
+            pr.state = State::Idle;
+        }
+    }
+
+    pub(super) fn request(&mut self, p: usize, t: i64) {
+        let Some(s) = self.current_lock(p) else {
+            return;
+        };
+        self.sem_line(t, p, s, b"requestsemaphore");
+        match self.sems[s].state {
+            SemState::Free => {
+                self.sems[s].state = SemState::Full;
+                self.sem_self(t, s, b"lock", 1);
+                self.sem_line(t, p, s, b"assigned");
+                self.lock_granted(p, t);
+            }
+            state => {
+                if state == SemState::Full {
+                    self.sems[s].state = SemState::Overfull;
+                    self.sem_self(t, s, b"overfull", 1);
+                }
+                self.sem_line(t, p, s, b"waiting");
+                self.proc_line(t, p, b"poll");
+                self.procs[p].state = State::Polling;
+                self.procs[p].phase = Phase::Polling;
+                self.sems[s].waiters.push_back(p);
+            }
+        }
+    }
+
+    pub(super) fn release(&mut self, p: usize, t: i64) {
+        let Some(s) = self.current_lock(p) else {
+            return;
+        };
+        self.sem_line(t, p, s, b"released");
+        match self.sems[s].waiters.pop_front() {
+            None => {
+                self.sems[s].state = SemState::Free;
+                self.sem_self(t, s, b"unlock", 0);
+            }
+            Some(q) => {
+                if self.sems[s].waiters.is_empty() {
+                    self.sems[s].state = SemState::Full;
+                    self.sem_self(t, s, b"full", 1);
+                }
+                self.proc_line(t, q, b"run");
+                self.sem_line(t, q, s, b"assigned");
+                self.procs[q].state = State::Running;
+                self.lock_granted(q, t);
+            }
+        }
+    }
+
+    /// The critical section is timed here because the dispatcher leaves a
+    /// process in a critical section alone.
+    pub(super) fn lock_granted(&mut self, p: usize, t: i64) {
+        let pr = &mut self.procs[p];
+        pr.phase = Phase::Locked;
+        pr.remaining = pr.hold;
+        self.run_phase(p, t);
+    }
+
+    /// `t,Core_k,0,T|I,<process>,<inst>,<act>`.
+    pub(super) fn proc_line(&mut self, t: i64, p: usize, act: &[u8]) -> bool {
+        let pr = &self.procs[p];
+        let core = (&self.cores[pr.core].name[..], 0);
+        self.out.emit(t, core, pr.code, (&pr.name, pr.inst), act, None)
+    }
+
+    /// `t,<task>,<inst>,R,<runnable>,<rinst>,<act>`.
+    pub(super) fn run_line(&mut self, t: i64, p: usize, act: &[u8]) {
+        let pr = &self.procs[p];
+        let r = &self.runs[pr.runnables[pr.ridx]];
+        self.out.emit(t, (&pr.name, pr.inst), b"R", (&r.name, pr.rinst), act, None);
+    }
+
+    /// `t,<task>,<inst>,SEM,<sem>,0,<act>`.
+    pub(super) fn sem_line(&mut self, t: i64, p: usize, s: usize, act: &[u8]) {
+        let pr = &self.procs[p];
+        let sem = (&self.sems[s].name[..], 0);
+        self.out.emit(t, (&pr.name, pr.inst), b"SEM", sem, act, None);
+    }
+
+    /// `t,<sem>,0,SEM,<sem>,0,<act>,<count>`.
+    pub(super) fn sem_self(&mut self, t: i64, s: usize, act: &[u8], count: i64) {
+        let sem = (&self.sems[s].name[..], 0);
+        self.out.emit(t, sem, b"SEM", sem, act, Some(count));
+    }
+
+    /// `t,<runnable>,<rinst>,SIG,<signal>,0,<act>,<value>`.
+    pub(super) fn sig_line(&mut self, t: i64, p: usize, sig: usize, act: &[u8]) {
+        let pr = &self.procs[p];
+        let r = &self.runs[pr.runnables[pr.ridx]];
+        let sg = &self.sigs[sig];
+        self.out.emit(t, (&r.name, pr.rinst), b"SIG", (&sg.name, 0), act, Some(sg.value));
+    }
+}

@@ -1,0 +1,386 @@
+//! Tests of the generator: determinism, the text it writes, and the facts it reports.
+use super::*;
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+fn gen(cfg: &SynthConfig) -> (Vec<u8>, SynthStats) {
+    let mut buf = Vec::new();
+    let stats = write_btf(&mut buf, cfg).unwrap();
+    (buf, stats)
+}
+
+fn short() -> SynthConfig {
+    SynthConfig { duration_ns: 200 * MS, ..SynthConfig::default() }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Line<'a> {
+    ts: i64,
+    src: &'a str,
+    si: u64,
+    ty: &'a str,
+    tgt: &'a str,
+    ti: u64,
+    act: &'a str,
+    note: Option<&'a str>,
+}
+
+fn parse(text: &str) -> Vec<Line<'_>> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(8, ',').collect();
+            assert!(f.len() >= 7, "short line: {l}");
+            Line {
+                ts: f[0].parse().unwrap(),
+                src: f[1],
+                si: f[2].parse().unwrap(),
+                ty: f[3],
+                tgt: f[4],
+                ti: f[5].parse().unwrap(),
+                act: f[6],
+                note: f.get(7).copied(),
+            }
+        })
+        .collect()
+}
+
+fn is_proc(l: &Line) -> bool {
+    l.ty == "T" || l.ty == "I"
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let (a, sa) = gen(&short());
+    let (b, sb) = gen(&short());
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+    let (c, _) = gen(&SynthConfig { seed: 2, ..short() });
+    assert_ne!(a, c);
+}
+
+#[test]
+fn header_is_written() {
+    let (buf, _) = gen(&short());
+    assert!(buf.starts_with(HEADER));
+    let text = String::from_utf8(buf).unwrap();
+    let first = parse(&text)[0];
+    assert_eq!((first.ts, first.act, first.note), (0, "ready", Some("0")));
+}
+
+#[test]
+fn time_never_goes_backwards() {
+    for seed in 1..4 {
+        let (buf, _) = gen(&SynthConfig { seed, ..short() });
+        let text = String::from_utf8(buf).unwrap();
+        let lines = parse(&text);
+        for w in lines.windows(2) {
+            assert!(w[1].ts >= w[0].ts, "{:?} after {:?}", w[1], w[0]);
+        }
+    }
+}
+
+#[test]
+fn stats_match_the_text() {
+    let (buf, st) = gen(&short());
+    let text = String::from_utf8(buf.clone()).unwrap();
+    let lines = parse(&text);
+    let count = |act: &str| lines.iter().filter(|l| is_proc(l) && l.act == act).count() as u64;
+    assert_eq!(st.lines, lines.len() as u64);
+    assert_eq!(st.bytes, buf.len() as u64);
+    assert_eq!(st.activations, count("activate"));
+    assert_eq!(st.terminations, count("terminate"));
+    assert_eq!(st.preemptions, count("preempt"));
+    assert_eq!(st.last_ts, lines.last().unwrap().ts);
+}
+
+#[test]
+fn the_model_exercises_every_feature() {
+    let (buf, st) = gen(&short());
+    let text = String::from_utf8(buf).unwrap();
+    let lines = parse(&text);
+    let has = |ty: &str, act: &str| lines.iter().any(|l| l.ty == ty && l.act == act);
+    assert!(st.preemptions > 0);
+    for (ty, act) in [
+        ("T", "poll"),
+        ("T", "run"),
+        ("I", "start"),
+        ("R", "suspend"),
+        ("R", "resume"),
+        ("SEM", "waiting"),
+        ("SEM", "overfull"),
+        ("SEM", "full"),
+        ("SEM", "unlock"),
+        ("SIG", "read"),
+        ("SIG", "write"),
+        ("STI", "trigger"),
+    ] {
+        assert!(has(ty, act), "no {ty} {act} line");
+    }
+    // The first activation of every task comes from its stimulus at 0.
+    let first = lines.iter().find(|l| l.ty == "T").unwrap();
+    assert!(first.src.starts_with("STI_") && first.ts == 0);
+}
+
+/// Replays the process, runnable and semaphore state machines.
+#[derive(Default)]
+struct Replay<'a> {
+    proc_state: HashMap<(&'a str, u64), &'a str>,
+    core_of: HashMap<&'a str, &'a str>,
+    on_core: HashMap<&'a str, (&'a str, u64)>,
+    busy: HashSet<&'a str>,
+    run_state: HashMap<(&'a str, u64), &'a str>,
+    open_runs: HashMap<(&'a str, u64), u32>,
+    expect: Option<(&'a str, u64, &'a str)>,
+    sem_state: HashMap<&'a str, &'a str>,
+    holder: HashMap<&'a str, (&'a str, u64)>,
+}
+
+impl<'a> Replay<'a> {
+    fn line(&mut self, l: &Line<'a>) {
+        if let Some((src, si, act)) = self.expect.take() {
+            assert!(
+                l.ty == "R" && (l.src, l.si, l.act) == (src, si, act),
+                "expected runnable {act}: {l:?}"
+            );
+        }
+        match l.ty {
+            "T" | "I" => self.process(l),
+            "R" => self.runnable(l),
+            "SEM" if l.src == l.tgt => self.semaphore(l),
+            "SEM" => self.lock_request(l),
+            _ => {}
+        }
+    }
+
+    fn step(&mut self, key: (&'a str, u64), from: &str, to: &'a str, l: &Line) {
+        let now = self.proc_state.get(&key).copied().unwrap_or("none");
+        assert_eq!(now, from, "bad transition: {l:?}");
+        self.proc_state.insert(key, to);
+    }
+
+    fn process(&mut self, l: &Line<'a>) {
+        let key = (l.tgt, l.ti);
+        if l.act == "activate" {
+            assert!(l.src.starts_with("STI_"), "{l:?}");
+            return self.step(key, "none", "active", l);
+        }
+        assert!(l.src.starts_with("Core_"), "{l:?}");
+        let core = *self.core_of.entry(l.tgt).or_insert(l.src);
+        assert_eq!(core, l.src, "process changed core: {l:?}");
+        let occupant = self.on_core.get(l.src).copied();
+        match l.act {
+            "start" | "resume" => {
+                assert_eq!(occupant, None, "core busy: {l:?}");
+                self.on_core.insert(l.src, key);
+                if l.act == "start" {
+                    assert!(self.busy.insert(l.tgt), "started twice: {l:?}");
+                    self.step(key, "active", "running", l);
+                } else {
+                    self.step(key, "ready", "running", l);
+                    self.expect_runnable(key, "resume");
+                }
+            }
+            "preempt" | "terminate" => {
+                assert_eq!(occupant, Some(key), "not on core: {l:?}");
+                self.on_core.remove(l.src);
+                if l.act == "preempt" {
+                    self.step(key, "running", "ready", l);
+                    self.expect_runnable(key, "suspend");
+                } else {
+                    assert_eq!(self.open_runs.get(&key).copied().unwrap_or(0), 0, "{l:?}");
+                    self.busy.remove(l.tgt);
+                    self.step(key, "running", "terminated", l);
+                }
+            }
+            "poll" | "run" => {
+                assert_eq!(occupant, Some(key), "not on core: {l:?}");
+                let (from, to) =
+                    if l.act == "poll" { ("running", "polling") } else { ("polling", "running") };
+                self.step(key, from, to, l);
+            }
+            other => panic!("unexpected process action {other}"),
+        }
+    }
+
+    /// A preempted or resumed task's open runnable must follow at once.
+    fn expect_runnable(&mut self, key: (&'a str, u64), act: &'a str) {
+        if self.open_runs.get(&key).copied().unwrap_or(0) > 0 {
+            self.expect = Some((key.0, key.1, act));
+        }
+    }
+
+    fn runnable(&mut self, l: &Line<'a>) {
+        let key = (l.tgt, l.ti);
+        let parent = self.proc_state.get(&(l.src, l.si)).copied();
+        let now = self.run_state.get(&key).copied().unwrap_or("none");
+        let (from, to, parent_ok) = match l.act {
+            "start" => ("none", "running", "running"),
+            "suspend" => ("running", "suspended", "ready"),
+            "resume" => ("suspended", "running", "running"),
+            "terminate" => ("running", "terminated", "running"),
+            other => panic!("unexpected runnable action {other}"),
+        };
+        assert_eq!((now, parent), (from, Some(parent_ok)), "bad runnable transition: {l:?}");
+        self.run_state.insert(key, to);
+        let open = self.open_runs.entry((l.src, l.si)).or_insert(0);
+        match l.act {
+            "start" => *open += 1,
+            "terminate" => *open -= 1,
+            _ => {}
+        }
+        assert!(*open <= 1, "two runnables of one task at once: {l:?}");
+    }
+
+    fn semaphore(&mut self, l: &Line<'a>) {
+        let now = self.sem_state.get(l.tgt).copied().unwrap_or("none");
+        let (from, to, note) = match l.act {
+            "ready" => ("none", "free", "0"),
+            "lock" => ("free", "full", "1"),
+            "unlock" => ("full", "free", "0"),
+            "overfull" => ("full", "overfull", "1"),
+            "full" => ("overfull", "full", "1"),
+            other => panic!("unexpected semaphore action {other}"),
+        };
+        assert_eq!((now, l.note), (from, Some(note)), "bad semaphore transition: {l:?}");
+        if l.act == "unlock" {
+            assert!(!self.holder.contains_key(l.tgt), "unlocked while held: {l:?}");
+        }
+        self.sem_state.insert(l.tgt, to);
+    }
+
+    fn lock_request(&mut self, l: &Line<'a>) {
+        let who = (l.src, l.si);
+        let state = self.sem_state.get(l.tgt).copied();
+        match l.act {
+            "requestsemaphore" => {
+                assert_eq!(self.proc_state.get(&who), Some(&"running"), "{l:?}")
+            }
+            "waiting" => assert!(state == Some("overfull"), "{l:?}"),
+            "assigned" => {
+                assert!(matches!(state, Some("full" | "overfull")), "{l:?}");
+                assert!(self.holder.insert(l.tgt, who).is_none(), "two holders: {l:?}");
+            }
+            "released" => assert_eq!(self.holder.remove(l.tgt), Some(who), "{l:?}"),
+            other => panic!("unexpected lock action {other}"),
+        }
+    }
+}
+
+fn replay(cfg: &SynthConfig) -> String {
+    let (buf, _) = gen(cfg);
+    let text = String::from_utf8(buf).unwrap();
+    let mut r = Replay::default();
+    for l in parse(&text) {
+        r.line(&l);
+    }
+    text
+}
+
+#[test]
+fn state_machines_are_consistent() {
+    for (cores, tasks, isrs, seed) in [(4, 24, 2, 1), (2, 10, 3, 7), (1, 6, 1, 3), (8, 40, 6, 9)] {
+        let cfg = SynthConfig { cores, tasks, isrs, seed, ..short() };
+        replay(&cfg);
+    }
+}
+
+#[test]
+fn every_activated_instance_terminates() {
+    let text = replay(&short());
+    let lines = parse(&text);
+    let set = |ty: &[&str], act: &str| -> HashSet<(&str, u64)> {
+        lines.iter().filter(|l| ty.contains(&l.ty) && l.act == act).map(|l| (l.tgt, l.ti)).collect()
+    };
+    let activated = set(&["T", "I"], "activate");
+    assert!(!activated.is_empty());
+    assert_eq!(activated, set(&["T", "I"], "terminate"));
+    assert_eq!(set(&["R"], "start"), set(&["R"], "terminate"));
+    // Nothing is triggered at or after the end of the simulated time.
+    let last = lines.iter().filter(|l| l.act == "trigger").map(|l| l.ts).max();
+    assert!(last.unwrap() < 200 * MS);
+}
+
+#[test]
+fn instances_count_from_zero_per_entity() {
+    let (buf, _) = gen(&short());
+    let text = String::from_utf8(buf).unwrap();
+    let mut next: HashMap<&str, u64> = HashMap::new();
+    for l in parse(&text) {
+        if (is_proc(&l) && l.act == "activate")
+            || (l.ty == "R" && l.act == "start")
+            || l.act == "trigger"
+        {
+            let n = next.entry(l.tgt).or_insert(0);
+            assert_eq!(l.ti, *n, "{l:?}");
+            *n += 1;
+        }
+    }
+}
+
+#[test]
+fn target_bytes_is_honoured() {
+    for target in [1u64, 50_000, 3 << 20] {
+        // 1 ms of simulated time is far too short: the target must win.
+        let cfg =
+            SynthConfig { duration_ns: MS, target_bytes: Some(target), ..SynthConfig::default() };
+        let (buf, st) = gen(&cfg);
+        assert_eq!(st.bytes, buf.len() as u64);
+        assert!(st.bytes >= target);
+        if target <= HEADER.len() as u64 {
+            // The header is written whole, and nothing after it.
+            assert_eq!((st.lines, st.bytes), (0, HEADER.len() as u64));
+            continue;
+        }
+        let before_last =
+            buf[..buf.len() - 1].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        assert!((before_last as u64) < target, "went on past the target");
+        if target > 1 << 20 {
+            assert!(st.last_ts > MS, "stopped at the duration");
+            replay(&cfg);
+        }
+    }
+}
+
+#[test]
+fn zero_cores_is_an_error() {
+    let cfg = SynthConfig { cores: 0, ..short() };
+    let err = write_btf(Vec::new(), &cfg).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn an_empty_system_still_ends() {
+    let cfg = SynthConfig { tasks: 0, isrs: 0, target_bytes: Some(1 << 20), ..short() };
+    let (_, st) = gen(&cfg);
+    assert_eq!(st.lines, 2); // the semaphores' ready lines
+}
+
+/// Not an assertion: prints the throughput of a 200 MB run.
+/// `rustc -O --test synth.rs -o t && ./t --ignored --nocapture throughput`
+#[test]
+#[ignore = "measurement, run by hand with rustc -O"]
+fn throughput() {
+    let target = 200u64 << 20;
+    let cfg = SynthConfig { target_bytes: Some(target), ..SynthConfig::default() };
+    let start = Instant::now();
+    let st = write_btf(io::sink(), &cfg).unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "sink: {} MB, {} lines in {secs:.2} s = {:.0} MB/s",
+        st.bytes >> 20,
+        st.lines,
+        st.bytes as f64 / 1_048_576.0 / secs
+    );
+    let path = std::env::temp_dir().join("tracedb_synth_throughput.btf");
+    let start = Instant::now();
+    let st = write_btf(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "file: {} MB in {secs:.2} s = {:.0} MB/s, simulated {} ms",
+        st.bytes >> 20,
+        st.bytes as f64 / 1_048_576.0 / secs,
+        st.last_ts / MS
+    );
+    std::fs::remove_file(&path).unwrap();
+}
