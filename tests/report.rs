@@ -161,10 +161,9 @@ fn json_figures_equal_the_analyses_output() {
         let pts = c["points"].as_array().unwrap();
         assert!(pts.len() <= 300, "{name}: {} points", pts.len());
         for p in pts {
-            let row = load
-                .iter()
-                .find(|x| x["core"] == name && x["window_start"] == p[0].to_string())
-                .unwrap();
+            let start = p[0].to_string();
+            let row =
+                load.iter().find(|x| x["core"] == name && x["window_start"] == start).unwrap();
             assert_eq!(p[1].as_f64(), csv_num(row, "load"), "{name} at {}", p[0]);
         }
         points += pts.len();
@@ -240,7 +239,7 @@ fn markdown_and_html_forms_carry_the_same_figures() {
         md.lines().any(|l| l.starts_with("| TASK_1MS_1 |") && l.contains(&shown)),
         "markdown shows {shown}"
     );
-    assert!(html.contains(&format!("<td>TASK_1MS_1</td>")) && html.contains(&shown));
+    assert!(html.contains("<td>TASK_1MS_1</td>") && html.contains(&shown));
     // Self-contained: no script, nothing fetched.
     assert!(!html.contains("<script"));
     assert!(!html.contains("src=") && !html.contains("href=") && !html.contains("@import"));

@@ -218,6 +218,9 @@ fn list(v: &[String]) -> String {
     }
 }
 
+/// How one cell of the summary table is rendered.
+type SummaryCell = Box<dyn Fn(&super::Summary) -> String>;
+
 fn summary(s: &mut String, r: &Report) {
     s.push_str("<h2 id=\"summary\">Capture</h2>\n<table><tr><th></th><th>capture</th>");
     if r.baseline.is_some() {
@@ -225,7 +228,7 @@ fn summary(s: &mut String, r: &Report) {
     }
     s.push_str("</tr>\n");
     let caps: Vec<_> = std::iter::once(&r.capture).chain(r.baseline.as_ref()).collect();
-    let rows: [(&str, Box<dyn Fn(&super::Summary) -> String>); 6] = [
+    let rows: [(&str, SummaryCell); 6] = [
         ("name", Box::new(|c| format!("{} (id {})", c.name, c.capture_id))),
         ("format", Box::new(|c| c.format.clone())),
         ("source", Box::new(|c| c.source_files.join(", "))),
