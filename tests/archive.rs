@@ -202,6 +202,39 @@ fn captures_written_before_a_column_existed_stay_readable() {
     ok(tmp.path(), &["captures", "--archive", "db"]);
 }
 
+#[test]
+fn computed_columns_come_from_the_stored_times_even_in_files_that_still_hold_them() {
+    // tracedb before 2026-11-21 stored instances.response_time/start_delay/gross_exec; the
+    // views now compute them. A file that still has them (here with wrong values, to tell
+    // which one is read) gives the computed ones.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
+    let before =
+        csv(tmp.path(), "db", "SELECT response_time, start_delay, gross_exec FROM instances");
+    assert_eq!(before, "response_time,start_delay,gross_exec\n30,10,20\n");
+    let f = "db/instances/capture_id=1/part-0.parquet";
+    let old = format!(
+        "COPY (SELECT *, -1::BIGINT AS response_time, -1::BIGINT AS start_delay, \
+         -1::BIGINT AS gross_exec FROM read_parquet('{f}')) TO 'old.parquet' (FORMAT parquet)"
+    );
+    ok(tmp.path(), &["sql", "--archive", "db", "-c", &old]);
+    std::fs::rename(tmp.path().join("old.parquet"), tmp.path().join(f)).unwrap();
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT response_time, start_delay, gross_exec FROM instances"),
+        before
+    );
+    // And the current files do not store them.
+    ok(tmp.path(), &["ingest", "--archive", "db", "--force", "one.btf"]);
+    let stored = csv(
+        tmp.path(),
+        "db",
+        "SELECT count(*) AS n FROM parquet_schema('db/instances/capture_id=2/part-0.parquet') \
+         WHERE name IN ('response_time', 'start_delay', 'gross_exec')",
+    );
+    assert_eq!(stored, "n\n0\n");
+}
+
 /// A synthetic trace big enough that its ingest takes a while.
 fn big_trace(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("big.btf");
