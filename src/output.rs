@@ -252,6 +252,21 @@ pub fn write_stream<E>(
     Ok(total)
 }
 
+/// [`write_stream`] over batches already in memory.
+fn write_all(
+    w: &mut dyn Write,
+    schema: &Schema,
+    batches: &[RecordBatch],
+    layout: Layout,
+) -> io::Result<()> {
+    let stream = batches.iter().cloned().map(Ok::<_, std::convert::Infallible>);
+    match write_stream(w, schema, stream, layout) {
+        Ok(_) => Ok(()),
+        Err(StreamError::Io(e)) => Err(e),
+        Err(StreamError::Query(never)) => match never {},
+    }
+}
+
 /// Options of the aligned table. `Default` is what `--format table` prints.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TableStyle {
@@ -312,21 +327,6 @@ fn format_rows(batches: &[RecordBatch]) -> io::Result<Vec<Vec<String>>> {
     Ok(rows)
 }
 
-/// The first `limit` rows of `batches` (the last batch sliced, which copies nothing) and
-/// the number of rows in all.
-fn head_of(batches: impl Iterator<Item = RecordBatch>, limit: usize) -> (Vec<RecordBatch>, usize) {
-    let mut head = Vec::new();
-    let mut total = 0;
-    for b in batches {
-        let room = limit.saturating_sub(total);
-        if room > 0 {
-            head.push(if b.num_rows() > room { b.slice(0, room) } else { b.clone() });
-        }
-        total += b.num_rows();
-    }
-    (head, total)
-}
-
 /// `(N rows)`, or `(N rows, M not shown)` when truncated.
 fn write_footer(w: &mut dyn Write, shown: usize, total: usize) -> io::Result<()> {
     if total > shown {
@@ -343,8 +343,7 @@ pub fn write_table_styled(
     batches: &[RecordBatch],
     style: TableStyle,
 ) -> io::Result<()> {
-    let (head, total) = head_of(batches.iter().cloned(), style.max_rows.unwrap_or(usize::MAX));
-    table_of_head(w, schema, &head, total, style)
+    write_all(w, schema, batches, Layout::Table(style))
 }
 
 /// The aligned table of `head` (the rows to show) out of `total` rows.
@@ -407,8 +406,7 @@ pub fn write_markdown(
     batches: &[RecordBatch],
     max_rows: Option<usize>,
 ) -> io::Result<()> {
-    let (head, total) = head_of(batches.iter().cloned(), max_rows.unwrap_or(usize::MAX));
-    markdown_of_head(w, schema, &head, total)
+    write_all(w, schema, batches, Layout::Markdown(max_rows))
 }
 
 fn markdown_of_head(
@@ -443,8 +441,7 @@ pub fn write_line(
     batches: &[RecordBatch],
     max_rows: Option<usize>,
 ) -> io::Result<()> {
-    let (head, total) = head_of(batches.iter().cloned(), max_rows.unwrap_or(usize::MAX));
-    line_of_head(w, schema, &head, total)
+    write_all(w, schema, batches, Layout::Line(max_rows))
 }
 
 fn line_of_head(
