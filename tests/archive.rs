@@ -235,6 +235,46 @@ fn computed_columns_come_from_the_stored_times_even_in_files_that_still_hold_the
     assert_eq!(stored, "n\n0\n");
 }
 
+#[test]
+fn zstd_level_trades_ingest_time_for_size_and_reingest_recompresses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ecu = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    let ecu = ecu.to_str().unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--name", "fast", ecu]);
+    ok(
+        tmp.path(),
+        &["ingest", "--archive", "db", "--force", "--name", "small", "--zstd-level", "19", ecu],
+    );
+    let bytes = |name: &str| -> u64 {
+        let sql = format!(
+            "SELECT sum(s.bytes) FROM capture_storage s JOIN captures c USING (capture_id) WHERE c.name = '{name}'"
+        );
+        scalar(tmp.path(), "db", &sql).parse().unwrap()
+    };
+    let (fast, small) = (bytes("fast"), bytes("small"));
+    assert!(small < fast * 95 / 100, "level 19: {small} bytes, level 3: {fast}");
+    // Same tables either way.
+    let q = |name: &str| {
+        csv(
+            tmp.path(),
+            "db",
+            &format!(
+                "SELECT entity, count(*), sum(response_time), sum(net_exec) FROM instances \
+                 JOIN captures USING (capture_id) WHERE name = '{name}' GROUP BY ALL ORDER BY 1"
+            ),
+        )
+    };
+    assert_eq!(q("fast"), q("small"));
+    // reingest recompresses in place.
+    ok(tmp.path(), &["reingest", "fast", "--archive", "db", "--zstd-level", "19"]);
+    let recompressed = bytes("fast");
+    assert!(recompressed < fast * 95 / 100, "reingest at 19: {recompressed}, before: {fast}");
+    assert_eq!(
+        run(tmp.path(), &["ingest", "--archive", "db", "--zstd-level", "23", ecu]).status.code(),
+        Some(2)
+    );
+}
+
 /// A synthetic trace big enough that its ingest takes a while.
 fn big_trace(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("big.btf");

@@ -15,6 +15,9 @@ pub struct Args {
     /// Every capture that has kept sources.
     #[arg(long)]
     all: bool,
+    /// zstd level of the rebuilt Parquet files, 1 to 22 (default 3; see `ingest --help`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..=22))]
+    zstd_level: Option<i32>,
     #[command(flatten)]
     archive: ArchiveArg,
 }
@@ -51,6 +54,7 @@ pub fn run(args: Args) -> Result<()> {
                 deadlines,
                 keep_source: true,
                 replace: Some(old.clone()),
+                zstd_level: args.zstd_level,
                 ..Default::default()
             };
             ingest_files(&mut archive, &traces, &old.name, &opts, &mut |_, _| {})

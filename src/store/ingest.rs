@@ -2,7 +2,7 @@
 //! files into a staging directory, then publish them and the manifest entry.
 //! On any error the staging directory is removed and the archive is as it was.
 use super::manifest::{CaptureEntry, FileEntry};
-use super::writer::{CaptureWriter, TableSink};
+use super::writer::{CaptureWriter, TableSink, DEFAULT_ZSTD_LEVEL};
 use super::{schema, Archive};
 use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
@@ -32,6 +32,8 @@ pub struct IngestOptions {
     pub keep_source: bool,
     /// Rebuild this existing capture (same id) instead of adding one: `reingest`.
     pub replace: Option<CaptureEntry>,
+    /// zstd level of the Parquet files (`None`: [`DEFAULT_ZSTD_LEVEL`]).
+    pub zstd_level: Option<i32>,
 }
 
 /// What an ingest produced.
@@ -201,7 +203,7 @@ fn run(
     progress: Progress<'_>,
 ) -> Result<IngestReport> {
     let first = paths.first().ok_or_else(|| Error::Usage("no file to ingest".into()))?;
-    let writer = CaptureWriter::create(staging)?;
+    let writer = CaptureWriter::create(staging, opts.zstd_level.unwrap_or(DEFAULT_ZSTD_LEVEL))?;
     let keeper = if opts.keep_source && opts.replace.is_none() {
         Some(SourceKeeper::start(staging, paths)?)
     } else {
