@@ -622,6 +622,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn name_columns_keep_every_value_across_batches() {
+        use arrow::array::{AsArray, StringArray};
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "name",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        )]));
+        let mut n = Interner::default();
+        let (a, b) = (n.intern("alpha"), n.intern("beta"));
+        let mut batch = Batch::new(schema);
+        let text = |batch: &mut Batch| -> Vec<Option<String>> {
+            let rb = batch.finish().unwrap();
+            let col = rb.column(0).as_dictionary::<Int32Type>();
+            let values = col.values().as_any().downcast_ref::<StringArray>().unwrap().clone();
+            col.keys().iter().map(|k| k.map(|k| values.value(k as usize).to_string())).collect()
+        };
+        for (v, by_name) in [(Some(a), false), (None, false), (Some(b), false), (Some(a), true)] {
+            if by_name {
+                batch.str(v.map(|s| n.resolve(s)));
+            } else {
+                batch.sym(v, &n);
+            }
+            batch.end_row();
+        }
+        let want = |v: &[Option<&str>]| v.iter().map(|x| x.map(str::to_string)).collect::<Vec<_>>();
+        assert_eq!(text(&mut batch), want(&[Some("alpha"), None, Some("beta"), Some("alpha")]));
+        // A new batch starts its own dictionary: no key from the previous one leaks in.
+        batch.sym(Some(b), &n).end_row();
+        batch.state(&StateText::Owned("free text".into()), &n).end_row();
+        assert_eq!(text(&mut batch), want(&[Some("beta"), Some("free text")]));
+    }
+
+    #[test]
     fn row_writers_match_the_schema_files() {
         // One row of each streamed table through the real Output; RecordBatch::try_new
         // rejects a wrong column count or type, so a drift between the code and the .sql
