@@ -233,6 +233,14 @@ fn computed_columns_come_from_the_stored_times_even_in_files_that_still_hold_the
          WHERE name IN ('response_time', 'start_delay', 'gross_exec')",
     );
     assert_eq!(stored, "n\n0\n");
+    // The file itself says how to compute them, for readers without tracedb.
+    let kv = csv(
+        tmp.path(),
+        "db",
+        "SELECT decode(value) AS formulas FROM parquet_kv_metadata('db/instances/capture_id=2/part-0.parquet') \
+         WHERE decode(key) = 'tracedb.computed_columns'",
+    );
+    assert!(kv.contains("response_time = terminate_ts - activate_ts"), "{kv}");
 }
 
 #[test]

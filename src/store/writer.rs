@@ -16,6 +16,7 @@ use arrow::record_batch::RecordBatch;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use std::fs::File;
@@ -290,6 +291,10 @@ pub struct CaptureWriter {
     handle: Option<JoinHandle<Result<Vec<WrittenFile>>>>,
 }
 
+/// Parquet footer key listing the columns a table's views compute, as `name = expression`
+/// separated by `; `.
+pub const COMPUTED_KEY: &str = "tracedb.computed_columns";
+
 /// Integer columns with few distinct values, where a dictionary pays.
 const SMALL_INT_COLUMNS: &[&str] = &[
     "instance",
@@ -367,6 +372,19 @@ fn properties(table: &Table, zstd_level: i32) -> WriterProperties {
         // statistics and the page index cost ~100 bytes per column per file for nothing.
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_created_by(format!("tracedb {}", crate::TOOL_VERSION));
+    // Columns the views compute are not in the file; the file says how to compute them, so
+    // a reader without tracedb (or its schema/*.sql) still finds the formulas.
+    let computed: Vec<String> = table
+        .columns
+        .iter()
+        .filter_map(|c| c.computed.as_ref().map(|e| format!("{} = {e}", c.name)))
+        .collect();
+    if !computed.is_empty() {
+        b = b.set_key_value_metadata(Some(vec![KeyValue::new(
+            COMPUTED_KEY.to_string(),
+            computed.join("; "),
+        )]));
+    }
     for c in table.columns.iter().filter(|c| c.name != "capture_id" && c.computed.is_none()) {
         let path = ColumnPath::from(c.name.as_str());
         if delta_columns(&table.name).contains(&c.name.as_str()) {
