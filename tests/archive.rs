@@ -478,6 +478,12 @@ for table in ["events", "intervals", "instances", "lock_requests", "entities", "
     t = d.to_table()
     per = t.group_by("capture_id").aggregate([("capture_id", "count")]).to_pylist()
     print(table, sorted((r["capture_id"], r["capture_id_count"]) for r in per))
+# Computed columns are not stored: derive them as the footer says.
+import pyarrow.compute as pc, pyarrow.parquet as pq
+files = ["db/" + c["files"]["instances"]["path"] for c in m["captures"]]
+assert b"response_time = terminate_ts - activate_ts" in pq.read_metadata(files[0]).metadata[b"tracedb.computed_columns"]
+t = ds.dataset(files, format="parquet").to_table()
+print("response_time_sum", pc.sum(pc.subtract(t["terminate_ts"], t["activate_ts"])).as_py())
 "#;
     let out = std::process::Command::new("python3")
         .args(["-c", script])
@@ -506,6 +512,8 @@ for table in ["events", "intervals", "instances", "lock_requests", "entities", "
             "pyarrow disagrees on {table}: wanted {expected}, got\n{text}"
         );
     }
+    let sum = scalar(tmp.path(), "db", "SELECT sum(response_time) FROM instances");
+    assert!(text.lines().any(|l| l == format!("response_time_sum {sum}")), "{sum} vs\n{text}");
 }
 
 #[test]
