@@ -16,5 +16,6 @@ CREATE TABLE captures (
     meta           VARCHAR,   -- JSON object of header metadata (BTF #keys, lower-cased)
     tool_version   VARCHAR,   -- tracedb version that wrote the capture
     schema_version INTEGER,   -- archive schema version the capture was written with
-    tags           VARCHAR    -- JSON object of the --tag key=value labels given at ingest
+    tags           VARCHAR,   -- JSON object of the --tag key=value labels given at ingest
+    source_text_bytes BIGINT  -- size of the sources' text once decompressed, bytes (NULL if ingested before 2026-11-21)
 );

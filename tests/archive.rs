@@ -337,6 +337,34 @@ fn the_archive_is_smaller_than_duckdbs_parquet_of_the_same_tables() {
     }
 }
 
+#[test]
+fn captures_record_the_size_of_the_text_behind_a_compressed_source() {
+    use std::io::Read;
+    let tmp = tempfile::tempdir().unwrap();
+    let ecu = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    let mut text = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(&ecu).unwrap())
+        .read_to_end(&mut text)
+        .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", ecu.to_str().unwrap()]);
+    let listed = csv(
+        tmp.path(),
+        "db",
+        "SELECT source_bytes, source_text_bytes FROM captures WHERE capture_id = 1",
+    );
+    let on_disk = std::fs::metadata(&ecu).unwrap().len();
+    assert_eq!(listed, format!("source_bytes,source_text_bytes\n{on_disk},{}\n", text.len()));
+    // `captures` computes its ratio against the text: how many times smaller the tables are.
+    let row = ok(tmp.path(), &["captures", "--archive", "db", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&row).unwrap();
+    let (text_bytes, archive) =
+        (v[0]["bytes_text"].as_f64().unwrap(), v[0]["bytes_archive"].as_f64().unwrap());
+    assert!(
+        (v[0]["ratio"].as_f64().unwrap() - (text_bytes / archive * 100.0).round() / 100.0).abs()
+            < 1e-9
+    );
+}
+
 /// A synthetic trace big enough that its ingest takes a while.
 fn big_trace(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("big.btf");

@@ -26,10 +26,11 @@ fn ingest_prints_a_summary_and_captures_lists_it() {
     let mut lines = listed.lines();
     assert_eq!(
         lines.next(),
-        Some("capture_id,name,format,events,span_ns,time_unit,bytes_in,bytes_archive,ratio,tags,source_files,ingested_at")
+        Some("capture_id,name,format,events,span_ns,time_unit,bytes_in,bytes_text,bytes_archive,ratio,tags,source_files,ingested_at")
     );
     let row = lines.next().unwrap();
-    assert!(row.starts_with(&format!("1,good,btf,3,30,ns,{},", GOOD.len())), "{row}");
+    // A plain file: as many bytes of text as on disk.
+    assert!(row.starts_with(&format!("1,good,btf,3,30,ns,{0},{0},", GOOD.len())), "{row}");
     assert!(row.contains(",{},\"[\"\"good.btf\"\"]\","), "{row}");
 }
 

@@ -17,8 +17,9 @@ pub struct Args {
 
 /// The query behind `captures` (also what `.captures` shows in the shell).
 pub const CAPTURES_SQL: &str = "SELECT c.capture_id, c.name, c.format, c.event_count AS events, \
-    c.ts_max - c.ts_min AS span_ns, c.time_unit, c.source_bytes AS bytes_in, s.bytes AS bytes_archive, \
-    round(c.source_bytes / s.bytes, 2) AS ratio, c.tags, c.source_files, c.ingested_at \
+    c.ts_max - c.ts_min AS span_ns, c.time_unit, c.source_bytes AS bytes_in, \
+    c.source_text_bytes AS bytes_text, s.bytes AS bytes_archive, \
+    round(coalesce(c.source_text_bytes, c.source_bytes) / s.bytes, 2) AS ratio, c.tags, c.source_files, c.ingested_at \
     FROM captures c LEFT JOIN (SELECT capture_id, sum(bytes) AS bytes FROM capture_storage GROUP BY capture_id) s \
     USING (capture_id) ORDER BY c.capture_id";
 

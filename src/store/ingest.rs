@@ -270,6 +270,7 @@ fn run(
         source_files: sources,
         source_sha256: sha256,
         source_bytes,
+        source_text_bytes: text_bytes,
         ingested_at: now_rfc3339(),
         time_unit: summary.unit.as_str().to_string(),
         ts_origin: 0,
@@ -590,6 +591,7 @@ fn write_side_tables(
             .str(Some(&c.tool_version))
             .i64(Some(c.schema_version))
             .str(Some(&serde_json::to_string(&c.tags).unwrap_or_else(|_| "{}".into())))
+            .i64(i64::try_from(c.source_text_bytes).ok().filter(|&n| n > 0))
             .end_row();
     }
     Ok(())

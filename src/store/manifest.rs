@@ -60,6 +60,9 @@ pub struct CaptureEntry {
     pub source_sha256: String,
     /// Bytes of the sources on disk.
     pub source_bytes: u64,
+    /// Bytes of the sources' text once decompressed (0: not recorded, before 2026-11-21).
+    #[serde(default)]
+    pub source_text_bytes: u64,
     /// UTC time of the ingest, RFC 3339.
     pub ingested_at: String,
     /// Unit of the source times.
