@@ -65,22 +65,62 @@ impl std::hash::Hasher for Fnv {
 /// Fast hash map used on the hot path.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 
+/// Slots of the interner's recent-name cache.
+const RECENT: usize = 1024;
+
 /// Interns strings.
-#[derive(Default)]
 pub struct Interner {
     map: FastMap<Box<str>, Sym>,
     names: Vec<Box<str>>,
+    /// Direct-mapped cache of recent lookups, indexed by a few of the name's bytes: a trace
+    /// names the same few hundred entities and actions over and over, and comparing one
+    /// candidate costs less than hashing the name and probing the map.
+    recent: Box<[Sym; RECENT]>,
+}
+
+impl Default for Interner {
+    fn default() -> Self {
+        Interner {
+            map: FastMap::default(),
+            names: Vec::new(),
+            recent: Box::new([Sym::MAX; RECENT]),
+        }
+    }
+}
+
+/// The cache slot of a name: its length and four of its bytes, mixed.
+fn slot(s: &[u8]) -> usize {
+    let n = s.len();
+    let at = |i: usize| usize::from(s.get(i).copied().unwrap_or(0));
+    let mix = n.wrapping_mul(0x9E37)
+        ^ at(0).wrapping_mul(0x3B)
+        ^ at(n / 2).wrapping_mul(0x1F3)
+        ^ at(n.wrapping_sub(1)).wrapping_mul(0x7A1)
+        ^ at(n.wrapping_sub(2)).wrapping_mul(0x2D);
+    mix % RECENT
 }
 
 impl Interner {
     /// Id of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&id) = self.map.get(s) {
-            return id;
+        let k = slot(s.as_bytes());
+        if let Some(&c) = self.recent.get(k) {
+            if self.names.get(c as usize).is_some_and(|n| **n == *s) {
+                return c;
+            }
         }
-        let id = Sym::try_from(self.names.len()).unwrap_or(Sym::MAX);
-        self.names.push(s.into());
-        self.map.insert(s.into(), id);
+        let id = match self.map.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = Sym::try_from(self.names.len()).unwrap_or(Sym::MAX);
+                self.names.push(s.into());
+                self.map.insert(s.into(), id);
+                id
+            }
+        };
+        if let Some(c) = self.recent.get_mut(k) {
+            *c = id;
+        }
         id
     }
 
@@ -108,6 +148,24 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recent_cache_never_confuses_names() {
+        // Many names, several per cache slot, looked up in shuffled orders: every lookup
+        // must give the id the name got first.
+        let mut n = Interner::default();
+        let names: Vec<String> = (0..5000).map(|i| format!("TASK_{}MS_{}", i % 7, i)).collect();
+        let ids: Vec<Sym> = names.iter().map(|s| n.intern(s)).collect();
+        for round in 0..3 {
+            for (k, s) in names.iter().enumerate().rev().step_by(round + 1) {
+                assert_eq!(n.intern(s), ids[k], "{s}");
+                assert_eq!(n.resolve(ids[k]), s);
+            }
+        }
+        assert_eq!(n.len(), 5000);
+        assert_eq!(n.intern(""), 5000);
+        assert_eq!(n.intern(""), 5000);
+    }
 
     #[test]
     fn interns_once() {
