@@ -230,49 +230,51 @@ impl Archive {
     }
 }
 
-/// The archive's writer lock (`.lock`, holding the owner's pid); released on drop.
+/// The archive's writer lock: an exclusive `flock` on `.lock`, which also holds the owner's
+/// pid for the message another writer gets. The kernel releases it when the owner exits,
+/// however it exits (SIGKILL included), so there is no stale lock to detect. The file is
+/// never removed: removing it would let a waiter lock the unlinked file while a third
+/// process locks a new one.
 pub struct WriteLock {
-    path: PathBuf,
+    _file: std::fs::File,
 }
 
 impl WriteLock {
     fn take(dir: &Path) -> Result<WriteLock> {
+        use std::io::{Read, Seek, Write};
         let path = dir.join(LOCK);
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    let _ = writeln!(f, "{}", std::process::id());
-                    return Ok(WriteLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let owner = std::fs::read_to_string(&path).unwrap_or_default();
-                    let pid = owner.trim().parse::<u32>().ok();
-                    let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
-                    if alive {
-                        return Err(Error::Archive {
-                            path: dir.to_path_buf(),
-                            message: format!(
-                                "another tracedb (pid {}) is writing to this archive; try again when it ends",
-                                owner.trim()
-                            ),
-                        });
-                    }
-                    // The owner died (killed mid-ingest): the lock is stale.
-                    let _ = std::fs::remove_file(&path);
-                }
-                Err(e) => return Err(Error::io(&path, e)),
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                // Ours now: say who holds it.
+                let pid = std::process::id();
+                file.set_len(0)
+                    .and_then(|()| file.rewind())
+                    .and_then(|()| writeln!(file, "{pid}"))
+                    .map_err(|e| Error::io(&path, e))?;
+                Ok(WriteLock { _file: file })
             }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut owner = String::new();
+                let _ = file.read_to_string(&mut owner);
+                let who = match owner.trim() {
+                    "" => String::new(),
+                    pid => format!(" (pid {pid})"),
+                };
+                Err(Error::Archive {
+                    path: dir.to_path_buf(),
+                    message: format!(
+                        "another tracedb{who} is writing to this archive; try again when it ends"
+                    ),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }
-        Err(Error::Archive {
-            path: dir.to_path_buf(),
-            message: "cannot take the writer lock".into(),
-        })
-    }
-}
-
-impl Drop for WriteLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
