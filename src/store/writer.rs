@@ -60,7 +60,7 @@ enum Col {
 /// A column of interned names, built as an Arrow dictionary array: each row costs a key,
 /// and each distinct name is copied once per batch instead of once per row (copying names
 /// was ~8% of the parse/derive thread). Parquet stores it as the same dictionary-encoded
-/// string column as before.
+/// string column as before. One lives for one batch ([`Batch::finish`] starts a new one).
 struct DictCol {
     keys: Int32Builder,
     values: StringBuilder,
@@ -68,8 +68,6 @@ struct DictCol {
     by_sym: Vec<i32>,
     /// Keys of text appended as `&str` (names that are not interned).
     by_str: FastMap<Box<str>, i32>,
-    /// Syms to forget when the batch is finished.
-    touched: Vec<Sym>,
 }
 
 impl DictCol {
@@ -79,7 +77,6 @@ impl DictCol {
             values: StringBuilder::new(),
             by_sym: Vec::new(),
             by_str: FastMap::default(),
-            touched: Vec::new(),
         }
     }
 
@@ -100,7 +97,6 @@ impl DictCol {
                 if let Some(k) = self.by_sym.get_mut(i) {
                     *k = key + 1;
                 }
-                self.touched.push(s);
                 key
             }
             k => k - 1,
@@ -123,12 +119,6 @@ impl DictCol {
     }
 
     fn finish(&mut self) -> Result<ArrayRef> {
-        for s in self.touched.drain(..) {
-            if let Some(k) = self.by_sym.get_mut(s as usize) {
-                *k = 0;
-            }
-        }
-        self.by_str.clear();
         let values: ArrayRef = Arc::new(self.values.finish());
         let dict = DictionaryArray::<Int32Type>::try_new(self.keys.finish(), values)
             .map_err(|e| Error::Sql(format!("internal: building a dictionary column: {e}")))?;
