@@ -368,3 +368,24 @@ fn docs_follow_the_definitions() {
         }
     }
 }
+
+#[test]
+fn the_shell_follows_changes_other_processes_make_to_the_archive() {
+    let tmp = archive();
+    std::fs::write(tmp.path().join("two.btf"), GOOD.replace("30,", "40,")).unwrap();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    t.line("SELECT count(*) AS n FROM captures;");
+    let out = t.sync();
+    assert!(out.contains("      1\n(1 row)"), "{out}");
+    // Another process adds a capture, then removes the first one (deleting its files).
+    util::ok(tmp.path(), &["ingest", "--archive", "db", "two.btf"]);
+    t.line("SELECT count(*) AS n FROM captures;");
+    let out = t.sync();
+    assert!(out.contains("(the archive changed: 2 captures now)"), "{out}");
+    assert!(out.contains("      2\n(1 row)"), "{out}");
+    util::ok(tmp.path(), &["rm", "--archive", "db", "1"]);
+    t.line("SELECT max(response_time) AS rt FROM instances;");
+    let out = t.sync();
+    assert!(!out.contains("Error"), "the removed capture's files are no longer read:\n{out}");
+    assert!(out.contains("40\n(1 row)"), "{out}");
+}

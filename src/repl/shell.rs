@@ -50,6 +50,19 @@ pub struct Shell {
     running: Arc<AtomicBool>,
     schema_changed: bool,
     read_depth: usize,
+    /// The archive directory, and the identity of its manifest when the views were made.
+    archive_dir: PathBuf,
+    manifest_seen: Option<ManifestStamp>,
+}
+
+/// What tells one `manifest.json` from the next: a writer replaces it by renaming a new
+/// file over it, so the inode changes (and the modification time with it).
+type ManifestStamp = (u64, Option<std::time::SystemTime>, u64);
+
+fn manifest_stamp(dir: &std::path::Path) -> Option<ManifestStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir.join(crate::store::manifest::FILE)).ok()?;
+    Some((m.ino(), m.modified().ok(), m.len()))
 }
 
 /// Runs the shell over `archive` until `.quit` or Ctrl-D; results start in `format`.
@@ -69,6 +82,8 @@ pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
         running: Arc::new(AtomicBool::new(false)),
         schema_changed: false,
         read_depth: 0,
+        archive_dir: archive.dir.clone(),
+        manifest_seen: manifest_stamp(&archive.dir),
     };
     let (running, handle) = (shell.running.clone(), shell.conn.interrupt_handle());
     if let Err(e) = ctrlc::set_handler(move || {
@@ -183,8 +198,30 @@ impl Shell {
         Flow::Go
     }
 
+    /// Re-reads the manifest and remakes the table views when another process changed the
+    /// archive (an ingest, `rm`, `reingest`) since they were made: new captures show up and
+    /// the files of removed or rebuilt ones are no longer read.
+    fn follow_archive(&mut self) {
+        let now = manifest_stamp(&self.archive_dir);
+        if now == self.manifest_seen {
+            return;
+        }
+        self.manifest_seen = now;
+        let reloaded = Archive::open(&self.archive_dir).and_then(|a| {
+            a.create_views(&self.conn)?;
+            Ok(a.manifest.captures.len())
+        });
+        match reloaded {
+            Ok(n) => {
+                eprintln!("(the archive changed: {n} capture{} now)", if n == 1 { "" } else { "s" })
+            }
+            Err(e) => eprintln!("warning: the archive changed and cannot be re-read: {e}"),
+        }
+    }
+
     /// Runs one statement and prints its result, or DuckDB's message.
     fn statement(&mut self, sql: &str) {
+        self.follow_archive();
         let first = sql.split_whitespace().next().unwrap_or("").to_lowercase();
         if ["create", "drop", "alter", "attach", "detach", "use"].contains(&first.as_str()) {
             self.schema_changed = true;
