@@ -302,10 +302,7 @@ fn run(
     for f in files {
         let rel = format!("{}/capture_id={id}/part-{generation}.parquet", f.table);
         let dest = archive.dir.join(&rel);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        std::fs::rename(&f.path, &dest).map_err(|e| Error::io(&dest, e))?;
+        durable_rename(&f.path, &dest)?;
         capture.files.insert(
             f.table.clone(),
             FileEntry { path: rel, rows: f.rows, bytes: f.bytes, sha256: f.sha256 },
@@ -436,10 +433,7 @@ impl SourceKeeper {
             let to = archive_dir.join(&rel);
             let bytes = std::fs::metadata(&from).map_err(|e| Error::io(&from, e))?.len();
             let sha256 = super::verify::file_sha256(&from).map_err(|e| Error::io(&from, e))?;
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+            durable_rename(&from, &to)?;
             let role = if self.traces.contains(&src) { "trace" } else { "companion" };
             let name =
                 src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -593,6 +587,23 @@ fn write_side_tables(
             .str(Some(&serde_json::to_string(&c.tags).unwrap_or_else(|_| "{}".into())))
             .i64(i64::try_from(c.source_text_bytes).ok().filter(|&n| n > 0))
             .end_row();
+    }
+    Ok(())
+}
+
+/// Moves a finished file into place so that it survives a power cut once the manifest
+/// names it: the file's data is flushed, then the rename, then the directory entries the
+/// rename created (its directory, and that directory's entry in its parent). Without the
+/// directory flushes a durable manifest could name files a crash has lost.
+fn durable_rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::File::open(from).and_then(|f| f.sync_all()).map_err(|e| Error::io(from, e))?;
+    let parent = to.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
+    for dir in [Some(parent), parent.parent()].into_iter().flatten() {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
     Ok(())
 }
