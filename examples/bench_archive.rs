@@ -183,15 +183,9 @@ fn duckdb_copy_of_tables(archive: &Path, tmp: &Path) -> Result<u64, String> {
     let mut total = 0;
     for t in tracedb::store::schema::tables() {
         let out = tmp.join(format!("copy-{}.parquet", t.name));
-        let stored: Vec<String> = t
-            .columns
-            .iter()
-            .filter(|c| c.name != "capture_id" && c.computed.is_none())
-            .map(|c| format!("\"{}\"", c.name))
-            .collect();
         conn.execute_batch(&format!(
             "COPY (SELECT {} FROM {}) TO '{}' (FORMAT parquet, COMPRESSION zstd)",
-            stored.join(", "),
+            t.stored_column_list(),
             t.name,
             out.to_string_lossy().replace('\'', "''")
         ))

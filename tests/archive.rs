@@ -288,16 +288,10 @@ fn zstd_level_trades_ingest_time_for_size_and_reingest_recompresses() {
 fn duckdb_copy_bytes(dir: &Path, id: i64) -> u64 {
     let mut total = 0;
     for t in tracedb::store::schema::tables() {
-        let cols: Vec<String> = t
-            .columns
-            .iter()
-            .filter(|c| c.name != "capture_id" && c.computed.is_none())
-            .map(|c| format!("\"{}\"", c.name))
-            .collect();
         let out = format!("copy-{}.parquet", t.name);
         let sql = format!(
             "COPY (SELECT {} FROM {} WHERE capture_id = {id}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)",
-            cols.join(", "),
+            t.stored_column_list(),
             t.name
         );
         ok(dir, &["sql", "--archive", "db", "-c", &sql]);

@@ -48,13 +48,21 @@ pub struct Table {
 }
 
 impl Table {
-    /// Arrow schema of the table's Parquet files: every column but `capture_id`, which is
-    /// the hive partition (`<table>/capture_id=N/`).
+    /// The columns in the table's Parquet files: all but `capture_id`, which is the hive
+    /// partition (`<table>/capture_id=N/`), and the computed ones, which the views add.
+    pub fn stored_columns(&self) -> impl Iterator<Item = &Column> {
+        self.columns.iter().filter(|c| c.name != "capture_id" && c.computed.is_none())
+    }
+
+    /// [`Table::stored_columns`], quoted and comma-separated, for SELECT lists.
+    pub fn stored_column_list(&self) -> String {
+        self.stored_columns().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Arrow schema of the table's Parquet files ([`Table::stored_columns`]).
     pub fn file_schema(&self) -> Arc<Schema> {
         let fields: Vec<Field> = self
-            .columns
-            .iter()
-            .filter(|c| c.name != "capture_id" && c.computed.is_none())
+            .stored_columns()
             .map(|c| Field::new(&c.name, arrow_type(&c.sql_type), true))
             .collect();
         Arc::new(Schema::new(fields))

@@ -375,7 +375,7 @@ fn properties(table: &Table, zstd_level: i32) -> WriterProperties {
             computed.join("; "),
         )]));
     }
-    for c in table.columns.iter().filter(|c| c.name != "capture_id" && c.computed.is_none()) {
+    for c in table.stored_columns() {
         let path = ColumnPath::from(c.name.as_str());
         if delta_columns(&table.name).contains(&c.name.as_str()) {
             b = b
