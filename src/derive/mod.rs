@@ -151,8 +151,17 @@ pub struct Deriver<O: Output> {
     last_terminated: FastMap<Sym, i64>,
     runnables: FastMap<(Sym, i64), process::Runnable>,
     cores: FastMap<Sym, process::CoreSlot>,
-    /// Last core each process or runnable entity was on.
+    /// Last core each process or runnable entity was on (any instance).
     entity_core: FastMap<Sym, Sym>,
+    /// Core of each live process or runnable instance: two instances of one task may run
+    /// on two cores at once.
+    inst_core: FastMap<(Sym, i64), Sym>,
+    /// Last instance of each runnable that ended (terminated, or ended with its task).
+    runnable_ended: FastMap<Sym, i64>,
+    /// Runnables ended by their task's terminate at [`Deriver::pending_ends_ts`]: their own
+    /// terminate at that same time is folded in; one that never comes is reported.
+    pending_ends: Vec<process::PendingEnd>,
+    pending_ends_ts: i64,
     sems: FastMap<Sym, semaphore::Sem>,
     requests: FastMap<Sym, Vec<semaphore::Request>>,
     signals: FastMap<Sym, semaphore::Signal>,
@@ -203,6 +212,10 @@ impl<O: Output> Deriver<O> {
             runnables: FastMap::default(),
             cores: FastMap::default(),
             entity_core: FastMap::default(),
+            inst_core: FastMap::default(),
+            runnable_ended: FastMap::default(),
+            pending_ends: Vec::new(),
+            pending_ends_ts: i64::MIN,
             sems: FastMap::default(),
             requests: FastMap::default(),
             signals: FastMap::default(),
@@ -381,6 +394,7 @@ impl<O: Output> Deriver<O> {
     /// Closes every open state at the last event time, flushes all rows, and returns the
     /// summary and the output.
     pub fn finish(mut self) -> Result<(Summary, O)> {
+        self.report_pending_ends()?;
         let mut end = self.last_ts.unwrap_or(0);
         if let Some((_, hi)) = self.ts_range {
             end = end.max(hi);
@@ -417,30 +431,55 @@ impl<O: Output> Deriver<O> {
     }
 
     /// Core on which an event happens: the source when it is a core, else where the source
-    /// process runs, else (for process events) a source named like a core, else where the
-    /// target last ran.
+    /// instance (or, failing that, the source entity) runs, else (for process events) a
+    /// source that is a core by name or by what it does, else where the target instance last
+    /// ran.
     fn resolve_core(
         &mut self,
+        ev: &Event<'_>,
         source: Sym,
         target: Sym,
-        process_event: bool,
-        pos: Pos,
-    ) -> Option<Sym> {
+        process: bool,
+    ) -> Result<Option<Sym>> {
         if self.is_core(source) {
-            return Some(source);
+            return Ok(Some(source));
+        }
+        if let Some(&c) = self.inst_core.get(&(source, ev.source_instance)) {
+            return Ok(Some(c));
         }
         if let Some(&c) = self.entity_core.get(&source) {
-            return Some(c);
+            return Ok(Some(c));
         }
-        if !process_event {
-            return None;
+        if !process {
+            return Ok(None);
         }
-        if self.type_of(source).is_none() && looks_like_core(self.names.resolve(source)) {
-            let c = self.known.core_type;
-            self.set_type(source, c, true, pos);
-            return Some(source);
+        let target_core = self
+            .inst_core
+            .get(&(target, ev.target_instance))
+            .or_else(|| self.entity_core.get(&target))
+            .copied();
+        if self.type_of(source).is_none() {
+            let by_name = looks_like_core(ev.source);
+            // SEMANTICS.md: every process transition but activate is caused by a core. An
+            // undeclared source doing one to a process whose core is not known yet is one.
+            let by_role = target_core.is_none()
+                && ev.action != "activate"
+                && process::process_transition(ev.action).is_some();
+            if by_name || by_role {
+                let c = self.known.core_type;
+                self.set_type(source, c, true, ev.pos);
+                if !by_name {
+                    let msg = format!(
+                        "{} is taken for a core: it is the source of {}'s {} and is declared \
+                         nowhere (process transitions other than activate are caused by a core)",
+                        ev.source, ev.target, ev.action
+                    );
+                    self.diag(Severity::Info, "core_inferred", ev.pos, ev.ts, msg)?;
+                }
+                return Ok(Some(source));
+            }
         }
-        self.entity_core.get(&target).copied()
+        Ok(target_core)
     }
 }
 
@@ -495,6 +534,9 @@ impl<O: Output> Sink for Deriver<O> {
         // States never go back in time: a late event takes effect at the latest time seen.
         let ts = self.last_ts.map_or(ev.ts, |l| l.max(ev.ts));
         self.last_ts = Some(ts);
+        if !self.pending_ends.is_empty() && ts > self.pending_ends_ts {
+            self.report_pending_ends()?;
+        }
 
         let source = self.names.intern(ev.source);
         let target = self.names.intern(ev.target);
@@ -508,7 +550,7 @@ impl<O: Output> Sink for Deriver<O> {
 
         let core = match class {
             Class::Process => {
-                let core = self.resolve_core(source, target, true, ev.pos);
+                let core = self.resolve_core(ev, source, target, true)?;
                 let a = process::Act {
                     ts,
                     pos: ev.pos,
@@ -521,7 +563,7 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Runnable => {
-                let core = self.resolve_core(source, target, false, ev.pos);
+                let core = self.resolve_core(ev, source, target, false)?;
                 let a = process::Act {
                     ts,
                     pos: ev.pos,
@@ -534,7 +576,7 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Semaphore => {
-                let core = self.resolve_core(source, target, false, ev.pos);
+                let core = self.resolve_core(ev, source, target, false)?;
                 let a = process::Act {
                     ts,
                     pos: ev.pos,
@@ -547,7 +589,7 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Signal => {
-                let core = self.resolve_core(source, target, false, ev.pos);
+                let core = self.resolve_core(ev, source, target, false)?;
                 if self.names.resolve(action) == "write" {
                     self.signal_write(target, ts, action, ev.note, value)?;
                 }
@@ -556,7 +598,7 @@ impl<O: Output> Sink for Deriver<O> {
             Class::Core => Some(target),
             Class::Other => match ev.core {
                 Some(c) => Some(self.names.intern(c)),
-                None => self.resolve_core(source, target, false, ev.pos),
+                None => self.resolve_core(ev, source, target, false)?,
             },
         };
         // After dispatch: core resolution may have just inferred the source's type.

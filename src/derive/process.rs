@@ -56,7 +56,7 @@ impl PState {
 }
 
 /// What a process action does: the states it may come from, and the state it leads to.
-fn process_transition(action: &str) -> Option<(&'static [PState], PState)> {
+pub(super) fn process_transition(action: &str) -> Option<(&'static [PState], PState)> {
     use PState::*;
     Some(match action {
         "start" => (&[Active], Running),
@@ -131,6 +131,13 @@ pub(super) struct Runnable {
     row: InstanceRow,
 }
 
+/// A runnable ended by its task's terminate, waiting for its own terminate at the same time.
+pub(super) struct PendingEnd {
+    runnable: (Sym, i64),
+    task: (Sym, i64),
+    pos: Pos,
+}
+
 /// What occupies a core.
 #[derive(Default)]
 pub(super) struct CoreSlot {
@@ -157,6 +164,10 @@ impl<O: Output> Deriver<O> {
                 if self.last_terminated.get(&e) == Some(&inst) {
                     let msg = format!("{action} of {name} instance {inst} after it terminated");
                     self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
+                    if to == PState::Terminated {
+                        // A repeated terminate: nothing new to record, no second instance row.
+                        return Ok(());
+                    }
                 } else {
                     let msg = format!(
                         "first event of {name} instance {inst} is {action}: state before it unknown \
@@ -217,6 +228,7 @@ impl<O: Output> Deriver<O> {
             }
             if let Some(mut p) = self.procs.remove(&key) {
                 p.row.clean = false;
+                self.inst_core.remove(&key);
                 self.emit_instance(p.row)?;
             }
         }
@@ -272,6 +284,7 @@ impl<O: Output> Deriver<O> {
             p.core = a.core;
             if let Some(c) = a.core {
                 self.entity_core.entry(key.0).or_insert(c);
+                self.inst_core.insert(key, c);
             }
         }
         let Some(p) = self.procs.get_mut(&key) else { return Ok(()) };
@@ -292,6 +305,7 @@ impl<O: Output> Deriver<O> {
             if !was.on_core() {
                 if let Some(c) = core {
                     self.entity_core.insert(key.0, c);
+                    self.inst_core.insert(key, c);
                     self.occupy(c, key, a)?;
                 }
                 self.runnables_follow(key, true, a)?;
@@ -303,12 +317,16 @@ impl<O: Output> Deriver<O> {
             if let Some(c) = p.core {
                 self.vacate(c, key, a)?;
             }
-            self.runnables_follow(key, false, a)?;
+            if to != PState::Terminated {
+                self.runnables_follow(key, false, a)?;
+            }
         }
         if to == PState::Terminated {
+            self.runnables_end_with_task(key, a)?;
             if let Some(mut p) = self.procs.remove(&key) {
                 p.row.terminate_ts = Some(a.ts);
                 self.last_terminated.insert(key.0, key.1);
+                self.inst_core.remove(&key);
                 self.emit_instance(p.row)?;
             }
         }
@@ -388,9 +406,48 @@ impl<O: Output> Deriver<O> {
                     r.implicit = true;
                     if on_core {
                         r.core = core.or(r.core);
+                        if let Some(c) = r.core {
+                            self.entity_core.insert(key.0, c);
+                            self.inst_core.insert(key, c);
+                        }
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A task terminated while running runnables: they cannot outlive it, so they terminate
+    /// with it. Their own terminate usually follows at the same time (folded in then);
+    /// [`Deriver::report_pending_ends`] reports those for which it never comes.
+    fn runnables_end_with_task(&mut self, task: (Sym, i64), a: Act) -> Result<()> {
+        let list = match self.procs.get(&task) {
+            Some(p) if !p.runnables.is_empty() => p.runnables.clone(),
+            _ => return Ok(()),
+        };
+        for key in list {
+            if self.runnables.contains_key(&key) {
+                self.runnable_close(key, a, true)?;
+                self.pending_ends.push(PendingEnd { runnable: key, task, pos: a.pos });
+                self.pending_ends_ts = a.ts;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports the runnables that ended with their task and logged no terminate of their own
+    /// at that time.
+    pub(super) fn report_pending_ends(&mut self) -> Result<()> {
+        for p in std::mem::take(&mut self.pending_ends) {
+            let msg = format!(
+                "runnable {} instance {} was running when its task {} instance {} terminated; \
+                 it terminates with the task",
+                self.names.resolve(p.runnable.0),
+                p.runnable.1,
+                self.names.resolve(p.task.0),
+                p.task.1
+            );
+            self.diag(Severity::Info, "ended_with_task", p.pos, self.pending_ends_ts, msg)?;
         }
         Ok(())
     }
@@ -425,6 +482,22 @@ impl<O: Output> Deriver<O> {
                 Ok(())
             }
             ("terminate", Some((true, _))) => self.runnable_close(key, a, true),
+            ("terminate", None) if self.runnable_ended.get(&e) == Some(&inst) => {
+                let same = self
+                    .pending_ends
+                    .iter()
+                    .position(|p| p.runnable == key && self.pending_ends_ts == a.ts);
+                if let Some(i) = same {
+                    // Its task's terminate came first at the same time and ended it already.
+                    self.pending_ends.swap_remove(i);
+                    return Ok(());
+                }
+                let msg = format!(
+                    "terminate of runnable {} instance {inst} after it ended",
+                    self.names.resolve(e)
+                );
+                self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)
+            }
             ("suspend" | "resume" | "terminate", None) => {
                 let msg = format!(
                     "first event of runnable {} instance {inst} is {action}: state before it unknown",
@@ -484,6 +557,7 @@ impl<O: Output> Deriver<O> {
         }
         if let Some(c) = a.core {
             self.entity_core.insert(key.0, c);
+            self.inst_core.insert(key, c);
         }
         let row = InstanceRow {
             entity: key.0,
@@ -565,6 +639,8 @@ impl<O: Output> Deriver<O> {
             self.emit_interval(row)?;
         }
         let Some(mut r) = self.runnables.remove(&key) else { return Ok(()) };
+        self.inst_core.remove(&key);
+        self.runnable_ended.insert(key.0, key.1);
         let dur = a.ts - r.since;
         if r.running {
             r.row.net_exec += dur;

@@ -7,12 +7,19 @@ struct Rows {
     intervals: Vec<String>,
     instances: Vec<String>,
     locks: Vec<String>,
-    events: usize,
+    /// `target#instance action @core` of each event.
+    events: Vec<String>,
 }
 
 impl Output for Rows {
-    fn event(&mut self, _: &EventRow<'_>, _: &Interner) -> Result<()> {
-        self.events += 1;
+    fn event(&mut self, r: &EventRow<'_>, n: &Interner) -> Result<()> {
+        self.events.push(format!(
+            "{}#{} {} @{}",
+            n.resolve(r.target),
+            r.target_instance,
+            n.resolve(r.action),
+            r.core.map_or("-", |c| n.resolve(c))
+        ));
         Ok(())
     }
     fn intervals(&mut self, rows: &[IntervalRow], n: &Interner) -> Result<()> {
@@ -205,4 +212,99 @@ fn mutated_fixtures_never_panic() {
         }
     }
     assert!(runs > 500, "{runs} mutated inputs");
+}
+
+fn diag_count(s: &Summary, kind: &str) -> u64 {
+    s.diag_counts.get(kind).map_or(0, |c| c.1)
+}
+
+#[test]
+fn runnables_terminate_with_their_task() {
+    // The runnable's own terminate follows its task's at the same time: folded in, no
+    // suspension, no diagnostic.
+    let (s, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n11,A,0,R,R1,0,start\n\
+         20,Core_0,0,T,A,0,terminate\n20,A,0,R,R1,0,terminate\n",
+    );
+    assert!(rows.instances.contains(&"R1#0 rt=Some(9) net=9 complete=true".to_string()));
+    assert!(!rows.intervals.iter().any(|i| i.contains("suspended")), "{:?}", rows.intervals);
+    assert_eq!(s.diag_counts.len(), 0, "{:?}", s.diag_counts);
+    // It never terminates on its own: it still ends with the task, and that is reported.
+    let (s, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n11,A,0,R,R1,0,start\n\
+         20,Core_0,0,T,A,0,terminate\n100,S,0,T,A,1,activate\n",
+    );
+    assert!(rows.instances.contains(&"R1#0 rt=Some(9) net=9 complete=true".to_string()));
+    assert!(!rows.intervals.iter().any(|i| i.contains("suspended")), "{:?}", rows.intervals);
+    assert_eq!(diag_count(&s, "ended_with_task"), 1);
+    // A terminate of its own after that is a warning, not a second instance.
+    let (s, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n11,A,0,R,R1,0,start\n\
+         20,Core_0,0,T,A,0,terminate\n25,A,0,R,R1,0,terminate\n",
+    );
+    assert_eq!(rows.instances.iter().filter(|i| i.starts_with("R1#")).count(), 1);
+    assert_eq!(diag_count(&s, "ended_with_task"), 1);
+    assert_eq!(diag_count(&s, "invalid_transition"), 1);
+}
+
+#[test]
+fn a_repeated_terminate_makes_no_second_instance() {
+    let (s, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n20,Core_0,0,T,A,0,terminate\n\
+         20,Core_0,0,T,A,0,terminate\n",
+    );
+    assert_eq!(rows.instances, ["A#0 rt=Some(20) net=10 complete=true"]);
+    assert_eq!(diag_count(&s, "invalid_transition"), 1);
+}
+
+#[test]
+fn two_instances_of_one_task_keep_their_own_cores() {
+    let (_, rows) = derive(
+        "0,S,0,T,A,0,activate\n0,S,0,T,A,1,activate\n10,Core_0,0,T,A,0,start\n\
+         12,Core_1,0,T,A,1,start\n15,A,0,R,R1,0,start\n16,A,1,R,R1,1,start\n\
+         20,Core_0,0,T,A,0,preempt\n25,Core_0,0,T,A,0,resume\n30,A,0,R,R1,0,terminate\n\
+         31,A,1,R,R1,1,terminate\n40,Core_0,0,T,A,0,terminate\n50,Core_1,0,T,A,1,terminate\n",
+    );
+    let r1: Vec<&str> =
+        rows.events.iter().filter(|e| e.starts_with("R1#")).map(String::as_str).collect();
+    assert_eq!(
+        r1,
+        ["R1#0 start @Core_0", "R1#1 start @Core_1", "R1#0 terminate @Core_0", "R1#1 terminate @Core_1"]
+    );
+}
+
+#[test]
+fn a_runnable_follows_its_task_to_another_core() {
+    let (_, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n11,A,0,R,R1,0,start\n\
+         20,Core_0,0,T,A,0,preempt\n30,Core_1,0,T,A,0,resume\n35,R1,0,SIG,V,-1,write,5\n\
+         40,A,0,R,R1,0,terminate\n50,Core_1,0,T,A,0,terminate\n",
+    );
+    assert!(rows.events.contains(&"V#-1 write @Core_1".to_string()), "{:?}", rows.events);
+    assert!(rows.events.contains(&"R1#0 terminate @Core_1".to_string()), "{:?}", rows.events);
+}
+
+#[test]
+fn an_undeclared_source_that_starts_a_task_is_a_core() {
+    let (s, rows) = derive(
+        "6,STI_Y,0,T,T1,0,activate\n7,CPU_0,0,T,T1,0,start\n9,CPU_0,0,T,T1,0,terminate\n",
+    );
+    assert!(rows.intervals.contains(&"running CPU_0 T1 [7,9) ".to_string()), "{:?}", rows.intervals);
+    assert_eq!(diag_count(&s, "core_inferred"), 1);
+    // A task resumed by the task it follows (FreeRTOS) is not taken for a core: its core is
+    // known from its earlier events.
+    let (s, rows) = derive(
+        "0,Core_0,0,T,B,0,preempt\n1,B,0,T,A,0,resume\n",
+    );
+    assert_eq!(diag_count(&s, "core_inferred"), 0);
+    assert!(!rows.intervals.iter().any(|i| i.starts_with("running B ")), "{:?}", rows.intervals);
+}
+
+#[test]
+fn a_skipped_line_does_not_move_the_clock() {
+    let (s, rows) =
+        derive("0,S,0,T,A,0,activate\n1000,Core_0,0,T,,0,start\n20,Core_0,0,T,A,0,start\n");
+    assert_eq!(diag_count(&s, "malformed_line"), 1);
+    assert_eq!(diag_count(&s, "time_backwards"), 0);
+    assert!(rows.intervals.contains(&"state A active [0,20) ".to_string()), "{:?}", rows.intervals);
 }

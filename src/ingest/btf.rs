@@ -40,14 +40,17 @@ const KNOWN_KEYS: &[&str] = &[
     "entitytypetable",
 ];
 
-/// True when `prefix` looks like BTF: a known `#key` header line, or a data line with at
-/// least 7 comma-separated fields and an integer time, before anything else.
+/// True when `prefix` looks like BTF: a known `#key` header line, or data lines most of
+/// which have at least 7 comma-separated fields and an integer time. Up to
+/// [`SNIFF_DATA_LINES`] data lines are looked at, so that one malformed line at the top
+/// (a diagnostic like any other) does not make the whole file unrecognised.
 pub fn sniff(prefix: &[u8]) -> bool {
     if prefix.contains(&0) {
         return false;
     }
     let prefix = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let text = String::from_utf8_lossy(prefix);
+    let (mut good, mut seen) = (0, 0);
     for line in text.lines().map(str::trim) {
         if line.is_empty() {
             continue;
@@ -63,10 +66,19 @@ pub fn sniff(prefix: &[u8]) -> bool {
             continue;
         }
         let fields: Vec<&str> = line.splitn(8, ',').collect();
-        return fields.len() >= 7 && parse_int(fields.first().unwrap_or(&"").trim()).is_some();
+        if fields.len() >= 7 && parse_int(fields.first().unwrap_or(&"").trim()).is_some() {
+            good += 1;
+        }
+        seen += 1;
+        if seen == SNIFF_DATA_LINES {
+            break;
+        }
     }
-    false
+    good * 2 > seen
 }
+
+/// Data lines [`sniff`] looks at.
+const SNIFF_DATA_LINES: usize = 8;
 
 /// Which `#-` table block the reader is in.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -269,10 +281,18 @@ impl BtfReader<'_> {
         let Some((ts, lost)) = self.unit.to_ns(raw) else {
             return self.malformed(
                 pos,
-                format!("time {raw} {} does not fit in 64-bit nanoseconds", self.unit.as_str()),
+                format!(
+                    "time {raw} {} is beyond ±2^62 ns (about 146 years), the range tracedb keeps",
+                    self.unit.as_str()
+                ),
                 sink,
             );
         };
+        // A skipped line says nothing about time: it neither warns nor moves the clock.
+        if target.is_empty() || action.is_empty() {
+            let what = if target.is_empty() { "target" } else { "action" };
+            return self.malformed(pos, format!("empty {what} field: '{}'", clip(line)), sink);
+        }
         if lost {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
@@ -297,10 +317,6 @@ impl BtfReader<'_> {
             }
         }
         self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
-        if target.is_empty() || action.is_empty() {
-            let what = if target.is_empty() { "target" } else { "action" };
-            return self.malformed(pos, format!("empty {what} field: '{}'", clip(line)), sink);
-        }
         let source_instance = self.instance(src_inst, "source", pos, ts, sink)?;
         let target_instance = self.instance(tgt_inst, "target", pos, ts, sink)?;
         sink.event(&Event {
@@ -521,6 +537,10 @@ mod tests {
         assert!(!sniff(b"#Paraver (01/01/2020 at 10:00):100_ns:0:1:1(1:1)\n"));
         assert!(!sniff(b"hello world\n"));
         assert!(!sniff(b"\x00\x01binary"));
+        // One bad line at the top is a record-level problem, not another format.
+        assert!(sniff(b"0,STI,0,T,A\n0,STI,0,T,A,0,activate\n1,Core_0,0,T,A,0,start\n"));
+        assert!(!sniff(b"a,b\nc,d\n0,STI,0,T,A,0,activate\n"));
+        assert!(!sniff(b"0,STI,0,T,A\n"));
     }
 
     #[test]

@@ -512,7 +512,7 @@ impl Reader<'_> {
         match self.unit.to_ns(raw) {
             Some((t, _)) => Ok(Some(t)),
             None => {
-                self.malformed(pos, format!("time {raw} overflows in ns: '{}'", clip(text)), sink)?;
+                self.malformed(pos, format!("time {raw} is beyond 2^62 ns (about 146 years): '{}'", clip(text)), sink)?;
                 Ok(None)
             }
         }
