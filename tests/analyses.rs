@@ -207,3 +207,54 @@ fn freertos_response_times_say_what_was_left_out() {
     let pairs = util::scalar(tmp.path(), "db", "SELECT count(*) FROM preemption_pairs");
     assert_ne!(pairs, "0");
 }
+
+#[test]
+fn blocking_and_preemptions_use_complete_instances_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Instance 0 is complete (10 ns waiting, one preemption); instance 1 starts waiting
+    // before the capture knows it (950 ns waiting, one preemption): left out.
+    let trace = "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n15,Core_0,0,T,A,0,preempt\n\
+                 16,Core_0,0,T,A,0,resume\n20,Core_0,0,T,A,0,wait\n30,Core_0,0,T,A,0,release\n\
+                 30,Core_0,0,T,A,0,resume\n40,Core_0,0,T,A,0,terminate\n\
+                 50,Core_0,0,T,A,1,wait\n1000,Core_0,0,T,A,1,release\n1000,Core_0,0,T,A,1,resume\n\
+                 1005,Core_0,0,T,A,1,preempt\n1006,Core_0,0,T,A,1,resume\n1010,Core_0,0,T,A,1,terminate\n";
+    std::fs::write(tmp.path().join("t.btf"), trace).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |name: &str| {
+        parse_csv(&ok(tmp.path(), &["query", name, "--archive", "db", "--format", "csv"]))
+    };
+    let b = q("blocking");
+    assert_eq!(b[0][3..7], ["instances", "instances_left_out", "blocked_instances", "waiting_total"]);
+    assert_eq!(b[1][3..9], ["1", "1", "1", "10", "10", "0"], "{b:?}");
+    let p = q("preemptions");
+    assert_eq!(p[0][3..6], ["instances", "instances_left_out", "preemptions"]);
+    assert_eq!(p[1][3..6], ["1", "1", "1"], "{p:?}");
+    // preemption_pairs counts every preemption the trace shows.
+    let pairs = q("preemption_pairs");
+    assert_eq!(pairs[1][4], "2", "{pairs:?}");
+}
+
+#[test]
+fn a_deadline_for_a_name_with_glob_characters_matches_that_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = "0,S,0,T,[idle],0,activate\n1,Core_0,0,T,[idle],0,start\n50,Core_0,0,T,[idle],0,terminate\n\
+                 100,S,0,T,[idle],1,activate\n101,Core_0,0,T,[idle],1,start\n180,Core_0,0,T,[idle],1,terminate\n";
+    std::fs::write(tmp.path().join("t.btf"), trace).unwrap();
+    std::fs::write(tmp.path().join("d.csv"), "[idle],20ns\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let rows = parse_csv(&ok(
+        tmp.path(),
+        &[
+            "query",
+            "deadline_misses",
+            "--archive",
+            "db",
+            "--format",
+            "csv",
+            "--param",
+            "deadlines=d.csv",
+        ],
+    ));
+    let lateness: Vec<&str> = rows[1..].iter().map(|r| r[8].as_str()).collect();
+    assert_eq!(lateness, ["30", "60"], "{rows:?}");
+}

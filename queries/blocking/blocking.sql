@@ -3,7 +3,8 @@
 -- @column capture_id  capture
 -- @column entity  task or ISR
 -- @column entity_type  T, I or ISR
--- @column instances  instances seen (complete or not)
+-- @column instances  complete instances (the statistics use these)
+-- @column instances_left_out  instances left out: not complete in the capture
 -- @column blocked_instances  instances with blocking_time > 0
 -- @column waiting_total  time waiting (passive wait, e.g. an OS event), ns
 -- @column waiting_max  longest waiting time of one instance, ns
@@ -16,10 +17,12 @@
 -- @column causes  semaphores it had to wait for (contended lock requests) and OS events it waited on (wait_event), comma-separated
 -- blocking_time = waiting_time + polling_time + parking_time (AMALTHEA). Causes come from
 -- the trace when it says so: a contended request in lock_requests, a wait_event event.
--- One row per blocked instance and cause: blocking_instances.
+-- One row per blocked instance and cause: blocking_instances. Like every statistic over
+-- instances, only complete ones count (an instance cut by the capture's start or end has
+-- an unknown share of its blocking).
 CREATE OR REPLACE TEMP VIEW blocking AS
 WITH b AS (
-    SELECT capture_id, entity, entity_type, waiting_time, polling_time, parking_time,
+    SELECT capture_id, entity, entity_type, complete, waiting_time, polling_time, parking_time,
            coalesce(waiting_time, 0) + coalesce(polling_time, 0) + coalesce(parking_time, 0) AS blocking_time
     FROM instances
     WHERE entity_type IN ('T', 'I', 'ISR')
@@ -31,12 +34,18 @@ WITH b AS (
     SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes
     FROM causes GROUP BY capture_id, entity
 )
-SELECT b.capture_id, b.entity, any_value(b.entity_type) AS entity_type, count(*) AS instances,
-       count(*) FILTER (WHERE blocking_time > 0) AS blocked_instances,
-       sum(waiting_time) AS waiting_total, max(waiting_time) AS waiting_max,
-       sum(polling_time) AS polling_total, max(polling_time) AS polling_max,
-       sum(parking_time) AS parking_total, max(parking_time) AS parking_max,
-       sum(blocking_time) AS blocking_total, max(blocking_time) AS blocking_max,
+SELECT b.capture_id, b.entity, any_value(b.entity_type) AS entity_type,
+       count(*) FILTER (WHERE complete) AS instances,
+       count(*) FILTER (WHERE NOT complete) AS instances_left_out,
+       count(*) FILTER (WHERE complete AND blocking_time > 0) AS blocked_instances,
+       sum(waiting_time) FILTER (WHERE complete) AS waiting_total,
+       max(waiting_time) FILTER (WHERE complete) AS waiting_max,
+       sum(polling_time) FILTER (WHERE complete) AS polling_total,
+       max(polling_time) FILTER (WHERE complete) AS polling_max,
+       sum(parking_time) FILTER (WHERE complete) AS parking_total,
+       max(parking_time) FILTER (WHERE complete) AS parking_max,
+       sum(blocking_time) FILTER (WHERE complete) AS blocking_total,
+       max(blocking_time) FILTER (WHERE complete) AS blocking_max,
        any_value(c.causes) AS causes
 FROM b
 LEFT JOIN c ON c.capture_id = b.capture_id AND c.entity = b.entity

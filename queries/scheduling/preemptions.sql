@@ -3,19 +3,23 @@
 -- @column capture_id  capture
 -- @column entity  task or ISR
 -- @column entity_type  T, I or ISR
--- @column instances  instances seen (complete or not)
--- @column preemptions  preempt transitions in total
+-- @column instances  complete instances (the statistics use these)
+-- @column instances_left_out  instances left out: not complete in the capture
+-- @column preemptions  preempt transitions of those instances
 -- @column preempted_instances  instances preempted at least once
 -- @column max_per_instance  most preemptions of one instance
 -- @column migrations  resumes on another core than the one last run on
--- A preemption is a running -> ready transition (BTF `preempt`). Who preempted whom is in
--- preemption_pairs.
+-- A preemption is a running -> ready transition (BTF `preempt`). Like every statistic over
+-- instances, only complete ones count; preemption_pairs counts every preemption in the
+-- trace, who preempted whom.
 CREATE OR REPLACE TEMP VIEW preemptions AS
-SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(*) AS instances,
-       sum(preemptions) AS preemptions,
-       count(*) FILTER (WHERE preemptions > 0) AS preempted_instances,
-       max(preemptions) AS max_per_instance,
-       sum(migrations) AS migrations
+SELECT capture_id, entity, any_value(entity_type) AS entity_type,
+       count(*) FILTER (WHERE complete) AS instances,
+       count(*) FILTER (WHERE NOT complete) AS instances_left_out,
+       coalesce(sum(preemptions) FILTER (WHERE complete), 0) AS preemptions,
+       count(*) FILTER (WHERE complete AND preemptions > 0) AS preempted_instances,
+       max(preemptions) FILTER (WHERE complete) AS max_per_instance,
+       coalesce(sum(migrations) FILTER (WHERE complete), 0) AS migrations
 FROM instances
 WHERE entity_type IN ('T', 'I', 'ISR')
 GROUP BY capture_id, entity

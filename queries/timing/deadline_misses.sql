@@ -38,7 +38,8 @@ WITH inst AS (
     SELECT n.capture_id, n.entity,
            arg_max(r.deadline, r.prio * 1000000 + (r.pattern = n.entity)::INTEGER * 100000 + length(r.pattern)) AS deadline
     FROM names n
-    JOIN rules r ON (r.capture_id IS NULL OR r.capture_id = n.capture_id) AND n.entity GLOB r.pattern
+    JOIN rules r ON (r.capture_id IS NULL OR r.capture_id = n.capture_id)
+        AND (n.entity = r.pattern OR n.entity GLOB r.pattern)
     GROUP BY n.capture_id, n.entity
 )
 SELECT i.capture_id, i.entity, i.entity_type, i.instance, i.activate_ts, i.terminate_ts, i.response_time,
