@@ -156,11 +156,35 @@ fn paraver_records_keep_their_own_times() {
 }
 
 #[test]
-fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
+fn event_records_out_of_time_order_are_sorted_before_their_channels_change() {
     let (s, rows) = derive_prv(
         "#Paraver (d):100_ns:0:1:1(1:1)\n2:0:1:1:1:50:7:1\n2:0:1:1:1:40:7:0\n2:0:1:1:1:10:8:3\n",
     );
-    assert_eq!(rows.intervals, ["8 THREAD 1.1.1 3 [10,100) open", "7 THREAD 1.1.1 1 [50,50) "]);
+    assert_eq!(rows.intervals, ["8 THREAD 1.1.1 3 [10,100) open", "7 THREAD 1.1.1 1 [50,100) open"]);
+    assert_eq!(s.diag_counts.get("time_backwards"), None);
+    assert_eq!(rows.events, ["THREAD 1.1.1#-1 8 @-", "THREAD 1.1.1#-1 7 @-", "THREAD 1.1.1#-1 7 @-"]);
+}
+
+#[test]
+fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
+    // What a record later than the reorder window gets: its channel's state cannot go back.
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let set = |ts: i64, channel: &'static str, value: i64| ChannelSet {
+        entity: "T",
+        entity_type: "THREAD",
+        channel,
+        ts,
+        value,
+        label: None,
+        core: None,
+        pos: Pos::None,
+    };
+    d.channel_set(&set(50, "7", 1)).unwrap();
+    d.channel_set(&set(40, "7", 0)).unwrap();
+    d.channel_set(&set(10, "8", 3)).unwrap();
+    d.trace_end(100);
+    let (s, rows) = d.finish().unwrap();
+    assert_eq!(rows.intervals, ["8 T 3 [10,100) open", "7 T 1 [50,50) "]);
     assert_eq!(s.diag_counts.get("time_backwards").map(|c| c.1), Some(1));
 }
 

@@ -8,4 +8,4 @@ pub mod time;
 
 pub use event::{Event, Pos};
 pub use strings::{Interner, Sym};
-pub use time::TimeUnit;
+pub use time::{TimeUnit, MAX_ABS_NS};

@@ -39,7 +39,8 @@ use super::diag::{Diagnostic, Severity};
 use super::input::Input;
 use super::lines::LineReader;
 use super::{ChannelSet, Message, Sink, Span};
-use crate::model::{Event, Pos, TimeUnit};
+use crate::derive::Reorder;
+use crate::model::{Event, Pos, TimeUnit, MAX_ABS_NS};
 use crate::{Error, Result};
 use pcf::{parse_value, Pcf};
 use row::Row;
@@ -136,6 +137,24 @@ struct Header {
     end: i64,
     appls: Vec<Appl>,
     comms: u64,
+    /// CPUs of the resource model; `None` when there is none (`0`, ovni) or it is unreadable.
+    cpus: Option<u64>,
+}
+
+/// CPUs of a resource model: `<nodes>(<cpus>,<cpus>,...)`, or `<nodes>` with one CPU each;
+/// `None` for `0` (no resource model) or anything unreadable.
+fn parse_cpus(resources: &str) -> Option<u64> {
+    let r = resources.trim();
+    let total = match r.split_once('(') {
+        Some((_, inner)) => inner
+            .trim()
+            .strip_suffix(')')?
+            .split(',')
+            .map(|c| c.trim().parse::<u64>().ok())
+            .try_fold(0u64, |acc, c| acc.checked_add(c?))?,
+        None => r.parse::<u64>().ok()?,
+    };
+    (total > 0).then_some(total)
 }
 
 /// Splits `s` at `sep` outside parentheses.
@@ -214,22 +233,32 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
             }
         },
     };
-    let raw_end = match num.parse::<i64>() {
-        Ok(v) => v,
-        Err(_) => num
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0 && *v < 9.2e18)
-            // Float end times (`%0Lf` writers), range checked just above.
-            .map(|v| {
-                #[allow(clippy::cast_possible_truncation)]
-                let t = v.round() as i64;
-                t
-            })
-            .ok_or_else(|| bad("the end time is not a number"))?,
+    let end = match num.parse::<i64>() {
+        Ok(v) => unit.to_ns(v).map(|t| t.0).ok_or_else(|| bad("the end time overflows"))?,
+        // Float end times (`%0Lf` writers): scaled to ns before rounding (`0.4_ms` is
+        // 400000 ns, not 0).
+        Err(_) => {
+            let v = num.parse::<f64>().map_err(|_| bad("the end time is not a number"))?;
+            let ns_per_unit = match unit {
+                TimeUnit::Ps => 1e-3,
+                TimeUnit::Ns => 1.0,
+                TimeUnit::Us => 1e3,
+                TimeUnit::Ms => 1e6,
+                TimeUnit::S => 1e9,
+            };
+            let ns = (v * ns_per_unit).round();
+            #[allow(clippy::cast_precision_loss)]
+            let max = MAX_ABS_NS as f64;
+            if !(ns.is_finite() && (0.0..=max).contains(&ns)) {
+                return Err(bad("the end time is out of range"));
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            let t = ns as i64;
+            t
+        }
     };
-    let end = unit.to_ns(raw_end).map(|t| t.0).ok_or_else(|| bad("the end time overflows"))?;
     let resources = fields.get(1).copied().unwrap_or("").trim().to_string();
+    let cpus = parse_cpus(&resources);
     let n_appl: usize = fields
         .get(2)
         .and_then(|f| f.trim().parse().ok())
@@ -269,7 +298,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
         ("paraver.applications".to_string(), n_appl.to_string()),
         ("paraver.communicators".to_string(), comms.to_string()),
     ];
-    Ok((Header { unit, end, appls, comms }, problems, meta))
+    Ok((Header { unit, end, appls, comms, cpus }, problems, meta))
 }
 
 fn clip(s: &str) -> Cow<'_, str> {
@@ -283,48 +312,65 @@ fn clip(s: &str) -> Cow<'_, str> {
     Cow::Owned(format!("{}...", s.get(..end).unwrap_or("")))
 }
 
-/// Entity names of the rows of the process model and of the CPUs.
+/// Entity names of the rows of the process model and of the CPUs, made when asked for:
+/// nothing is allocated per declared row or CPU, whatever the header announces.
 struct Names {
-    /// First flat row index of each application's tasks.
+    /// First flat row index and thread count of each task, per application.
     task_base: Vec<Vec<(u64, u64)>>,
-    /// Per flat row: (name, type).
-    rows: Vec<(String, &'static str)>,
-    cpus: Vec<String>,
+    /// Rows in the process model.
+    rows: u64,
+    /// CPUs in the resource model, when it has one.
+    cpus: Option<u64>,
     row: Option<Row>,
+    /// The rows are CPUs even without a `.row` saying so (ovni's `cpu.prv`).
+    cpu_rows: bool,
 }
 
 impl Names {
-    fn new(header: &Header, comp: &Companions) -> Names {
-        let row = comp.row.clone();
+    fn new(header: &Header, comp: &Companions, cpu_rows: bool) -> Names {
         let mut task_base = Vec::new();
-        let mut rows = Vec::new();
         let mut flat = 0u64;
-        for (a, appl) in header.appls.iter().enumerate() {
+        for appl in &header.appls {
             let mut bases = Vec::new();
-            for (t, &n) in appl.tasks.iter().enumerate() {
+            for &n in &appl.tasks {
                 bases.push((flat, n));
-                for th in 0..n {
-                    let label = row
-                        .as_ref()
-                        .and_then(|r| {
-                            r.label("THREAD", usize::try_from(flat + th).unwrap_or(usize::MAX))
-                        })
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty());
-                    rows.push(match label {
-                        Some(l) => (l.to_string(), if is_cpu_label(l) { "CPU" } else { "THREAD" }),
-                        None => (format!("THREAD {}.{}.{}", a + 1, t + 1, th + 1), "THREAD"),
-                    });
-                }
-                flat += n;
+                flat = flat.saturating_add(n);
             }
             task_base.push(bases);
         }
-        Names { task_base, rows, cpus: Vec::new(), row }
+        Names { task_base, rows: flat, cpus: header.cpus, row: comp.row.clone(), cpu_rows }
+    }
+
+    /// Name and type of flat row `flat` of thread `a.t.th` (1-based).
+    fn row_name(&self, flat: u64, a: i64, t: i64, th: i64) -> (String, &'static str) {
+        let label = self
+            .row
+            .as_ref()
+            .and_then(|r| r.label("THREAD", usize::try_from(flat).unwrap_or(usize::MAX)))
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        match label {
+            Some(l) => (l.to_string(), if is_cpu_label(l) { "CPU" } else { "THREAD" }),
+            None if self.cpu_rows => (format!("CPU ROW {}", flat + 1), "CPU"),
+            None => (format!("THREAD {a}.{t}.{th}"), "THREAD"),
+        }
+    }
+
+    /// Every row of the process model, in order.
+    fn all_rows(&self) -> impl Iterator<Item = (String, &'static str)> + '_ {
+        self.task_base.iter().enumerate().flat_map(move |(a, tasks)| {
+            tasks.iter().enumerate().flat_map(move |(t, &(base, n))| {
+                (0..n).map(move |th| {
+                    #[allow(clippy::cast_possible_wrap)]
+                    let (a, t, th1) = (a as i64 + 1, t as i64 + 1, th as i64 + 1);
+                    self.row_name(base + th, a, t, th1)
+                })
+            })
+        })
     }
 
     /// The entity of `appl.task.thread` (1-based), or `None` when outside the model.
-    fn thread(&self, appl: i64, task: i64, thread: i64) -> Option<(&str, &'static str)> {
+    fn thread(&self, appl: i64, task: i64, thread: i64) -> Option<(String, &'static str)> {
         let a = usize::try_from(appl - 1).ok()?;
         let t = usize::try_from(task - 1).ok()?;
         let th = u64::try_from(thread - 1).ok()?;
@@ -332,25 +378,44 @@ impl Names {
         if th >= n {
             return None;
         }
-        let (name, ty) = self.rows.get(usize::try_from(base + th).ok()?)?;
-        Some((name.as_str(), ty))
+        Some(self.row_name(base + th, appl, task, thread))
     }
 
-    /// The CPU entity name of `cpu` (1-based; 0 = none).
-    fn cpu(&mut self, cpu: i64) -> Option<&str> {
+    /// The CPU entity name of `cpu` (1-based; 0 = none), and whether the header's resource
+    /// model has it (always true when there is no model).
+    fn cpu(&self, cpu: i64) -> Option<(String, bool)> {
         let i = usize::try_from(cpu - 1).ok()?;
-        while self.cpus.len() <= i {
-            let n = self.cpus.len();
-            let label = self
-                .row
-                .as_ref()
-                .and_then(|r| r.label("CPU", n))
-                .map(str::trim)
-                .filter(|l| !l.is_empty());
-            self.cpus.push(label.map_or_else(|| format!("CPU {}", n + 1), str::to_string));
-        }
-        self.cpus.get(i).map(String::as_str)
+        let in_model = self.cpus.is_none_or(|n| u64::try_from(cpu).is_ok_and(|c| c <= n));
+        let label = self
+            .row
+            .as_ref()
+            .filter(|_| in_model)
+            .and_then(|r| r.label("CPU", i))
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        Some((label.map_or_else(|| format!("CPU {cpu}"), str::to_string), in_model))
     }
+}
+
+/// Rows of the process model declared as entities up front (so that threads without a
+/// record are listed too); a header announcing more declares only the rows records name.
+const DECLARE_ROWS_MAX: u64 = 1 << 20;
+
+/// Event records held back to be sorted by time: Paraver writers emit them only roughly
+/// in order, and a channel's states need them in order.
+const EVENT_REORDER: usize = 1 << 17;
+
+/// An event record waiting in the reorder buffer: its time, where it was read, its fields.
+struct PendingEvents {
+    ts: i64,
+    pos: Pos,
+    fields: Vec<i64>,
+}
+
+/// ovni's emulator writes the CPU view as `cpu.prv`, whose rows are CPUs.
+fn is_ovni_cpu_file(path: &str) -> bool {
+    let name = Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or("");
+    ["cpu.prv", "cpu.prv.gz", "cpu.prv.zst"].contains(&name)
 }
 
 fn is_cpu_label(l: &str) -> bool {
@@ -362,6 +427,8 @@ struct Reader<'p> {
     unit: TimeUnit,
     names: Names,
     pcf: Option<Pcf>,
+    pending: Reorder<PendingEvents>,
+    ready: Vec<PendingEvents>,
 }
 
 /// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
@@ -399,6 +466,7 @@ pub fn read<R: Read>(
         };
         let pos = Pos::Line(number);
         let text = String::from_utf8_lossy(line);
+        let text = if number == 1 { text.trim_start_matches('\u{feff}') } else { &text };
         let text = text.trim();
         if text.is_empty() {
             continue;
@@ -423,11 +491,33 @@ pub fn read<R: Read>(
             }
             sink.time_unit(h.unit);
             sink.trace_end(h.end);
-            let names = Names::new(&h, comp);
-            for (name, ty) in &names.rows {
-                sink.declare_entity(name, Some(ty), None);
+            let cpu_rows = comp.row.is_none() && is_ovni_cpu_file(path);
+            let names = Names::new(&h, comp, cpu_rows);
+            if names.rows <= DECLARE_ROWS_MAX {
+                for (name, ty) in names.all_rows() {
+                    sink.declare_entity(&name, Some(ty), None);
+                }
+            } else {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "bad_header",
+                    pos,
+                    ts: None,
+                    message: format!(
+                        "the header announces {} threads: only those records name are listed \
+                         in entities",
+                        names.rows
+                    ),
+                })?;
             }
-            reader = Some(Reader { path, unit: h.unit, names, pcf: comp.pcf.clone() });
+            reader = Some(Reader {
+                path,
+                unit: h.unit,
+                names,
+                pcf: comp.pcf.clone(),
+                pending: Reorder::new(EVENT_REORDER),
+                ready: Vec::new(),
+            });
             header = Some((h, pos));
             continue;
         };
@@ -451,6 +541,9 @@ pub fn read<R: Read>(
             })?,
             _ => r.malformed(pos, format!("unknown record type: '{}'", clip(text)), sink)?,
         }
+    }
+    if let Some(r) = reader.as_mut() {
+        r.flush_events(sink)?;
     }
     match header {
         None => Err(Error::input(path, "", "not a Paraver trace: no #Paraver header")),
@@ -530,8 +623,8 @@ impl Reader<'_> {
             f.get(2).copied().unwrap_or(0),
             f.get(3).copied().unwrap_or(0),
         );
-        if let Some((n, ty)) = self.names.thread(a, t, th) {
-            return Ok((n.to_string(), ty));
+        if let Some(named) = self.names.thread(a, t, th) {
+            return Ok(named);
         }
         sink.diagnostic(Diagnostic {
             severity: Severity::Warning,
@@ -543,11 +636,35 @@ impl Reader<'_> {
         Ok((format!("THREAD {a}.{t}.{th}"), "THREAD"))
     }
 
-    fn cpu(&mut self, cpu: i64) -> Option<String> {
-        if cpu <= 0 {
-            return None;
+    /// The CPU entity of a record's cpu field (0 = none), with a diagnostic when the
+    /// header's resource model does not have it.
+    fn cpu(&mut self, cpu: i64, pos: Pos, sink: &mut dyn Sink) -> Result<Option<String>> {
+        if cpu == 0 {
+            return Ok(None);
         }
-        self.names.cpu(cpu).map(str::to_string)
+        let Some((name, in_model)) = self.names.cpu(cpu) else {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "unknown_object",
+                pos,
+                ts: None,
+                message: format!("cpu {cpu} is not a CPU number; the record is kept without one"),
+            })?;
+            return Ok(None);
+        };
+        if !in_model {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "unknown_object",
+                pos,
+                ts: None,
+                message: format!(
+                    "cpu {cpu} is not in the header's resource model ({} CPUs); kept as {name}",
+                    self.names.cpus.unwrap_or(0)
+                ),
+            })?;
+        }
+        Ok(Some(name))
     }
 
     fn state(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
@@ -578,7 +695,7 @@ impl Reader<'_> {
             Some(e)
         };
         let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
-        let core = self.cpu(cpu);
+        let core = self.cpu(cpu, pos, sink)?;
         if let Some(c) = &core {
             sink.declare_entity(c, Some("CPU"), None);
         }
@@ -617,8 +734,28 @@ impl Reader<'_> {
         let Some(ts) = self.time(f.get(5).copied().unwrap_or(0), text, pos, sink)? else {
             return Ok(());
         };
+        self.pending.push(ts, PendingEvents { ts, pos, fields: f }, &mut self.ready);
+        self.emit_ready(sink)
+    }
+
+    /// Every event record still held back, in time order.
+    fn flush_events(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        self.pending.drain(&mut self.ready);
+        self.emit_ready(sink)
+    }
+
+    fn emit_ready(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        for rec in std::mem::take(&mut self.ready) {
+            self.emit_events(&rec, sink)?;
+        }
+        Ok(())
+    }
+
+    /// The `events` rows and channel changes of one event record, in time order.
+    fn emit_events(&mut self, rec: &PendingEvents, sink: &mut dyn Sink) -> Result<()> {
+        let (f, ts, pos) = (&rec.fields, rec.ts, rec.pos);
         let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
-        let core = self.cpu(f.get(1).copied().unwrap_or(0));
+        let core = self.cpu(f.get(1).copied().unwrap_or(0), pos, sink)?;
         if let Some(c) = &core {
             sink.declare_entity(c, Some("CPU"), None);
         }
@@ -630,6 +767,8 @@ impl Reader<'_> {
                 _ => Cow::Owned(etype.to_string()),
             };
             let label = self.pcf.as_ref().and_then(|p| p.value_label(etype, value));
+            // `value` is a DOUBLE, exact up to 2^53: beyond, the exact number is the note.
+            let exact = (label.is_none() && value.unsigned_abs() > 1 << 53).then(|| value.to_string());
             #[allow(clippy::cast_precision_loss)]
             let v = Some(value as f64);
             sink.event(&Event {
@@ -640,7 +779,7 @@ impl Reader<'_> {
                 target: &entity,
                 target_instance: -1,
                 action: &type_name,
-                note: label,
+                note: label.or(exact.as_deref()),
                 value: v,
                 core: core.as_deref(),
                 pos,
@@ -678,8 +817,11 @@ impl Reader<'_> {
             let Some(t) = self.time(g(i), text, pos, sink)? else { return Ok(()) };
             *slot = t;
         }
-        let (sender, _) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
-        let (receiver, _) = self.object(f.get(7..).unwrap_or_default(), pos, sink)?;
+        let (sender, sender_type) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
+        let (receiver, receiver_type) = self.object(f.get(7..).unwrap_or_default(), pos, sink)?;
+        // Entities outside the header's model still get their `entities` row.
+        sink.declare_entity(&sender, Some(sender_type), None);
+        sink.declare_entity(&receiver, Some(receiver_type), None);
         sink.message(&Message {
             sender: &sender,
             receiver: &receiver,

@@ -42,6 +42,9 @@ enum Section {
     Values,
 }
 
+/// Channel names the derive stage gives its own intervals (`intervals.channel`).
+const RESERVED_CHANNELS: &[&str] = &["state", "running", "value"];
+
 /// Splits `<int> <rest>`; the rest trimmed.
 fn int_and_rest(line: &str) -> Option<(i64, &str)> {
     let (n, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -86,7 +89,8 @@ impl Pcf {
             }
             match section {
                 Section::States => {
-                    if let Some((v, label)) = int_and_rest(line) {
+                    // An empty label names nothing: the state keeps its number.
+                    if let Some((v, label)) = int_and_rest(line).filter(|(_, l)| !l.is_empty()) {
                         pcf.states.insert(v, label.to_string());
                     }
                 }
@@ -100,7 +104,7 @@ impl Pcf {
                     block.push(ty);
                 }
                 Section::Values => {
-                    if let Some((v, label)) = int_and_rest(line) {
+                    if let Some((v, label)) = int_and_rest(line).filter(|(_, l)| !l.is_empty()) {
                         for ty in &block {
                             pcf.values.entry(*ty).or_default().insert(v, label.to_string());
                         }
@@ -109,8 +113,9 @@ impl Pcf {
                 Section::Other => {}
             }
         }
-        // A channel per event type: two types with one label would share a channel, so
-        // such labels get their type appended (`Counter (42)`). Empty labels become numbers.
+        // A channel per event type: two types with one label would share a channel, and a
+        // type labelled like one of tracedb's own channels would join it, so such labels get
+        // their type appended (`Counter (42)`, `state (9)`). Empty labels become numbers.
         let mut seen: HashMap<String, u32> = HashMap::new();
         for name in pcf.types.values() {
             *seen.entry(name.clone()).or_default() += 1;
@@ -118,7 +123,9 @@ impl Pcf {
         for (ty, name) in pcf.types.iter_mut() {
             if name.is_empty() {
                 *name = ty.to_string();
-            } else if seen.get(name.as_str()).is_some_and(|n| *n > 1) {
+            } else if seen.get(name.as_str()).is_some_and(|n| *n > 1)
+                || RESERVED_CHANNELS.contains(&name.as_str())
+            {
                 *name = format!("{name} ({ty})");
             }
         }
@@ -153,5 +160,9 @@ mod tests {
         assert_eq!(dup.types.get(&1).map(String::as_str), Some("Counter (1)"));
         assert_eq!(dup.types.get(&2).map(String::as_str), Some("Counter (2)"));
         assert_eq!(dup.types.get(&3).map(String::as_str), Some("3"));
+        let own = Pcf::parse("STATES\n1 Running\n2\nEVENT_TYPE\n0 9 state\nVALUES\n1 one\n2\n");
+        assert_eq!(own.types.get(&9).map(String::as_str), Some("state (9)"));
+        assert_eq!(own.states.get(&2), None, "an empty label keeps the number");
+        assert_eq!(own.value_label(9, 2), None);
     }
 }
