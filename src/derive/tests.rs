@@ -332,3 +332,26 @@ fn a_skipped_line_does_not_move_the_clock() {
     assert_eq!(diag_count(&s, "time_backwards"), 0);
     assert!(rows.intervals.contains(&"state A active [0,20) ".to_string()), "{:?}", rows.intervals);
 }
+
+#[test]
+fn paraver_headers_bound_what_records_may_name() {
+    // 2 CPUs in the resource model: cpu 2000000000 is kept, named, reported, and costs
+    // nothing per CPU below it.
+    let (s, rows) = derive_prv("#Paraver (d):100_ns:1(2):1:1(1:1)\n2:2000000000:1:1:1:10:4:1\n");
+    assert_eq!(rows.events, ["THREAD 1.1.1#-1 4 @CPU 2000000000"]);
+    assert_eq!(diag_count(&s, "unknown_object"), 1);
+    // 20 million threads announced: only the named ones become entities.
+    let (s, _) = derive_prv("#Paraver (d):100_ns:0:1:1(20000000:1)\n2:0:1:1:7:10:4:1\n");
+    assert_eq!(s.entities.len(), 1);
+    assert_eq!(diag_count(&s, "bad_header"), 1);
+    // A message to a thread outside the model still names an entity.
+    let (s, _) = derive_prv("#Paraver (d):100_ns:0:1:1(1:1)\n3:0:1:1:1:10:12:0:1:5:1:30:31:64:7\n");
+    let names: Vec<&str> = s.entities.iter().map(|e| s.names.resolve(e.name)).collect();
+    assert!(names.contains(&"THREAD 1.5.1"), "{names:?}");
+}
+
+#[test]
+fn paraver_float_end_times_are_scaled_before_rounding() {
+    let (_, rows) = derive_prv("\u{feff}#Paraver (d):0.4_ms:0:1:1(1:1)\n2:0:1:1:1:0:10:1\n");
+    assert_eq!(rows.intervals, ["10 THREAD 1.1.1 1 [0,400000) open"]);
+}
