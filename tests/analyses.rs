@@ -224,7 +224,10 @@ fn blocking_and_preemptions_use_complete_instances_only() {
         parse_csv(&ok(tmp.path(), &["query", name, "--archive", "db", "--format", "csv"]))
     };
     let b = q("blocking");
-    assert_eq!(b[0][3..7], ["instances", "instances_left_out", "blocked_instances", "waiting_total"]);
+    assert_eq!(
+        b[0][3..7],
+        ["instances", "instances_left_out", "blocked_instances", "waiting_total"]
+    );
     assert_eq!(b[1][3..9], ["1", "1", "1", "10", "10", "0"], "{b:?}");
     let p = q("preemptions");
     assert_eq!(p[0][3..6], ["instances", "instances_left_out", "preemptions"]);

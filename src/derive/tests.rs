@@ -160,9 +160,15 @@ fn event_records_out_of_time_order_are_sorted_before_their_channels_change() {
     let (s, rows) = derive_prv(
         "#Paraver (d):100_ns:0:1:1(1:1)\n2:0:1:1:1:50:7:1\n2:0:1:1:1:40:7:0\n2:0:1:1:1:10:8:3\n",
     );
-    assert_eq!(rows.intervals, ["8 THREAD 1.1.1 3 [10,100) open", "7 THREAD 1.1.1 1 [50,100) open"]);
+    assert_eq!(
+        rows.intervals,
+        ["8 THREAD 1.1.1 3 [10,100) open", "7 THREAD 1.1.1 1 [50,100) open"]
+    );
     assert_eq!(s.diag_counts.get("time_backwards"), None);
-    assert_eq!(rows.events, ["THREAD 1.1.1#-1 8 @-", "THREAD 1.1.1#-1 7 @-", "THREAD 1.1.1#-1 7 @-"]);
+    assert_eq!(
+        rows.events,
+        ["THREAD 1.1.1#-1 8 @-", "THREAD 1.1.1#-1 7 @-", "THREAD 1.1.1#-1 7 @-"]
+    );
 }
 
 #[test]
@@ -293,7 +299,12 @@ fn two_instances_of_one_task_keep_their_own_cores() {
         rows.events.iter().filter(|e| e.starts_with("R1#")).map(String::as_str).collect();
     assert_eq!(
         r1,
-        ["R1#0 start @Core_0", "R1#1 start @Core_1", "R1#0 terminate @Core_0", "R1#1 terminate @Core_1"]
+        [
+            "R1#0 start @Core_0",
+            "R1#1 start @Core_1",
+            "R1#0 terminate @Core_0",
+            "R1#1 terminate @Core_1"
+        ]
     );
 }
 
@@ -310,16 +321,17 @@ fn a_runnable_follows_its_task_to_another_core() {
 
 #[test]
 fn an_undeclared_source_that_starts_a_task_is_a_core() {
-    let (s, rows) = derive(
-        "6,STI_Y,0,T,T1,0,activate\n7,CPU_0,0,T,T1,0,start\n9,CPU_0,0,T,T1,0,terminate\n",
+    let (s, rows) =
+        derive("6,STI_Y,0,T,T1,0,activate\n7,CPU_0,0,T,T1,0,start\n9,CPU_0,0,T,T1,0,terminate\n");
+    assert!(
+        rows.intervals.contains(&"running CPU_0 T1 [7,9) ".to_string()),
+        "{:?}",
+        rows.intervals
     );
-    assert!(rows.intervals.contains(&"running CPU_0 T1 [7,9) ".to_string()), "{:?}", rows.intervals);
     assert_eq!(diag_count(&s, "core_inferred"), 1);
     // A task resumed by the task it follows (FreeRTOS) is not taken for a core: its core is
     // known from its earlier events.
-    let (s, rows) = derive(
-        "0,Core_0,0,T,B,0,preempt\n1,B,0,T,A,0,resume\n",
-    );
+    let (s, rows) = derive("0,Core_0,0,T,B,0,preempt\n1,B,0,T,A,0,resume\n");
     assert_eq!(diag_count(&s, "core_inferred"), 0);
     assert!(!rows.intervals.iter().any(|i| i.starts_with("running B ")), "{:?}", rows.intervals);
 }

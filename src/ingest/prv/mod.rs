@@ -605,7 +605,11 @@ impl Reader<'_> {
         match self.unit.to_ns(raw) {
             Some((t, _)) => Ok(Some(t)),
             None => {
-                self.malformed(pos, format!("time {raw} is beyond 2^62 ns (about 146 years): '{}'", clip(text)), sink)?;
+                self.malformed(
+                    pos,
+                    format!("time {raw} is beyond 2^62 ns (about 146 years): '{}'", clip(text)),
+                    sink,
+                )?;
                 Ok(None)
             }
         }
@@ -768,7 +772,8 @@ impl Reader<'_> {
             };
             let label = self.pcf.as_ref().and_then(|p| p.value_label(etype, value));
             // `value` is a DOUBLE, exact up to 2^53: beyond, the exact number is the note.
-            let exact = (label.is_none() && value.unsigned_abs() > 1 << 53).then(|| value.to_string());
+            let exact =
+                (label.is_none() && value.unsigned_abs() > 1 << 53).then(|| value.to_string());
             #[allow(clippy::cast_precision_loss)]
             let v = Some(value as f64);
             sink.event(&Event {
