@@ -16,30 +16,21 @@
 -- Consecutive = ordered by time within one entity of one capture (AMALTHEA's
 -- activate-to-activate and start-to-start). Jitter is max - min of those distances, the
 -- peak-to-peak definition; some tools quote the deviation from the nominal period instead.
+-- One scan and one pass of windows: a row without an activate (or a start) sorts last in
+-- its window and gets NULL there.
 CREATE OR REPLACE TEMP VIEW activation_jitter AS
-WITH a AS (
-    SELECT capture_id, entity, entity_type,
-           activate_ts - lag(activate_ts) OVER (PARTITION BY capture_id, entity ORDER BY activate_ts, instance) AS a2a
-    FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR') AND activate_ts IS NOT NULL
-), s AS (
-    SELECT capture_id, entity,
+WITH w AS (
+    SELECT capture_id, entity, entity_type, activate_ts, start_ts,
+           activate_ts - lag(activate_ts) OVER (PARTITION BY capture_id, entity ORDER BY activate_ts, instance) AS a2a,
            start_ts - lag(start_ts) OVER (PARTITION BY capture_id, entity ORDER BY start_ts, instance) AS s2s
     FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR') AND start_ts IS NOT NULL
-), aa AS (
-    SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(*) AS activations,
-           min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,
-           max(a2a) AS activate_to_activate_max, max(a2a) - min(a2a) AS activate_jitter
-    FROM a GROUP BY capture_id, entity
-), ss AS (
-    SELECT capture_id, entity, count(*) AS starts,
-           min(s2s) AS start_to_start_min, round(avg(s2s), 1) AS start_to_start_avg,
-           max(s2s) AS start_to_start_max, max(s2s) - min(s2s) AS start_jitter
-    FROM s GROUP BY capture_id, entity
+    WHERE entity_type IN ('T', 'I', 'ISR') AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
 )
-SELECT capture_id, entity, aa.entity_type, coalesce(activations, 0) AS activations,
-       activate_to_activate_min, activate_to_activate_avg, activate_to_activate_max, activate_jitter,
-       coalesce(starts, 0) AS starts, start_to_start_min, start_to_start_avg, start_to_start_max, start_jitter
-FROM aa FULL OUTER JOIN ss USING (capture_id, entity)
+SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(activate_ts) AS activations,
+       min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,
+       max(a2a) AS activate_to_activate_max, max(a2a) - min(a2a) AS activate_jitter,
+       count(start_ts) AS starts, min(s2s) AS start_to_start_min, round(avg(s2s), 1) AS start_to_start_avg,
+       max(s2s) AS start_to_start_max, max(s2s) - min(s2s) AS start_jitter
+FROM w
+GROUP BY capture_id, entity
 ORDER BY capture_id, entity;
