@@ -261,3 +261,48 @@ fn a_deadline_for_a_name_with_glob_characters_matches_that_name() {
     let lateness: Vec<&str> = rows[1..].iter().map(|r| r[8].as_str()).collect();
     assert_eq!(lateness, ["30", "60"], "{rows:?}");
 }
+
+#[test]
+fn cpu_load_windows_of_negative_times_and_zero_length_occupancies() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("neg.btf"),
+        "-150,STI,0,T,TA,0,activate\n-150,Core_0,0,T,TA,0,start\n-20,Core_0,0,T,TA,0,terminate\n\
+         50,STI,0,T,TB,0,activate\n",
+    )
+    .unwrap();
+    // TA resumes and is preempted again at 20 (zero length): I2 preempts it, not TA itself.
+    std::fs::write(
+        tmp.path().join("isr.btf"),
+        "0,STI,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n10,STI,0,I,I1,0,activate\n\
+         10,Core_0,0,T,TA,0,preempt\n10,Core_0,0,I,I1,0,start\n20,Core_0,0,I,I1,0,terminate\n\
+         20,Core_0,0,T,TA,0,resume\n20,STI,0,I,I2,0,activate\n20,Core_0,0,T,TA,0,preempt\n\
+         20,Core_0,0,I,I2,0,start\n30,Core_0,0,I,I2,0,terminate\n30,Core_0,0,T,TA,0,resume\n\
+         40,Core_0,0,T,TA,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "neg.btf", "isr.btf"]);
+    let load = parse_csv(&ok(
+        tmp.path(),
+        &[
+            "query",
+            "cpu_load",
+            "--archive",
+            "db",
+            "--capture",
+            "1",
+            "--format",
+            "csv",
+            "--param",
+            "window=100ns",
+        ],
+    ));
+    let got: Vec<String> = load[1..].iter().map(|r| r[2..6].join(",")).collect();
+    assert_eq!(got, ["-200,-100,50,0.5", "-100,0,80,0.8", "0,100,0,0"]);
+    let pairs = parse_csv(&ok(
+        tmp.path(),
+        &["query", "preemption_pairs", "--archive", "db", "--capture", "2", "--format", "csv"],
+    ));
+    let got: Vec<String> = pairs[1..].iter().map(|r| r[1..3].join(">")).collect();
+    assert_eq!(got, ["TA>I1", "TA>I2"]);
+}

@@ -12,6 +12,7 @@
 -- polling: an active wait uses the core) / window length. Windows cover the capture from
 -- its first to its last event; the first and last window may be partly outside it.
 -- In SQL: `SELECT * FROM cpu_load(window_ns := 500000, idle := '%idle%')`.
+-- Window numbers are floor(ts / window) (times may be negative; `//` truncates toward 0).
 CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%') AS TABLE
 WITH occ AS (
     SELECT capture_id, core, ts, ts + dur AS te
@@ -22,10 +23,14 @@ WITH occ AS (
 ), cores AS (
     SELECT DISTINCT capture_id, core FROM intervals WHERE channel = 'running'
 ), grid AS (
-    SELECT c.capture_id, c.core, unnest(range(s.ts_min // window_ns, s.ts_max // window_ns + 1)) AS k
+    SELECT c.capture_id, c.core,
+           unnest(range((s.ts_min - ((s.ts_min % window_ns) + window_ns) % window_ns) // window_ns,
+                        (s.ts_max - ((s.ts_max % window_ns) + window_ns) % window_ns) // window_ns + 1)) AS k
     FROM cores c JOIN spans s ON s.capture_id = c.capture_id
 ), pieces AS (
-    SELECT capture_id, core, ts, te, unnest(range(ts // window_ns, (te - 1) // window_ns + 1)) AS k
+    SELECT capture_id, core, ts, te,
+           unnest(range((ts - ((ts % window_ns) + window_ns) % window_ns) // window_ns,
+                         ((te - 1) - (((te - 1) % window_ns) + window_ns) % window_ns) // window_ns + 1)) AS k
     FROM occ
 ), busy AS (
     SELECT capture_id, core, k, sum(least(te, (k + 1) * window_ns) - greatest(ts, k * window_ns)) AS busy

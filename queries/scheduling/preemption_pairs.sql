@@ -9,7 +9,8 @@
 -- @column last_ts  last time, ns
 -- The preempting process is the next one to occupy the core at or after the preemption
 -- (BTF loggers write the preempt and the other process's start or resume at the same time;
--- FreeRTOS logs the resume a tick later).
+-- FreeRTOS logs the resume a tick later). A zero-length occupancy (resumed and preempted at
+-- one instant) occupies nothing: it is never the preempting process.
 CREATE OR REPLACE TEMP VIEW preemption_pairs AS
 WITH p AS (
     SELECT capture_id, entity AS preempted, core, ts + dur AS at
@@ -19,7 +20,7 @@ WITH p AS (
 ), occ AS (
     SELECT capture_id, core, ts, state AS process
     FROM intervals
-    WHERE channel = 'running'
+    WHERE channel = 'running' AND (dur > 0 OR open)
 )
 SELECT p.capture_id, p.preempted, occ.process AS preempted_by, p.core, count(*) AS preemptions,
        min(p.at) AS first_ts, max(p.at) AS last_ts

@@ -156,6 +156,8 @@ pub struct Deriver<O: Output> {
     /// Core of each live process or runnable instance: two instances of one task may run
     /// on two cores at once.
     inst_core: FastMap<(Sym, i64), Sym>,
+    /// Runnables started by a process instance not seen yet, by that instance.
+    orphans: FastMap<(Sym, i64), Vec<(Sym, i64)>>,
     /// Last instance of each runnable that ended (terminated, or ended with its task).
     runnable_ended: FastMap<Sym, i64>,
     /// Runnables ended by their task's terminate at [`Deriver::pending_ends_ts`]: their own
@@ -214,6 +216,7 @@ impl<O: Output> Deriver<O> {
             entity_core: FastMap::default(),
             inst_core: FastMap::default(),
             runnable_ended: FastMap::default(),
+            orphans: FastMap::default(),
             pending_ends: Vec::new(),
             pending_ends_ts: i64::MIN,
             sems: FastMap::default(),

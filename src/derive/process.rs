@@ -125,6 +125,9 @@ pub(super) struct Runnable {
     since_action: Sym,
     core: Option<Sym>,
     task: Option<(Sym, i64)>,
+    /// The process instance it was started by, not seen yet when it started (the capture
+    /// began while that task ran): it becomes the task when it appears.
+    orphan_of: Option<(Sym, i64)>,
     /// The last transition was implied by the task; an explicit event saying the same is
     /// folded into it.
     implicit: bool,
@@ -188,7 +191,13 @@ impl<O: Output> Deriver<O> {
                     runnables: Vec::new(),
                 };
                 self.procs.insert(key, p);
-                self.enter(key, to, a)
+                self.adopt_runnables(key);
+                self.enter(key, to, a)?;
+                // Adopted runnables were running; the task may not be.
+                if self.procs.get(&key).is_some_and(|p| !p.state.on_core()) {
+                    self.runnables_follow(key, false, a)?;
+                }
+                Ok(())
             }
             Some(state) => {
                 if !from.contains(&state) {
@@ -391,6 +400,28 @@ impl<O: Output> Deriver<O> {
         self.emit_interval(row)
     }
 
+    /// Links to a process instance seen for the first time the runnables it started before
+    /// the capture knew it.
+    fn adopt_runnables(&mut self, task: (Sym, i64)) {
+        let Some(list) = self.orphans.remove(&task) else { return };
+        for rk in list {
+            let Some(r) = self.runnables.get_mut(&rk) else { continue };
+            if r.task.is_some() {
+                continue;
+            }
+            r.task = Some(task);
+            r.orphan_of = None;
+            if let Some(p) = self.procs.get_mut(&task) {
+                p.runnables.push(rk);
+            }
+            if let Some(ent) = self.entity_ids.get(&rk.0).copied() {
+                if let Some(info) = self.entities.get_mut(ent) {
+                    info.parent.get_or_insert(task.0);
+                }
+            }
+        }
+    }
+
     /// Suspends (`on_core == false`) or resumes the runnables a task is running.
     fn runnables_follow(&mut self, task: (Sym, i64), on_core: bool, a: Act) -> Result<()> {
         let list = match self.procs.get(&task) {
@@ -537,21 +568,35 @@ impl<O: Output> Deriver<O> {
     }
 
     fn runnable_start(&mut self, key: (Sym, i64), etype: Sym, a: Act, clean: bool) -> Result<()> {
-        let task = self
-            .procs
-            .contains_key(&(a.source, a.source_instance))
-            .then_some((a.source, a.source_instance));
+        // The task running it: the source process instance; for a runnable called by
+        // another, the caller's task; for a process not seen yet, that one once it appears.
+        let src = (a.source, a.source_instance);
+        let src_class = match self.type_of(a.source) {
+            Some(t) => Some(self.class(t)),
+            None => None,
+        };
+        let (task, orphan_of) = if self.procs.contains_key(&src) {
+            (Some(src), None)
+        } else if let Some(caller) = self.runnables.get(&src) {
+            (caller.task, caller.orphan_of)
+        } else if matches!(src_class, None | Some(Class::Process)) {
+            (None, Some(src))
+        } else {
+            (None, None)
+        };
         if let Some(t) = task {
             if let Some(p) = self.procs.get_mut(&t) {
                 p.runnables.push(key);
             }
         }
-        let src_is_process =
-            self.type_of(a.source).is_some_and(|t| self.class(t) == Class::Process);
-        if src_is_process {
+        if let Some(o) = orphan_of {
+            self.orphans.entry(o).or_default().push(key);
+        }
+        let parent = task.map(|t| t.0).or((src_class == Some(Class::Process)).then_some(a.source));
+        if let Some(parent) = parent {
             if let Some(ent) = self.entity_ids.get(&key.0).copied() {
                 if let Some(info) = self.entities.get_mut(ent) {
-                    info.parent.get_or_insert(a.source);
+                    info.parent.get_or_insert(parent);
                 }
             }
         }
@@ -576,6 +621,7 @@ impl<O: Output> Deriver<O> {
             since_action: a.action,
             core: a.core,
             task,
+            orphan_of,
             implicit: false,
             row,
         };
@@ -641,6 +687,14 @@ impl<O: Output> Deriver<O> {
         let Some(mut r) = self.runnables.remove(&key) else { return Ok(()) };
         self.inst_core.remove(&key);
         self.runnable_ended.insert(key.0, key.1);
+        if let Some(o) = r.orphan_of {
+            if let Some(list) = self.orphans.get_mut(&o) {
+                list.retain(|k| *k != key);
+                if list.is_empty() {
+                    self.orphans.remove(&o);
+                }
+            }
+        }
         let dur = a.ts - r.since;
         if r.running {
             r.row.net_exec += dur;

@@ -367,3 +367,36 @@ fn paraver_float_end_times_are_scaled_before_rounding() {
     let (_, rows) = derive_prv("\u{feff}#Paraver (d):0.4_ms:0:1:1(1:1)\n2:0:1:1:1:0:10:1\n");
     assert_eq!(rows.intervals, ["10 THREAD 1.1.1 1 [0,400000) open"]);
 }
+
+#[test]
+fn a_runnable_called_by_a_runnable_follows_the_callers_task() {
+    let (s, rows) = derive(
+        "0,S,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n0,TA,0,R,R1,0,start\n\
+         10,R1,0,R,R2,0,start\n20,Core_0,0,T,TA,0,preempt\n60,Core_0,0,T,TA,0,resume\n\
+         70,R1,0,R,R2,0,terminate\n80,TA,0,R,R1,0,terminate\n90,Core_0,0,T,TA,0,terminate\n",
+    );
+    assert!(rows.instances.contains(&"R2#0 rt=Some(60) net=20 complete=true".to_string()));
+    assert!(
+        rows.intervals.contains(&"state R2 suspended [20,60) ".to_string()),
+        "{:?}",
+        rows.intervals
+    );
+    let r2 = s.entities.iter().find(|e| s.names.resolve(e.name) == "R2").unwrap();
+    assert_eq!(r2.parent.map(|p| s.names.resolve(p)), Some("TA"));
+}
+
+#[test]
+fn a_runnable_started_before_its_task_is_seen_is_linked_when_it_appears() {
+    // The capture starts while TA runs R1; TA's first event is its preempt.
+    let (_, rows) = derive(
+        "0,TA,0,R,R1,0,start\n10,Core_0,0,T,TA,0,preempt\n10,S,0,T,TB,0,activate\n\
+         10,Core_0,0,T,TB,0,start\n30,Core_0,0,T,TB,0,terminate\n30,Core_0,0,T,TA,0,resume\n\
+         40,TA,0,R,R1,0,terminate\n50,Core_0,0,T,TA,0,terminate\n",
+    );
+    assert!(rows.instances.contains(&"R1#0 rt=Some(40) net=20 complete=true".to_string()));
+    assert!(
+        rows.intervals.contains(&"state R1 suspended [10,30) ".to_string()),
+        "{:?}",
+        rows.intervals
+    );
+}
