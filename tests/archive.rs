@@ -663,3 +663,37 @@ fn an_archive_from_a_newer_tracedb_is_refused_clearly() {
         "nor written to"
     );
 }
+
+#[test]
+fn reingest_refuses_a_kept_source_that_changed_and_keeps_original_positions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("t.btf"), "0,S,0,T,A,0,activate\nbad line\n5,Core_0,0,T,A,0,start\n")
+        .unwrap();
+    ok(d, &["ingest", "--archive", "db", "t.btf"]);
+    ok(d, &["reingest", "1", "--archive", "db"]);
+    // Diagnostics still name the file as ingested, not reingest's temporary copy.
+    assert_eq!(scalar(d, "db", "SELECT position FROM diagnostics"), "t.btf:2");
+    // Another source in place of the kept one: the rebuild is refused, the capture stays.
+    let kept = d.join("db/sources/capture_id=1/t.btf.zst");
+    std::fs::write(&kept, zstd::bulk::compress(b"0,S,0,T,B,0,activate\n", 3).unwrap()).unwrap();
+    let out = run(d, &["reingest", "1", "--archive", "db"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("t.btf.zst") && err.contains("differs"), "{err}");
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM events WHERE target = 'A'"), "2");
+}
+
+#[test]
+fn an_archive_that_lost_its_manifest_is_not_written_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("t.btf"), "0,S,0,T,A,0,activate\n").unwrap();
+    std::fs::write(d.join("u.btf"), "0,S,0,T,B,0,activate\n").unwrap();
+    ok(d, &["ingest", "--archive", "db", "t.btf"]);
+    std::fs::remove_file(d.join("db/manifest.json")).unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "u.btf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no manifest.json"));
+    assert!(d.join("db/events/capture_id=1").is_dir(), "capture 1's files are still there");
+}

@@ -216,8 +216,12 @@ fn run(
     let mut companions = Vec::new();
     let mut digests = Vec::new();
     let mut text_bytes = 0;
-    for path in paths {
-        let shown = path.display().to_string();
+    for (i, path) in paths.iter().enumerate() {
+        // A rebuild reads extracted copies; positions keep naming the files first ingested.
+        let shown = match opts.replace.as_ref().and_then(|old| old.source_files.get(i)) {
+            Some(original) => original.clone(),
+            None => path.display().to_string(),
+        };
         deriver.set_source(&shown);
         let mut input = Input::open(path).map_err(|e| Error::io(path, e))?;
         let prefix =
@@ -457,6 +461,19 @@ pub fn extract_sources(archive: &Archive, c: &CaptureEntry, dir: &Path) -> Resul
     for s in &c.sources {
         let from = archive.dir.join(&s.path);
         let to = dir.join(&s.name);
+        // A rebuild replaces the capture's tables: never from bytes that are not the ones
+        // the manifest recorded.
+        let sha256 = super::verify::file_sha256(&from).map_err(|e| Error::io(&from, e))?;
+        if sha256 != s.sha256 {
+            return Err(Error::Archive {
+                path: from,
+                message: format!(
+                    "this kept source of capture {} differs from the one recorded in the \
+                     manifest (altered or damaged); the capture is left as it was",
+                    c.capture_id
+                ),
+            });
+        }
         if s.compressed {
             let r = std::fs::File::open(&from).map_err(|e| Error::io(&from, e))?;
             let mut w = std::fs::File::create(&to).map_err(|e| Error::io(&to, e))?;

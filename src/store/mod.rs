@@ -50,15 +50,21 @@ impl Archive {
     /// Opens an archive for writing, creating it when absent, and takes the writer lock.
     pub fn open_for_write(dir: &Path) -> Result<(Archive, WriteLock)> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        if dir.read_dir().map_err(|e| Error::io(dir, e))?.next().is_some()
-            && !dir.join(manifest::FILE).is_file()
-        {
-            let lockish = dir.join(LOCK).exists() || dir.join(STAGING).exists();
-            if !lockish {
+        if !dir.join(manifest::FILE).is_file() {
+            // Only a writer's own traces may precede the first manifest (another ingest
+            // creating the archive right now). Anything else is not ours, or an archive that
+            // lost its manifest: writing one would orphan (and then delete) its captures.
+            let foreign = dir.read_dir().map_err(|e| Error::io(dir, e))?.flatten().find(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name != LOCK && name != STAGING && !name.starts_with(".reingest.")
+            });
+            if let Some(entry) = foreign {
                 return Err(Error::Archive {
                     path: dir.to_path_buf(),
                     message: format!(
-                        "directory exists, is not empty and has no {}; not touching it",
+                        "directory is not empty ({} and maybe more) and has no {}: not an \
+                         archive, or one that lost its manifest; not touching it",
+                        entry.file_name().to_string_lossy(),
                         manifest::FILE
                     ),
                 });
