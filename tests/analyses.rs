@@ -106,9 +106,11 @@ fn analyses_are_also_sql_objects_and_filter_by_capture() {
         "SELECT max(load) <= 1 AND min(load) >= 0 FROM cpu_load(window_ns := 5000000)",
     );
     assert_eq!(load, "true");
+    // Two captures share the name: it names neither (as for rm, export, reingest, report).
     let by_name =
         run(tmp.path(), &["query", "preemptions", "--archive", "db", "--capture", "ecu-4cores"]);
-    assert!(by_name.status.success());
+    assert_eq!(by_name.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&by_name.stderr).contains("give the id"));
 }
 
 #[test]

@@ -63,7 +63,8 @@ fn rm_removes_one_capture_and_leaves_the_others() {
     // Ids are not reused: the next capture is 3.
     ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT max(capture_id) FROM captures"), "3");
-    assert_eq!(run(tmp.path(), &["rm", "--archive", "db", "nothing"]).status.code(), Some(1));
+    // A capture argument that names nothing is a usage error, in every command.
+    assert_eq!(run(tmp.path(), &["rm", "--archive", "db", "nothing"]).status.code(), Some(2));
     assert_eq!(run(tmp.path(), &["rm", "--archive", "nowhere.tdb", "1"]).status.code(), Some(1));
     assert!(!tmp.path().join("nowhere.tdb").exists(), "rm does not create archives");
 }
@@ -148,7 +149,7 @@ fn chrome_json_and_parquet_exports() {
     assert_eq!(n, "3/1");
     assert_eq!(
         run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(),
-        Some(1)
+        Some(2)
     );
 }
 
@@ -696,4 +697,53 @@ fn an_archive_that_lost_its_manifest_is_not_written_over() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no manifest.json"));
     assert!(d.join("db/events/capture_id=1").is_dir(), "capture 1's files are still there");
+}
+
+#[test]
+fn mistakes_found_before_writing_leave_no_archive_and_partial_ingests_say_what_was_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    std::fs::write(d.join("two.btf"), TRACE.replace("30,", "40,")).unwrap();
+    std::fs::write(d.join("junk.txt"), "hello\n").unwrap();
+    let bad_tag = run(d, &["ingest", "--archive", "new.tdb", "--tag", "oops", "one.btf"]);
+    assert_eq!(bad_tag.status.code(), Some(2));
+    let missing = run(d, &["ingest", "--archive", "new.tdb", "nope.btf"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(!d.join("new.tdb").exists(), "no archive left behind");
+    // The second file stops the ingest: the first is in, the third is named as not read.
+    let out = run(d, &["ingest", "--archive", "db", "one.btf", "junk.txt", "two.btf"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not ingested: two.btf"), "{err}");
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
+}
+
+#[test]
+fn an_ovni_directory_with_two_copies_of_a_trace_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let run_dir = d.join("emu/ovni");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let prv = "#Paraver (19/01/38 at 03:14):00000000000000000100_ns:0:1:1(1:1)\n2:0:1:1:1:10:4:1\n";
+    std::fs::write(run_dir.join("thread.prv"), prv).unwrap();
+    std::fs::write(
+        run_dir.join("thread.prv.zst"),
+        zstd::bulk::compress(prv.as_bytes(), 3).unwrap(),
+    )
+    .unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "emu"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 copies of thread.prv"));
+}
+
+#[test]
+fn a_capture_name_with_a_line_break_exports_to_valid_btf() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--name", "a\nb", "one.btf"]);
+    ok(d, &["export", "1", "--archive", "db", "--to", "btf", "out.btf"]);
+    ok(d, &["ingest", "--archive", "back", "out.btf"]);
+    assert_eq!(scalar(d, "back", "SELECT count(*) FROM diagnostics"), "0");
 }

@@ -388,4 +388,10 @@ fn the_shell_follows_changes_other_processes_make_to_the_archive() {
     let out = t.sync();
     assert!(!out.contains("Error"), "the removed capture's files are no longer read:\n{out}");
     assert!(out.contains("40\n(1 row)"), "{out}");
+    // Meta commands follow too: .captures after a rebuild reads the new files.
+    util::ok(tmp.path(), &["ingest", "--archive", "db", "--force", "two.btf"]);
+    t.line(".captures");
+    let out = t.sync();
+    assert!(out.contains("(the archive changed: 2 captures now)"), "{out}");
+    assert!(!out.contains("Error"), "{out}");
 }

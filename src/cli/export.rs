@@ -1,7 +1,7 @@
 //! `tracedb export`: one capture out of the archive, as BTF, Chrome JSON or Parquet.
 use super::ArchiveArg;
 use crate::store::{export, Archive};
-use crate::{Error, Result};
+use crate::Result;
 use std::path::PathBuf;
 
 /// What to export to.
@@ -35,10 +35,7 @@ pub struct Args {
 /// Runs `export`.
 pub fn run(args: Args) -> Result<()> {
     let archive = Archive::open(&args.archive.archive)?;
-    let entry = archive.manifest.find(&args.capture).cloned().ok_or_else(|| Error::Archive {
-        path: archive.dir.clone(),
-        message: format!("no capture '{}'", args.capture),
-    })?;
+    let entry = archive.manifest.resolve(&args.capture, &archive.dir)?.clone();
     let conn = archive.connect()?;
     let what = match args.to {
         Target::Btf => {

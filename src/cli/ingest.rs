@@ -70,7 +70,8 @@ pub fn run(args: Args) -> Result<()> {
     if args.name.is_some() && args.files.len() > 1 {
         return Err(Error::Usage("--name names one capture; give one file with it".into()));
     }
-    let (mut archive, _lock) = Archive::open_for_write(&args.archive.archive)?;
+    // Everything that can be checked without the archive is, before it is created or
+    // locked: a mistyped option leaves no archive behind.
     let deadlines = match &args.deadlines {
         Some(f) => crate::ingest::deadlines::read(f)?,
         None => Vec::new(),
@@ -82,6 +83,10 @@ pub fn run(args: Args) -> Result<()> {
             .ok_or_else(|| Error::Usage(format!("--tag {t}: expected KEY=VALUE")))?;
         tags.insert(k.trim().to_string(), v.trim().to_string());
     }
+    for file in &args.files {
+        std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
+    }
+    let (mut archive, _lock) = Archive::open_for_write(&args.archive.archive)?;
     let opts = IngestOptions {
         format,
         name: args.name.clone(),
@@ -92,7 +97,7 @@ pub fn run(args: Args) -> Result<()> {
         replace: None,
         zstd_level: args.zstd_level,
     };
-    for file in &args.files {
+    for (i, file) in args.files.iter().enumerate() {
         if !args.force {
             if let Some(c) = crate::store::ingest::find_identical(&archive, file)? {
                 eprintln!(
@@ -105,9 +110,26 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
         let mut bar = Bar::new(file);
-        let report =
-            ingest_path(&mut archive, file, &opts, &mut |done, total| bar.update(done, total))?;
+        let result =
+            ingest_path(&mut archive, file, &opts, &mut |done, total| bar.update(done, total));
         bar.finish();
+        let report = match result {
+            Ok(r) => r,
+            Err(e) => {
+                // Captures before this file are committed; say so, and what was not read.
+                let rest: Vec<String> =
+                    args.files.iter().skip(i + 1).map(|f| f.display().to_string()).collect();
+                if i > 0 || !rest.is_empty() {
+                    eprintln!(
+                        "{} stopped the ingest: the files before it are in the archive (see \
+                         above); not ingested: {}",
+                        file.display(),
+                        if rest.is_empty() { "none".to_string() } else { rest.join(", ") }
+                    );
+                }
+                return Err(e);
+            }
+        };
         eprintln!("{}", summary_line(&report));
     }
     Ok(())

@@ -43,9 +43,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let archive = Archive::open(&args.archive.archive)?;
     let capture = match &args.capture {
-        Some(c) => Some(archive.manifest.find(c).map(|e| e.capture_id).ok_or_else(|| {
-            Error::Usage(format!("no capture '{c}' in {}", archive.dir.display()))
-        })?),
+        Some(c) => Some(archive.manifest.resolve(c, &archive.dir)?.capture_id),
         None => None,
     };
     let conn = archive.connect()?;

@@ -28,10 +28,7 @@ pub fn run(args: Args) -> Result<()> {
     Archive::open(dir)?;
     let (mut archive, _lock) = Archive::open_for_write(dir)?;
     let targets: Vec<_> = match &args.capture {
-        Some(c) => vec![archive.manifest.find(c).cloned().ok_or_else(|| Error::Archive {
-            path: dir.clone(),
-            message: format!("no capture '{c}'"),
-        })?],
+        Some(c) => vec![archive.manifest.resolve(c, dir)?.clone()],
         None => archive.manifest.captures.clone(),
     };
     for old in targets {

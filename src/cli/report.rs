@@ -60,12 +60,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let threshold_pct = parse_threshold(&args.threshold)?;
     let archive = Archive::open(&args.archive.archive)?;
-    let find =
-        |key: &str| {
-            archive.manifest.find(key).cloned().ok_or_else(|| {
-                Error::Usage(format!("no capture '{key}' in {}", archive.dir.display()))
-            })
-        };
+    let find = |key: &str| archive.manifest.resolve(key, &archive.dir).cloned();
     let capture =
         match &args.capture {
             Some(c) => find(c)?,

@@ -333,6 +333,10 @@ impl Shell {
     }
 
     fn meta(&mut self, m: Meta) -> Result<Flow> {
+        // Commands that read the tables see the archive as it is now, like statements do.
+        if matches!(m, Meta::Tables | Meta::Schema(_) | Meta::Captures | Meta::Run { .. }) {
+            self.follow_archive();
+        }
         match m {
             Meta::Help => self.say(&meta::help())?,
             Meta::Tables => self.tables()?,

@@ -72,8 +72,10 @@ pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Re
     let file = std::fs::File::create(path).map_err(out_err(path))?;
     let mut w = std::io::BufWriter::new(file);
     let header = format!(
-        "#version 2.2.0\n#creator tracedb {} (export of capture {id} '{name}')\n#timeScale ns\n",
-        crate::TOOL_VERSION
+        "#version 2.2.0\n#creator tracedb {} (export of capture {id} '{}')\n#timeScale ns\n",
+        crate::TOOL_VERSION,
+        // A header line ends at the first line break: a name holding one must not.
+        name.replace(['\n', '\r'], " ")
     );
     w.write_all(header.as_bytes()).map_err(out_err(path))?;
     // Declared types of entities that never appear as a target keep their type.

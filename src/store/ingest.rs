@@ -110,17 +110,35 @@ pub fn ingest_path(
 
 /// The trace files of a capture directory and the capture's default name.
 pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
-    let pick = |d: &Path| -> Vec<PathBuf> {
-        ["thread.prv", "cpu.prv"]
-            .iter()
-            .flat_map(|n| [d.join(n), d.join(format!("{n}.gz")), d.join(format!("{n}.zst"))])
-            .filter(|p| p.is_file())
-            .collect()
+    // One file per view: `thread.prv` and `thread.prv.gz` side by side would be read twice.
+    let pick = |d: &Path| -> Result<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for n in ["thread.prv", "cpu.prv"] {
+            let found: Vec<PathBuf> =
+                [d.join(n), d.join(format!("{n}.gz")), d.join(format!("{n}.zst"))]
+                    .into_iter()
+                    .filter(|p| p.is_file())
+                    .collect();
+            if found.len() > 1 {
+                let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+                return Err(Error::input(
+                    &d.display().to_string(),
+                    "",
+                    format!(
+                        "{} copies of {n}: {}; keep one, or give the trace files instead",
+                        found.len(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+            files.extend(found);
+        }
+        Ok(files)
     };
-    let mut files = pick(dir);
+    let mut files = pick(dir)?;
     let mut named = dir.to_path_buf();
     if files.is_empty() {
-        files = pick(&dir.join("ovni"));
+        files = pick(&dir.join("ovni"))?;
     } else if dir.file_name().is_some_and(|n| n == "ovni") {
         // `emu-x/ovni/`: the experiment's directory names the capture.
         if let Some(parent) =

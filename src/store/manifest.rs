@@ -172,13 +172,30 @@ impl Manifest {
         Ok(())
     }
 
-    /// The capture with id or name `key`.
-    pub fn find(&self, key: &str) -> Option<&CaptureEntry> {
-        let by_id = key.parse::<i64>().ok();
-        self.captures
-            .iter()
-            .find(|c| Some(c.capture_id) == by_id)
-            .or_else(|| self.captures.iter().find(|c| c.name == key))
+    /// The capture `key` names (an id, or a name only one capture has), for a command's
+    /// argument: a usage error naming the archive `dir` when it names none, or several.
+    pub fn resolve(&self, key: &str, dir: &Path) -> Result<&CaptureEntry> {
+        if let Ok(id) = key.parse::<i64>() {
+            if let Some(c) = self.captures.iter().find(|c| c.capture_id == id) {
+                return Ok(c);
+            }
+        }
+        let named: Vec<&CaptureEntry> = self.captures.iter().filter(|c| c.name == key).collect();
+        match named.as_slice() {
+            [one] => Ok(one),
+            [] => Err(Error::Usage(format!(
+                "no capture '{key}' in {} (`tracedb captures` lists them)",
+                dir.display()
+            ))),
+            many => {
+                let ids: Vec<String> = many.iter().map(|c| c.capture_id.to_string()).collect();
+                Err(Error::Usage(format!(
+                    "{} captures are named '{key}' (ids {}); give the id",
+                    many.len(),
+                    ids.join(", ")
+                )))
+            }
+        }
     }
 }
 

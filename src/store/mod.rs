@@ -51,12 +51,14 @@ impl Archive {
     pub fn open_for_write(dir: &Path) -> Result<(Archive, WriteLock)> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         if !dir.join(manifest::FILE).is_file() {
-            // Only a writer's own traces may precede the first manifest (another ingest
-            // creating the archive right now). Anything else is not ours, or an archive that
-            // lost its manifest: writing one would orphan (and then delete) its captures.
+            // Only a writer's own hidden files (`.lock`, `.staging`, a manifest being
+            // written) may precede the first manifest: another ingest is creating the
+            // archive right now. Anything else is not ours, or an archive that lost its
+            // manifest: writing one would orphan (and then delete) its captures.
             let foreign = dir.read_dir().map_err(|e| Error::io(dir, e))?.flatten().find(|e| {
+                // The manifest itself may have appeared since it was looked for.
                 let name = e.file_name().to_string_lossy().into_owned();
-                name != LOCK && name != STAGING && !name.starts_with(".reingest.")
+                !name.starts_with('.') && name != manifest::FILE
             });
             if let Some(entry) = foreign {
                 return Err(Error::Archive {
