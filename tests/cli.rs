@@ -90,6 +90,7 @@ fn truncated_gzip_fails_and_leaves_the_archive_unchanged() {
     assert_eq!(out.status.code(), Some(1));
     let msg = stderr(&out);
     assert!(msg.contains("cut.btf.gz") && msg.contains("gzip stream ends early"), "{msg}");
+    assert!(msg.contains("after line "), "the position is the last whole line: {msg}");
     assert_eq!(std::fs::read(tmp.path().join("db/manifest.json")).unwrap(), manifest_before);
     assert!(!tmp.path().join("db/.staging").exists(), "staging removed");
     assert!(!tmp.path().join("db/events/capture_id=2").exists(), "no partial capture files");

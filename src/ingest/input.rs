@@ -213,7 +213,15 @@ fn pump<R: Read>(
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(describe(e, compression)),
+                Err(e) => {
+                    // What was decoded before the damage is read first, so the error comes
+                    // after the last whole line and can name it.
+                    chunk.truncate(filled);
+                    if filled > 0 && tx.send(Ok(chunk)).is_err() {
+                        return Ok(());
+                    }
+                    return Err(describe(e, compression));
+                }
             }
         }
         if filled == 0 {

@@ -268,10 +268,16 @@ fn run(
                 companions.extend(comp.found.iter().map(|p| p.display().to_string()));
             }
         }
+        let last_line = lines.line_number();
         drop(lines);
         text_bytes += counting.read;
         (counting.progress)(size, size);
-        digests.push(input.finish().map_err(|e| Error::input(&shown, "", e.to_string()))?);
+        // A truncated or corrupt .gz/.zst may only show here, after its last whole line.
+        digests.push(
+            input.finish().map_err(|e| {
+                Error::input(&shown, format!("after line {last_line}"), e.to_string())
+            })?,
+        );
         sources.push(shown);
     }
     let format = format.unwrap_or(Format::Btf);
