@@ -571,10 +571,7 @@ impl<O: Output> Deriver<O> {
         // The task running it: the source process instance; for a runnable called by
         // another, the caller's task; for a process not seen yet, that one once it appears.
         let src = (a.source, a.source_instance);
-        let src_class = match self.type_of(a.source) {
-            Some(t) => Some(self.class(t)),
-            None => None,
-        };
+        let src_class = self.type_of(a.source).map(|t| self.class(t));
         let (task, orphan_of) = if self.procs.contains_key(&src) {
             (Some(src), None)
         } else if let Some(caller) = self.runnables.get(&src) {
