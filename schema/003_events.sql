@@ -1,4 +1,4 @@
--- events: one row per source event, as read, in file order.
+-- events: one row per source event, as read: in file order (BTF, where file order is time order), or sorted by time within a window (Paraver, whose writers emit records only roughly in order).
 CREATE TABLE events (
     capture_id      BIGINT,   -- capture the event belongs to
     seq             BIGINT,   -- 0-based position among the capture's events (ties on ts keep this order)

@@ -37,7 +37,7 @@ const REORDER_CAP: usize = 1 << 18;
 
 /// Where derived rows go (the store's writer, or a vector in tests).
 pub trait Output {
-    /// One event, in file order.
+    /// One event, in file order (BTF) or time order (Paraver, sorted within a window).
     fn event(&mut self, row: &EventRow<'_>, names: &Interner) -> Result<()>;
     /// Intervals, sorted by start within the reorder window.
     fn intervals(&mut self, rows: &[IntervalRow], names: &Interner) -> Result<()>;

@@ -35,7 +35,7 @@ pub trait Sink {
     fn time_unit(&mut self, unit: TimeUnit);
     /// An entity declared before use (BTF entity tables): its type, and an optional id.
     fn declare_entity(&mut self, name: &str, entity_type: Option<&str>, id: Option<i64>);
-    /// One event, in file order.
+    /// One event, in file order (BTF) or time order (Paraver, sorted within a window).
     fn event(&mut self, ev: &Event<'_>) -> Result<()>;
     /// A record-level problem. Returns an error when the policy (`--strict`) says stop.
     fn diagnostic(&mut self, d: Diagnostic) -> Result<()>;
