@@ -683,6 +683,14 @@ fn reingest_refuses_a_kept_source_that_changed_and_keeps_original_positions() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("t.btf.zst") && err.contains("differs"), "{err}");
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM events WHERE target = 'A'"), "2");
+    // --all rebuilds the others and then fails naming the one it could not.
+    std::fs::write(d.join("u.btf"), "0,S,0,T,U,0,activate\n").unwrap();
+    ok(d, &["ingest", "--archive", "db", "u.btf"]);
+    let out = run(d, &["reingest", "--all", "--archive", "db"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("reingested: capture 2"), "{err}");
+    assert!(err.contains("not rebuilt (ids 1)"), "{err}");
 }
 
 #[test]

@@ -31,6 +31,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(c) => vec![archive.manifest.resolve(c, dir)?.clone()],
         None => archive.manifest.captures.clone(),
     };
+    let mut failed = Vec::new();
     for old in targets {
         if old.sources.is_empty() {
             let msg = format!(
@@ -57,10 +58,28 @@ pub fn run(args: Args) -> Result<()> {
             ingest_files(&mut archive, &traces, &old.name, &opts, &mut |_, _| {})
         });
         let _ = std::fs::remove_dir_all(&tmp);
-        let report = result?;
-        eprintln!("reingested: {}", super::ingest::summary_line(&report));
+        match result {
+            Ok(report) => eprintln!("reingested: {}", super::ingest::summary_line(&report)),
+            // With --all, one damaged capture does not keep the others from their rebuild.
+            Err(e) if args.all => {
+                eprintln!("capture {} '{}' not rebuilt: {e}", old.capture_id, old.name);
+                failed.push(old.capture_id.to_string());
+            }
+            Err(e) => return Err(e),
+        }
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Archive {
+            path: dir.clone(),
+            message: format!(
+                "{} capture(s) not rebuilt (ids {}); they are left as they were",
+                failed.len(),
+                failed.join(", ")
+            ),
+        })
+    }
 }
 
 /// The deadlines stored with capture `id` at ingest, read from its own `deadlines` file
