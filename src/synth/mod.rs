@@ -3,7 +3,8 @@
 //! The generator simulates a small fixed-priority preemptive multi-core RTOS
 //! and writes what it does as a BTF 2.1 text trace (time scale ns). It exists
 //! for two users: the ingest benchmark, which needs files of hundreds of MB
-//! quickly, and tests, which need traces whose facts are known.
+//! quickly, and tests, which need traces whose facts are known: [`write_btf_with_truth`]
+//! also returns what every instance did, for comparison with what a reader derives.
 //!
 //! # Model
 //!
@@ -56,9 +57,11 @@ mod model;
 mod sim;
 #[cfg(test)]
 mod tests;
+mod truth;
 
 use sim::{Out, Sim};
 use std::io::{self, BufWriter, Write};
+pub use truth::TruthInstance;
 
 const MS: i64 = 1_000_000;
 const US: i64 = 1_000;
@@ -137,13 +140,39 @@ pub struct SynthStats {
 /// `InvalidInput` for a configuration without cores, else the first write
 /// error of `out`.
 pub fn write_btf<W: Write>(out: W, cfg: &SynthConfig) -> io::Result<SynthStats> {
+    generate(out, cfg, false).map(|(stats, _)| stats)
+}
+
+/// As [`write_btf`], and also returns the ground truth: what every task, ISR and runnable
+/// instance that terminated in the trace did, as the simulator decided it (not read back
+/// from the text), in the order the instances terminated, runnables before their task.
+///
+/// Instances still under way when the run ends are left out. Bookkeeping costs time and
+/// memory in proportion to the instances, so the benchmark path ([`write_btf`]) skips it.
+///
+/// # Errors
+///
+/// As [`write_btf`].
+pub fn write_btf_with_truth<W: Write>(
+    out: W,
+    cfg: &SynthConfig,
+) -> io::Result<(SynthStats, Vec<TruthInstance>)> {
+    generate(out, cfg, true).map(|(stats, truth)| (stats, truth.unwrap_or_default()))
+}
+
+fn generate<W: Write>(
+    out: W,
+    cfg: &SynthConfig,
+    truth: bool,
+) -> io::Result<(SynthStats, Option<Vec<TruthInstance>>)> {
     if cfg.cores == 0 {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "synth: cores must be at least 1"));
     }
     let out = Out::new(BufWriter::with_capacity(1 << 20, out), cfg.target_bytes);
-    let mut sim = Sim::new(out, cfg);
+    let mut sim = Sim::new(out, cfg, truth);
     sim.run();
-    sim.out.finish()
+    let truth = sim.truth.take().map(|t| t.done);
+    Ok((sim.out.finish()?, truth))
 }
 
 /// xorshift64* generator: tiny, fast and the same on every platform.

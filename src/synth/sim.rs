@@ -1,5 +1,6 @@
 //! The discrete-event simulation and the BTF line writer.
 use super::model::*;
+use super::truth::Truth;
 use super::*;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -142,12 +143,16 @@ pub(super) struct Sim<W: Write> {
     pub(super) seq: u64,
     pub(super) duration: i64,
     pub(super) endless: bool,
+    /// Ground truth of every instance, when asked for (`None` costs nothing).
+    pub(super) truth: Option<Truth>,
 }
 
 impl<W: Write> Sim<W> {
-    pub(super) fn new(out: Out<W>, cfg: &SynthConfig) -> Self {
+    /// `truth`: also record what every instance did ([`Sim::truth`]).
+    pub(super) fn new(out: Out<W>, cfg: &SynthConfig, truth: bool) -> Self {
         let mut rng = Rng::new(cfg.seed);
         let m = build_model(cfg, &mut rng);
+        let truth = truth.then(|| Truth::new(&m.procs, &m.runs, &m.cores));
         Sim {
             out,
             rng,
@@ -161,6 +166,7 @@ impl<W: Write> Sim<W> {
             seq: 0,
             duration: cfg.duration_ns,
             endless: cfg.target_bytes.is_some(),
+            truth,
         }
     }
 
@@ -232,6 +238,7 @@ impl<W: Write> Sim<W> {
 
     pub(super) fn activate(&mut self, p: usize, t: i64, s: usize, n: u64) {
         let pr = &mut self.procs[p];
+        let queued = pr.state != State::Idle;
         match pr.state {
             State::Idle => {
                 pr.inst = pr.next_inst;
@@ -246,6 +253,9 @@ impl<W: Write> Sim<W> {
         let sti = (&self.stims[s].name[..], n);
         if self.out.emit(t, sti, pr.code, (&pr.name, inst), b"activate", None) {
             self.out.stats.activations += 1;
+            if let Some(tr) = self.truth.as_mut() {
+                tr.activate(p, t, queued);
+            }
         }
         self.cores[pr.core].dirty = true;
     }
@@ -283,6 +293,9 @@ impl<W: Write> Sim<W> {
         }
         self.procs[p].state = State::Ready;
         self.cores[c].running = None;
+        if let Some(tr) = self.truth.as_mut() {
+            tr.preempt(p, t);
+        }
         if self.proc_line(t, p, b"preempt") {
             self.out.stats.preemptions += 1;
         }
@@ -292,14 +305,21 @@ impl<W: Write> Sim<W> {
     }
 
     pub(super) fn switch_in(&mut self, p: usize, t: i64) {
-        self.cores[self.procs[p].core].running = Some(p);
+        let core = self.procs[p].core;
+        self.cores[core].running = Some(p);
         match self.procs[p].state {
             State::Active => {
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.start(p, t, core);
+                }
                 if self.procs[p].isr {
                     let exec = self.rng.jitter(self.procs[p].isr_exec);
                     let pr = &mut self.procs[p];
                     pr.phase = Phase::Body;
                     pr.remaining = exec;
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.work(p, exec);
+                    }
                 } else {
                     self.procs[p].phase = Phase::Between;
                     self.procs[p].ridx = 0;
@@ -307,6 +327,9 @@ impl<W: Write> Sim<W> {
                 self.proc_line(t, p, b"start");
             }
             State::Ready => {
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.resume(p, t, core);
+                }
                 self.proc_line(t, p, b"resume");
                 if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
                     self.run_line(t, p, b"resume");
@@ -329,8 +352,12 @@ impl<W: Write> Sim<W> {
 
     pub(super) fn start_runnable(&mut self, p: usize, t: i64) {
         let r = self.procs[p].runnables[self.procs[p].ridx];
-        self.procs[p].rinst = self.runs[r].next_inst;
+        let rinst = self.runs[r].next_inst;
+        self.procs[p].rinst = rinst;
         self.runs[r].next_inst += 1;
+        if let Some(tr) = self.truth.as_mut() {
+            tr.runnable_start(p, t, r, rinst);
+        }
         self.run_line(t, p, b"start");
         if let Some(sig) = self.runs[r].read {
             self.sig_line(t, p, sig, b"read");
@@ -348,6 +375,9 @@ impl<W: Write> Sim<W> {
             None => exec,
         };
         pr.phase = Phase::Pre;
+        if let Some(tr) = self.truth.as_mut() {
+            tr.work(p, pr.remaining);
+        }
         self.run_phase(p, t);
     }
 
@@ -380,6 +410,9 @@ impl<W: Write> Sim<W> {
                 let pr = &mut self.procs[p];
                 pr.phase = Phase::Post;
                 pr.remaining = pr.post;
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.work(p, pr.remaining);
+                }
                 self.cores[c].dirty = true;
             }
             Phase::Between | Phase::Polling => {}
@@ -399,7 +432,10 @@ impl<W: Write> Sim<W> {
             self.sigs[sig].value = (self.sigs[sig].value + step) % 10_000;
             self.sig_line(t, p, sig, b"write");
         }
-        self.run_line(t, p, b"terminate");
+        let logged = self.run_line(t, p, b"terminate");
+        if let Some(tr) = self.truth.as_mut() {
+            tr.runnable_end(p, self.procs[p].inst, t, logged);
+        }
         let pr = &mut self.procs[p];
         pr.ridx += 1;
         pr.phase = Phase::Between;
@@ -411,8 +447,12 @@ impl<W: Write> Sim<W> {
     }
 
     pub(super) fn terminate(&mut self, p: usize, t: i64) {
-        if self.proc_line(t, p, b"terminate") {
+        let logged = self.proc_line(t, p, b"terminate");
+        if logged {
             self.out.stats.terminations += 1;
+        }
+        if let Some(tr) = self.truth.as_mut() {
+            tr.terminate(p, self.procs[p].inst, t, logged);
         }
         let pr = &mut self.procs[p];
         self.cores[pr.core].running = None;
@@ -446,6 +486,9 @@ impl<W: Write> Sim<W> {
                 }
                 self.sem_line(t, p, s, b"waiting");
                 self.proc_line(t, p, b"poll");
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.poll(p, t);
+                }
                 self.procs[p].state = State::Polling;
                 self.procs[p].phase = Phase::Polling;
                 self.sems[s].waiters.push_back(p);
@@ -469,6 +512,9 @@ impl<W: Write> Sim<W> {
                     self.sem_self(t, s, b"full", 1);
                 }
                 self.proc_line(t, q, b"run");
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.granted(q, t);
+                }
                 self.sem_line(t, q, s, b"assigned");
                 self.procs[q].state = State::Running;
                 self.lock_granted(q, t);
@@ -482,6 +528,9 @@ impl<W: Write> Sim<W> {
         let pr = &mut self.procs[p];
         pr.phase = Phase::Locked;
         pr.remaining = pr.hold;
+        if let Some(tr) = self.truth.as_mut() {
+            tr.work(p, pr.remaining);
+        }
         self.run_phase(p, t);
     }
 
@@ -492,11 +541,11 @@ impl<W: Write> Sim<W> {
         self.out.emit(t, core, pr.code, (&pr.name, pr.inst), act, None)
     }
 
-    /// `t,<task>,<inst>,R,<runnable>,<rinst>,<act>`.
-    pub(super) fn run_line(&mut self, t: i64, p: usize, act: &[u8]) {
+    /// `t,<task>,<inst>,R,<runnable>,<rinst>,<act>`; false when not written.
+    pub(super) fn run_line(&mut self, t: i64, p: usize, act: &[u8]) -> bool {
         let pr = &self.procs[p];
         let r = &self.runs[pr.runnables[pr.ridx]];
-        self.out.emit(t, (&pr.name, pr.inst), b"R", (&r.name, pr.rinst), act, None);
+        self.out.emit(t, (&pr.name, pr.inst), b"R", (&r.name, pr.rinst), act, None)
     }
 
     /// `t,<task>,<inst>,SEM,<sem>,0,<act>`.
