@@ -1,5 +1,5 @@
 -- intervals: one row per stretch of time an entity instance spent in one state of one channel.
--- Channels: 'state' (life-cycle state of a task/ISR/runnable, state of a semaphore or OS event),
+-- Channels: 'state' (life-cycle state of a task/ISR/runnable, state of a semaphore; OS events (`EVENT`) have no states of their own: their wait_event, set_event and clear_event stay in `events`),
 -- 'running' (entity = a core, state = the process occupying it), 'value' (signal value).
 CREATE TABLE intervals (
     capture_id   BIGINT,   -- capture the interval belongs to

@@ -308,3 +308,29 @@ fn cpu_load_windows_of_negative_times_and_zero_length_occupancies() {
     let got: Vec<String> = pairs[1..].iter().map(|r| r[1..3].join(">")).collect();
     assert_eq!(got, ["TA>I1", "TA>I2"]);
 }
+
+#[test]
+fn signal_values_follow_intervals_and_release_only_rows_are_not_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    // V: 1 at 10, 2 at 100, then 3 logged at 90 (out of order): 3 takes effect at 100.
+    // T2 releases S twice without requesting it; T1 requests once. T3 logs wait_event only.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "10,T1,0,SIG,V,-1,write,1\n20,T1,0,SEM,S,0,requestsemaphore\n20,T1,0,SEM,S,0,assigned\n\
+         25,T2,0,SEM,S,0,released\n26,T2,0,SEM,S,0,released\n30,T1,0,SEM,S,0,released\n\
+         40,S,0,T,T3,0,activate\n40,Core_0,0,T,T3,0,start\n45,T3,0,EVENT,EV,-1,wait_event\n\
+         50,Core_0,0,T,T3,0,terminate\n100,T1,0,SIG,V,-1,write,2\n90,T1,0,SIG,V,-1,write,3\n\
+         200,S,0,STI,S,0,trigger\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |name: &str| {
+        parse_csv(&ok(tmp.path(), &["query", name, "--archive", "db", "--format", "csv"]))
+    };
+    let sv: Vec<String> = q("signal_values")[1..].iter().map(|r| r[2..5].join(",")).collect();
+    assert_eq!(sv, ["10,90,1", "100,0,2", "100,100,3"]);
+    let sem = q("semaphore_contention");
+    assert_eq!(sem[1][2], "1", "requests: {sem:?}");
+    // T3 was never blocked (no wait state): no blocking_instances row.
+    assert_eq!(q("blocking_instances").len(), 1);
+}

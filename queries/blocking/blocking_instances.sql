@@ -32,5 +32,6 @@ SELECT b.capture_id, b.entity, b.instance, b.activate_ts, b.blocking_time, b.wai
        b.parking_time, c.cause_type, c.cause, c.cause_wait, c.cause_ts
 FROM b
 LEFT JOIN causes c ON c.capture_id = b.capture_id AND c.entity = b.entity AND c.instance = b.instance
-WHERE b.blocking_time > 0 OR c.cause IS NOT NULL
+-- Blocked: it spent time waiting, polling or parking, or a lock request of it waited.
+WHERE b.blocking_time > 0 OR c.cause_wait > 0
 ORDER BY b.capture_id, b.activate_ts, b.entity, c.cause_ts;

@@ -24,7 +24,9 @@
 CREATE OR REPLACE TEMP VIEW semaphore_contention AS
 WITH r AS (
     SELECT capture_id, semaphore,
-           count(*) AS requests,
+           -- A release the trace shows without its request (release_without_assign) is
+           -- not a request.
+           count(*) FILTER (WHERE request_ts IS NOT NULL OR assigned_ts IS NOT NULL) AS requests,
            count(*) FILTER (WHERE contended) AS contended_requests,
            sum(wait) AS wait_total, round(avg(wait), 1) AS wait_avg, max(wait) AS wait_max,
            quantile_disc(wait, 0.99) AS wait_p99,

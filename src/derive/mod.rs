@@ -156,6 +156,9 @@ pub struct Deriver<O: Output> {
     /// Core of each live process or runnable instance: two instances of one task may run
     /// on two cores at once.
     inst_core: FastMap<(Sym, i64), Sym>,
+    /// Per semaphore, an `overfull` step no open request could take yet: its time, and the
+    /// request marked contended meanwhile with its previous mark.
+    overfull_pending: FastMap<Sym, (i64, Option<(Sym, i64, Option<i64>, bool)>)>,
     /// Runnables started by a process instance not seen yet, by that instance.
     orphans: FastMap<(Sym, i64), Vec<(Sym, i64)>>,
     /// Last instance of each runnable that ended (terminated, or ended with its task).
@@ -217,6 +220,7 @@ impl<O: Output> Deriver<O> {
             inst_core: FastMap::default(),
             runnable_ended: FastMap::default(),
             orphans: FastMap::default(),
+            overfull_pending: FastMap::default(),
             pending_ends: Vec::new(),
             pending_ends_ts: i64::MIN,
             sems: FastMap::default(),
@@ -492,6 +496,18 @@ fn known(name: &str, known: &[&'static str]) -> &'static str {
     known.iter().find(|k| **k == name).copied().unwrap_or("")
 }
 
+/// Actions SEMANTICS.md lists for types without a state machine (signals write through
+/// `signal_write`; the others only keep their events).
+fn listed_actions(ty: &str) -> Option<&'static [&'static str]> {
+    Some(match ty {
+        "SIG" => &["read", "write"],
+        "EVENT" => &["wait_event", "set_event", "clear_event"],
+        "STI" => &["trigger"],
+        "SIM" => &["tag", "description", "finalize", "error"],
+        _ => return None,
+    })
+}
+
 fn looks_like_core(name: &str) -> bool {
     name.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("core"))
 }
@@ -604,6 +620,18 @@ impl<O: Output> Sink for Deriver<O> {
                 None => self.resolve_core(ev, source, target, false)?,
             },
         };
+        // Types whose actions SEMANTICS.md lists but that have no state machine here: an
+        // action outside the list is kept, and said.
+        if let Some(known) = listed_actions(ev.target_type) {
+            if !known.contains(&ev.action) {
+                let msg = format!(
+                    "action '{}' on type {} is not in the BTF tables; kept in events, no state \
+                     change",
+                    ev.action, ev.target_type
+                );
+                self.diag(Severity::Info, "unknown_action", ev.pos, ts, msg)?;
+            }
+        }
         // After dispatch: core resolution may have just inferred the source's type.
         let source_type = self.type_of(source);
         let row = EventRow {

@@ -105,7 +105,7 @@ impl<O: Output> Deriver<O> {
             return self.unknown_action(self.known.sem_type, a);
         };
         if action == "overfull" {
-            self.mark_latest_request_contended(sem);
+            self.mark_latest_request_contended(sem, a.ts);
         }
         let current = self.sems.get(&sem).map(|s| s.state);
         match current {
@@ -160,12 +160,24 @@ impl<O: Output> Deriver<O> {
         self.emit_interval(row)
     }
 
-    fn mark_latest_request_contended(&mut self, sem: Sym) {
+    /// An `overfull` step at `ts`: the request that made the semaphore overfull had to wait.
+    /// That is the latest open request, unless the request is logged after the step at the
+    /// same time: then the open request marked here gets its mark back when it comes (see
+    /// [`Deriver::semaphore_request`]).
+    fn mark_latest_request_contended(&mut self, sem: Sym, ts: i64) {
+        let mut marked = None;
         if let Some(list) = self.requests.get_mut(&sem) {
             if let Some(r) = list.iter_mut().rev().find(|r| r.assigned_ts.is_none()) {
+                if r.request_ts != Some(ts) {
+                    marked = Some((r.process, r.instance, r.request_ts, r.contended));
+                }
                 r.contended = true;
+                if r.request_ts == Some(ts) {
+                    return;
+                }
             }
         }
+        self.overfull_pending.insert(sem, (ts, marked));
     }
 
     fn semaphore_request(&mut self, sem: Sym, a: Act) -> Result<()> {
@@ -175,13 +187,46 @@ impl<O: Output> Deriver<O> {
         let mine = |r: &&mut Request| r.process == p && r.instance == i;
         match action {
             "requestsemaphore" | "exclusivesemaphore" => {
+                // An open request of the same instance that was never assigned was given up
+                // (a failed exclusivesemaphore, a retry): it ends here, never assigned.
+                let stale = list
+                    .iter()
+                    .position(|r| r.process == p && r.instance == i && r.assigned_ts.is_none());
+                let stale = stale.map(|k| list.remove(k));
+                let mut contended = false;
+                // An overfull step logged just before this request, at the same time, was its.
+                if let Some((ts, marked)) = self.overfull_pending.remove(&sem) {
+                    if ts == a.ts {
+                        contended = true;
+                        if let Some((mp, mi, mts, was)) = marked {
+                            let list = self.requests.entry(sem).or_default();
+                            if let Some(r) = list.iter_mut().find(|r| {
+                                r.process == mp && r.instance == mi && r.request_ts == mts
+                            }) {
+                                r.contended = was;
+                            }
+                        }
+                    }
+                }
+                let list = self.requests.entry(sem).or_default();
                 list.push(Request {
                     process: p,
                     instance: i,
                     request_ts: Some(a.ts),
                     assigned_ts: None,
-                    contended: false,
+                    contended,
                 });
+                if let Some(r) = stale {
+                    return self.emit_lock(LockRow {
+                        semaphore: sem,
+                        process: p,
+                        process_instance: i,
+                        request_ts: r.request_ts,
+                        assigned_ts: None,
+                        released_ts: None,
+                        contended_step: r.contended,
+                    });
+                }
             }
             "waiting" | "queued" => {
                 match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {

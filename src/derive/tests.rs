@@ -52,11 +52,12 @@ impl Output for Rows {
     fn lock_requests(&mut self, rows: &[LockRow], n: &Interner) -> Result<()> {
         for r in rows {
             self.locks.push(format!(
-                "{} {} wait={:?} hold={:?}",
+                "{} {} wait={:?} hold={:?}{}",
                 n.resolve(r.semaphore),
                 n.resolve(r.process),
                 r.wait(),
-                r.hold()
+                r.hold(),
+                if r.contended() { " contended" } else { "" }
             ));
         }
         Ok(())
@@ -399,4 +400,42 @@ fn a_runnable_started_before_its_task_is_seen_is_linked_when_it_appears() {
         "{:?}",
         rows.intervals
     );
+}
+
+#[test]
+fn a_request_given_up_ends_unassigned_and_an_overfull_step_marks_the_request_it_belongs_to() {
+    // T1's failed exclusivesemaphore at 10 is superseded by its request at 50.
+    let (_, rows) = derive(
+        "0,S,0,SEM,S,0,ready,0\n5,T0,0,SEM,S,0,requestsemaphore\n5,T0,0,SEM,S,0,assigned\n\
+         5,S,0,SEM,S,0,lock,1\n10,T1,0,SEM,S,0,exclusivesemaphore\n40,T0,0,SEM,S,0,released\n\
+         40,S,0,SEM,S,0,unlock,0\n50,T1,0,SEM,S,0,requestsemaphore\n50,T1,0,SEM,S,0,assigned\n\
+         60,T1,0,SEM,S,0,released\n",
+    );
+    assert_eq!(
+        rows.locks,
+        [
+            "S T0 wait=Some(0) hold=Some(35)",
+            "S T1 wait=None hold=None",
+            "S T1 wait=Some(0) hold=Some(10)"
+        ]
+    );
+    // The overfull step logged before the request it belongs to, at the same time.
+    for order in [
+        "30,T2,0,SEM,S,0,requestsemaphore\n30,S,0,SEM,S,0,overfull,1\n",
+        "30,S,0,SEM,S,0,overfull,1\n30,T2,0,SEM,S,0,requestsemaphore\n",
+    ] {
+        let mut d = Deriver::new(Rows::default(), "t.btf", false);
+        let text = format!(
+            "0,S,0,SEM,S,0,ready,0\n10,T1,0,SEM,S,0,requestsemaphore\n10,T1,0,SEM,S,0,assigned\n\
+             10,S,0,SEM,S,0,lock,1\n{order}30,T1,0,SEM,S,0,released\n30,S,0,SEM,S,0,full,1\n\
+             30,T2,0,SEM,S,0,assigned\n50,T2,0,SEM,S,0,released\n"
+        );
+        crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap();
+        let (_, out) = d.finish().unwrap();
+        assert_eq!(
+            out.locks,
+            ["S T1 wait=Some(0) hold=Some(20)", "S T2 wait=Some(0) hold=Some(20) contended"],
+            "{order}"
+        );
+    }
 }

@@ -39,7 +39,7 @@ impl TimeUnit {
         }
     }
 
-    /// Converts a raw time to ns. `None` when the result is outside ±[`MAX_ABS_NS`].
+    /// Converts a raw time to ns. `None` unless the result is strictly inside ±[`MAX_ABS_NS`].
     /// Picoseconds are floored; the second value is true when that dropped a non-zero
     /// remainder.
     pub fn to_ns(self, raw: i64) -> Option<(i64, bool)> {
@@ -50,13 +50,13 @@ impl TimeUnit {
             TimeUnit::Ms => (raw.checked_mul(1_000_000)?, false),
             TimeUnit::S => (raw.checked_mul(1_000_000_000)?, false),
         };
-        (ns.unsigned_abs() <= MAX_ABS_NS.unsigned_abs()).then_some((ns, lost))
+        (ns.unsigned_abs() < MAX_ABS_NS.unsigned_abs()).then_some((ns, lost))
     }
 }
 
-/// Largest time magnitude accepted, in ns (2^62, about 146 years either side of the trace's
-/// zero): the difference of any two accepted times fits in 64 bits, so durations, response
-/// times and other differences never overflow.
+/// Bound on time magnitudes, in ns (2^62, about 146 years either side of the trace's zero):
+/// accepted times are strictly inside it, so the difference of any two fits in 64 bits and
+/// durations, response times and other differences never overflow.
 pub const MAX_ABS_NS: i64 = 1 << 62;
 
 /// Parses a duration with a unit suffix (`10ms`, `250us`, `2s`, `15ns`, `1.5ms`) to ns.
@@ -103,9 +103,11 @@ mod tests {
         assert_eq!(TimeUnit::Ps.to_ns(-1500), Some((-2, true)));
         assert_eq!(TimeUnit::S.to_ns(i64::MAX / 10), None);
         // Any two accepted times are at most 2^63 apart: their difference fits.
-        assert_eq!(TimeUnit::Ns.to_ns(MAX_ABS_NS), Some((MAX_ABS_NS, false)));
-        assert_eq!(TimeUnit::Ns.to_ns(-MAX_ABS_NS), Some((-MAX_ABS_NS, false)));
-        assert_eq!(TimeUnit::Ns.to_ns(MAX_ABS_NS + 1), None);
+        assert_eq!(TimeUnit::Ns.to_ns(MAX_ABS_NS - 1), Some((MAX_ABS_NS - 1, false)));
+        assert_eq!(TimeUnit::Ns.to_ns(1 - MAX_ABS_NS), Some((1 - MAX_ABS_NS, false)));
+        assert!((MAX_ABS_NS - 1).checked_sub(1 - MAX_ABS_NS).is_some());
+        assert_eq!(TimeUnit::Ns.to_ns(MAX_ABS_NS), None);
+        assert_eq!(TimeUnit::Ns.to_ns(-MAX_ABS_NS), None);
         assert_eq!(TimeUnit::Ns.to_ns(i64::MIN), None);
         assert_eq!(TimeUnit::parse("min"), None);
     }

@@ -249,7 +249,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
             let ns = (v * ns_per_unit).round();
             #[allow(clippy::cast_precision_loss)]
             let max = MAX_ABS_NS as f64;
-            if !(ns.is_finite() && (0.0..=max).contains(&ns)) {
+            if !(ns.is_finite() && (0.0..max).contains(&ns)) {
                 return Err(bad("the end time is out of range"));
             }
             #[allow(clippy::cast_possible_truncation)]
