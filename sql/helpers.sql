@@ -9,8 +9,9 @@
 CREATE OR REPLACE TEMP MACRO fmt_ns(ns) AS CASE
     WHEN ns IS NULL THEN NULL
     WHEN abs(ns) < 1000 THEN printf('%d ns', CAST(ns AS BIGINT))
-    WHEN abs(ns) < 1000000 THEN printf('%.3f us', ns / 1e3)
-    WHEN abs(ns) < 1000000000 THEN printf('%.3f ms', ns / 1e6)
+    WHEN abs(ns) < 999999.5 THEN printf('%.3f us', ns / 1e3)
+    -- A value that rounds up to 1000.000 of a unit is shown in the next one.
+    WHEN abs(ns) < 999999500 THEN printf('%.3f ms', ns / 1e6)
     ELSE printf('%.3f s', ns / 1e9)
 END;
 

@@ -395,3 +395,35 @@ fn the_shell_follows_changes_other_processes_make_to_the_archive() {
     assert!(out.contains("(the archive changed: 2 captures now)"), "{out}");
     assert!(!out.contains("Error"), "{out}");
 }
+
+#[test]
+fn scripts_stop_on_ctrl_c_and_meta_commands_work_after_comments() {
+    let tmp = archive();
+    std::fs::write(
+        tmp.path().join("long.sql"),
+        "SELECT count(*) FROM range(100000000) a, range(100000000) b;\nSELECT 'after' || 'cancel' AS z;\n",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("d.csv"), "TASK_A,5ns\n").unwrap();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    // Ctrl-C during a script's statement stops the script too.
+    t.line(".read long.sql");
+    let start = Instant::now();
+    while !t.screen().contains("Cancelled (Ctrl-C)") {
+        assert!(start.elapsed() < TIMEOUT, "query not cancelled:\n{}", t.screen());
+        t.key("C-c");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    t.wait_for("the rest of the script was not run");
+    // A comment-only line waits for nothing; DDL prints no empty Count table; TEMP tables
+    // are listed; `.run` applies a deadline file.
+    t.line("-- just a note");
+    t.line("CREATE VIEW v2 AS SELECT 1 AS x;");
+    t.line(".tables");
+    t.line(".run deadline_summary deadlines=d.csv capture=good");
+    let out = t.sync();
+    assert!(!out.contains("aftercancel"), "{out}");
+    assert!(!out.contains("Parser Error") && !out.contains("Count"), "{out}");
+    assert!(out.contains(" v2 "), "{out}");
+    assert!(out.contains("| file"), "{out}");
+}

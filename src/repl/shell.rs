@@ -50,6 +50,8 @@ pub struct Shell {
     running: Arc<AtomicBool>,
     schema_changed: bool,
     read_depth: usize,
+    /// Ctrl-C cancelled a statement: a script being read (`.read`) stops too.
+    interrupted: bool,
     /// The archive directory, and the identity of its manifest when the views were made.
     archive_dir: PathBuf,
     manifest_seen: Option<ManifestStamp>,
@@ -82,6 +84,7 @@ pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
         running: Arc::new(AtomicBool::new(false)),
         schema_changed: false,
         read_depth: 0,
+        interrupted: false,
         archive_dir: archive.dir.clone(),
         manifest_seen: manifest_stamp(&archive.dir),
     };
@@ -175,6 +178,12 @@ impl Shell {
             pending.push('\n');
         }
         pending.push_str(line);
+        // Only comments so far: nothing to wait for (a meta-command may come next).
+        let parts = split::split(pending);
+        if parts.statements.is_empty() && parts.rest.is_none() && !split::is_complete(pending) {
+            pending.clear();
+            return Flow::Go;
+        }
         if split::is_complete(pending) {
             for stmt in split::split(&std::mem::take(pending)).statements {
                 self.statement(&stmt);
@@ -188,11 +197,18 @@ impl Shell {
     fn feed(&mut self, text: &str) -> Flow {
         let mut pending = String::new();
         for line in text.lines() {
+            // Ctrl-C cancels the script, not only its running statement.
+            if self.interrupted {
+                return Flow::Go;
+            }
             if self.line(&mut pending, line) == Flow::Quit {
                 return Flow::Quit;
             }
         }
         for stmt in split::split_script(&pending) {
+            if self.interrupted {
+                return Flow::Go;
+            }
             self.statement(&stmt);
         }
         Flow::Go
@@ -243,6 +259,7 @@ impl Shell {
             }
             // On its own line: the terminal has just echoed `^C`.
             Err(StreamError::Query(e)) if e.to_string().contains("INTERRUPT") => {
+                self.interrupted = true;
                 eprintln!("\nCancelled (Ctrl-C)")
             }
             Err(StreamError::Query(e)) => eprintln!("Error: {e}"),
@@ -272,6 +289,15 @@ impl Shell {
         let schema = stream.get_schema();
         if schema.fields().is_empty() {
             return Ok(0);
+        }
+        // DDL answers with an empty "Count" column: nothing to show (as in `sql -c`).
+        let mut stream: Box<dyn Iterator<Item = duckdb::Result<RecordBatch>>> = Box::new(stream);
+        if schema.fields().len() == 1 && schema.field(0).name() == "Count" {
+            let batches = stream.collect::<duckdb::Result<Vec<_>>>().map_err(query)?;
+            if batches.iter().all(|b| b.num_rows() == 0) {
+                return Ok(0);
+            }
+            stream = Box::new(batches.into_iter().map(Ok));
         }
         let mut stdout = io::stdout().lock();
         let w: &mut dyn Write = match &mut self.output {
@@ -349,18 +375,31 @@ impl Shell {
                 })?;
                 let mut capture = None;
                 let mut values = Vec::new();
+                let mut files = Vec::new();
                 for (k, v) in params {
                     if k == "capture" {
-                        let id = v.parse().map_err(|_| {
-                            Error::Usage(format!("capture={v}: expected a capture id"))
-                        })?;
-                        capture = Some(id);
+                        let archive = Archive::open(&self.archive_dir)?;
+                        capture = Some(archive.manifest.resolve(&v, &self.archive_dir)?.capture_id);
+                    } else if q.params.iter().any(|p| p.name == k && p.kind == "file") {
+                        files.push((k, v));
                     } else {
                         values.push((k, v));
                     }
                 }
                 let sql = q.invocation(&values, capture)?;
+                // A file parameter (deadlines=FILE) fills its table for this run only.
+                if !files.is_empty() {
+                    self.conn.execute_batch("DELETE FROM param_deadlines")?;
+                }
+                for (k, v) in &files {
+                    if k == "deadlines" {
+                        crate::cli::query::load_deadlines(&self.conn, std::path::Path::new(v))?;
+                    }
+                }
                 self.statement(&sql);
+                if !files.is_empty() {
+                    self.conn.execute_batch("DELETE FROM param_deadlines")?;
+                }
             }
             Meta::Mode(Some(mode)) => self.mode = mode,
             Meta::Mode(None) => self.say(&format!("{}\n", self.mode.name()))?,
@@ -375,9 +414,15 @@ impl Shell {
                     )));
                 }
                 let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                if self.read_depth == 0 {
+                    self.interrupted = false;
+                }
                 self.read_depth += 1;
                 let flow = self.feed(&text);
                 self.read_depth -= 1;
+                if self.read_depth == 0 && std::mem::take(&mut self.interrupted) {
+                    eprintln!("(.read {}: the rest of the script was not run)", path.display());
+                }
                 return Ok(flow);
             }
             Meta::Quit => return Ok(Flow::Quit),
@@ -388,11 +433,19 @@ impl Shell {
     /// `.tables`: the archive's tables and the session's own, with row counts.
     fn tables(&mut self) -> Result<()> {
         let mut names: Vec<String> = schema::tables().into_iter().map(|t| t.name).collect();
+        // The session's own tables and views, TEMP ones included; not the archive's views
+        // again, the analyses (`.queries` lists those) or tracedb's helpers (`_...`).
         let mut stmt = self.conn.prepare(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'memory' \
-             UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'memory' AND NOT internal",
+            "SELECT table_name FROM duckdb_tables() WHERE database_name IN ('memory', 'temp') \
+             UNION ALL SELECT view_name FROM duckdb_views() \
+             WHERE database_name IN ('memory', 'temp') AND NOT internal ORDER BY 1",
         )?;
-        names.extend(stmt.query_map([], |r| r.get::<_, String>(0))?.flatten());
+        let own: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(0))?.flatten().collect();
+        for n in own {
+            if !n.starts_with('_') && !names.contains(&n) && queries::find(&n).is_none() {
+                names.push(n);
+            }
+        }
         let parts: Vec<String> = names
             .iter()
             .map(|n| {
@@ -470,7 +523,8 @@ pub fn fmt_duration(d: Duration) -> String {
     match ns {
         0..=999 => format!("{ns} ns"),
         1_000..=999_999 => format!("{:.3} us", d.as_secs_f64() * 1e6),
-        1_000_000..=999_999_999 => format!("{:.3} ms", d.as_secs_f64() * 1e3),
+        // A value that rounds up to 1000.000 of a unit is shown in the next one.
+        1_000_000..=999_999_499 => format!("{:.3} ms", d.as_secs_f64() * 1e3),
         _ => format!("{:.3} s", d.as_secs_f64()),
     }
 }
@@ -484,5 +538,7 @@ mod tests {
         assert_eq!(fmt_duration(Duration::from_nanos(850)), "850 ns");
         assert_eq!(fmt_duration(Duration::from_nanos(12_345_678)), "12.346 ms");
         assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.500 s");
+        assert_eq!(fmt_duration(Duration::from_nanos(999_999_600)), "1.000 s");
+        assert_eq!(fmt_duration(Duration::from_nanos(999_999_499)), "999.999 ms");
     }
 }
