@@ -8,6 +8,7 @@ use arrow::datatypes::{DataType, Schema};
 use arrow::record_batch::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use std::io::{self, Write};
+use unicode_width::UnicodeWidthStr;
 
 /// Output format of `sql`, `query` and `captures`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -346,6 +347,22 @@ pub fn write_table_styled(
     write_all(w, schema, batches, Layout::Table(style))
 }
 
+/// `s` with control characters (line breaks, tabs, ...) written as escapes.
+fn escape_controls(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 /// The aligned table of `head` (the rows to show) out of `total` rows.
 fn table_of_head(
     w: &mut dyn Write,
@@ -357,26 +374,32 @@ fn table_of_head(
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let types: Vec<String> = schema.fields().iter().map(|f| type_name(f.data_type())).collect();
     let numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
-    let rows = format_rows(head)?;
-    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    // A line break or tab inside a value would break the row: shown escaped.
+    let rows: Vec<Vec<String>> = format_rows(head)?
+        .into_iter()
+        .map(|r| r.into_iter().map(|c| escape_controls(&c)).collect())
+        .collect();
+    let names: Vec<String> = names.iter().map(|n| escape_controls(n)).collect();
+    // Widths in terminal columns: CJK characters and emoji take two.
+    let mut widths: Vec<usize> = names.iter().map(|n| n.width()).collect();
     if style.types {
         for (wd, t) in widths.iter_mut().zip(&types) {
-            *wd = (*wd).max(t.chars().count());
+            *wd = (*wd).max(t.width());
         }
     }
     for r in &rows {
         for (i, c) in r.iter().enumerate() {
             if let Some(wd) = widths.get_mut(i) {
-                *wd = (*wd).max(c.chars().count());
+                *wd = (*wd).max(c.width());
             }
         }
     }
     let pad = |s: &str, i: usize, right: bool| {
-        let width = widths.get(i).copied().unwrap_or(0);
+        let fill = " ".repeat(widths.get(i).copied().unwrap_or(0).saturating_sub(s.width()));
         if right {
-            format!("{s:>width$}")
+            format!("{fill}{s}")
         } else {
-            format!("{s:<width$}")
+            format!("{s}{fill}")
         }
     };
     let header: Vec<String> = names.iter().enumerate().map(|(i, n)| pad(n, i, false)).collect();
@@ -625,5 +648,22 @@ mod tests {
             String::from_utf8(line).unwrap(),
             "n = 1000000000000\ns = a,\"b\"\nf = 100000000000000000000\n\n(2 rows, 1 not shown)\n"
         );
+    }
+
+    #[test]
+    fn tables_align_wide_characters_and_escape_line_breaks() {
+        use duckdb::arrow::array::{ArrayRef, StringArray};
+        let col: ArrayRef = Arc::new(StringArray::from(vec!["日本", "a\nb", "x"]));
+        let batch = RecordBatch::try_from_iter(vec![("s", col)]).unwrap();
+        let mut out = Vec::new();
+        write_table_styled(
+            &mut out,
+            &batch.schema(),
+            &[batch],
+            TableStyle { max_rows: None, types: false },
+        )
+        .unwrap();
+        // 日本 takes four columns, like "a\nb" written with its escape.
+        assert_eq!(String::from_utf8(out).unwrap(), " s\n------\n 日本\n a\\nb\n x\n(3 rows)\n");
     }
 }
