@@ -1,40 +1,15 @@
 //! The Gantt window: which instance to centre on, which slices to draw (tasks coloured by
 //! state, slices shorter than a pixel merged, rows and rectangles capped).
 use super::model::{Gantt, Lane};
-use super::{analysis, num, rows, text, Row, GANTT_LANES, GANTT_PX, GANTT_RECTS};
+use super::{num, rows, text, GANTT_LANES, GANTT_PX, GANTT_RECTS};
 use crate::Result;
 
-/// The instance the Gantt window is centred on: the worst deadline miss; else the largest
-/// response time of the task that came closest to its deadline (deadline_summary's
-/// worst_lateness); else the largest response time of all.
-fn focus(
-    conn: &duckdb::Connection,
-    id: i64,
-    worst_miss: Option<&Row>,
-) -> Result<Option<(String, i64, i64, i64)>> {
-    if let Some(m) = worst_miss {
-        if let (Some(a), Some(t), Some(i)) =
-            (num(m, "activate_ts"), num(m, "terminate_ts"), num(m, "instance"))
-        {
-            return Ok(Some((text(m, "entity"), i as i64, a as i64, t as i64)));
-        }
-    }
-    let closest = analysis(conn, "deadline_summary", &[], id)?
-        .into_iter()
-        .filter(|r| num(r, "worst_lateness").is_some())
-        .max_by(|a, b| {
-            num(a, "worst_lateness")
-                .partial_cmp(&num(b, "worst_lateness"))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        })
-        .map(|r| text(&r, "entity"));
-    let filter = match closest {
-        Some(e) => format!("AND entity = '{}'", e.replace('\'', "''")),
-        None => String::new(),
-    };
+/// The instance the Gantt window is centred on: the largest response time of a complete
+/// task or ISR instance (issue #7: "the window around the worst response time").
+fn focus(conn: &duckdb::Connection, id: i64) -> Result<Option<(String, i64, i64, i64)>> {
     let sql = format!(
         "SELECT entity, instance, activate_ts, terminate_ts FROM instances WHERE capture_id = {id} AND complete \
-         AND entity_type IN ('T', 'I', 'ISR') {filter} ORDER BY response_time DESC, activate_ts LIMIT 1"
+         AND entity_type IN ('T', 'I', 'ISR') ORDER BY response_time DESC, activate_ts LIMIT 1"
     );
     Ok(rows(conn, &sql)?.first().and_then(|r| {
         Some((
@@ -46,13 +21,9 @@ fn focus(
     }))
 }
 
-/// The Gantt window of capture `id`, around `worst_miss` when there is one.
-pub fn gantt(
-    conn: &duckdb::Connection,
-    id: i64,
-    worst_miss: Option<&Row>,
-) -> Result<Option<Gantt>> {
-    let Some((entity, instance, a, t)) = focus(conn, id, worst_miss)? else { return Ok(None) };
+/// The Gantt window of capture `id`, around its worst response time.
+pub fn gantt(conn: &duckdb::Connection, id: i64) -> Result<Option<Gantt>> {
+    let Some((entity, instance, a, t)) = focus(conn, id)? else { return Ok(None) };
     // At least 1 ms wide, so a short response is shown with what ran around it.
     let pad = ((t - a) / 4).max((1_000_000 - (t - a)) / 2).max(20_000);
     let (from, to) = (a - pad, t + pad);

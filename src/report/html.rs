@@ -175,7 +175,7 @@ pub fn render(r: &Report) -> String {
         Some(g) => {
             let _ = write!(
                 s,
-                "<p>{} to {}, around {} (dashed lines).</p>\n{}\n",
+                "<p>{} to {}, around the worst response time: {} (dashed lines).</p>\n{}\n",
                 human_ns(g.from as f64),
                 human_ns(g.to as f64),
                 esc(&g.focus),

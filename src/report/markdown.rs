@@ -186,7 +186,7 @@ pub fn render(r: &Report) -> String {
     if let Some(g) = &r.gantt {
         let _ = writeln!(
             s,
-            "Busiest window: {} to {}, around {} (see the HTML form for the charts).\n",
+            "Gantt window: {} to {}, around the worst response time: {} (see the HTML form for the charts).\n",
             human_ns(g.from as f64),
             human_ns(g.to as f64),
             g.focus

@@ -79,7 +79,7 @@ pub fn collect(
         }
         None => None,
     };
-    let gantt = gantt::gantt(conn, id, misses.first())?;
+    let gantt = gantt::gantt(conn, id)?;
     Ok(Report {
         tool_version: crate::TOOL_VERSION.to_string(),
         capture: summary(conn, capture)?,
