@@ -478,7 +478,7 @@ fn html_renders_in_headless_chromium() {
         "Semaphore contention",
         "CPU load per core",
         "Response-time histograms",
-        "Gantt chart of the busiest window",
+        "Gantt chart around the worst response time",
         "Definitions",
     ] {
         assert!(dom.contains(title), "{title} not in the rendered DOM");
@@ -526,4 +526,25 @@ fn html_stays_small_and_bounded_at_tens_of_thousands_of_instances() {
         let points = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
         assert!(points.split(' ').count() <= 150);
     }
+}
+
+#[test]
+fn a_paraver_capture_gets_its_states_in_place_of_the_task_sections() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("t.prv"),
+        "#Paraver (d):1000_ns:0:1:1(2:1)\n1:0:1:1:1:0:500:1\n1:0:1:1:2:0:700:2\n2:0:1:1:1:100:9:3\n",
+    )
+    .unwrap();
+    ok(dir, &["ingest", "--archive", "db", "t.prv"]);
+    ok(dir, &["report", "--archive", "db", "-o", "r.md"]);
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    let heads: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+    // (Diagnostics first: no .pcf/.row beside the trace.)
+    assert_eq!(
+        heads,
+        ["## Diagnostics", "## Capture", "## State and channel time", "## Definitions"],
+        "{md}"
+    );
 }

@@ -75,7 +75,36 @@ pub fn render(r: &Report) -> String {
         );
     }
     summary(&mut s, r);
-    tasks(&mut s, r);
+    // A capture without task life cycles (Paraver, ovni) shows its states where the task
+    // table would be, and none of the task sections, which would all be empty.
+    let tasks_shown = !(r.tasks.is_empty() && r.other_format.is_some());
+    if tasks_shown {
+        tasks(&mut s, r);
+        misses_and_semaphores(&mut s, r);
+    } else {
+        states(&mut s, r);
+    }
+    if tasks_shown || !r.cpu_load.cores.is_empty() {
+        load(&mut s, r);
+    }
+    if tasks_shown {
+        charts(&mut s, r);
+        states(&mut s, r);
+    }
+    s.push_str("<h2 id=\"definitions\">Definitions</h2>\n<dl>");
+    for d in &r.definitions {
+        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(&d.name), esc(&d.text));
+    }
+    let _ = write!(
+        s,
+        "</dl>\n<p style=\"color:#888;font-size:11px\">tracedb {}</p>\n</body></html>\n",
+        esc(&r.tool_version)
+    );
+    s
+}
+
+/// The deadline misses and semaphore contention sections.
+fn misses_and_semaphores(s: &mut String, r: &Report) {
     let _ = writeln!(s, "<h2 id=\"deadline-misses\">Deadline misses</h2>");
     if let Some(c) = &r.comparison {
         let _ = writeln!(s, "<p class=\"was\">Baseline: {} misses.</p>", c.baseline_misses());
@@ -87,15 +116,15 @@ pub fn render(r: &Report) -> String {
             s,
             "<p>{} misses, worst lateness first{}.</p>",
             r.deadline_misses_total,
-            if r.deadline_misses.len() < r.deadline_misses_total {
-                format!(" (first {})", r.deadline_misses.len().min(100))
+            if r.deadline_misses_total > 100 {
+                " (the first 100 shown; `tracedb query deadline_misses` lists them all)".to_string()
             } else {
                 String::new()
             }
         );
         let shown: Vec<Row> = r.deadline_misses.iter().take(100).cloned().collect();
         table(
-            &mut s,
+            s,
             &shown,
             &[
                 "entity",
@@ -127,12 +156,16 @@ pub fn render(r: &Report) -> String {
                 ("wait_max", true),
                 ("hold_max", true),
             ] {
-                cell(&mut s, num(row, col), b.map(|b| num(b, col)), dur, false);
+                cell(s, num(row, col), b.map(|b| num(b, col)), dur, false);
             }
             let _ = writeln!(s, "<td>{}</td></tr>", esc(&text(row, "most_waiting_process")));
         }
         s.push_str("</table>\n");
     }
+}
+
+/// The CPU load section.
+fn load(s: &mut String, r: &Report) {
     let _ = write!(
         s,
         "<h2 id=\"cpu-load\">CPU load per core</h2>\n<p>Window {}.</p><p class=\"legend\">",
@@ -151,6 +184,10 @@ pub fn render(r: &Report) -> String {
     }
     s.push_str("</p>\n");
     s.push_str(&svg::load_chart(&r.cpu_load));
+}
+
+/// The response-time histograms and the Gantt chart.
+fn charts(s: &mut String, r: &Report) {
     s.push_str("\n<h2 id=\"histograms\">Response-time histograms</h2>\n<div class=\"grid\">\n");
     for h in &r.histograms {
         let n: i64 = h.counts.iter().sum();
@@ -170,7 +207,7 @@ pub fn render(r: &Report) -> String {
             svg::histogram(h)
         );
     }
-    s.push_str("</div>\n<h2 id=\"gantt\">Gantt chart of the busiest window</h2>\n");
+    s.push_str("</div>\n<h2 id=\"gantt\">Gantt chart around the worst response time</h2>\n");
     match &r.gantt {
         Some(g) => {
             let _ = write!(
@@ -184,30 +221,37 @@ pub fn render(r: &Report) -> String {
         }
         None => s.push_str("<p>No complete task instance to centre a window on.</p>\n"),
     }
+}
+
+/// State and channel time (captures of formats with no task life cycle).
+fn states(s: &mut String, r: &Report) {
     if let Some(o) = &r.other_format {
         s.push_str("<h2 id=\"states\">State and channel time</h2>\n");
         if let Some(n) = &o.note {
             let _ = writeln!(s, "<p>{}</p>", esc(n));
         }
-        for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
+        let parts = [
+            ("Time per state (state_time)", &o.state_time, o.totals.0),
+            ("Time per channel value (channel_time)", &o.channel_time, o.totals.1),
+        ];
+        for (title, rows, total) in parts {
+            let Some(rows) = rows else { continue };
+            let _ = writeln!(s, "<h3>{}</h3>", esc(title));
+            if rows.len() < total {
+                let _ = writeln!(
+                    s,
+                    "<p>The first {} of {total} rows; `tracedb query` lists them all.</p>",
+                    rows.len()
+                );
+            }
             let cols: Vec<String> = rows
                 .first()
                 .map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect())
                 .unwrap_or_default();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
-            table(&mut s, rows, &cols);
+            table(s, rows, &cols);
         }
     }
-    s.push_str("<h2 id=\"definitions\">Definitions</h2>\n<dl>");
-    for d in &r.definitions {
-        let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(&d.name), esc(&d.text));
-    }
-    let _ = write!(
-        s,
-        "</dl>\n<p style=\"color:#888;font-size:11px\">tracedb {}</p>\n</body></html>\n",
-        esc(&r.tool_version)
-    );
-    s
 }
 
 fn list(v: &[String]) -> String {

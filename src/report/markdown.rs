@@ -77,6 +77,31 @@ pub fn render(r: &Report) -> String {
     s.push_str(&line("events", &|c| c.events.to_string()));
     s.push_str(&line("entities", &|c| c.entities.to_string()));
     s.push('\n');
+    // A capture without task life cycles (Paraver, ovni) shows its states where the task
+    // table would be, and none of the task sections, which would all be empty.
+    let tasks_shown = !(r.tasks.is_empty() && r.other_format.is_some());
+    if tasks_shown {
+        tasks(&mut s, r);
+        misses_and_semaphores(&mut s, r);
+    } else {
+        states(&mut s, r);
+    }
+    if tasks_shown || !r.cpu_load.cores.is_empty() {
+        load(&mut s, r);
+    }
+    if tasks_shown {
+        gantt(&mut s, r);
+        states(&mut s, r);
+    }
+    let _ = writeln!(s, "## Definitions\n");
+    for d in &r.definitions {
+        let _ = writeln!(s, "* **{}**: {}", d.name, cell(&d.text));
+    }
+    s
+}
+
+/// The task table.
+fn tasks(s: &mut String, r: &Report) {
     let _ = writeln!(s, "## Tasks\n");
     if r.tasks.is_empty() {
         let _ = writeln!(s, "No task or ISR instances in this capture.\n");
@@ -119,6 +144,10 @@ pub fn render(r: &Report) -> String {
         }
         s.push('\n');
     }
+}
+
+/// The deadline misses and semaphore contention sections.
+fn misses_and_semaphores(s: &mut String, r: &Report) {
     let _ = writeln!(s, "## Deadline misses\n");
     if let Some(c) = &r.comparison {
         let _ = writeln!(s, "Baseline: {} misses.\n", c.baseline_misses());
@@ -126,10 +155,19 @@ pub fn render(r: &Report) -> String {
     if r.deadline_misses_total == 0 {
         let _ = writeln!(s, "None.\n");
     } else {
-        let _ = writeln!(s, "{} misses, worst lateness first (ns).\n", r.deadline_misses_total);
+        let _ = writeln!(
+            s,
+            "{} misses, worst lateness first (ns){}.\n",
+            r.deadline_misses_total,
+            if r.deadline_misses_total > 50 {
+                "; the first 50 shown (`tracedb query deadline_misses` lists them all)"
+            } else {
+                ""
+            }
+        );
         let shown: Vec<Row> = r.deadline_misses.iter().take(50).cloned().collect();
         table(
-            &mut s,
+            s,
             &shown,
             &["entity", "instance", "activate_ts", "response_time", "deadline", "lateness"],
         );
@@ -172,6 +210,10 @@ pub fn render(r: &Report) -> String {
         }
         s.push('\n');
     }
+}
+
+/// The CPU load section.
+fn load(s: &mut String, r: &Report) {
     let _ = writeln!(
         s,
         "## CPU load per core\n\nWindow {}.\n\n| core | mean load |\n|---|---:|",
@@ -183,6 +225,10 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(s, "| {} | {:.1}%{was} |", cell(&c.core), c.mean * 100.0);
     }
     s.push('\n');
+}
+
+/// Where the Gantt window is (the chart itself is in the HTML form).
+fn gantt(s: &mut String, r: &Report) {
     if let Some(g) = &r.gantt {
         let _ = writeln!(
             s,
@@ -192,25 +238,37 @@ pub fn render(r: &Report) -> String {
             g.focus
         );
     }
+}
+
+/// State and channel time (captures of formats with no task life cycle).
+fn states(s: &mut String, r: &Report) {
     if let Some(o) = &r.other_format {
         let _ = writeln!(s, "## State and channel time\n");
         if let Some(n) = &o.note {
             let _ = writeln!(s, "{n}\n");
         }
-        for rows in [&o.state_time, &o.channel_time].into_iter().flatten() {
+        let parts = [
+            ("Time per state (state_time)", &o.state_time, o.totals.0),
+            ("Time per channel value (channel_time)", &o.channel_time, o.totals.1),
+        ];
+        for (title, rows, total) in parts {
+            let Some(rows) = rows else { continue };
+            let _ = writeln!(s, "### {title}\n");
+            if rows.len() < total {
+                let _ = writeln!(
+                    s,
+                    "The first {} of {total} rows; `tracedb query` lists them all.\n",
+                    rows.len()
+                );
+            }
             let cols: Vec<String> = rows
                 .first()
                 .map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect())
                 .unwrap_or_default();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
-            table(&mut s, rows, &cols);
+            table(s, rows, &cols);
         }
     }
-    let _ = writeln!(s, "## Definitions\n");
-    for d in &r.definitions {
-        let _ = writeln!(s, "* **{}**: {}", d.name, cell(&d.text));
-    }
-    s
 }
 
 fn table(s: &mut String, rows: &[Row], cols: &[&str]) {

@@ -290,11 +290,14 @@ fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<Ot
         if queries::find(name).is_none() {
             return Ok(None);
         }
-        let mut r = analysis(conn, name, &[], c.capture_id)?;
-        r.truncate(LIST_CAP);
-        Ok(Some(r))
+        Ok(Some(analysis(conn, name, &[], c.capture_id)?))
     };
-    let (state_time, channel_time) = (get("state_time")?, get("channel_time")?);
+    let (mut state_time, mut channel_time) = (get("state_time")?, get("channel_time")?);
+    let totals =
+        (state_time.as_ref().map_or(0, Vec::len), channel_time.as_ref().map_or(0, Vec::len));
+    for rows in [&mut state_time, &mut channel_time].into_iter().flatten() {
+        rows.truncate(LIST_CAP);
+    }
     let note = (state_time.is_none() || channel_time.is_none()).then(|| {
         format!(
             "this {} capture has no task life cycle; the analyses state_time and channel_time, which \
@@ -302,7 +305,7 @@ fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<Ot
             c.format
         )
     });
-    Ok(Some(OtherFormat { state_time, channel_time, note }))
+    Ok(Some(OtherFormat { state_time, channel_time, totals, note }))
 }
 
 fn definitions() -> Vec<Definition> {

@@ -28,7 +28,7 @@ pub struct Report {
     pub cpu_load: CpuLoad,
     /// Response-time histogram per task.
     pub histograms: Vec<Histogram>,
-    /// The busiest window around the worst response time.
+    /// The window around the worst response time.
     pub gantt: Option<Gantt>,
     /// Non-BTF captures: state and channel time (or a note).
     pub other_format: Option<OtherFormat>,
@@ -200,6 +200,8 @@ pub struct OtherFormat {
     pub state_time: Option<Vec<Row>>,
     /// `channel_time` rows, when that analysis exists.
     pub channel_time: Option<Vec<Row>>,
+    /// Rows `state_time` and `channel_time` have before the list cap.
+    pub totals: (usize, usize),
     /// What could not be shown and why.
     pub note: Option<String>,
 }
