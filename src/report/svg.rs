@@ -58,9 +58,10 @@ pub fn load_chart(load: &CpuLoad) -> String {
         let t = from + (to - from) * i / 4;
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#,
+            r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="{}">{}</text>"#,
             x(t),
             h - 12.0,
+            anchor(i),
             human_ns(t as f64)
         );
     }
@@ -132,10 +133,11 @@ pub fn gantt(g: &Gantt) -> String {
         let t = g.from + (g.to - g.from) * i / 4;
         let _ = write!(
             s,
-            r##"<line x1="{0:.1}" x2="{0:.1}" y1="20" y2="{1}" stroke="#eee"/><text x="{0:.1}" y="14" font-size="10" text-anchor="middle">{2}</text>"##,
+            r##"<line x1="{0:.1}" x2="{0:.1}" y1="20" y2="{1}" stroke="#eee"/><text x="{0:.1}" y="14" font-size="10" text-anchor="{3}">{2}</text>"##,
             x(t),
             h - 24.0,
-            human_ns(t as f64)
+            human_ns(t as f64),
+            anchor(i)
         );
     }
     for (i, lane) in g.lanes.iter().enumerate() {
@@ -182,4 +184,14 @@ pub fn gantt(g: &Gantt) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// Text anchor of the i-th of five axis labels: the last one ends at the right edge instead
+/// of being cut by it.
+fn anchor(i: i64) -> &'static str {
+    if i == 4 {
+        "end"
+    } else {
+        "middle"
+    }
 }
