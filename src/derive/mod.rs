@@ -158,7 +158,7 @@ pub struct Deriver<O: Output> {
     inst_core: FastMap<(Sym, i64), Sym>,
     /// Per semaphore, an `overfull` step no open request could take yet: its time, and the
     /// request marked contended meanwhile with its previous mark.
-    overfull_pending: FastMap<Sym, (i64, Option<(Sym, i64, Option<i64>, bool)>)>,
+    overfull_pending: FastMap<Sym, semaphore::PendingOverfull>,
     /// Runnables started by a process instance not seen yet, by that instance.
     orphans: FastMap<(Sym, i64), Vec<(Sym, i64)>>,
     /// Last instance of each runnable that ended (terminated, or ended with its task).

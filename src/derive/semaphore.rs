@@ -58,6 +58,10 @@ pub(super) struct Sem {
     value: Option<f64>,
 }
 
+/// An `overfull` step no open request could take yet: its time, and the request marked
+/// contended meanwhile (process, instance, request time) with its previous mark.
+pub(super) type PendingOverfull = (i64, Option<(Sym, i64, Option<i64>, bool)>);
+
 /// An open request of a semaphore by a process instance.
 pub(super) struct Request {
     process: Sym,
