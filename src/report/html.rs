@@ -1,6 +1,6 @@
 //! The HTML form: one self-contained page (inline CSS and SVG, no script, nothing fetched).
 use super::svg::{self, esc};
-use super::{change_text, human, human_ns, num, text, Report, Row, TaskRow, TASK_COLUMNS};
+use super::{change_text, human, human_ns, num, text, Report, Row, Section, TaskRow, TASK_COLUMNS};
 use std::fmt::Write;
 
 const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-width:1300px}\
@@ -75,21 +75,14 @@ pub fn render(r: &Report) -> String {
         );
     }
     summary(&mut s, r);
-    // A capture without task life cycles (Paraver, ovni) shows its states where the task
-    // table would be, and none of the task sections, which would all be empty.
-    let tasks_shown = !(r.tasks.is_empty() && r.other_format.is_some());
-    if tasks_shown {
-        tasks(&mut s, r);
-        misses_and_semaphores(&mut s, r);
-    } else {
-        states(&mut s, r);
-    }
-    if tasks_shown || !r.cpu_load.cores.is_empty() {
-        load(&mut s, r);
-    }
-    if tasks_shown {
-        charts(&mut s, r);
-        states(&mut s, r);
+    for section in r.sections() {
+        match section {
+            Section::Tasks => tasks(&mut s, r),
+            Section::MissesAndSemaphores => misses_and_semaphores(&mut s, r),
+            Section::Load => load(&mut s, r),
+            Section::Charts => charts(&mut s, r),
+            Section::States => states(&mut s, r),
+        }
     }
     s.push_str("<h2 id=\"definitions\">Definitions</h2>\n<dl>");
     for d in &r.definitions {

@@ -1,6 +1,6 @@
 //! The Markdown form, for a merge-request comment or a wiki: tables, no charts (the CPU load
 //! is given as its mean per core, the histograms are left to the HTML form).
-use super::{change_text, human, human_ns, num, text, Report, Row, TASK_COLUMNS};
+use super::{change_text, human, human_ns, num, text, Report, Row, Section, TASK_COLUMNS};
 use std::fmt::Write;
 
 fn cell(s: &str) -> String {
@@ -77,21 +77,14 @@ pub fn render(r: &Report) -> String {
     s.push_str(&line("events", &|c| c.events.to_string()));
     s.push_str(&line("entities", &|c| c.entities.to_string()));
     s.push('\n');
-    // A capture without task life cycles (Paraver, ovni) shows its states where the task
-    // table would be, and none of the task sections, which would all be empty.
-    let tasks_shown = !(r.tasks.is_empty() && r.other_format.is_some());
-    if tasks_shown {
-        tasks(&mut s, r);
-        misses_and_semaphores(&mut s, r);
-    } else {
-        states(&mut s, r);
-    }
-    if tasks_shown || !r.cpu_load.cores.is_empty() {
-        load(&mut s, r);
-    }
-    if tasks_shown {
-        gantt(&mut s, r);
-        states(&mut s, r);
+    for section in r.sections() {
+        match section {
+            Section::Tasks => tasks(&mut s, r),
+            Section::MissesAndSemaphores => misses_and_semaphores(&mut s, r),
+            Section::Load => load(&mut s, r),
+            Section::Charts => gantt(&mut s, r),
+            Section::States => states(&mut s, r),
+        }
     }
     let _ = writeln!(s, "## Definitions\n");
     for d in &r.definitions {

@@ -246,3 +246,37 @@ pub struct Definition {
     /// What it means.
     pub text: String,
 }
+
+/// The sections between the capture summary and the definitions, in the order both forms
+/// print them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The task table.
+    Tasks,
+    /// Deadline misses and semaphore contention.
+    MissesAndSemaphores,
+    /// CPU load per core.
+    Load,
+    /// Response-time histograms and the Gantt chart.
+    Charts,
+    /// State and channel time (formats with no task life cycle).
+    States,
+}
+
+impl Report {
+    /// The sections this report has. A capture without task life cycles (Paraver, ovni)
+    /// shows its states where the task table would be, and none of the task sections, which
+    /// would all be empty (nor CPU load, when no core was occupied).
+    pub fn sections(&self) -> Vec<Section> {
+        use Section::*;
+        if self.tasks.is_empty() && self.other_format.is_some() {
+            let mut v = vec![States];
+            if !self.cpu_load.cores.is_empty() {
+                v.push(Load);
+            }
+            v
+        } else {
+            vec![Tasks, MissesAndSemaphores, Load, Charts, States]
+        }
+    }
+}
