@@ -20,7 +20,7 @@ use arrow::record_batch::RecordBatch;
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use rustyline::{CompletionType, Config, Editor};
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -267,10 +267,23 @@ impl Shell {
         }
     }
 
+    /// Width tables are fitted to: the terminal's, when results go to one (not to an
+    /// `.output` file, which keeps whole values).
+    fn table_width(&self) -> Option<usize> {
+        if self.output.is_some() || !io::stdout().is_terminal() {
+            return None;
+        }
+        terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))
+    }
+
     /// The current mode as an output layout.
     fn layout(&self) -> Layout {
         match self.mode {
-            Mode::Table => Layout::Table(TableStyle { max_rows: self.max_rows, types: true }),
+            Mode::Table => Layout::Table(TableStyle {
+                max_rows: self.max_rows,
+                types: true,
+                max_width: self.table_width(),
+            }),
             Mode::Csv => Layout::Csv,
             Mode::Json => Layout::Json,
             Mode::Markdown => Layout::Markdown(self.max_rows),
@@ -317,7 +330,7 @@ impl Shell {
     }
 
     fn print(&mut self, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
-        let (mode, max_rows) = (self.mode, self.max_rows);
+        let (mode, max_rows, max_width) = (self.mode, self.max_rows, self.table_width());
         let mut stdout = io::stdout().lock();
         let w: &mut dyn Write = match &mut self.output {
             Some((_, f)) => f,
@@ -328,7 +341,7 @@ impl Shell {
                 w,
                 schema,
                 batches,
-                TableStyle { max_rows, types: true },
+                TableStyle { max_rows, types: true, max_width },
             )?,
             Mode::Csv => output::write(w, schema, batches, OutputFormat::Csv)?,
             Mode::Json => output::write(w, schema, batches, OutputFormat::Json)?,
