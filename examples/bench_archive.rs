@@ -215,7 +215,7 @@ fn print_tables(rows: &[Row]) {
         );
     }
     println!();
-    println!("| file | events | intervals | instances | other tables | files |");
+    println!("| file | events (bytes) | intervals (bytes) | instances (bytes) | other tables (bytes) | files |");
     println!("|---|---|---|---|---|---|");
     for r in rows {
         let get = |t: &str| r.tables.iter().find(|x| x.0 == t).map_or(0, |x| x.1);

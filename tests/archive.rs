@@ -755,3 +755,73 @@ fn a_capture_name_with_a_line_break_exports_to_valid_btf() {
     ok(d, &["ingest", "--archive", "back", "out.btf"]);
     assert_eq!(scalar(d, "back", "SELECT count(*) FROM diagnostics"), "0");
 }
+
+#[test]
+fn chrome_json_keeps_negative_times_overlapping_instances_and_every_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // TASK_A instance 0 starts before time zero; instance 1 overlaps it on another core and
+    // waits for an event it is released from.
+    std::fs::write(
+        d.join("t.btf"),
+        "#timeScale ns\n-1500,S,-1,T,TASK_A,0,activate\n-999,Core_0,0,T,TASK_A,0,start\n\
+         5,S,-1,T,TASK_A,1,activate\n20,Core_1,0,T,TASK_A,1,start\n30,Core_0,0,T,TASK_A,0,terminate\n\
+         35,Core_1,0,T,TASK_A,1,wait\n38,Core_1,0,T,TASK_A,1,release\n38,Core_1,0,T,TASK_A,1,resume\n\
+         40,Core_1,0,T,TASK_A,1,terminate\n50,S,-1,STI,S,-1,trigger\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "t.btf"]);
+    ok(d, &["export", "1", "--archive", "db", "--to", "chrome-json", "t.json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let ts = |name: &str, ph: &str| -> Vec<f64> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == ph && e["name"] == name)
+            .filter_map(|e| e["ts"].as_f64())
+            .collect()
+    };
+    assert_eq!(ts("activate", "i"), [-1.5, 0.005]);
+    assert!(ts("TASK_A", "X").contains(&-0.999));
+    assert_eq!(ts("release", "i"), [0.038], "release is an event of its own");
+    // The overlapping instance has a track of its own; slices on one track never overlap.
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"TASK_A (2)"), "{names:?}");
+    // The stimulus has its track in "Other" (pid 3), not among the tasks.
+    let trigger = events.iter().find(|e| e["name"] == "trigger").unwrap();
+    assert_eq!(trigger["pid"], 3);
+    assert!(std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .all(|e| !e.file_name().to_string_lossy().ends_with(".tmp")));
+}
+
+#[test]
+fn an_export_that_fails_half_way_leaves_the_old_file_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    ok(d, &["ingest", "--archive", "db", "--no-keep-source", sample.to_str().unwrap()]);
+    std::fs::write(d.join("old.btf"), "keep me\n").unwrap();
+    // A file size limit of 100 KiB makes the 2 MB export fail part way through.
+    let script = format!(
+        "ulimit -f 100; trap '' XFSZ; exec '{}' export 1 --archive db --to btf old.btf",
+        crate::util::bin().display()
+    );
+    let out =
+        std::process::Command::new("bash").arg("-c").arg(&script).current_dir(d).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(d.join("old.btf")).unwrap(), "keep me\n");
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -11,6 +11,29 @@ fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
 }
 
+/// Beside `path`, the temporary name an export writes to before it is complete.
+fn tmp_path(path: &Path) -> std::path::PathBuf {
+    let name =
+        path.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.tracedb-{}.tmp", std::process::id()))
+}
+
+/// Gives `path` the file written at `tmp` when `result` is Ok; removes `tmp` otherwise. An
+/// export that fails half way leaves no half-written file, and any file it would have
+/// replaced as it was.
+fn commit<T>(result: Result<T>, tmp: &Path, path: &Path) -> Result<T> {
+    match result {
+        Ok(v) => {
+            std::fs::rename(tmp, path).map_err(out_err(path))?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            Err(e)
+        }
+    }
+}
+
 /// Runs `sql` and calls `f` for every batch, as DuckDB produces them (streamed: a capture's
 /// events are never all in memory at once).
 fn each_batch(
@@ -69,7 +92,18 @@ fn field(s: &str) -> String {
 
 /// Writes capture `id` as BTF text (times in ns) to `path`.
 pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Result<u64> {
-    let file = std::fs::File::create(path).map_err(out_err(path))?;
+    let tmp = tmp_path(path);
+    let file = std::fs::File::create(&tmp).map_err(out_err(path))?;
+    commit(write_btf(conn, id, name, file, path), &tmp, path)
+}
+
+fn write_btf(
+    conn: &duckdb::Connection,
+    id: i64,
+    name: &str,
+    file: std::fs::File,
+    path: &Path,
+) -> Result<u64> {
     let mut w = std::io::BufWriter::new(file);
     let header = format!(
         "#version 2.2.0\n#creator tracedb {} (export of capture {id} '{}')\n#timeScale ns\n",
@@ -144,15 +178,38 @@ fn json(s: &str) -> String {
 
 fn micros(ns: i64) -> String {
     // Trace-event times are µs; keep ns precision with three decimals.
-    format!("{}.{:03}", ns.div_euclid(1000), ns.rem_euclid(1000))
+    let (sign, a) = (if ns < 0 { "-" } else { "" }, ns.unsigned_abs());
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
 }
 
 /// Writes capture `id` as Chrome/Perfetto trace-event JSON to `path`: process 1 "Cores"
 /// with a thread per core (what ran), process 2 "Tasks" with a thread per task, ISR or
-/// runnable (its running slices), and instant events for everything else on the target's
-/// track. Returns the number of trace events written.
+/// runnable (its running slices) and per Paraver thread (its states), process 3 "Other"
+/// with a thread per semaphore, signal, stimulus or other entity, and instant events for
+/// everything else on the target's track. Two instances of one task running at once get
+/// a track each (`TASK (2)`): slices on one track must nest. Returns the number of trace
+/// events written.
 pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result<u64> {
-    let file = std::fs::File::create(path).map_err(out_err(path))?;
+    let tmp = tmp_path(path);
+    let file = std::fs::File::create(&tmp).map_err(out_err(path))?;
+    commit(write_chrome_json(conn, id, file, path), &tmp, path)
+}
+
+/// Process of an entity's track by its type: cores, tasks (and Paraver threads), other.
+fn chrome_pid(entity_type: &str) -> i64 {
+    match entity_type {
+        "C" | "Core" | "CPU" => 1,
+        "T" | "I" | "ISR" | "R" | "THREAD" => 2,
+        _ => 3,
+    }
+}
+
+fn write_chrome_json(
+    conn: &duckdb::Connection,
+    id: i64,
+    file: std::fs::File,
+    path: &Path,
+) -> Result<u64> {
     let mut w = std::io::BufWriter::new(file);
     let mut tracks: std::collections::HashMap<(i64, String), i64> =
         std::collections::HashMap::new();
@@ -172,6 +229,10 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
     emit(
         &mut w,
         r#"{"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "Tasks"}}"#.into(),
+    )?;
+    emit(
+        &mut w,
+        r#"{"name": "process_name", "ph": "M", "pid": 3, "args": {"name": "Other"}}"#.into(),
     )?;
     let mut track = |w: &mut std::io::BufWriter<std::fs::File>,
                      pid: i64,
@@ -195,12 +256,18 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
         )?;
         Ok(next)
     };
-    // Slices: what occupied each core, and each task's/runnable's running stretches.
+    // Slices: what occupied each core, each task's/runnable's running stretches, and the
+    // states of entities without a BTF life cycle (Paraver threads and CPUs).
+    // Per track, the end of each lane's last slice: a slice goes on the first lane free by
+    // its start (lane 0 is the entity's own track).
+    let mut lanes: std::collections::HashMap<(i64, String), Vec<i64>> =
+        std::collections::HashMap::new();
     each_batch(
         conn,
         &format!(
-            "SELECT channel, entity, state, ts, dur, instance, value FROM intervals \
-             WHERE capture_id = {id} AND (channel = 'running' OR (channel = 'state' AND state = 'running')) \
+            "SELECT channel, entity, state, ts, dur, instance, value, entity_type FROM intervals \
+             WHERE capture_id = {id} AND (channel = 'running' OR (channel = 'state' AND \
+             (state = 'running' OR entity_type NOT IN ('T', 'I', 'ISR', 'R', 'SEM', 'SIG')))) \
              ORDER BY ts"
         ),
         |b| {
@@ -209,13 +276,32 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
                 let channel = c.text(0, r).unwrap_or_default();
                 let entity = c.text(1, r).unwrap_or_default();
                 let state = c.text(2, r).unwrap_or_default();
+                let etype = c.text(7, r).unwrap_or_default();
                 let (ts, dur) = (c.int(3, r).unwrap_or(0), c.int(4, r).unwrap_or(0));
                 let (pid, thread, name, inst) = if channel == "running" {
-                    let inst = b.column(6).as_primitive_opt::<Float64Type>().filter(|a| !a.is_null(r)).map(|a| a.value(r) as i64);
+                    let inst = b
+                        .column(6)
+                        .as_primitive_opt::<Float64Type>()
+                        .filter(|a| !a.is_null(r))
+                        .map(|a| a.value(r) as i64);
                     (1, entity, state, inst.unwrap_or(-1))
-                } else {
+                } else if state == "running" && matches!(etype.as_str(), "T" | "I" | "ISR" | "R") {
                     (2, entity.clone(), entity, c.int(5, r).unwrap_or(-1))
+                } else {
+                    (chrome_pid(&etype), entity, state, -1)
                 };
+                let ends = lanes.entry((pid, thread.clone())).or_default();
+                let lane = match ends.iter().position(|end| *end <= ts) {
+                    Some(k) => k,
+                    None => {
+                        ends.push(ts);
+                        ends.len() - 1
+                    }
+                };
+                if let Some(end) = ends.get_mut(lane) {
+                    *end = ts + dur;
+                }
+                let thread = if lane == 0 { thread } else { format!("{thread} ({})", lane + 1) };
                 let tid = track(&mut w, pid, &thread, &mut emit)?;
                 emit(
                     &mut w,
@@ -234,20 +320,22 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
     each_batch(
         conn,
         &format!(
-            "SELECT target, action, ts, note, source FROM events WHERE capture_id = {id} \
-             AND action NOT IN ('start', 'resume', 'preempt', 'terminate', 'run', 'poll', 'wait', 'release', 'park', 'suspend') \
+            "SELECT target, action, ts, note, source, target_type FROM events WHERE capture_id = {id} \
+             AND NOT (target_type IN ('T', 'I', 'ISR', 'R') AND action IN \
+                 ('start', 'resume', 'preempt', 'terminate', 'run', 'poll', 'wait', 'suspend')) \
              ORDER BY seq"
         ),
         |b| {
             let c = Cells::new(b);
             for r in 0..b.num_rows() {
                 let target = c.text(0, r).unwrap_or_default();
-                let tid = track(&mut w, 2, &target, &mut emit)?;
+                let pid = chrome_pid(&c.text(5, r).unwrap_or_default());
+                let tid = track(&mut w, pid, &target, &mut emit)?;
                 let note = c.text(3, r).map(|n| format!(", \"note\": {}", json(&n))).unwrap_or_default();
                 emit(
                     &mut w,
                     format!(
-                        r#"{{"name": {}, "ph": "i", "s": "t", "pid": 2, "tid": {tid}, "ts": {}, "args": {{"source": {}{note}}}}}"#,
+                        r#"{{"name": {}, "ph": "i", "s": "t", "pid": {pid}, "tid": {tid}, "ts": {}, "args": {{"source": {}{note}}}}}"#,
                         json(&c.text(1, r).unwrap_or_default()),
                         micros(c.int(2, r).unwrap_or(0)),
                         json(&c.text(4, r).unwrap_or_default())
@@ -265,15 +353,28 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
 /// Writes every table of capture `id` to `dir/<table>.parquet` (zstd, with `capture_id`).
 pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut written = Vec::new();
+    // Every table to a temporary name first; renamed into place only when all are written.
+    let mut done: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
     for t in super::schema::tables() {
         let out = dir.join(format!("{}.parquet", t.name));
+        let tmp = tmp_path(&out);
         let sql = format!(
             "COPY (SELECT * FROM {} WHERE capture_id = {id}) TO '{}' (FORMAT parquet, COMPRESSION zstd)",
             t.name,
-            out.to_string_lossy().replace('\'', "''")
+            tmp.to_string_lossy().replace('\'', "''")
         );
-        conn.execute_batch(&sql)?;
+        if let Err(e) = conn.execute_batch(&sql) {
+            let _ = std::fs::remove_file(&tmp);
+            for (tmp, _) in &done {
+                let _ = std::fs::remove_file(tmp);
+            }
+            return Err(e.into());
+        }
+        done.push((tmp, out));
+    }
+    let mut written = Vec::new();
+    for (tmp, out) in done {
+        std::fs::rename(&tmp, &out).map_err(out_err(&out))?;
         written.push(out.display().to_string());
     }
     Ok(written)
