@@ -34,6 +34,8 @@ pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 const BATCH_ROWS: usize = 65_536;
 /// Rows per Parquet row group (DESIGN.md: 100k to 1M).
 const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Bytes of encoded data a row group holds at most in memory before it is written.
+const ROW_GROUP_BYTES: usize = 64 << 20;
 /// Largest data page, bytes before compression.
 const PAGE_BYTES: usize = 1 << 20;
 
@@ -430,6 +432,14 @@ impl CaptureWriter {
                         path: path.clone(),
                         message: e.to_string(),
                     })?;
+                    // Rows of long names or notes: a row group closes at a size too, so the
+                    // memory it holds stays bounded whatever the rows hold.
+                    if w.in_progress_size() > ROW_GROUP_BYTES {
+                        w.flush().map_err(|e| Error::Archive {
+                            path: path.clone(),
+                            message: e.to_string(),
+                        })?;
+                    }
                 }
                 let mut out = Vec::new();
                 for ((table, path, w), rows) in writers.into_iter().zip(rows) {
