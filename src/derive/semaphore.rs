@@ -278,14 +278,19 @@ impl<O: Output> Deriver<O> {
                             self.names.resolve(sem)
                         );
                         self.diag(Severity::Warning, "release_without_assign", a.pos, a.ts, msg)?;
+                        // Its open request, if any, ends here: a trace that logs no `assigned`
+                        // does not pile up requests that never close.
+                        let list = self.requests.entry(sem).or_default();
+                        let open = list.iter().position(|r| r.process == p && r.instance == i);
+                        let r = open.map(|k| list.remove(k));
                         LockRow {
                             semaphore: sem,
                             process: p,
                             process_instance: i,
-                            request_ts: None,
+                            request_ts: r.as_ref().and_then(|r| r.request_ts),
                             assigned_ts: None,
                             released_ts: Some(a.ts),
-                            contended_step: false,
+                            contended_step: r.is_some_and(|r| r.contended),
                         }
                     }
                 };

@@ -439,3 +439,14 @@ fn a_request_given_up_ends_unassigned_and_an_overfull_step_marks_the_request_it_
         );
     }
 }
+
+#[test]
+fn a_release_without_assigned_closes_the_open_request() {
+    let (s, rows) = derive(
+        "0,T1,0,SEM,S,0,requestsemaphore\n5,T1,0,SEM,S,0,released\n\
+         6,T1,0,SEM,S,0,requestsemaphore\n9,T1,0,SEM,S,0,released\n",
+    );
+    // Two requests, each closed by its release (no assigned logged): no request stays open.
+    assert_eq!(rows.locks, ["S T1 wait=None hold=None", "S T1 wait=None hold=None"]);
+    assert_eq!(diag_count(&s, "release_without_assign"), 2);
+}
