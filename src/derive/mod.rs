@@ -159,6 +159,8 @@ pub struct Deriver<O: Output> {
     /// Per semaphore, an `overfull` step no open request could take yet: its time, and the
     /// request marked contended meanwhile with its previous mark.
     overfull_pending: FastMap<Sym, semaphore::PendingOverfull>,
+    /// Open process instances per entity, oldest first (see `MAX_OPEN_INSTANCES`).
+    open_by_entity: FastMap<Sym, std::collections::VecDeque<i64>>,
     /// Runnables started by a process instance not seen yet, by that instance.
     orphans: FastMap<(Sym, i64), Vec<(Sym, i64)>>,
     /// Last instance of each runnable that ended (terminated, or ended with its task).
@@ -220,6 +222,7 @@ impl<O: Output> Deriver<O> {
             inst_core: FastMap::default(),
             runnable_ended: FastMap::default(),
             orphans: FastMap::default(),
+            open_by_entity: FastMap::default(),
             overfull_pending: FastMap::default(),
             pending_ends: Vec::new(),
             pending_ends_ts: i64::MIN,

@@ -134,6 +134,10 @@ pub(super) struct Runnable {
     row: InstanceRow,
 }
 
+/// Instances of one task or ISR open at once beyond which the oldest is closed (a trace
+/// whose instances never terminate would otherwise hold them all in memory).
+const MAX_OPEN_INSTANCES: usize = 4096;
+
 /// A runnable ended by its task's terminate, waiting for its own terminate at the same time.
 pub(super) struct PendingEnd {
     runnable: (Sym, i64),
@@ -191,6 +195,7 @@ impl<O: Output> Deriver<O> {
                     runnables: Vec::new(),
                 };
                 self.procs.insert(key, p);
+                self.track_open(key, a)?;
                 self.adopt_runnables(key);
                 self.enter(key, to, a)?;
                 // Adopted runnables were running; the task may not be.
@@ -238,6 +243,7 @@ impl<O: Output> Deriver<O> {
             if let Some(mut p) = self.procs.remove(&key) {
                 p.row.clean = false;
                 self.inst_core.remove(&key);
+                self.untrack_open(key);
                 self.emit_instance(p.row)?;
             }
         }
@@ -252,7 +258,59 @@ impl<O: Output> Deriver<O> {
             runnables: Vec::new(),
         };
         self.procs.insert(key, p);
-        Ok(())
+        self.track_open(key, a)
+    }
+
+    /// Counts a new open instance of its entity; past [`MAX_OPEN_INSTANCES`] of them, the
+    /// oldest is closed as incomplete, so that a trace whose instances never end (activates
+    /// without terminates) keeps memory bounded.
+    fn track_open(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
+        let open = self.open_by_entity.entry(key.0).or_default();
+        open.push_back(key.1);
+        if open.len() <= MAX_OPEN_INSTANCES {
+            return Ok(());
+        }
+        let Some(oldest) = open.pop_front() else { return Ok(()) };
+        let old = (key.0, oldest);
+        let Some(mut p) = self.procs.remove(&old) else { return Ok(()) };
+        let msg = format!(
+            "{} has more than {MAX_OPEN_INSTANCES} instances open at once; the oldest, instance \
+             {oldest}, is kept as incomplete from here on (its state is shown open)",
+            self.names.resolve(key.0)
+        );
+        self.diag(Severity::Warning, "too_many_open_instances", a.pos, a.ts, msg)?;
+        let dur = a.ts - p.since;
+        account(&mut p.row, p.state, dur);
+        let row = IntervalRow {
+            entity: old.0,
+            entity_type: p.etype,
+            instance: old.1,
+            channel: self.known.state,
+            state: StateText::Sym(self.names.intern(p.state.name())),
+            value: None,
+            ts: p.since,
+            dur,
+            core: if p.state.on_core() { p.core } else { None },
+            start_action: Some(p.since_action),
+            end_action: None,
+            open: true,
+        };
+        self.emit_interval(row)?;
+        if let Some(c) = p.core.filter(|_| p.state.on_core()) {
+            self.vacate(c, old, a)?;
+        }
+        self.inst_core.remove(&old);
+        p.row.clean = false;
+        self.emit_instance(p.row)
+    }
+
+    /// An instance of `key.0` is no longer open.
+    fn untrack_open(&mut self, key: (Sym, i64)) {
+        if let Some(open) = self.open_by_entity.get_mut(&key.0) {
+            if let Some(k) = open.iter().position(|i| *i == key.1) {
+                open.remove(k);
+            }
+        }
     }
 
     /// Closes the current state's interval at `a.ts`, adding its length to the totals.
@@ -336,6 +394,7 @@ impl<O: Output> Deriver<O> {
                 p.row.terminate_ts = Some(a.ts);
                 self.last_terminated.insert(key.0, key.1);
                 self.inst_core.remove(&key);
+                self.untrack_open(key);
                 self.emit_instance(p.row)?;
             }
         }

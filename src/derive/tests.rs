@@ -450,3 +450,13 @@ fn a_release_without_assigned_closes_the_open_request() {
     assert_eq!(rows.locks, ["S T1 wait=None hold=None", "S T1 wait=None hold=None"]);
     assert_eq!(diag_count(&s, "release_without_assign"), 2);
 }
+
+#[test]
+fn instances_that_never_end_are_not_all_kept_open() {
+    let text: String = (0..5000).map(|i| format!("{i},S,0,T,A,{i},activate\n")).collect();
+    let (s, rows) = derive(&text);
+    // Every instance has its row; beyond 4096 open at once the oldest were closed early.
+    assert_eq!(rows.instances.len(), 5000);
+    assert_eq!(diag_count(&s, "too_many_open_instances"), 5000 - 4096);
+    assert!(rows.instances.iter().all(|r| r.ends_with("complete=false")));
+}
