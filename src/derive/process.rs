@@ -279,12 +279,24 @@ impl<O: Output> Deriver<O> {
             self.names.resolve(key.0)
         );
         self.diag(Severity::Warning, "too_many_open_instances", a.pos, a.ts, msg)?;
-        let dur = a.ts - p.since;
+        self.emit_open_state(old, &mut p, a.ts)?;
+        if let Some(c) = p.core.filter(|_| p.state.on_core()) {
+            self.vacate(c, old, a)?;
+        }
+        self.inst_core.remove(&old);
+        p.row.clean = false;
+        self.emit_instance(p.row)
+    }
+
+    /// Emits the state `p` is still in as an `open` interval up to `end`, adding it to the
+    /// instance's totals.
+    fn emit_open_state(&mut self, key: (Sym, i64), p: &mut Proc, end: i64) -> Result<()> {
+        let dur = end - p.since;
         account(&mut p.row, p.state, dur);
         let row = IntervalRow {
-            entity: old.0,
+            entity: key.0,
             entity_type: p.etype,
-            instance: old.1,
+            instance: key.1,
             channel: self.known.state,
             state: StateText::Sym(self.names.intern(p.state.name())),
             value: None,
@@ -295,13 +307,7 @@ impl<O: Output> Deriver<O> {
             end_action: None,
             open: true,
         };
-        self.emit_interval(row)?;
-        if let Some(c) = p.core.filter(|_| p.state.on_core()) {
-            self.vacate(c, old, a)?;
-        }
-        self.inst_core.remove(&old);
-        p.row.clean = false;
-        self.emit_instance(p.row)
+        self.emit_interval(row)
     }
 
     /// An instance of `key.0` is no longer open.
@@ -786,23 +792,7 @@ impl<O: Output> Deriver<O> {
         keys.sort_by(|a, b| (self.names.resolve(a.0), a.1).cmp(&(self.names.resolve(b.0), b.1)));
         for key in keys {
             let Some(mut p) = self.procs.remove(&key) else { continue };
-            let dur = end - p.since;
-            account(&mut p.row, p.state, dur);
-            let row = IntervalRow {
-                entity: key.0,
-                entity_type: p.etype,
-                instance: key.1,
-                channel: self.known.state,
-                state: StateText::Sym(self.names.intern(p.state.name())),
-                value: None,
-                ts: p.since,
-                dur,
-                core: if p.state.on_core() { p.core } else { None },
-                start_action: Some(p.since_action),
-                end_action: None,
-                open: true,
-            };
-            self.emit_interval(row)?;
+            self.emit_open_state(key, &mut p, end)?;
             self.emit_instance(p.row)?;
         }
         let mut rkeys: Vec<(Sym, i64)> = self.runnables.keys().copied().collect();
