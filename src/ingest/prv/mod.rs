@@ -405,6 +405,9 @@ const DECLARE_ROWS_MAX: u64 = 1 << 20;
 /// in order, and a channel's states need them in order.
 const EVENT_REORDER: usize = 1 << 17;
 
+/// Fields (8 bytes each) the event reorder buffer holds at most: 128 MiB.
+const EVENT_REORDER_FIELDS: usize = 16 << 20;
+
 /// An event record waiting in the reorder buffer: its time, where it was read, its fields.
 struct PendingEvents {
     ts: i64,
@@ -429,6 +432,8 @@ struct Reader<'p> {
     pcf: Option<Pcf>,
     pending: Reorder<PendingEvents>,
     ready: Vec<PendingEvents>,
+    /// Fields held in `pending`, bounded by [`EVENT_REORDER_FIELDS`].
+    pending_fields: usize,
 }
 
 /// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
@@ -517,6 +522,7 @@ pub fn read<R: Read>(
                 pcf: comp.pcf.clone(),
                 pending: Reorder::new(EVENT_REORDER),
                 ready: Vec::new(),
+                pending_fields: 0,
             });
             header = Some((h, pos));
             continue;
@@ -738,7 +744,12 @@ impl Reader<'_> {
         let Some(ts) = self.time(f.get(5).copied().unwrap_or(0), text, pos, sink)? else {
             return Ok(());
         };
+        self.pending_fields += f.len();
         self.pending.push(ts, PendingEvents { ts, pos, fields: f }, &mut self.ready);
+        // Records of hundreds of pairs: the window is bounded in fields too (memory).
+        if self.pending_fields > EVENT_REORDER_FIELDS {
+            self.pending.drain(&mut self.ready);
+        }
         self.emit_ready(sink)
     }
 
@@ -750,6 +761,7 @@ impl Reader<'_> {
 
     fn emit_ready(&mut self, sink: &mut dyn Sink) -> Result<()> {
         for rec in std::mem::take(&mut self.ready) {
+            self.pending_fields = self.pending_fields.saturating_sub(rec.fields.len());
             self.emit_events(&rec, sink)?;
         }
         Ok(())
