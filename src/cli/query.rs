@@ -47,18 +47,33 @@ pub fn run(args: Args) -> Result<()> {
         None => None,
     };
     let conn = archive.connect()?;
-    let (files, rest): (Vec<_>, Vec<_>) = values
-        .into_iter()
-        .partition(|(k, _)| q.params.iter().any(|p| &p.name == k && p.kind == "file"));
-    for (k, v) in files {
-        if k == "deadlines" {
-            load_deadlines(&conn, Path::new(&v))?;
-        }
-    }
+    let (rest, _) = load_file_params(&conn, &q, values)?;
     let sql = q.invocation(&rest, capture)?;
     let mut out = super::stdout();
     super::sql::run_statement(&conn, &sql, args.format, &mut out)?;
     out.flush().map_err(Error::Output)
+}
+
+/// Loads the file parameters of `q` found in `values` (`deadlines=FILE` fills
+/// `param_deadlines`, replacing what it held) and returns the other parameters, and whether
+/// a file was loaded (the shell empties the table again after its run).
+pub fn load_file_params(
+    conn: &duckdb::Connection,
+    q: &crate::store::queries::Query,
+    values: Vec<(String, String)>,
+) -> Result<(Vec<(String, String)>, bool)> {
+    let (files, rest): (Vec<_>, Vec<_>) = values
+        .into_iter()
+        .partition(|(k, _)| q.params.iter().any(|p| &p.name == k && p.kind == "file"));
+    if !files.is_empty() {
+        conn.execute_batch("DELETE FROM param_deadlines")?;
+    }
+    for (k, v) in &files {
+        if k == "deadlines" {
+            load_deadlines(conn, Path::new(v))?;
+        }
+    }
+    Ok((rest, !files.is_empty()))
 }
 
 /// Fills `param_deadlines` from a deadline file (read by deadline_misses and

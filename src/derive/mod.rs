@@ -570,44 +570,29 @@ impl<O: Output> Sink for Deriver<O> {
         // The numeric payload, parsed once for the row and the state machines.
         let value = ev.value.or_else(|| numeric(ev.note));
 
+        // The event as the state machines see it, once its core is known.
+        let act = |core| process::Act {
+            ts,
+            pos: ev.pos,
+            action,
+            core,
+            source,
+            source_instance: ev.source_instance,
+        };
         let core = match class {
             Class::Process => {
                 let core = self.resolve_core(ev, source, target, true)?;
-                let a = process::Act {
-                    ts,
-                    pos: ev.pos,
-                    action,
-                    core,
-                    source,
-                    source_instance: ev.source_instance,
-                };
-                self.process_event(target, target_type, ev.target_instance, a)?;
+                self.process_event(target, target_type, ev.target_instance, act(core))?;
                 core
             }
             Class::Runnable => {
                 let core = self.resolve_core(ev, source, target, false)?;
-                let a = process::Act {
-                    ts,
-                    pos: ev.pos,
-                    action,
-                    core,
-                    source,
-                    source_instance: ev.source_instance,
-                };
-                self.runnable_event(target, target_type, ev.target_instance, a)?;
+                self.runnable_event(target, target_type, ev.target_instance, act(core))?;
                 core
             }
             Class::Semaphore => {
                 let core = self.resolve_core(ev, source, target, false)?;
-                let a = process::Act {
-                    ts,
-                    pos: ev.pos,
-                    action,
-                    core,
-                    source,
-                    source_instance: ev.source_instance,
-                };
-                self.semaphore_event(target, a, value)?;
+                self.semaphore_event(target, act(core), value)?;
                 core
             }
             Class::Signal => {

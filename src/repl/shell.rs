@@ -388,29 +388,19 @@ impl Shell {
                 })?;
                 let mut capture = None;
                 let mut values = Vec::new();
-                let mut files = Vec::new();
                 for (k, v) in params {
                     if k == "capture" {
                         let archive = Archive::open(&self.archive_dir)?;
                         capture = Some(archive.manifest.resolve(&v, &self.archive_dir)?.capture_id);
-                    } else if q.params.iter().any(|p| p.name == k && p.kind == "file") {
-                        files.push((k, v));
                     } else {
                         values.push((k, v));
                     }
                 }
-                let sql = q.invocation(&values, capture)?;
                 // A file parameter (deadlines=FILE) fills its table for this run only.
-                if !files.is_empty() {
-                    self.conn.execute_batch("DELETE FROM param_deadlines")?;
-                }
-                for (k, v) in &files {
-                    if k == "deadlines" {
-                        crate::cli::query::load_deadlines(&self.conn, std::path::Path::new(v))?;
-                    }
-                }
+                let (values, loaded) = crate::cli::query::load_file_params(&self.conn, &q, values)?;
+                let sql = q.invocation(&values, capture)?;
                 self.statement(&sql);
-                if !files.is_empty() {
+                if loaded {
                     self.conn.execute_batch("DELETE FROM param_deadlines")?;
                 }
             }
