@@ -32,6 +32,10 @@ pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
 /// Rows per Arrow batch handed to the writer thread.
 const BATCH_ROWS: usize = 65_536;
+/// Bytes of text a batch holds at most, counted as Parquet sees it (a name once per row,
+/// though the batch keeps it once): the writer encodes a whole batch as one page when it can,
+/// so rows of long names would otherwise make pages, and buffers, of hundreds of MB.
+const BATCH_TEXT_BYTES: usize = 16 << 20;
 /// Rows per Parquet row group (DESIGN.md: 100k to 1M).
 const ROW_GROUP_ROWS: usize = 1 << 20;
 /// Bytes of encoded data a row group holds at most in memory before it is written.
@@ -70,6 +74,8 @@ struct DictCol {
     by_sym: Vec<i32>,
     /// Keys of text appended as `&str` (names that are not interned).
     by_str: FastMap<Box<str>, i32>,
+    /// Byte length of each key's value.
+    lens: Vec<usize>,
 }
 
 impl DictCol {
@@ -79,6 +85,7 @@ impl DictCol {
             values: StringBuilder::new(),
             by_sym: Vec::new(),
             by_str: FastMap::default(),
+            lens: Vec::new(),
         }
     }
 
@@ -86,8 +93,12 @@ impl DictCol {
         i32::try_from(self.values.len()).unwrap_or(i32::MAX)
     }
 
-    fn sym(&mut self, s: Option<Sym>, names: &Interner) {
-        let Some(s) = s else { return self.keys.append_null() };
+    /// Appends `s`; returns its length in bytes.
+    fn sym(&mut self, s: Option<Sym>, names: &Interner) -> usize {
+        let Some(s) = s else {
+            self.keys.append_null();
+            return 0;
+        };
         let i = s as usize;
         if i >= self.by_sym.len() {
             self.by_sym.resize(i + 1, 0);
@@ -95,7 +106,9 @@ impl DictCol {
         let key = match self.by_sym.get(i).copied().unwrap_or(0) {
             0 => {
                 let key = self.next_key();
-                self.values.append_value(names.resolve(s));
+                let name = names.resolve(s);
+                self.values.append_value(name);
+                self.lens.push(name.len());
                 if let Some(k) = self.by_sym.get_mut(i) {
                     *k = key + 1;
                 }
@@ -104,20 +117,31 @@ impl DictCol {
             k => k - 1,
         };
         self.keys.append_value(key);
+        self.len_of(key)
     }
 
-    fn str(&mut self, v: Option<&str>) {
-        let Some(v) = v else { return self.keys.append_null() };
+    /// Appends `v`; returns its length in bytes.
+    fn str(&mut self, v: Option<&str>) -> usize {
+        let Some(v) = v else {
+            self.keys.append_null();
+            return 0;
+        };
         let key = match self.by_str.get(v) {
             Some(&k) => k,
             None => {
                 let key = self.next_key();
                 self.values.append_value(v);
+                self.lens.push(v.len());
                 self.by_str.insert(v.into(), key);
                 key
             }
         };
         self.keys.append_value(key);
+        v.len()
+    }
+
+    fn len_of(&self, key: i32) -> usize {
+        usize::try_from(key).ok().and_then(|k| self.lens.get(k)).copied().unwrap_or(0)
     }
 
     fn finish(&mut self) -> Result<ArrayRef> {
@@ -152,13 +176,15 @@ pub struct Batch {
     cols: Vec<Col>,
     at: usize,
     rows: usize,
+    /// Bytes of text appended since the last [`Batch::finish`] (see [`BATCH_TEXT_BYTES`]).
+    text_bytes: usize,
 }
 
 impl Batch {
     /// Empty builders for `schema`.
     pub fn new(schema: Arc<Schema>) -> Self {
         let cols = builders(&schema);
-        Batch { schema, cols, at: 0, rows: 0 }
+        Batch { schema, cols, at: 0, rows: 0, text_bytes: 0 }
     }
 
     fn next(&mut self) -> Option<&mut Col> {
@@ -187,21 +213,36 @@ impl Batch {
 
     /// Appends a string (or NULL) to the next column.
     pub fn str(&mut self, v: Option<&str>) -> &mut Self {
-        match self.next() {
-            Some(Col::Str(b)) => b.append_option(v),
+        let n = match self.next() {
+            Some(Col::Str(b)) => {
+                b.append_option(v);
+                v.map_or(0, str::len)
+            }
             Some(Col::Dict(d)) => d.str(v),
-            _ => debug_assert!(false, "column type mismatch"),
-        }
+            _ => {
+                debug_assert!(false, "column type mismatch");
+                0
+            }
+        };
+        self.text_bytes += n;
         self
     }
 
     /// Appends an interned name (or NULL) to the next column.
     pub fn sym(&mut self, v: Option<Sym>, names: &Interner) -> &mut Self {
-        match self.next() {
+        let n = match self.next() {
             Some(Col::Dict(d)) => d.sym(v, names),
-            Some(Col::Str(b)) => b.append_option(v.map(|s| names.resolve(s))),
-            _ => debug_assert!(false, "column type mismatch"),
-        }
+            Some(Col::Str(b)) => {
+                let v = v.map(|s| names.resolve(s));
+                b.append_option(v);
+                v.map_or(0, str::len)
+            }
+            _ => {
+                debug_assert!(false, "column type mismatch");
+                0
+            }
+        };
+        self.text_bytes += n;
         self
     }
 
@@ -233,6 +274,12 @@ impl Batch {
         self.rows
     }
 
+    /// True when the batch should go to the writer: [`BATCH_ROWS`] rows, or
+    /// [`BATCH_TEXT_BYTES`] of text.
+    pub fn is_full(&self) -> bool {
+        self.rows >= BATCH_ROWS || self.text_bytes >= BATCH_TEXT_BYTES
+    }
+
     /// True when no row is pending.
     pub fn is_empty(&self) -> bool {
         self.rows == 0
@@ -255,6 +302,7 @@ impl Batch {
             })
             .collect::<Result<_>>()?;
         self.rows = 0;
+        self.text_bytes = 0;
         RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::Sql(format!("internal: building a batch: {e}")))
     }
@@ -473,7 +521,7 @@ impl CaptureWriter {
     /// Sends table `i`'s rows to the writer when the batch is full (or `force`).
     pub fn flush(&mut self, i: usize, force: bool) -> Result<()> {
         let Some(b) = self.batches.get_mut(i) else { return Ok(()) };
-        if b.is_empty() || (!force && b.len() < BATCH_ROWS) {
+        if b.is_empty() || (!force && !b.is_full()) {
             return Ok(());
         }
         let batch = b.finish()?;
@@ -670,6 +718,38 @@ mod tests {
         batch.sym(Some(b), &n).end_row();
         batch.state(&StateText::Owned("free text".into()), &n).end_row();
         assert_eq!(text(&mut batch), want(&[Some("beta"), Some("free text")]));
+    }
+
+    #[test]
+    fn a_batch_of_long_names_goes_out_by_size() {
+        // Parquet sees a name once per row, though the batch stores it once: 2,000 names of
+        // 10 kB in 65,536-row batches made pages of 160 MB and a peak that grew with the input.
+        let schema = Arc::new(Schema::new(vec![
+            Field::new(
+                "name",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                true,
+            ),
+            Field::new("note", DataType::Utf8, true),
+        ]));
+        let mut n = Interner::default();
+        let long = n.intern(&"x".repeat(1 << 20));
+        let short = n.intern("T");
+        let mut batch = Batch::new(schema);
+        let mut rows = 0;
+        while !batch.is_full() {
+            batch.sym(Some(long), &n).str(Some("note")).end_row();
+            rows += 1;
+        }
+        assert_eq!(rows, 16, "16 rows of a 1 MiB name fill a batch");
+        batch.finish().unwrap();
+        assert!(!batch.is_full(), "finish starts counting again");
+        for _ in 0..BATCH_ROWS - 1 {
+            batch.sym(Some(short), &n).str(None).end_row();
+        }
+        assert!(!batch.is_full());
+        batch.sym(Some(short), &n).str(Some(&"y".repeat(100))).end_row();
+        assert!(batch.is_full(), "a full row count still sends the batch");
     }
 
     #[test]
