@@ -515,9 +515,21 @@ fn looks_like_core(name: &str) -> bool {
     name.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("core"))
 }
 
-/// Parses a note that is a plain number (signal value, counter).
+/// Parses a note that is a plain number (signal value, counter): decimal, or hexadecimal
+/// with `0x` (`0x1F`, `-0x10`), as a register or address value often is written.
 fn numeric(note: Option<&str>) -> Option<f64> {
     let n = note?;
+    let (neg, digits) = match n.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, n.strip_prefix('+').unwrap_or(n)),
+    };
+    if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let v = u64::from_str_radix(hex, 16).ok()? as f64;
+        return Some(if neg { -v } else { v });
+    }
     let first = *n.as_bytes().first()?;
     if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
         return None;

@@ -3,7 +3,8 @@
 //! A semaphore's own events (source = target): `ready` (→ free), `lock` (free → full),
 //! `used` (free/used → used), `free` (used → free), `lock_used` (used → full), `unlock`
 //! (full → free), `unlock_full` (full → used), `overfull` (full/overfull → overfull),
-//! `full` (overfull → full). Repeating a state (used → used) does not split its interval.
+//! `full` (overfull → full). Repeating a state (used → used) does not split its interval
+//! unless the note's counter changes.
 //!
 //! A process's events on a semaphore (source = the process) make `lock_requests` rows:
 //! `requestsemaphore`/`exclusivesemaphore` open a request, `waiting`/`queued` mark it
@@ -134,11 +135,16 @@ impl<O: Output> Deriver<O> {
                 );
                 self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
             }
-            Some(state) if state == to => return Ok(()), // same state: one interval
             _ => {}
         }
         if current == Some(to) {
-            return Ok(());
+            // Same state: one interval, unless the counter changed (`used` 1 -> `used` 2):
+            // an interval's value holds for all of it.
+            let same_value =
+                self.sems.get(&sem).is_some_and(|s| value.is_none() || s.value == value);
+            if same_value {
+                return Ok(());
+            }
         }
         self.close_sem(sem, a.ts, Some(a.action), false)?;
         self.sems.insert(sem, Sem { state: to, since: a.ts, since_action: a.action, value });
@@ -235,13 +241,22 @@ impl<O: Output> Deriver<O> {
             "waiting" | "queued" => {
                 match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {
                     Some(r) => r.contended = true,
-                    None => list.push(Request {
-                        process: p,
-                        instance: i,
-                        request_ts: Some(a.ts),
-                        assigned_ts: None,
-                        contended: true,
-                    }),
+                    None => {
+                        list.push(Request {
+                            process: p,
+                            instance: i,
+                            request_ts: Some(a.ts),
+                            assigned_ts: None,
+                            contended: true,
+                        });
+                        let msg = format!(
+                            "{action} of {} on semaphore {} with no request before it: the \
+                             request is taken to start here",
+                            self.names.resolve(p),
+                            self.names.resolve(sem)
+                        );
+                        self.diag(Severity::Info, "request_inferred", a.pos, a.ts, msg)?;
+                    }
                 }
             }
             "assigned" => match list.iter_mut().filter(|r| r.assigned_ts.is_none()).find(mine) {

@@ -460,3 +460,44 @@ fn instances_that_never_end_are_not_all_kept_open() {
     assert_eq!(diag_count(&s, "too_many_open_instances"), 5000 - 4096);
     assert!(rows.instances.iter().all(|r| r.ends_with("complete=false")));
 }
+
+#[test]
+fn numeric_notes_read_decimal_and_hexadecimal() {
+    for (note, want) in [
+        ("42", Some(42.0)),
+        ("-3.5", Some(-3.5)),
+        ("0x1F", Some(31.0)),
+        ("0XfF", Some(255.0)),
+        ("-0x10", Some(-16.0)),
+        ("+0x10", Some(16.0)),
+        ("0x", None),
+        ("0x+5", None),
+        ("0xZZ", None),
+        ("create 0x80016ca8", None),
+        ("inf", None),
+    ] {
+        assert_eq!(numeric(Some(note)), want, "{note}");
+    }
+}
+
+#[test]
+fn a_counter_change_splits_a_semaphore_state_and_a_wait_without_request_is_reported() {
+    let (s, rows) = derive(
+        "0,S,0,SEM,S,0,ready,0\n10,S,0,SEM,S,0,used,1\n20,S,0,SEM,S,0,used,1\n\
+         30,S,0,SEM,S,0,used,2\n35,S,0,SEM,S,0,used\n40,S,0,SEM,S,0,free,0\n\
+         50,T1,0,SEM,S,0,waiting\n60,T1,0,SEM,S,0,assigned\n70,T1,0,SEM,S,0,released\n",
+    );
+    // used 1 -> used 1 (and a used with no counter) keep one interval; used 1 -> used 2 splits.
+    let sem: Vec<&String> = rows.intervals.iter().filter(|r| r.contains(" S ")).collect();
+    assert_eq!(
+        sem,
+        [
+            "state S free [0,10) ",
+            "state S used [10,30) ",
+            "state S used [30,40) ",
+            "state S free [40,70) open"
+        ]
+    );
+    assert_eq!(rows.locks, ["S T1 wait=Some(10) hold=Some(10) contended"]);
+    assert_eq!(diag_count(&s, "request_inferred"), 1);
+}
