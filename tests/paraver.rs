@@ -203,4 +203,14 @@ fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
         ),
         "2"
     );
+    // The same trace and companions again: not stored twice. A changed .pcf beside the same
+    // .prv: a new capture (its names differ).
+    let again = util::run(tmp.path(), &["ingest", "--archive", "db", "run.prv.gz"]);
+    let msg = String::from_utf8_lossy(&again.stderr);
+    assert!(msg.contains("identical to capture 1 'run'"), "{msg}");
+    let mut pcf = std::fs::read_to_string(tmp.path().join("run.pcf")).unwrap();
+    pcf.push('\n');
+    std::fs::write(tmp.path().join("run.pcf"), pcf).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "run.prv.gz"]);
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM captures WHERE name = 'run'"), "2");
 }

@@ -282,8 +282,15 @@ fn run(
     }
     let format = format.unwrap_or(Format::Btf);
     let (summary, mut sink) = deriver.finish()?;
-    // One file: its hash. Several: the hash of their hashes, one per line, in order.
-    let sha256 = combined_sha256(&digests.iter().map(|d| d.sha256.clone()).collect::<Vec<_>>());
+    // One file: its hash. Several (trace files, then a Paraver trace's .pcf and .row): the
+    // hash of their hashes, one per line, in order. The companions count: a .prv ingested
+    // again with a corrected .pcf is a different capture.
+    let mut hashes: Vec<String> = digests.iter().map(|d| d.sha256.clone()).collect();
+    for c in &companions {
+        let p = Path::new(c);
+        hashes.push(super::verify::file_sha256(p).map_err(|e| Error::io(p, e))?);
+    }
+    let sha256 = combined_sha256(&hashes);
     let source_bytes = digests.iter().map(|d| d.bytes).sum();
     sources.extend(companions);
 
@@ -544,8 +551,12 @@ pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEn
     if !archive.manifest.captures.iter().any(|c| c.source_bytes == size) {
         return Ok(None);
     }
+    // Hashed as `run` hashes a capture: trace files, then the companions a Paraver trace
+    // file has (a BTF file with a stray `.pcf` beside it hashes differently from its capture:
+    // it is ingested again rather than wrongly taken for another).
+    let companions: Vec<PathBuf> = files.iter().flat_map(|f| prv::Companions::paths(f)).collect();
     let mut hashes = Vec::new();
-    for f in &files {
+    for f in files.iter().chain(&companions) {
         hashes.push(super::verify::file_sha256(f).map_err(|e| Error::io(f, e))?);
     }
     let sha = combined_sha256(&hashes);

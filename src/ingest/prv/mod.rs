@@ -97,17 +97,26 @@ fn read_text(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// The `.pcf` or `.row` file (`ext`) beside `prv`, plain or `.gz`, when there is one.
+fn companion_file(prv: &Path, ext: &str) -> Option<PathBuf> {
+    let plain = companion_path(prv, ext);
+    let gz = PathBuf::from(format!("{}.gz", plain.display()));
+    [plain, gz].into_iter().find(|p| p.is_file())
+}
+
 impl Companions {
+    /// The companion files beside `prv` that [`Companions::find`] would read, in its order,
+    /// without reading them.
+    pub fn paths(prv: &Path) -> Vec<PathBuf> {
+        ["pcf", "row"].iter().filter_map(|ext| companion_file(prv, ext)).collect()
+    }
+
     /// Looks for the `.pcf` and `.row` beside `prv` (also compressed: `.pcf.gz`).
     pub fn find(prv: &Path) -> Companions {
         let mut c = Companions::default();
         for ext in ["pcf", "row"] {
             let plain = companion_path(prv, ext);
-            let candidates = [plain.clone(), PathBuf::from(format!("{}.gz", plain.display()))];
-            let hit = candidates
-                .iter()
-                .find(|p| p.is_file())
-                .and_then(|p| read_text(p).map(|t| (p.clone(), t)));
+            let hit = companion_file(prv, ext).and_then(|p| read_text(&p).map(|t| (p, t)));
             match hit {
                 Some((p, text)) => {
                     if ext == "pcf" {
