@@ -246,6 +246,7 @@ impl<O: Output> Deriver<O> {
                 self.untrack_open(key);
                 self.emit_instance(p.row)?;
             }
+            self.requests_end_with(key)?;
         }
         let row = InstanceRow { activate_ts: Some(a.ts), ..proc_row(e, etype, inst) };
         let p = Proc {
@@ -284,6 +285,7 @@ impl<O: Output> Deriver<O> {
             self.vacate(c, old, a)?;
         }
         self.inst_core.remove(&old);
+        self.requests_end_with(old)?;
         p.row.clean = false;
         self.emit_instance(p.row)
     }
@@ -396,6 +398,7 @@ impl<O: Output> Deriver<O> {
         }
         if to == PState::Terminated {
             self.runnables_end_with_task(key, a)?;
+            self.requests_end_with(key)?;
             if let Some(mut p) = self.procs.remove(&key) {
                 p.row.terminate_ts = Some(a.ts);
                 self.last_terminated.insert(key.0, key.1);

@@ -360,6 +360,39 @@ impl<O: Output> Deriver<O> {
         self.emit_interval(row)
     }
 
+    /// Process instance `key` ended: its requests never assigned (a failed
+    /// `exclusivesemaphore`, a request the trace never grants) were given up and end here,
+    /// never assigned. Without this, a periodic task whose try-lock fails left one open request
+    /// per instance, and every later event on the semaphore scanned them all.
+    pub(super) fn requests_end_with(&mut self, key: (Sym, i64)) -> Result<()> {
+        if self.requests.is_empty() {
+            return Ok(());
+        }
+        let mut ended = Vec::new();
+        self.requests.retain(|sem, list| {
+            list.retain(|r| {
+                let given_up = r.process == key.0 && r.instance == key.1 && r.assigned_ts.is_none();
+                if given_up {
+                    ended.push((*sem, r.request_ts, r.contended));
+                }
+                !given_up
+            });
+            !list.is_empty()
+        });
+        for (sem, request_ts, contended_step) in ended {
+            self.emit_lock(LockRow {
+                semaphore: sem,
+                process: key.0,
+                process_instance: key.1,
+                request_ts,
+                assigned_ts: None,
+                released_ts: None,
+                contended_step,
+            })?;
+        }
+        Ok(())
+    }
+
     /// At the end of the trace: open semaphore and signal intervals, unfinished requests.
     pub(super) fn close_semaphores(&mut self, end: i64) -> Result<()> {
         let mut sems: Vec<Sym> = self.sems.keys().copied().collect();

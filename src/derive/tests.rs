@@ -501,3 +501,39 @@ fn a_counter_change_splits_a_semaphore_state_and_a_wait_without_request_is_repor
     assert_eq!(rows.locks, ["S T1 wait=Some(10) hold=Some(10) contended"]);
     assert_eq!(diag_count(&s, "request_inferred"), 1);
 }
+
+#[test]
+fn requests_never_assigned_end_with_their_instance() {
+    // Instance 0's try-lock fails (no assigned); instance 1 gets the semaphore.
+    let (_, rows) = derive(
+        "0,T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n5,T,0,SEM,S,0,exclusivesemaphore\n\
+         10,Core_0,0,T,T,0,terminate\n20,T,1,T,T,1,activate\n20,Core_0,0,T,T,1,start\n\
+         25,T,1,SEM,S,0,requestsemaphore\n25,T,1,SEM,S,0,assigned\n28,T,1,SEM,S,0,released\n\
+         30,Core_0,0,T,T,1,terminate\n",
+    );
+    assert_eq!(rows.locks, ["S T wait=None hold=None", "S T wait=Some(0) hold=Some(3)"]);
+}
+
+#[test]
+fn failed_try_locks_of_many_instances_do_not_pile_up() {
+    // 50k instances, each failing a try-lock: each request closes with its instance, so the
+    // semaphore holds no open request after it (before, all 50k stayed open, and every
+    // event on the semaphore scanned them: quadratic time).
+    let mut text = String::new();
+    for i in 0..50_000 {
+        let t = i * 10;
+        text.push_str(&format!(
+            "{t},T,{i},T,T,{i},activate\n{t},Core_0,0,T,T,{i},start\n\
+             {},T,{i},SEM,S,0,exclusivesemaphore\n{},Core_0,0,T,T,{i},terminate\n",
+            t + 1,
+            t + 5
+        ));
+    }
+    let mut d = Deriver::new(Rows::default(), "t.btf", false);
+    crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap();
+    assert_eq!(d.requests.values().map(Vec::len).sum::<usize>(), 0);
+    let (s, rows) = d.finish().unwrap();
+    assert_eq!(rows.locks.len(), 50_000);
+    assert!(rows.locks.iter().all(|l| l == "S T wait=None hold=None"));
+    assert_eq!(s.lock_requests, 50_000);
+}
