@@ -318,6 +318,11 @@ impl<O: Output> Deriver<O> {
             if let Some(k) = open.iter().position(|i| *i == key.1) {
                 open.remove(k);
             }
+            // Most entities have no instance open most of the time: keep no empty queue
+            // (about 90 bytes each, a million entities on a trace of a million task names).
+            if open.is_empty() {
+                self.open_by_entity.remove(&key.0);
+            }
         }
     }
 

@@ -30,6 +30,9 @@ use std::thread::JoinHandle;
 /// several times slower.
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
+/// Names interned first (the usual trace has a few hundred) have their batch key in a
+/// table indexed by [`Sym`]; later ones in a map.
+const DENSE_SYMS: usize = 1 << 16;
 /// Rows per Arrow batch handed to the writer thread.
 const BATCH_ROWS: usize = 65_536;
 /// Bytes of text a batch holds at most, counted as Parquet sees it (a name once per row,
@@ -70,8 +73,12 @@ enum Col {
 struct DictCol {
     keys: Int32Builder,
     values: StringBuilder,
-    /// Key + 1 of each [`Sym`] in this batch (0: not yet in it).
+    /// Key + 1 of each [`Sym`] below [`DENSE_SYMS`] in this batch (0: not yet in it).
     by_sym: Vec<i32>,
+    /// The same for the others: a batch holds at most [`BATCH_ROWS`] of them, whereas a
+    /// dense table up to the largest would cost 4 bytes per name ever interned, per column
+    /// and batch (4 MB each on a trace of a million task names).
+    by_big_sym: FastMap<Sym, i32>,
     /// Keys of text appended as `&str` (names that are not interned).
     by_str: FastMap<Box<str>, i32>,
     /// Byte length of each key's value.
@@ -84,6 +91,7 @@ impl DictCol {
             keys: Int32Builder::with_capacity(BATCH_ROWS),
             values: StringBuilder::new(),
             by_sym: Vec::new(),
+            by_big_sym: FastMap::default(),
             by_str: FastMap::default(),
             lens: Vec::new(),
         }
@@ -100,17 +108,25 @@ impl DictCol {
             return 0;
         };
         let i = s as usize;
-        if i >= self.by_sym.len() {
-            self.by_sym.resize(i + 1, 0);
-        }
-        let key = match self.by_sym.get(i).copied().unwrap_or(0) {
+        let known = if i < DENSE_SYMS {
+            if i >= self.by_sym.len() {
+                self.by_sym.resize(i + 1, 0);
+            }
+            self.by_sym.get(i).copied().unwrap_or(0)
+        } else {
+            self.by_big_sym.get(&s).copied().unwrap_or(0)
+        };
+        let key = match known {
             0 => {
                 let key = self.next_key();
                 let name = names.resolve(s);
                 self.values.append_value(name);
                 self.lens.push(name.len());
-                if let Some(k) = self.by_sym.get_mut(i) {
-                    *k = key + 1;
+                match self.by_sym.get_mut(i) {
+                    Some(k) => *k = key + 1,
+                    None => {
+                        self.by_big_sym.insert(s, key + 1);
+                    }
                 }
                 key
             }
@@ -718,6 +734,31 @@ mod tests {
         batch.sym(Some(b), &n).end_row();
         batch.state(&StateText::Owned("free text".into()), &n).end_row();
         assert_eq!(text(&mut batch), want(&[Some("beta"), Some("free text")]));
+    }
+
+    #[test]
+    fn names_interned_late_share_their_key_too() {
+        use arrow::array::{Array, AsArray, StringArray};
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "name",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        )]));
+        let mut n = Interner::default();
+        let syms: Vec<Sym> = (0..DENSE_SYMS + 10).map(|i| n.intern(&format!("T_{i}"))).collect();
+        let (low, high) = (syms[3], syms[DENSE_SYMS + 5]);
+        let mut batch = Batch::new(schema);
+        for s in [high, low, high, low] {
+            batch.sym(Some(s), &n).end_row();
+        }
+        let rb = batch.finish().unwrap();
+        let col = rb.column(0).as_dictionary::<Int32Type>();
+        let values = col.values().as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(values.len(), 2, "each name once in the batch's dictionary");
+        let text: Vec<&str> =
+            col.keys().iter().map(|k| values.value(k.unwrap() as usize)).collect();
+        let high_name = format!("T_{}", DENSE_SYMS + 5);
+        assert_eq!(text, [high_name.as_str(), "T_3", high_name.as_str(), "T_3"]);
     }
 
     #[test]
