@@ -246,6 +246,30 @@ fn markdown_and_html_forms_carry_the_same_figures() {
         "markdown shows {shown}"
     );
     assert!(html.contains("<td>TASK_1MS_1</td>") && html.contains(&shown));
+    // The largest response_time_max is highlighted in both forms: bold in Markdown.
+    let worst = rt
+        .iter()
+        .max_by(|a, b| {
+            let v = |r: &BTreeMap<String, String>| csv_num(r, "response_time_max").unwrap_or(0.0);
+            v(a).total_cmp(&v(b))
+        })
+        .unwrap();
+    let bold =
+        format!("**{}**", tracedb::report::human_ns(csv_num(worst, "response_time_max").unwrap()));
+    let line = md.lines().find(|l| l.starts_with(&format!("| {} |", worst["entity"]))).unwrap();
+    assert!(line.contains(&bold), "{bold} in {line}");
+    // A capture with no events: the load section says so instead of an empty table.
+    std::fs::write(dir.join("empty.btf"), "#version 2.1.0\n#timeScale ns\n").unwrap();
+    ok(dir, &["ingest", "--archive", "db", "empty.btf"]);
+    ok(dir, &["report", "--archive", "db", "--capture", "empty", "-o", "e.md"]);
+    ok(dir, &["report", "--archive", "db", "--capture", "empty", "-o", "e.html"]);
+    let e_md = std::fs::read_to_string(dir.join("e.md")).unwrap();
+    assert!(
+        e_md.contains("No core was occupied in this capture.") && !e_md.contains("| core |"),
+        "{e_md}"
+    );
+    let e_html = std::fs::read_to_string(dir.join("e.html")).unwrap();
+    assert!(e_html.contains("No core was occupied in this capture."));
     // Self-contained: no script, nothing fetched.
     assert!(!html.contains("<script"));
     assert!(!html.contains("src=") && !html.contains("href=") && !html.contains("@import"));

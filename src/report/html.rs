@@ -159,6 +159,10 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
 
 /// The CPU load section.
 fn load(s: &mut String, r: &Report) {
+    if r.cpu_load.cores.is_empty() {
+        s.push_str("<h2 id=\"cpu-load\">CPU load per core</h2>\n<p>No core was occupied in this capture.</p>\n");
+        return;
+    }
     let _ = write!(
         s,
         "<h2 id=\"cpu-load\">CPU load per core</h2>\n<p>Window {}.</p><p class=\"legend\">",
@@ -304,24 +308,13 @@ fn tasks(s: &mut String, r: &Report) {
         let _ = write!(s, "<th>{head}</th>");
     }
     s.push_str("</tr>\n");
-    let worst: Vec<Option<f64>> = TASK_COLUMNS
-        .iter()
-        .map(|(c, _, _)| {
-            r.tasks
-                .iter()
-                .filter_map(|t| t.get(c))
-                .filter(|v| *v > 0.0)
-                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
-        })
-        .collect();
     for t in &r.tasks {
         let base: Option<&TaskRow> = r.comparison.as_ref().and_then(|c| c.base(&t.entity));
         let class = if t.deadline_misses.unwrap_or(0.0) > 0.0 { " class=\"miss\"" } else { "" };
         let _ = write!(s, "<tr{class}><td>{}</td><td>{}</td>", esc(&t.entity), esc(&t.entity_type));
-        for ((c, _, dur), w) in TASK_COLUMNS.iter().zip(&worst) {
+        for (c, _, dur) in TASK_COLUMNS {
             let v = t.get(c);
-            let highlight =
-                v.is_some() && v == *w && !matches!(*c, "instances" | "response_time_min");
+            let highlight = r.is_column_max(t, c);
             let b = r.comparison.as_ref().map(|_| base.and_then(|b| b.get(c)));
             cell(s, v, b, *dur, highlight);
         }

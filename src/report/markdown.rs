@@ -112,6 +112,7 @@ fn tasks(s: &mut String, r: &Report) {
                 .iter()
                 .map(|(col, _, dur)| {
                     let v = human(t.get(col), *dur);
+                    let v = if r.is_column_max(t, col) { format!("**{v}**") } else { v };
                     match &base {
                         Some(b) => {
                             let bv = b.as_ref().and_then(|b| b.get(col));
@@ -207,6 +208,10 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
 
 /// The CPU load section.
 fn load(s: &mut String, r: &Report) {
+    if r.cpu_load.cores.is_empty() {
+        let _ = writeln!(s, "## CPU load per core\n\nNo core was occupied in this capture.\n");
+        return;
+    }
     let _ = writeln!(
         s,
         "## CPU load per core\n\nWindow {}.\n\n| core | mean load |\n|---|---:|",

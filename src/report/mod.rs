@@ -327,12 +327,12 @@ fn definitions() -> Vec<Definition> {
     .map(|q| Definition { name: q.name, text: q.summary })
     .collect();
     let rules = [
-        ("highlight", "the largest value of each task column (RT min and instances aside) is highlighted; tasks with deadline misses are marked"),
+        ("highlight", "the largest value of each task column (RT min and instances aside) is highlighted (bold in Markdown); tasks with deadline misses are marked (their name in bold in Markdown)"),
         ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 150 windows per core"),
         ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max"),
         (
             "gantt window",
-            "around the worst deadline miss, else the longest response of the task closest to its deadline; \
+            "around the worst response time (the longest response of a complete task or ISR instance); \
              padded by a quarter of that response, at least 1 ms wide; slices under one pixel merged",
         ),
         (

@@ -264,6 +264,22 @@ pub enum Section {
 }
 
 impl Report {
+    /// Whether task `t`'s value in `col` is highlighted: the largest non-zero value of its
+    /// column (`instances` and `response_time_min` are never highlighted).
+    pub fn is_column_max(&self, t: &TaskRow, col: &str) -> bool {
+        if matches!(col, "instances" | "response_time_min") {
+            return false;
+        }
+        let Some(v) = t.get(col) else { return false };
+        let max = self
+            .tasks
+            .iter()
+            .filter_map(|t| t.get(col))
+            .filter(|v| *v > 0.0)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m: f64| m.max(v))));
+        max == Some(v)
+    }
+
     /// The sections this report has. A capture without task life cycles (Paraver, ovni)
     /// shows its states where the task table would be, and none of the task sections, which
     /// would all be empty (nor CPU load, when no core was occupied).
