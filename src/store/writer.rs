@@ -57,6 +57,9 @@ pub const LOCK_REQUESTS: usize = 3;
 /// See [`EVENTS`].
 pub const MESSAGES: usize = 4;
 
+// A dozen of these per table, each appended to for every row: the dictionary column stays
+// inline (boxing it would add a pointer chase per name on the hot path for no memory gain).
+#[allow(clippy::large_enum_variant)]
 enum Col {
     I64(Int64Builder),
     I32(Int32Builder),
