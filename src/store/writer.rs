@@ -705,24 +705,33 @@ impl Output for TableSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow::array::{Array, AsArray, StringArray};
+
+    /// A name column, as the writer schema makes it.
+    fn name_field(name: &str) -> Field {
+        Field::new(
+            name,
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        )
+    }
+
+    /// The first column of the finished batch as text, and its dictionary's size.
+    fn names_of(batch: &mut Batch) -> (Vec<Option<String>>, usize) {
+        let rb = batch.finish().unwrap();
+        let col = rb.column(0).as_dictionary::<Int32Type>();
+        let values = col.values().as_any().downcast_ref::<StringArray>().unwrap().clone();
+        let text = col.keys().iter().map(|k| k.map(|k| values.value(k as usize).to_string()));
+        (text.collect(), values.len())
+    }
 
     #[test]
     fn name_columns_keep_every_value_across_batches() {
-        use arrow::array::{AsArray, StringArray};
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "name",
-            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
-            true,
-        )]));
+        let schema = Arc::new(Schema::new(vec![name_field("name")]));
         let mut n = Interner::default();
         let (a, b) = (n.intern("alpha"), n.intern("beta"));
         let mut batch = Batch::new(schema);
-        let text = |batch: &mut Batch| -> Vec<Option<String>> {
-            let rb = batch.finish().unwrap();
-            let col = rb.column(0).as_dictionary::<Int32Type>();
-            let values = col.values().as_any().downcast_ref::<StringArray>().unwrap().clone();
-            col.keys().iter().map(|k| k.map(|k| values.value(k as usize).to_string())).collect()
-        };
+        let text = |batch: &mut Batch| names_of(batch).0;
         for (v, by_name) in [(Some(a), false), (None, false), (Some(b), false), (Some(a), true)] {
             if by_name {
                 batch.str(v.map(|s| n.resolve(s)));
@@ -741,12 +750,7 @@ mod tests {
 
     #[test]
     fn names_interned_late_share_their_key_too() {
-        use arrow::array::{Array, AsArray, StringArray};
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "name",
-            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
-            true,
-        )]));
+        let schema = Arc::new(Schema::new(vec![name_field("name")]));
         let mut n = Interner::default();
         let syms: Vec<Sym> = (0..DENSE_SYMS + 10).map(|i| n.intern(&format!("T_{i}"))).collect();
         let (low, high) = (syms[3], syms[DENSE_SYMS + 5]);
@@ -754,14 +758,10 @@ mod tests {
         for s in [high, low, high, low] {
             batch.sym(Some(s), &n).end_row();
         }
-        let rb = batch.finish().unwrap();
-        let col = rb.column(0).as_dictionary::<Int32Type>();
-        let values = col.values().as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(values.len(), 2, "each name once in the batch's dictionary");
-        let text: Vec<&str> =
-            col.keys().iter().map(|k| values.value(k.unwrap() as usize)).collect();
-        let high_name = format!("T_{}", DENSE_SYMS + 5);
-        assert_eq!(text, [high_name.as_str(), "T_3", high_name.as_str(), "T_3"]);
+        let (text, distinct) = names_of(&mut batch);
+        assert_eq!(distinct, 2, "each name once in the batch's dictionary");
+        let (h, l) = (Some(format!("T_{}", DENSE_SYMS + 5)), Some("T_3".to_string()));
+        assert_eq!(text, [h.clone(), l.clone(), h, l]);
     }
 
     #[test]
@@ -769,11 +769,7 @@ mod tests {
         // Parquet sees a name once per row, though the batch stores it once: 2,000 names of
         // 10 kB in 65,536-row batches made pages of 160 MB and a peak that grew with the input.
         let schema = Arc::new(Schema::new(vec![
-            Field::new(
-                "name",
-                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
-                true,
-            ),
+            name_field("name"),
             Field::new("note", DataType::Utf8, true),
         ]));
         let mut n = Interner::default();
