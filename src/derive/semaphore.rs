@@ -64,6 +64,7 @@ pub(super) struct Sem {
 pub(super) type PendingOverfull = (i64, Option<(Sym, i64, Option<i64>, bool)>);
 
 /// An open request of a semaphore by a process instance.
+#[derive(Clone, Copy)]
 pub(super) struct Request {
     process: Sym,
     instance: i64,
@@ -227,15 +228,7 @@ impl<O: Output> Deriver<O> {
                     contended,
                 });
                 if let Some(r) = stale {
-                    return self.emit_lock(LockRow {
-                        semaphore: sem,
-                        process: p,
-                        process_instance: i,
-                        request_ts: r.request_ts,
-                        assigned_ts: None,
-                        released_ts: None,
-                        contended_step: r.contended,
-                    });
+                    return self.emit_unreleased(sem, r);
                 }
             }
             "waiting" | "queued" => {
@@ -373,24 +366,30 @@ impl<O: Output> Deriver<O> {
             list.retain(|r| {
                 let given_up = r.process == key.0 && r.instance == key.1 && r.assigned_ts.is_none();
                 if given_up {
-                    ended.push((*sem, r.request_ts, r.contended));
+                    ended.push((*sem, *r));
                 }
                 !given_up
             });
             !list.is_empty()
         });
-        for (sem, request_ts, contended_step) in ended {
-            self.emit_lock(LockRow {
-                semaphore: sem,
-                process: key.0,
-                process_instance: key.1,
-                request_ts,
-                assigned_ts: None,
-                released_ts: None,
-                contended_step,
-            })?;
+        for (sem, r) in ended {
+            self.emit_unreleased(sem, r)?;
         }
         Ok(())
+    }
+
+    /// The row of request `r` on `sem` that ends without a release: given up, or still open
+    /// (assigned or not) at the end of the trace.
+    fn emit_unreleased(&mut self, sem: Sym, r: Request) -> Result<()> {
+        self.emit_lock(LockRow {
+            semaphore: sem,
+            process: r.process,
+            process_instance: r.instance,
+            request_ts: r.request_ts,
+            assigned_ts: r.assigned_ts,
+            released_ts: None,
+            contended_step: r.contended,
+        })
     }
 
     /// At the end of the trace: open semaphore and signal intervals, unfinished requests.
@@ -409,15 +408,7 @@ impl<O: Output> Deriver<O> {
         reqs.sort_by(|a, b| self.names.resolve(a.0).cmp(self.names.resolve(b.0)));
         for (sem, list) in reqs {
             for r in list {
-                self.emit_lock(LockRow {
-                    semaphore: sem,
-                    process: r.process,
-                    process_instance: r.instance,
-                    request_ts: r.request_ts,
-                    assigned_ts: r.assigned_ts,
-                    released_ts: None,
-                    contended_step: r.contended,
-                })?;
+                self.emit_unreleased(sem, r)?;
             }
         }
         Ok(())
