@@ -411,6 +411,11 @@ impl<O: Output> Deriver<O> {
         }
         if let Some(d) = self.declared_end {
             end = end.max(d);
+            // The capture spans what its header declares: open intervals run to that end,
+            // and so must `captures.ts_max` (CPU load and report spans use it).
+            if let Some((lo, hi)) = self.ts_range {
+                self.ts_range = Some((lo, hi.max(d)));
+            }
         }
         self.close_processes(end)?;
         self.close_semaphores(end)?;

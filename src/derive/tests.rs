@@ -144,7 +144,7 @@ fn paraver_records_keep_their_own_times() {
          2:0:1:1:1:40:7:2\n1:0:1:1:1:10:-1:2\n",
     );
     assert_eq!(s.events, 3);
-    assert_eq!(s.ts_range, Some((5_000, 40_000)));
+    assert_eq!(s.ts_range, Some((5_000, 50_000)), "the span runs to the header's end");
     assert_eq!(
         rows.intervals,
         [
@@ -193,6 +193,8 @@ fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
     let (s, rows) = d.finish().unwrap();
     assert_eq!(rows.intervals, ["8 T 3 [10,100) open", "7 T 1 [50,50) "]);
     assert_eq!(s.diag_counts.get("time_backwards").map(|c| c.1), Some(1));
+    // The capture spans to the header's end, where the open interval ends.
+    assert_eq!(s.ts_range, Some((10, 100)));
 }
 
 /// Untrusted input never panics: every golden fixture, truncated at many points and with
