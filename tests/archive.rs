@@ -491,6 +491,49 @@ fn many_writers_at_once_never_lose_a_capture() {
     assert!(ok(tmp.path(), &["verify", "--archive", "db"]).starts_with("ok:"));
 }
 
+#[test]
+fn failed_first_ingests_racing_good_ones_lose_nothing() {
+    // A failed first ingest removes the archive it created, lock file included, while
+    // others may be opening it: every ingest that says it succeeded must still land.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("one.btf"), TRACE).unwrap();
+    std::fs::write(tmp.path().join("bad.btf"), "#version 2.1.0\n0,Core_0,0,T,A,0\n").unwrap();
+    for round in 0..6 {
+        let db = format!("fresh{round}");
+        let children: Vec<_> = (0..6)
+            .map(|i| {
+                let file = if i % 2 == 0 { "bad.btf" } else { "one.btf" };
+                std::process::Command::new(crate::util::bin())
+                    .args(["ingest", "--archive", &db, "--force", "--strict", file])
+                    .current_dir(tmp.path())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut landed = 0;
+        for (i, c) in children.into_iter().enumerate() {
+            let out = c.wait_with_output().unwrap();
+            let msg = String::from_utf8_lossy(&out.stderr);
+            if out.status.success() {
+                assert_eq!(i % 2, 1, "a bad file never lands: {msg}");
+                landed += 1;
+            } else {
+                assert!(
+                    msg.contains("is writing to this archive") || msg.contains("bad.btf"),
+                    "{msg}"
+                );
+            }
+        }
+        if landed == 0 {
+            continue;
+        }
+        let n = scalar(tmp.path(), &db, "SELECT count(*) FROM captures");
+        assert_eq!(n, landed.to_string(), "every ingest that said it succeeded is listed");
+        assert!(ok(tmp.path(), &["verify", "--archive", &db]).starts_with("ok:"));
+    }
+}
+
 /// python3 with pyarrow, installing pyarrow from PyPI when it is missing; None to skip.
 fn python_with_pyarrow() -> Option<()> {
     let has = |m: &str| {

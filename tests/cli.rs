@@ -67,8 +67,22 @@ fn malformed_line_is_a_diagnostic_and_strict_makes_it_fatal() {
         msg.contains("bad.btf: line 3: expected at least 7 comma-separated fields, found 5"),
         "strict message names file and line: {msg}"
     );
-    // Nothing was published: the archive opens and is empty.
-    assert_eq!(scalar(tmp.path(), "db2", "SELECT count(*) FROM captures"), "0");
+    // Nothing was published, and the archive this first ingest created is taken back.
+    assert!(!tmp.path().join("db2").exists(), "no empty archive left behind");
+
+    // A directory the user made is kept, emptied of what the failed ingest put there.
+    std::fs::create_dir(tmp.path().join("mine")).unwrap();
+    let strict = run(tmp.path(), &["ingest", "--archive", "mine", "--strict", "bad.btf"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(std::fs::read_dir(tmp.path().join("mine")).unwrap().count(), 0);
+
+    // An archive that existed stays, with its captures, and takes new ones afterwards.
+    let strict = run(tmp.path(), &["ingest", "--archive", "db", "--strict", "--force", "bad.btf"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM captures"), "1");
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "mine", "good.btf"]);
+    assert_eq!(scalar(tmp.path(), "mine", "SELECT count(*) FROM captures"), "1");
 }
 
 #[test]

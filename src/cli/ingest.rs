@@ -86,7 +86,7 @@ pub fn run(args: Args) -> Result<()> {
     for file in &args.files {
         std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
     }
-    let (mut archive, _lock) = Archive::open_for_write(&args.archive.archive)?;
+    let (mut archive, lock) = Archive::open_for_write(&args.archive.archive)?;
     let opts = IngestOptions {
         format,
         name: args.name.clone(),
@@ -127,11 +127,16 @@ pub fn run(args: Args) -> Result<()> {
                         if rest.is_empty() { "none".to_string() } else { rest.join(", ") }
                     );
                 }
+                // A first ingest that stored nothing takes back the archive it created.
+                if let Err(cleanup) = archive.discard_if_unused(lock) {
+                    eprintln!("tracedb: warning: {cleanup}");
+                }
                 return Err(e);
             }
         };
         eprintln!("{}", summary_line(&report));
     }
+    drop(lock);
     Ok(())
 }
 

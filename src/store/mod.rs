@@ -31,6 +31,20 @@ pub struct Archive {
     pub dir: PathBuf,
     /// The manifest as read when opened.
     pub manifest: Manifest,
+    /// What opening it created, for [`Archive::discard_if_unused`].
+    created: Created,
+}
+
+/// What [`Archive::open_for_write`] had to create.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Created {
+    /// The archive existed.
+    Nothing,
+    /// The directory existed (empty, or with a writer's hidden files only); the manifest
+    /// is new.
+    Manifest,
+    /// The directory itself is new.
+    Directory,
 }
 
 impl Archive {
@@ -44,18 +58,45 @@ impl Archive {
             };
             return Err(Error::Archive { path: dir.to_path_buf(), message });
         }
-        Ok(Archive { dir: dir.to_path_buf(), manifest: Manifest::load(dir)? })
+        Ok(Archive {
+            dir: dir.to_path_buf(),
+            manifest: Manifest::load(dir)?,
+            created: Created::Nothing,
+        })
     }
 
     /// Opens an archive for writing, creating it when absent, and takes the writer lock.
     pub fn open_for_write(dir: &Path) -> Result<(Archive, WriteLock)> {
+        // A failed first ingest removes the archive it created, lock file included: a
+        // writer that opened that lock file just before finds it unlinked and starts over.
+        for _ in 0..8 {
+            if let Some(opened) = Self::try_open_for_write(dir)? {
+                return Ok(opened);
+            }
+        }
+        Err(Error::Archive {
+            path: dir.to_path_buf(),
+            message: "the archive keeps being removed while it is opened; try again".into(),
+        })
+    }
+
+    /// One attempt of [`Archive::open_for_write`]: `None` when the lock it took was on a
+    /// lock file removed meanwhile.
+    fn try_open_for_write(dir: &Path) -> Result<Option<(Archive, WriteLock)>> {
+        let dir_existed = dir.is_dir();
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         if !dir.join(manifest::FILE).is_file() {
             // Only a writer's own hidden files (`.lock`, `.staging`, a manifest being
             // written) may precede the first manifest: another ingest is creating the
             // archive right now. Anything else is not ours, or an archive that lost its
             // manifest: writing one would orphan (and then delete) its captures.
-            let foreign = dir.read_dir().map_err(|e| Error::io(dir, e))?.flatten().find(|e| {
+            let entries = match dir.read_dir() {
+                Ok(entries) => entries,
+                // Gone with a discarded archive since it was created: start over.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(Error::io(dir, e)),
+            };
+            let foreign = entries.flatten().find(|e| {
                 // The manifest itself may have appeared since it was looked for.
                 let name = e.file_name().to_string_lossy().into_owned();
                 !name.starts_with('.') && name != manifest::FILE
@@ -72,14 +113,54 @@ impl Archive {
                 });
             }
         }
-        let lock = WriteLock::take(dir)?;
+        let Some(lock) = WriteLock::take(dir)? else { return Ok(None) };
         let manifest = Manifest::load(dir)?;
-        if !dir.join(manifest::FILE).is_file() {
+        let created = if dir.join(manifest::FILE).is_file() {
+            Created::Nothing
+        } else {
             manifest.save(dir)?;
-        }
-        let archive = Archive { dir: dir.to_path_buf(), manifest };
+            if dir_existed {
+                Created::Manifest
+            } else {
+                Created::Directory
+            }
+        };
+        let archive = Archive { dir: dir.to_path_buf(), manifest, created };
         archive.remove_orphans()?;
-        Ok((archive, lock))
+        Ok(Some((archive, lock)))
+    }
+
+    /// Takes back an archive that [`Archive::open_for_write`] created when no capture was
+    /// committed to it (the first ingest failed), so a failed first ingest leaves no empty
+    /// archive behind. A directory that existed before is kept, emptied of what tracedb
+    /// put there. Does nothing to an archive that existed or that holds a capture.
+    pub fn discard_if_unused(self, lock: WriteLock) -> Result<()> {
+        if self.created == Created::Nothing || !Manifest::load(&self.dir)?.captures.is_empty() {
+            return Ok(());
+        }
+        let dirs = schema::tables()
+            .into_iter()
+            .map(|t| t.name)
+            .chain([SOURCES.to_string(), STAGING.to_string()]);
+        for name in dirs {
+            let p = self.dir.join(name);
+            if p.exists() {
+                std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+            }
+        }
+        // The manifest last: until it goes, another writer takes this for an archive.
+        let m = self.dir.join(manifest::FILE);
+        std::fs::remove_file(&m).map_err(|e| Error::io(&m, e))?;
+        // Still locked while unlinked: a writer waiting on this file sees it gone and
+        // starts over (see `WriteLock::take`).
+        let l = self.dir.join(LOCK);
+        std::fs::remove_file(&l).map_err(|e| Error::io(&l, e))?;
+        drop(lock);
+        if self.created == Created::Directory {
+            // Fails, harmlessly, when another writer has just started creating files.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+        Ok(())
     }
 
     /// Removes staging directories and partition directories of captures the manifest does
@@ -241,32 +322,43 @@ impl Archive {
 /// The archive's writer lock: an exclusive `flock` on `.lock`, which also holds the owner's
 /// pid for the message another writer gets. The kernel releases it when the owner exits,
 /// however it exits (SIGKILL included), so there is no stale lock to detect. The file is
-/// never removed: removing it would let a waiter lock the unlinked file while a third
-/// process locks a new one.
+/// removed only with the archive it belongs to ([`Archive::discard_if_unused`]), while
+/// locked; a writer that had opened it then holds a lock on an unlinked file, which
+/// [`WriteLock::take`] detects (the path no longer names the locked file) so the writer
+/// starts over instead of writing beside a third one that locked a new file.
 pub struct WriteLock {
     _file: std::fs::File,
 }
 
 impl WriteLock {
-    fn take(dir: &Path) -> Result<WriteLock> {
+    /// Takes the lock; `None` when the lock file was removed while it was being taken.
+    fn take(dir: &Path) -> Result<Option<WriteLock>> {
         use std::io::{Read, Seek, Write};
         let path = dir.join(LOCK);
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+            .open(&path);
+        let mut file = match file {
+            Ok(f) => f,
+            // The directory went with a discarded archive since it was created.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
         match file.try_lock() {
             Ok(()) => {
+                if !still_named(&file, &path) {
+                    return Ok(None);
+                }
                 // Ours now: say who holds it.
                 let pid = std::process::id();
                 file.set_len(0)
                     .and_then(|()| file.rewind())
                     .and_then(|()| writeln!(file, "{pid}"))
                     .map_err(|e| Error::io(&path, e))?;
-                Ok(WriteLock { _file: file })
+                Ok(Some(WriteLock { _file: file }))
             }
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut owner = String::new();
@@ -285,4 +377,21 @@ impl WriteLock {
             Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }
     }
+}
+
+/// Whether `path` still names the open `file` (it was not removed or replaced).
+#[cfg(unix)]
+fn still_named(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `path` still names the open `file` (always taken as yes where inodes are not
+/// available).
+#[cfg(not(unix))]
+fn still_named(_file: &std::fs::File, path: &Path) -> bool {
+    path.exists()
 }
