@@ -334,3 +334,35 @@ fn signal_values_follow_intervals_and_release_only_rows_are_not_requests() {
     // T3 was never blocked (no wait state): no blocking_instances row.
     assert_eq!(q("blocking_instances").len(), 1);
 }
+
+#[test]
+fn overfull_episodes_and_causes_of_a_reused_instance_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    // S goes overfull once, its counter rising within the episode (2, then 3), then again.
+    // TA's instance 0 runs twice (the numbering restarts): only the second one waits for S2.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,S,0,SEM,S,0,ready,0\n10,S,0,SEM,S,0,lock,1\n20,S,0,SEM,S,0,overfull,2\n\
+         30,S,0,SEM,S,0,overfull,3\n40,S,0,SEM,S,0,full,1\n50,S,0,SEM,S,0,overfull,2\n\
+         60,S,0,SEM,S,0,full,1\n70,S,0,SEM,S,0,unlock,0\n\
+         100,STI,0,T,TA,0,activate\n101,Core_0,0,T,TA,0,start\n102,Core_0,0,T,TA,0,terminate\n\
+         110,STI,0,T,TA,0,activate\n111,Core_0,0,T,TA,0,start\n\
+         112,TA,0,SEM,S2,0,requestsemaphore\n112,TA,0,SEM,S2,0,waiting\n\
+         115,TA,0,SEM,S2,0,assigned\n116,TA,0,SEM,S2,0,released\n120,Core_0,0,T,TA,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |name: &str| {
+        parse_csv(&ok(tmp.path(), &["query", name, "--archive", "db", "--format", "csv"]))
+    };
+    let sem = q("semaphore_contention");
+    let col = |name: &str| sem[0].iter().position(|c| c == name).unwrap();
+    let s = sem.iter().find(|r| r[1] == "S").unwrap();
+    assert_eq!(s[col("overfull_episodes")], "2", "{sem:?}");
+    assert_eq!(s[col("overfull_time")], "30");
+    let bi = q("blocking_instances");
+    let col = |name: &str| bi[0].iter().position(|c| c == name).unwrap();
+    let got: Vec<String> =
+        bi[1..].iter().map(|r| format!("{}@{}", r[col("cause")], r[col("activate_ts")])).collect();
+    assert_eq!(got, ["S2@110"], "{bi:?}");
+}

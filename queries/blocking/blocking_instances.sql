@@ -13,10 +13,14 @@
 -- @column cause_wait  for a semaphore: assigned - request of that request, ns
 -- @column cause_ts  when the wait began, ns
 -- Causes are matched by process and instance: lock requests of this instance that were
--- contended, and wait_event events whose source is this instance.
+-- contended, and wait_event events whose source is this instance, that began during the
+-- instance (from its activation, or first start when the capture lacks it, to its
+-- termination): an instance number that comes back later (a new run of the numbering, or
+-- a resynchronised machine) does not borrow the causes of the other one.
 CREATE OR REPLACE TEMP VIEW blocking_instances AS
 WITH b AS (
-    SELECT capture_id, entity, instance, activate_ts, waiting_time, polling_time, parking_time,
+    SELECT capture_id, entity, instance, activate_ts, start_ts, terminate_ts,
+           waiting_time, polling_time, parking_time,
            coalesce(waiting_time, 0) + coalesce(polling_time, 0) + coalesce(parking_time, 0) AS blocking_time
     FROM instances
     WHERE entity_type IN ('T', 'I', 'ISR')
@@ -32,6 +36,8 @@ SELECT b.capture_id, b.entity, b.instance, b.activate_ts, b.blocking_time, b.wai
        b.parking_time, c.cause_type, c.cause, c.cause_wait, c.cause_ts
 FROM b
 LEFT JOIN causes c ON c.capture_id = b.capture_id AND c.entity = b.entity AND c.instance = b.instance
+    AND c.cause_ts >= coalesce(b.activate_ts, b.start_ts, c.cause_ts)
+    AND c.cause_ts <= coalesce(b.terminate_ts, c.cause_ts)
 -- Blocked: it spent time waiting, polling or parking, or a lock request of it waited.
 WHERE b.blocking_time > 0 OR c.cause_wait > 0
 ORDER BY b.capture_id, b.activate_ts, b.entity, c.cause_ts;

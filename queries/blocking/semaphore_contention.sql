@@ -39,11 +39,14 @@ WITH r AS (
           WHERE wait > 0 GROUP BY ALL)
     GROUP BY capture_id, semaphore
 ), s AS (
+    -- An episode begins where the state becomes overfull: a repeated `overfull` with a new
+    -- counter splits the interval but continues the episode.
     SELECT capture_id, entity AS semaphore,
-           count(*) FILTER (WHERE state = 'overfull') AS overfull_episodes,
+           count(*) FILTER (WHERE state = 'overfull' AND prev IS DISTINCT FROM 'overfull') AS overfull_episodes,
            sum(dur) FILTER (WHERE state IN ('full', 'overfull')) AS locked_time,
            sum(dur) FILTER (WHERE state = 'overfull') AS overfull_time
-    FROM intervals WHERE channel = 'state' AND entity_type = 'SEM'
+    FROM (SELECT *, lag(state) OVER (PARTITION BY capture_id, entity, instance ORDER BY ts, dur) AS prev
+          FROM intervals WHERE channel = 'state' AND entity_type = 'SEM')
     GROUP BY capture_id, entity
 )
 SELECT capture_id, semaphore,
