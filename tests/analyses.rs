@@ -366,3 +366,41 @@ fn overfull_episodes_and_causes_of_a_reused_instance_number() {
         bi[1..].iter().map(|r| format!("{}@{}", r[col("cause")], r[col("activate_ts")])).collect();
     assert_eq!(got, ["S2@110"], "{bi:?}");
 }
+
+#[test]
+fn an_isr_logged_without_the_tasks_preempt_still_preempts_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,STI_A,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n\
+         20,STI_I,0,I,ISR1,0,activate\n20,Core_0,0,I,ISR1,0,start\n\
+         30,Core_0,0,I,ISR1,0,terminate\n50,Core_0,0,T,TA,0,terminate\n60,STI_A,0,STI,STI_A,0,trigger\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    // The core is busy throughout: TA, ISR1, then TA again.
+    assert_eq!(
+        q("SELECT state, ts, dur FROM intervals WHERE channel = 'running' ORDER BY ts"),
+        "state,ts,dur\nTA,10,10\nISR1,20,10\nTA,30,20\n"
+    );
+    // The implied transitions carry the actions they stand for.
+    assert_eq!(
+        q("SELECT state, ts, start_action, end_action FROM intervals \
+           WHERE entity = 'TA' AND channel = 'state' ORDER BY ts"),
+        "state,ts,start_action,end_action\nactive,0,activate,start\nrunning,10,start,preempt\n\
+         ready,20,preempt,resume\nrunning,30,resume,terminate\n"
+    );
+    assert_eq!(
+        q("SELECT preempted, preempted_by, preemptions FROM preemption_pairs"),
+        "preempted,preempted_by,preemptions\nTA,ISR1,1\n"
+    );
+    assert_eq!(
+        q("SELECT net_exec, ready_time, preemptions FROM instances WHERE entity = 'TA'"),
+        "net_exec,ready_time,preemptions\n30,10,1\n"
+    );
+    assert_eq!(
+        q("SELECT kind, severity FROM diagnostics"),
+        "kind,severity\nimplicit_preemption,info\n"
+    );
+}

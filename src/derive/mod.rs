@@ -133,6 +133,7 @@ struct Known {
     running: Sym,
     value: Sym,
     core_type: Sym,
+    isr_type: Sym,
     sem_type: Sym,
     sig_type: Sym,
 }
@@ -204,6 +205,7 @@ impl<O: Output> Deriver<O> {
             running: names.intern("running"),
             value: names.intern("value"),
             core_type: names.intern("C"),
+            isr_type: names.intern("I"),
             sem_type: names.intern("SEM"),
             sig_type: names.intern("SIG"),
         };

@@ -115,6 +115,9 @@ pub(super) struct Proc {
     core: Option<Sym>,
     row: InstanceRow,
     runnables: Vec<(Sym, i64)>,
+    /// The last transition was implied by an ISR taking or leaving its core; an explicit
+    /// event saying the same is folded into it.
+    implicit: bool,
 }
 
 /// A runnable instance between its start and its termination.
@@ -149,6 +152,9 @@ pub(super) struct PendingEnd {
 #[derive(Default)]
 pub(super) struct CoreSlot {
     occupant: Option<(Sym, i64, i64, Sym)>,
+    /// Processes an ISR took the core from with no preempt in the trace, innermost last,
+    /// each with the ISR: it gets the core back when that ISR leaves it for good.
+    interrupted: Vec<((Sym, i64), (Sym, i64))>,
 }
 
 impl<O: Output> Deriver<O> {
@@ -193,6 +199,7 @@ impl<O: Output> Deriver<O> {
                     core: None,
                     row,
                     runnables: Vec::new(),
+                    implicit: false,
                 };
                 self.procs.insert(key, p);
                 self.track_open(key, a)?;
@@ -205,6 +212,25 @@ impl<O: Output> Deriver<O> {
                 Ok(())
             }
             Some(state) => {
+                if self.fold_implied(key, state, to, a) {
+                    return Ok(());
+                }
+                if state.on_core() && !to.on_core() && to != PState::Terminated {
+                    if let Some(c) = self.core_elsewhere(key, a) {
+                        let msg = format!(
+                            "{} of {} instance {inst} from {} while it runs on {}; ignored                              (the event stays in `events`)",
+                            self.names.resolve(a.action),
+                            self.names.resolve(e),
+                            self.names.resolve(a.source),
+                            self.names.resolve(c)
+                        );
+                        self.diag(Severity::Warning, "wrong_core", a.pos, a.ts, msg)?;
+                        return Ok(());
+                    }
+                }
+                if let Some(p) = self.procs.get_mut(&key) {
+                    p.implicit = false;
+                }
                 if !from.contains(&state) {
                     let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
                     let msg = format!(
@@ -222,6 +248,34 @@ impl<O: Output> Deriver<O> {
                 self.leave(key, a)?;
                 self.enter(key, to, a)
             }
+        }
+    }
+
+    /// An explicit event that says what an ISR's arrival or departure already implied (the
+    /// preempt of the process it interrupted, or that process's resume): nothing new.
+    fn fold_implied(&mut self, key: (Sym, i64), state: PState, to: PState, a: Act) -> bool {
+        let Some(p) = self.procs.get_mut(&key) else { return false };
+        if !p.implicit || state != to || a.core.is_some_and(|c| Some(c) != p.core) {
+            return false;
+        }
+        p.implicit = false;
+        if !to.on_core() {
+            // The trace handles this preemption itself, resume included.
+            if let Some(slot) = p.core.and_then(|c| self.cores.get_mut(&c)) {
+                slot.interrupted.retain(|(k, _)| *k != key);
+            }
+        }
+        true
+    }
+
+    /// The core the event's source is, when that is not the core the instance runs on.
+    fn core_elsewhere(&mut self, key: (Sym, i64), a: Act) -> Option<Sym> {
+        let on = self.procs.get(&key).and_then(|p| p.core)?;
+        let from = a.core.filter(|c| *c != on)?;
+        if self.is_core(a.source) {
+            Some(on).filter(|_| from == a.source)
+        } else {
+            None
         }
     }
 
@@ -257,6 +311,7 @@ impl<O: Output> Deriver<O> {
             core: None,
             row,
             runnables: Vec::new(),
+            implicit: false,
         };
         self.procs.insert(key, p);
         self.track_open(key, a)
@@ -373,21 +428,28 @@ impl<O: Output> Deriver<O> {
             if action == "start" && p.row.start_ts.is_none() {
                 p.row.start_ts = Some(a.ts);
             }
-            if let (Some(old), Some(new)) = (p.core, core) {
-                if old != new && action == "resume" {
-                    *p.row.migrations.get_or_insert(0) += 1;
-                }
+            // A migration is a change of core: a resume or poll_parking elsewhere, or (a
+            // resynchronised machine) an event from another core while it ran.
+            let left = p.core.filter(|old| core.is_some_and(|new| new != *old));
+            if left.is_some() && action != "start" {
+                *p.row.migrations.get_or_insert(0) += 1;
             }
             if p.row.core.is_none() {
                 p.row.core = core;
             }
             p.core = core;
-            if !was.on_core() {
+            let moved = was.on_core() && left.is_some();
+            if let Some(old) = left.filter(|_| moved) {
+                self.vacate(old, key, a)?;
+            }
+            if !was.on_core() || moved {
                 if let Some(c) = core {
                     self.entity_core.insert(key.0, c);
                     self.inst_core.insert(key, c);
                     self.occupy(c, key, a)?;
                 }
+            }
+            if !was.on_core() {
                 self.runnables_follow(key, true, a)?;
             }
         } else if was.on_core() {
@@ -396,6 +458,9 @@ impl<O: Output> Deriver<O> {
             }
             if let Some(c) = p.core {
                 self.vacate(c, key, a)?;
+                if matches!(to, PState::Terminated | PState::Waiting) {
+                    self.resume_interrupted(c, key, a)?;
+                }
             }
             if to != PState::Terminated {
                 self.runnables_follow(key, false, a)?;
@@ -415,22 +480,93 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
+    /// `key` takes `core`. A process still running there with no preempt in the trace
+    /// is preempted by it: by an ISR, an interruption that ends when the ISR leaves the
+    /// core (info `implicit_preemption`); by anything else, a conflict (warning
+    /// `core_conflict`), the displaced process staying ready until its next event.
     fn occupy(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
         let slot = self.cores.entry(core).or_default();
         let prev = slot.occupant.replace((key.0, key.1, a.ts, a.action));
-        if let Some((pe, pi, since, since_action)) = prev {
-            if (pe, pi) == key {
-                return Ok(());
-            }
+        let Some((pe, pi, since, since_action)) = prev else { return Ok(()) };
+        if (pe, pi) == key {
+            return Ok(());
+        }
+        self.emit_occupancy(core, (pe, pi, since, since_action), a.ts, Some(a.action), false)?;
+        let displaced = (pe, pi);
+        let running_here =
+            self.procs.get(&displaced).is_some_and(|p| p.state.on_core() && p.core == Some(core));
+        let by_isr = self.procs.get(&key).is_some_and(|p| p.etype == self.known.isr_type);
+        let (who, whom) = (self.names.resolve(key.0), self.names.resolve(pe));
+        if running_here && by_isr {
             let msg = format!(
-                "{} instance {} gets {} while {} instance {pi} still occupies it",
-                self.names.resolve(key.0),
+                "ISR {who} instance {} starts on {} while {whom} instance {pi} runs there, with                  no preempt of it: {whom} is taken as interrupted until {who} leaves the core",
+                key.1,
+                self.names.resolve(core)
+            );
+            self.diag(Severity::Info, "implicit_preemption", a.pos, a.ts, msg)?;
+            if let Some(slot) = self.cores.get_mut(&core) {
+                slot.interrupted.push((displaced, key));
+            }
+        } else {
+            let msg = format!(
+                "{who} instance {} gets {} while {whom} instance {pi} still occupies it{}",
                 key.1,
                 self.names.resolve(core),
-                self.names.resolve(pe)
+                if running_here { "; that one is taken as preempted" } else { "" }
             );
             self.diag(Severity::Warning, "core_conflict", a.pos, a.ts, msg)?;
-            self.emit_occupancy(core, (pe, pi, since, since_action), a.ts, Some(a.action), false)?;
+        }
+        if running_here {
+            self.displace(displaced, a)?;
+        }
+        Ok(())
+    }
+
+    /// Preempts a process that lost its core with no event of its own (see `occupy`). Its
+    /// intervals name the implied action (`preempt`, or `park` when it was polling), so
+    /// that queries on preemptions see it.
+    fn displace(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
+        let Some(polling) = self.procs.get(&key).map(|p| p.state == PState::Polling) else {
+            return Ok(());
+        };
+        let a = Act { action: self.names.intern(if polling { "park" } else { "preempt" }), ..a };
+        self.leave(key, a)?;
+        let Some(p) = self.procs.get_mut(&key) else { return Ok(()) };
+        p.state = if polling { PState::Parking } else { PState::Ready };
+        if !polling {
+            p.row.preemptions += 1;
+        }
+        p.since = a.ts;
+        p.since_action = a.action;
+        p.implicit = true;
+        self.runnables_follow(key, false, a)
+    }
+
+    /// `by` left `core` for good: the process it interrupted (see `occupy`) runs again,
+    /// unless its own events took it elsewhere meanwhile.
+    fn resume_interrupted(&mut self, core: Sym, by: (Sym, i64), a: Act) -> Result<()> {
+        let Some(slot) = self.cores.get_mut(&core) else { return Ok(()) };
+        let Some(k) = slot.interrupted.iter().rposition(|(_, isr)| *isr == by) else {
+            return Ok(());
+        };
+        let (key, _) = slot.interrupted.remove(k);
+        if slot.occupant.is_some() {
+            return Ok(());
+        }
+        let Some(p) = self.procs.get(&key) else { return Ok(()) };
+        if !p.implicit || p.core != Some(core) {
+            return Ok(());
+        }
+        let (to, action) = if p.state == PState::Parking {
+            (PState::Polling, "poll_parking")
+        } else {
+            (PState::Running, "resume")
+        };
+        let a = Act { action: self.names.intern(action), ..a };
+        self.leave(key, a)?;
+        self.enter(key, to, a)?;
+        if let Some(p) = self.procs.get_mut(&key) {
+            p.implicit = true;
         }
         Ok(())
     }
@@ -649,6 +785,16 @@ impl<O: Output> Deriver<O> {
             (Some(src), None)
         } else if let Some(caller) = self.runnables.get(&src) {
             (caller.task, caller.orphan_of)
+        } else if let Some(running) = self.only_running_instance(a.source) {
+            let msg = format!(
+                "runnable {} instance {} is started by {} instance {}, which is not open; it                  runs in instance {running}, the one running",
+                self.names.resolve(key.0),
+                key.1,
+                self.names.resolve(a.source),
+                a.source_instance
+            );
+            self.diag(Severity::Info, "runnable_task_guessed", a.pos, a.ts, msg)?;
+            (Some((a.source, running)), None)
         } else if matches!(src_class, None | Some(Class::Process)) {
             (None, Some(src))
         } else {
@@ -697,6 +843,16 @@ impl<O: Output> Deriver<O> {
         };
         self.runnables.insert(key, r);
         Ok(())
+    }
+
+    /// The one open instance of process `e` on a core (running or polling), if exactly one
+    /// is.
+    fn only_running_instance(&self, e: Sym) -> Option<i64> {
+        let open = self.open_by_entity.get(&e)?;
+        let mut on_core =
+            open.iter().filter(|i| self.procs.get(&(e, **i)).is_some_and(|p| p.state.on_core()));
+        let first = *on_core.next()?;
+        on_core.next().is_none().then_some(first)
     }
 
     /// Running ↔ suspended at `a.ts`.

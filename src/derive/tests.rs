@@ -9,6 +9,8 @@ struct Rows {
     locks: Vec<String>,
     /// `target#instance action @core` of each event.
     events: Vec<String>,
+    /// `entity#instance net= ready= preempt= migr=` of each instance.
+    metrics: Vec<String>,
 }
 
 impl Output for Rows {
@@ -45,6 +47,15 @@ impl Output for Rows {
                 r.response_time(),
                 r.net_exec,
                 r.complete()
+            ));
+            self.metrics.push(format!(
+                "{}#{} net={} ready={} preempt={} migr={}",
+                n.resolve(r.entity),
+                r.instance,
+                r.net_exec,
+                r.ready_time,
+                r.preemptions,
+                r.migrations.unwrap_or(0)
             ));
         }
         Ok(())
@@ -538,4 +549,114 @@ fn failed_try_locks_of_many_instances_do_not_pile_up() {
     assert_eq!(rows.locks.len(), 50_000);
     assert!(rows.locks.iter().all(|l| l == "S T wait=None hold=None"));
     assert_eq!(s.lock_requests, 50_000);
+}
+
+/// The `running` intervals of the cores: who occupied which core when.
+fn metric<'a>(rows: &'a Rows, key: &str) -> &'a str {
+    rows.metrics.iter().find(|m| m.starts_with(key)).map_or("none", String::as_str)
+}
+
+fn occupancy(rows: &Rows) -> Vec<&str> {
+    rows.intervals.iter().filter(|i| i.starts_with("running ")).map(String::as_str).collect()
+}
+
+#[test]
+fn a_resume_on_another_core_while_running_moves_the_process() {
+    // The preempt on Core_0 was lost: TA leaves Core_0 when it resumes on Core_1.
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n30,Core_1,0,T,TA,0,resume\n\
+         40,Core_1,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(occupancy(&rows), ["running Core_0 TA [10,30) ", "running Core_1 TA [30,40) "]);
+    assert_eq!(rows.metrics, ["TA#0 net=30 ready=0 preempt=0 migr=1"]);
+    assert_eq!(diag_count(&s, "invalid_transition"), 1);
+
+    // Same time, "wrong" order: the preempt from the core TA already left is ignored.
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n50,Core_1,0,T,TA,0,resume\n\
+         50,Core_0,0,T,TA,0,preempt\n50,Core_0,0,T,TB,0,start\n70,Core_1,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(metric(&rows, "TA#0"), "TA#0 net=60 ready=0 preempt=0 migr=1");
+    assert_eq!(diag_count(&s, "wrong_core"), 1);
+    assert_eq!(diag_count(&s, "core_conflict"), 0);
+}
+
+#[test]
+fn a_return_from_parking_on_another_core_is_a_migration() {
+    let (_, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n20,Core_0,0,T,TA,0,poll\n\
+         30,Core_0,0,T,TA,0,park\n40,Core_1,0,T,TA,0,poll_parking\n50,Core_1,0,T,TA,0,run\n\
+         60,Core_1,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(rows.metrics, ["TA#0 net=20 ready=0 preempt=0 migr=1"]);
+}
+
+#[test]
+fn an_isr_without_a_preempt_of_the_task_interrupts_it() {
+    // ISR1 nests ISR2; neither the task's preempt nor its resume is in the trace.
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n20,STI,0,I,ISR1,0,activate\n\
+         20,Core_0,0,I,ISR1,0,start\n22,Core_0,0,I,ISR2,0,start\n25,Core_0,0,I,ISR2,0,terminate\n\
+         30,Core_0,0,I,ISR1,0,terminate\n50,Core_0,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(
+        occupancy(&rows),
+        [
+            "running Core_0 TA [10,20) ",
+            "running Core_0 ISR1 [20,22) ",
+            "running Core_0 ISR2 [22,25) ",
+            "running Core_0 ISR1 [25,30) ",
+            "running Core_0 TA [30,50) "
+        ]
+    );
+    assert_eq!(
+        metric(&rows, "TA#0"),
+        "TA#0 net=30 ready=10 preempt=1 migr=0",
+        "{:?}",
+        rows.metrics
+    );
+    assert_eq!(diag_count(&s, "implicit_preemption"), 2);
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+
+    // A trace that logs the task's preempt and resume after all: folded in, no warning.
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n20,STI,0,I,ISR1,0,activate\n\
+         20,Core_0,0,I,ISR1,0,start\n20,Core_0,0,T,TA,0,preempt\n30,Core_0,0,I,ISR1,0,terminate\n\
+         30,Core_0,0,T,TA,0,resume\n50,Core_0,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(
+        metric(&rows, "TA#0"),
+        "TA#0 net=30 ready=10 preempt=1 migr=0",
+        "{:?}",
+        rows.metrics
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+    assert_eq!(occupancy(&rows).len(), 3);
+
+    // A task that takes the core with no preempt of the one there: a conflict, and the
+    // displaced task is ready (not running beside it) until its next event.
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n0,STI,0,T,TB,0,activate\n10,Core_0,0,T,TA,0,start\n\
+         20,Core_0,0,T,TB,0,start\n30,Core_0,0,T,TB,0,terminate\n35,Core_0,0,T,TA,0,resume\n\
+         50,Core_0,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "core_conflict"), 1);
+    assert_eq!(
+        metric(&rows, "TA#0"),
+        "TA#0 net=25 ready=15 preempt=1 migr=0",
+        "{:?}",
+        rows.metrics
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+}
+
+#[test]
+fn a_runnable_naming_an_instance_that_is_not_open_runs_in_the_running_one() {
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,5,activate\n1,Core_0,0,T,TA,5,start\n2,TA,0,R,R1,0,start\n\
+         5,Core_0,0,T,TA,5,preempt\n9,Core_0,0,T,TA,5,resume\n10,TA,0,R,R1,0,terminate\n\
+         11,Core_0,0,T,TA,5,terminate\n",
+    );
+    assert_eq!(metric(&rows, "R1#0"), "R1#0 net=4 ready=4 preempt=1 migr=0");
+    assert_eq!(diag_count(&s, "runnable_task_guessed"), 1);
 }
