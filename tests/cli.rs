@@ -86,29 +86,60 @@ fn malformed_line_is_a_diagnostic_and_strict_makes_it_fatal() {
 }
 
 #[test]
-fn truncated_gzip_fails_and_leaves_the_archive_unchanged() {
+fn truncated_gzip_keeps_what_was_read_and_strict_refuses_it() {
     let tmp = tempfile::tempdir().unwrap();
     let mut text = String::from("#version 2.1.0\n");
     for i in 0..20_000 {
-        text.push_str(&format!("{},Core_0,0,T,TASK_{},0,start\n", i * 10, i % 7));
+        text.push_str(&format!("{},STI_{},0,STI,S_{},0,trigger\n", i * 10, i % 7, i % 7));
     }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(text.as_bytes()).unwrap();
     let gz = gz.finish().unwrap();
     std::fs::write(tmp.path().join("whole.btf.gz"), &gz).unwrap();
     std::fs::write(tmp.path().join("cut.btf.gz"), &gz[..gz.len() / 2]).unwrap();
+    // Cut within the first 64 KiB of text, which is read ahead to detect the format.
+    std::fs::write(tmp.path().join("short.btf.gz"), &gz[..300]).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "whole.btf.gz"]);
     let manifest_before = std::fs::read(tmp.path().join("db/manifest.json")).unwrap();
 
-    let out = run(tmp.path(), &["ingest", "--archive", "db", "cut.btf.gz"]);
+    // --strict: fatal, named, and the archive is as it was.
+    let out = run(tmp.path(), &["ingest", "--archive", "db", "--strict", "cut.btf.gz"]);
     assert_eq!(out.status.code(), Some(1));
     let msg = stderr(&out);
     assert!(msg.contains("cut.btf.gz") && msg.contains("gzip stream ends early"), "{msg}");
-    assert!(msg.contains("after line "), "the position is the last whole line: {msg}");
+    assert!(msg.contains("lines read"), "the position is after the last whole line: {msg}");
     assert_eq!(std::fs::read(tmp.path().join("db/manifest.json")).unwrap(), manifest_before);
     assert!(!tmp.path().join("db/.staging").exists(), "staging removed");
     assert!(!tmp.path().join("db/events/capture_id=2").exists(), "no partial capture files");
-    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "20000");
+
+    // Otherwise the whole lines before the damage are kept, and the loss is a diagnostic.
+    for file in ["cut.btf.gz", "short.btf.gz"] {
+        let out = run(tmp.path(), &["ingest", "--archive", "db", file]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("1 input_truncated (data_loss)"), "{}", stderr(&out));
+    }
+    let kept: Vec<String> = util::csv(
+        tmp.path(),
+        "db",
+        "SELECT c.name, (SELECT count(*) FROM events e WHERE e.capture_id = c.capture_id), \
+         d.position FROM captures c JOIN diagnostics d USING (capture_id) \
+         WHERE d.severity = 'data_loss' ORDER BY c.capture_id",
+    )
+    .lines()
+    .skip(1)
+    .map(String::from)
+    .collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    // Each kept line is one event; the diagnostic names the first line lost.
+    for row in &kept {
+        let f: Vec<&str> = row.split(',').collect();
+        let events: u64 = f[1].parse().unwrap();
+        assert!(events > 0 && events < 20_000, "{row}");
+        assert!(f[2].ends_with(&format!(".btf.gz:{}", events + 2)), "{row}");
+    }
+    // The hash is that of the whole file: the same cut file is recognised.
+    let again = run(tmp.path(), &["ingest", "--archive", "db", "cut.btf.gz"]);
+    assert!(stderr(&again).contains("identical to capture 2"), "{}", stderr(&again));
 }
 
 #[test]

@@ -98,8 +98,8 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink)
             Ok(Some(l)) => l,
             Ok(None) => return Ok(()),
             Err(e) => {
-                let pos = format!("after line {}", lines.line_number());
-                return Err(Error::input(path, pos, e.to_string()));
+                super::input_lost(sink, lines.line_number(), &e)?;
+                return Ok(());
             }
         };
         let pos = Pos::Line(number);

@@ -20,7 +20,8 @@ pub enum Severity {
     Warning,
     /// A record could not be read and is missing from the tables (its text is in the message).
     Error,
-    /// The trace itself says data was lost (overruns, gaps).
+    /// Data is known to be missing: the trace says so (overruns, gaps), or the input could
+    /// not be read to its end.
     DataLoss,
 }
 

@@ -75,6 +75,8 @@ pub struct Input {
     current: Vec<u8>,
     offset: usize,
     done: bool,
+    /// A read error met while peeking, for `read` to return after the text before it.
+    pending: Option<io::Error>,
     handle: Option<JoinHandle<Digest256>>,
     /// Bytes of the file on disk read so far (for progress).
     pub raw_read: Arc<AtomicU64>,
@@ -121,10 +123,10 @@ impl Input {
             };
             if let Err(e) = result {
                 let _ = tx.send(Err(e));
-            } else {
-                // Hash what a decoder may have left unread (trailing bytes after the stream).
-                let _ = io::copy(&mut hashing, &mut io::sink());
             }
+            // Hash what a decoder left unread (trailing bytes after the stream, or all
+            // after the damage), so the hash is that of the whole file.
+            let _ = io::copy(&mut hashing, &mut io::sink());
             let bytes = hashing.read.load(Ordering::Relaxed);
             let sha256 = hex(&hashing.hasher.finalize());
             Digest256 { sha256, bytes }
@@ -134,6 +136,7 @@ impl Input {
             current: Vec::new(),
             offset: 0,
             done: false,
+            pending: None,
             handle: Some(handle),
             raw_read,
             raw_size,
@@ -150,7 +153,12 @@ impl Input {
                     self.offset = 0;
                     self.current.extend_from_slice(&chunk);
                 }
-                Ok(Err(e)) => return Err(e),
+                Ok(Err(e)) => {
+                    // Given to `read` after the text before it, so it can say after which
+                    // line the input was lost.
+                    self.pending = Some(e);
+                    self.done = true;
+                }
                 Err(_) => self.done = true,
             }
         }
@@ -183,7 +191,7 @@ impl Read for Input {
                 return Ok(n);
             }
             if self.done {
-                return Ok(0);
+                return self.pending.take().map_or(Ok(0), Err);
             }
             match self.rx.recv() {
                 Ok(Ok(chunk)) => {

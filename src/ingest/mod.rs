@@ -162,6 +162,22 @@ impl Format {
     }
 }
 
+/// The input stopped being readable after `whole_lines` lines (a truncated or corrupt
+/// `.gz`/`.zst`, a read error): what was read stays, and the loss is a `data_loss`
+/// diagnostic (fatal under `--strict`, as every warning or worse is).
+pub fn input_lost(sink: &mut dyn Sink, whole_lines: u64, e: &std::io::Error) -> Result<()> {
+    sink.diagnostic(Diagnostic {
+        severity: Severity::DataLoss,
+        kind: "input_truncated",
+        pos: Pos::Line(whole_lines + 1),
+        ts: None,
+        message: format!(
+            "{e}: the text from line {} on is lost ({whole_lines} whole lines read)",
+            whole_lines + 1
+        ),
+    })
+}
+
 /// The format of a file from its first bytes, or `None` when no importer recognises it.
 pub fn detect(prefix: &[u8]) -> Option<Format> {
     Format::ALL.iter().copied().find(|f| f.sniff(prefix))

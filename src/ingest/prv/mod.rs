@@ -474,8 +474,8 @@ pub fn read<R: Read>(
             Ok(Some(l)) => l,
             Ok(None) => break,
             Err(e) => {
-                let pos = format!("after line {}", lines.line_number());
-                return Err(Error::input(path, pos, e.to_string()));
+                crate::ingest::input_lost(sink, lines.line_number(), &e)?;
+                break;
             }
         };
         let pos = Pos::Line(number);
