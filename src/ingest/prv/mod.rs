@@ -72,6 +72,8 @@ pub struct Companions {
     pub found: Vec<PathBuf>,
     /// Paths looked for and not found.
     pub missing: Vec<PathBuf>,
+    /// Problems in the companions, reported when the trace is read.
+    pub problems: Vec<Diagnostic>,
 }
 
 /// `x.prv`, `x.prv.gz`, `x.prv.zst` -> `x.<ext>` in the same directory.
@@ -122,7 +124,20 @@ impl Companions {
                     if ext == "pcf" {
                         c.pcf = Some(Pcf::parse(&text));
                     } else {
-                        c.row = Some(Row::parse(&text));
+                        let row = Row::parse(&text);
+                        for (line, problem) in &row.problems {
+                            c.problems.push(Diagnostic {
+                                severity: Severity::Warning,
+                                kind: "malformed_companion",
+                                pos: Pos::None,
+                                ts: None,
+                                message: format!(
+                                    "{}:{line}: {problem}: the labels found are used",
+                                    p.display()
+                                ),
+                            });
+                        }
+                        c.row = Some(row);
                     }
                     c.found.push(p);
                 }
@@ -465,6 +480,9 @@ pub fn read<R: Read>(
             ts: None,
             message: format!("no {} beside the trace: {what}", m.display()),
         })?;
+    }
+    for d in &comp.problems {
+        sink.diagnostic(d.clone())?;
     }
     let mut header: Option<(Header, Pos)> = None;
     let mut reader: Option<Reader<'_>> = None;
@@ -906,5 +924,26 @@ mod tests {
     fn companions_beside_compressed_files() {
         assert_eq!(companion_path(Path::new("/a/b/t.prv.gz"), "pcf"), PathBuf::from("/a/b/t.pcf"));
         assert_eq!(companion_path(Path::new("cpu.prv"), "row"), PathBuf::from("cpu.row"));
+    }
+
+    #[test]
+    fn a_short_row_block_is_reported_with_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let prv = dir.path().join("t.prv");
+        std::fs::write(&prv, "#Paraver (d):10_ns:1(3):1:1(2:1)\n").unwrap();
+        std::fs::write(
+            dir.path().join("t.row"),
+            "LEVEL CPU SIZE 3\ncpuA\ncpuB\nLEVEL THREAD SIZE 2\nthA\nthB\n",
+        )
+        .unwrap();
+        let c = Companions::find(&prv);
+        assert_eq!(c.row.as_ref().and_then(|r| r.label("THREAD", 1)), Some("thB"));
+        let msgs: Vec<_> = c.problems.iter().map(|d| (d.kind, d.message.as_str())).collect();
+        let expected = format!(
+            "{}:1: LEVEL CPU declares 3 labels, found 2 (the next LEVEL header is on line 4): \
+             the labels found are used",
+            dir.path().join("t.row").display()
+        );
+        assert_eq!(msgs, [("malformed_companion", expected.as_str())]);
     }
 }
