@@ -146,6 +146,54 @@ fn derive_prv(text: &str) -> (Summary, Rows) {
     d.finish().unwrap()
 }
 
+/// [`derive_prv`] with a `.row` (read from `row`, as if found at `t.row`).
+fn derive_prv_with_row(text: &str, row: &str) -> (Summary, Rows) {
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let comp = crate::ingest::prv::Companions {
+        row: Some(crate::ingest::prv::row::Row::parse(row)),
+        row_path: Some("t.row".into()),
+        ..Default::default()
+    };
+    crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "t.prv", &comp, &mut d)
+        .unwrap();
+    d.finish().unwrap()
+}
+
+#[test]
+fn rows_with_one_label_stay_apart() {
+    // Two threads labelled `worker`, two CPUs labelled `cpu`: four entities, and each
+    // thread's channel keeps its own intervals.
+    let (s, rows) = derive_prv_with_row(
+        "#Paraver (d):1000_ns:1(2):1:1(2:1)\n2:1:1:1:1:10:7:1\n2:2:1:1:2:20:7:2\n\
+         2:1:1:1:1:30:7:0\n2:2:1:1:2:40:7:0\n",
+        "LEVEL CPU SIZE 2\ncpu\ncpu\nLEVEL THREAD SIZE 2\nworker\n worker \n",
+    );
+    let names: Vec<_> = s.entities.iter().map(|e| s.names.resolve(e.name)).collect();
+    assert_eq!(names, ["worker (1.1.1)", "worker (1.1.2)", "cpu (1)", "cpu (2)"]);
+    assert_eq!(rows.intervals, ["7 worker (1.1.1) 1 [10,30) ", "7 worker (1.1.2) 2 [20,40) "]);
+    let notes: Vec<_> = s
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == "duplicate_row_label")
+        .map(|d| (d.severity, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (
+                Severity::Info,
+                "t.row:3: CPU label 'cpu' is also on line 2: each of these rows is named with \
+                 its Paraver id appended, as 'cpu (2)'"
+            ),
+            (
+                Severity::Info,
+                "t.row:6: THREAD label 'worker' is also on line 5: each of these rows is named \
+                 with its Paraver id appended, as 'worker (1.1.2)'"
+            ),
+        ]
+    );
+}
+
 #[test]
 fn paraver_records_keep_their_own_times() {
     // A state record earlier than the events before it is not clamped; an open state

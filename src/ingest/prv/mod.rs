@@ -26,6 +26,8 @@
 //! (trimmed) or `THREAD a.t.th`, of type THREAD; a row whose label is a CPU's (` CPU 0.0`,
 //! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows) is of type CPU. A record's
 //! cpu is an entity of type CPU named by its `.row` CPU label or `CPU n`, given as `core`.
+//! A label on several rows of a level gets each row's id appended (`worker (1.1.2)`,
+//! `cpu (2)`), with an info diagnostic: one entity per row.
 //! State records are `state` intervals named from `.pcf` STATES; each event pair is one
 //! `events` row (action = the type's name, value, note = the value's label) and a set of
 //! the channel named after the type (0 ends its state); communications are `messages`.
@@ -45,6 +47,7 @@ use crate::{Error, Result};
 use pcf::{parse_value, Pcf};
 use row::Row;
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +71,8 @@ pub struct Companions {
     pub pcf: Option<Pcf>,
     /// Labels, when the `.row` was found.
     pub row: Option<Row>,
+    /// Path of the `.row` read, for diagnostics about its lines.
+    pub row_path: Option<PathBuf>,
     /// Paths of the companions found.
     pub found: Vec<PathBuf>,
     /// Paths looked for and not found.
@@ -138,6 +143,7 @@ impl Companions {
                             });
                         }
                         c.row = Some(row);
+                        c.row_path = Some(p.clone());
                     }
                     c.found.push(p);
                 }
@@ -345,13 +351,60 @@ struct Names {
     rows: u64,
     /// CPUs in the resource model, when it has one.
     cpus: Option<u64>,
-    row: Option<Row>,
+    /// Entity names from the `.row` THREAD labels, per flat row (`None`: no label).
+    thread_labels: Vec<Option<String>>,
+    /// Entity names from the `.row` CPU labels, per CPU from 1.
+    cpu_labels: Vec<Option<String>>,
     /// The rows are CPUs even without a `.row` saying so (ovni's `cpu.prv`).
     cpu_rows: bool,
 }
 
+/// Entity names of the first `n` labels of `level` (trimmed; `None` for an empty one). A
+/// label on several rows would merge them into one entity: each such row gets its Paraver
+/// id appended (`id(i)` of row `i`), with a note (line, message) per repeat.
+fn unique_labels(
+    level: &row::Level,
+    n: usize,
+    what: &str,
+    path: &str,
+    id: impl Fn(usize) -> String,
+    notes: &mut Vec<(u64, String)>,
+) -> Vec<Option<String>> {
+    let labels: Vec<Option<&str>> =
+        level.labels.iter().take(n).map(|l| Some(l.trim()).filter(|l| !l.is_empty())).collect();
+    let line = |i: usize| level.first_line.saturating_add(i as u64);
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut repeated: HashSet<&str> = HashSet::new();
+    for (i, l) in labels.iter().enumerate() {
+        let Some(l) = *l else { continue };
+        let Some(&f) = first.get(l) else {
+            first.insert(l, i);
+            continue;
+        };
+        repeated.insert(l);
+        notes.push((
+            line(i),
+            format!(
+                "{path}:{}: {what} label '{l}' is also on line {}: each of these rows is named \
+                 with its Paraver id appended, as '{l} ({})'",
+                line(i),
+                line(f),
+                id(i)
+            ),
+        ));
+    }
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            l.map(|l| if repeated.contains(l) { format!("{l} ({})", id(i)) } else { l.to_string() })
+        })
+        .collect()
+}
+
 impl Names {
-    fn new(header: &Header, comp: &Companions, cpu_rows: bool) -> Names {
+    /// The names, and a message per `.row` label that repeats on another row.
+    fn new(header: &Header, comp: &Companions, cpu_rows: bool) -> (Names, Vec<String>) {
         let mut task_base = Vec::new();
         let mut flat = 0u64;
         for appl in &header.appls {
@@ -362,17 +415,56 @@ impl Names {
             }
             task_base.push(bases);
         }
-        Names { task_base, rows: flat, cpus: header.cpus, row: comp.row.clone(), cpu_rows }
+        let mut names = Names {
+            task_base,
+            rows: flat,
+            cpus: header.cpus,
+            thread_labels: Vec::new(),
+            cpu_labels: Vec::new(),
+            cpu_rows,
+        };
+        let path = comp
+            .row_path
+            .as_ref()
+            .map_or_else(|| "the .row".to_string(), |p| p.display().to_string());
+        let level = |name: &str| comp.row.as_ref().and_then(|r| r.levels.get(name));
+        let limit =
+            |n: Option<u64>| n.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let mut notes = Vec::new();
+        if let Some(l) = level("THREAD") {
+            let n = limit(Some(names.rows));
+            names.thread_labels =
+                unique_labels(l, n, "THREAD", &path, |i| names.flat_id(i), &mut notes);
+        }
+        if let Some(l) = level("CPU") {
+            let n = limit(names.cpus);
+            names.cpu_labels =
+                unique_labels(l, n, "CPU", &path, |i| (i + 1).to_string(), &mut notes);
+        }
+        notes.sort_by_key(|n| n.0);
+        (names, notes.into_iter().map(|n| n.1).collect())
+    }
+
+    /// The Paraver id `appl.task.thread` of flat row `flat` (0-based).
+    fn flat_id(&self, flat: usize) -> String {
+        let flat = flat as u64;
+        for (a, tasks) in self.task_base.iter().enumerate() {
+            let t = tasks.partition_point(|&(base, _)| base <= flat);
+            if let Some(&(base, n)) = t.checked_sub(1).and_then(|t| tasks.get(t)) {
+                if flat - base < n {
+                    return format!("{}.{t}.{}", a + 1, flat - base + 1);
+                }
+            }
+        }
+        format!("row {}", flat + 1)
     }
 
     /// Name and type of flat row `flat` of thread `a.t.th` (1-based).
     fn row_name(&self, flat: u64, a: i64, t: i64, th: i64) -> (String, &'static str) {
-        let label = self
-            .row
-            .as_ref()
-            .and_then(|r| r.label("THREAD", usize::try_from(flat).unwrap_or(usize::MAX)))
-            .map(str::trim)
-            .filter(|l| !l.is_empty());
+        let label = usize::try_from(flat)
+            .ok()
+            .and_then(|i| self.thread_labels.get(i))
+            .and_then(Option::as_deref);
         match label {
             Some(l) => (l.to_string(), if is_cpu_label(l) { "CPU" } else { "THREAD" }),
             None if self.cpu_rows => (format!("CPU ROW {}", flat + 1), "CPU"),
@@ -410,13 +502,7 @@ impl Names {
     fn cpu(&self, cpu: i64) -> Option<(String, bool)> {
         let i = usize::try_from(cpu - 1).ok()?;
         let in_model = self.cpus.is_none_or(|n| u64::try_from(cpu).is_ok_and(|c| c <= n));
-        let label = self
-            .row
-            .as_ref()
-            .filter(|_| in_model)
-            .and_then(|r| r.label("CPU", i))
-            .map(str::trim)
-            .filter(|l| !l.is_empty());
+        let label = self.cpu_labels.get(i).filter(|_| in_model).and_then(Option::as_deref);
         Some((label.map_or_else(|| format!("CPU {cpu}"), str::to_string), in_model))
     }
 }
@@ -524,7 +610,16 @@ pub fn read<R: Read>(
             sink.time_unit(h.unit);
             sink.trace_end(h.end);
             let cpu_rows = comp.row.is_none() && is_ovni_cpu_file(path);
-            let names = Names::new(&h, comp, cpu_rows);
+            let (names, notes) = Names::new(&h, comp, cpu_rows);
+            for message in notes {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "duplicate_row_label",
+                    pos: Pos::None,
+                    ts: None,
+                    message,
+                })?;
+            }
             if names.rows <= DECLARE_ROWS_MAX {
                 for (name, ty) in names.all_rows() {
                     sink.declare_entity(&name, Some(ty), None);
