@@ -214,3 +214,37 @@ fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
     ok(tmp.path(), &["ingest", "--archive", "db", "run.prv.gz"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM captures WHERE name = 'run'"), "2");
 }
+
+#[test]
+fn a_corrupt_companion_is_named_with_its_error_and_the_trace_still_ingests() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
+    std::fs::copy(case.join("input.prv"), tmp.path().join("z1.prv")).unwrap();
+    std::fs::copy(case.join("input.row"), tmp.path().join("z1.row")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&std::fs::read(case.join("input.pcf")).unwrap()).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(tmp.path().join("z1.pcf.gz"), &gz[..gz.len() - 12]).unwrap();
+    // --strict stops on it (a warning), naming the file and the error.
+    let out = util::run(tmp.path(), &["ingest", "--archive", "db", "--strict", "z1.prv"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("z1.pcf.gz: gzip stream ends early"), "{err}");
+    ok(tmp.path(), &["ingest", "--archive", "db", "z1.prv"]);
+    let q = |sql: &str| scalar(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT severity || ' ' || message FROM diagnostics WHERE kind = 'unreadable_companion'"),
+        "warning z1.pcf.gz: gzip stream ends early (truncated file?): state and event names and \
+         value labels are shown as numbers"
+    );
+    assert_eq!(q("SELECT count(*) FROM diagnostics WHERE kind = 'missing_companion'"), "0");
+    // Numbers for state names; the .row still names the threads.
+    assert_eq!(q("SELECT count(*) FROM intervals WHERE state = 'Running'"), "0");
+    assert_eq!(q("SELECT count(*) FROM intervals WHERE channel = 'state' AND state = '1'"), "3");
+    assert_eq!(q("SELECT count(*) FROM entities WHERE name = 'viz'"), "1");
+    // The same files again are the same capture.
+    let again = util::run(tmp.path(), &["ingest", "--archive", "db", "z1.prv"]);
+    let msg = String::from_utf8_lossy(&again.stderr);
+    assert!(msg.contains("identical to capture 1 'z1'"), "{msg}");
+}

@@ -73,7 +73,8 @@ pub struct Companions {
     pub row: Option<Row>,
     /// Path of the `.row` read, for diagnostics about its lines.
     pub row_path: Option<PathBuf>,
-    /// Paths of the companions found.
+    /// Paths of the companions found (also those that could not be read: they are part
+    /// of what was ingested, and of its hash).
     pub found: Vec<PathBuf>,
     /// Paths looked for and not found.
     pub missing: Vec<PathBuf>,
@@ -97,11 +98,21 @@ pub fn companion_path(prv: &Path, ext: &str) -> PathBuf {
     prv.with_file_name(format!("{stem}.{ext}"))
 }
 
-fn read_text(path: &Path) -> Option<String> {
-    let mut input = Input::open(path).ok()?;
+fn read_text(path: &Path) -> std::io::Result<String> {
+    let mut input = Input::open(path)?;
     let mut bytes = Vec::new();
-    input.read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    input.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// What is lost without the companion at `path` (a `.pcf` or a `.row`).
+fn without(path: &Path) -> &'static str {
+    let name = path.to_string_lossy();
+    if name.ends_with(".pcf") || name.ends_with(".pcf.gz") {
+        "state and event names and value labels are shown as numbers"
+    } else {
+        "threads and CPUs are named by their numbers"
+    }
 }
 
 /// The `.pcf` or `.row` file (`ext`) beside `prv`, plain or `.gz`, when there is one.
@@ -123,9 +134,24 @@ impl Companions {
         let mut c = Companions::default();
         for ext in ["pcf", "row"] {
             let plain = companion_path(prv, ext);
-            let hit = companion_file(prv, ext).and_then(|p| read_text(&p).map(|t| (p, t)));
+            let hit = companion_file(prv, ext).map(|p| {
+                let text = read_text(&p);
+                (p, text)
+            });
             match hit {
-                Some((p, text)) => {
+                Some((p, Err(e))) => {
+                    // A companion that is there but cannot be read (a truncated .gz) is not
+                    // missing: say what went wrong with which file.
+                    c.problems.push(Diagnostic {
+                        severity: Severity::Warning,
+                        kind: "unreadable_companion",
+                        pos: Pos::None,
+                        ts: None,
+                        message: format!("{}: {e}: {}", p.display(), without(&p)),
+                    });
+                    c.found.push(p);
+                }
+                Some((p, Ok(text))) => {
                     if ext == "pcf" {
                         c.pcf = Some(Pcf::parse(&text));
                     } else {
@@ -554,17 +580,12 @@ pub fn read<R: Read>(
     sink: &mut dyn Sink,
 ) -> Result<()> {
     for m in &comp.missing {
-        let what = if m.extension().is_some_and(|e| e == "pcf") {
-            "state and event names and value labels are shown as numbers"
-        } else {
-            "threads and CPUs are named by their numbers"
-        };
         sink.diagnostic(Diagnostic {
             severity: Severity::Info,
             kind: "missing_companion",
             pos: Pos::None,
             ts: None,
-            message: format!("no {} beside the trace: {what}", m.display()),
+            message: format!("no {} beside the trace: {}", m.display(), without(m)),
         })?;
     }
     for d in &comp.problems {
@@ -1019,6 +1040,31 @@ mod tests {
     fn companions_beside_compressed_files() {
         assert_eq!(companion_path(Path::new("/a/b/t.prv.gz"), "pcf"), PathBuf::from("/a/b/t.pcf"));
         assert_eq!(companion_path(Path::new("cpu.prv"), "row"), PathBuf::from("cpu.row"));
+    }
+
+    #[test]
+    fn a_corrupt_companion_is_reported_as_unreadable_not_missing() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let prv = dir.path().join("z1.prv");
+        std::fs::write(&prv, "#Paraver (d):10_ns:0:1:1(1:1)\n").unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all("STATES\n1 Running\n".repeat(200).as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let pcf = dir.path().join("z1.pcf.gz");
+        std::fs::write(&pcf, &gz[..gz.len() / 2]).unwrap();
+        let c = Companions::find(&prv);
+        assert!(c.pcf.is_none());
+        assert_eq!(c.missing, [dir.path().join("z1.row")]);
+        assert_eq!(c.found, std::slice::from_ref(&pcf));
+        let msgs: Vec<_> =
+            c.problems.iter().map(|d| (d.severity, d.kind, d.message.as_str())).collect();
+        let expected = format!(
+            "{}: gzip stream ends early (truncated file?): state and event names and value \
+             labels are shown as numbers",
+            pcf.display()
+        );
+        assert_eq!(msgs, [(Severity::Warning, "unreadable_companion", expected.as_str())]);
     }
 
     #[test]
