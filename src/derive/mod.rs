@@ -55,7 +55,7 @@ pub trait Output {
 struct Chan {
     entity_type: Sym,
     ts: i64,
-    value: i64,
+    value: i128,
     state: StateText,
     core: Option<Sym>,
 }

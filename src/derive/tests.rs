@@ -11,6 +11,10 @@ struct Rows {
     events: Vec<String>,
     /// `entity#instance net= ready= preempt= migr=` of each instance.
     metrics: Vec<String>,
+    /// `action value note` of each event.
+    event_values: Vec<String>,
+    /// `channel state value` of each interval.
+    interval_values: Vec<String>,
 }
 
 impl Output for Rows {
@@ -22,6 +26,7 @@ impl Output for Rows {
             n.resolve(r.action),
             r.core.map_or("-", |c| n.resolve(c))
         ));
+        self.event_values.push(format!("{} {:?} {:?}", n.resolve(r.action), r.value, r.note));
         Ok(())
     }
     fn intervals(&mut self, rows: &[IntervalRow], n: &Interner) -> Result<()> {
@@ -34,6 +39,12 @@ impl Output for Rows {
                 r.ts,
                 r.ts + r.dur,
                 if r.open { "open" } else { "" }
+            ));
+            self.interval_values.push(format!(
+                "{} {} {:?}",
+                n.resolve(r.channel),
+                r.state.as_str(n),
+                r.value
             ));
         }
         Ok(())
@@ -195,6 +206,68 @@ fn rows_with_one_label_stay_apart() {
 }
 
 #[test]
+fn paraver_numbers_beyond_i64_keep_their_value() {
+    // u64 values, types, states and times were read as their two's-complement bits:
+    // -2, channel `-1`, state -1, an open state, a "negative time".
+    let (s, rows) = derive_prv(
+        "#Paraver (d):1000_ns:0:1:1(1:1)\n\
+         2:0:1:1:1:10:7:18446744073709551614\n\
+         2:0:1:1:1:20:18446744073709551615:5\n\
+         1:0:1:1:1:30:40:18446744073709551615\n\
+         1:0:1:1:1:30:18446744073709551615:1\n\
+         2:0:1:1:1:018446744073709551615:7:1\n\
+         2:0:1:1:1:50:7:-9223372036854775808\n",
+    );
+    assert_eq!(
+        rows.event_values,
+        [
+            "7 Some(1.8446744073709552e19) Some(\"18446744073709551614\")",
+            "18446744073709551615 Some(5.0) None",
+            "7 Some(-9.223372036854776e18) Some(\"-9223372036854775808\")",
+        ]
+    );
+    assert_eq!(
+        rows.intervals,
+        [
+            "7 THREAD 1.1.1 18446744073709551614 [10,50) ",
+            "18446744073709551615 THREAD 1.1.1 5 [20,1000) open",
+            "state THREAD 1.1.1 18446744073709551615 [30,40) ",
+            "7 THREAD 1.1.1 -9223372036854775808 [50,1000) open",
+        ]
+    );
+    assert_eq!(
+        rows.interval_values,
+        [
+            "7 18446744073709551614 Some(1.8446744073709552e19)",
+            "18446744073709551615 5 Some(5.0)",
+            "state 18446744073709551615 Some(1.8446744073709552e19)",
+            "7 -9223372036854775808 Some(-9.223372036854776e18)",
+        ]
+    );
+    let malformed: Vec<_> = s
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == "malformed_record")
+        .map(|d| (d.position.as_str(), d.message.as_str()))
+        .collect();
+    assert_eq!(
+        malformed,
+        [
+            (
+                "t.prv:5",
+                "time 18446744073709551615 is beyond 2^62 ns (about 146 years): \
+                 '1:0:1:1:1:30:18446744073709551615:1'"
+            ),
+            (
+                "t.prv:6",
+                "time 018446744073709551615 is beyond 2^62 ns (about 146 years): \
+                 '2:0:1:1:1:018446744073709551615:7:1'"
+            ),
+        ]
+    );
+}
+
+#[test]
 fn paraver_records_keep_their_own_times() {
     // A state record earlier than the events before it is not clamped; an open state
     // (end -1) and a still-set channel close at the header's end (50 us).
@@ -235,7 +308,7 @@ fn event_records_out_of_time_order_are_sorted_before_their_channels_change() {
 fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
     // What a record later than the reorder window gets: its channel's state cannot go back.
     let mut d = Deriver::new(Rows::default(), "t.prv", false);
-    let set = |ts: i64, channel: &'static str, value: i64| ChannelSet {
+    let set = |ts: i64, channel: &'static str, value: i128| ChannelSet {
         entity: "T",
         entity_type: "THREAD",
         channel,

@@ -94,8 +94,8 @@ pub struct ChannelSet<'a> {
     pub channel: &'a str,
     /// Time, ns.
     pub ts: i64,
-    /// New value.
-    pub value: i64,
+    /// New value: a 64-bit integer, signed or not (exact).
+    pub value: i128,
     /// Label of the value, when known.
     pub label: Option<&'a str>,
     /// CPU the record names, if any.

@@ -32,8 +32,11 @@
 //! `events` row (action = the type's name, value, note = the value's label) and a set of
 //! the channel named after the type (0 ends its state); communications are `messages`.
 //! Without a `.pcf`/`.row` names are numbers, with an info diagnostic saying so.
-//! A record that cannot be read (wrong field count, not a number, negative time, end
-//! before begin) is a `malformed_record` diagnostic naming its line and is skipped.
+//! Numbers are 64-bit, signed or unsigned, and kept exact (`i128` here): a value beyond 2^53
+//! is the nearest double in `value` and exact in the text beside it (the note, the state).
+//! A record that cannot be read (wrong field count, not a number, negative time or one
+//! beyond 2^62 ns, end before begin) is a `malformed_record` diagnostic naming its line and
+//! is skipped.
 pub mod pcf;
 pub mod row;
 
@@ -486,7 +489,7 @@ impl Names {
     }
 
     /// Name and type of flat row `flat` of thread `a.t.th` (1-based).
-    fn row_name(&self, flat: u64, a: i64, t: i64, th: i64) -> (String, &'static str) {
+    fn row_name(&self, flat: u64, a: i128, t: i128, th: i128) -> (String, &'static str) {
         let label = usize::try_from(flat)
             .ok()
             .and_then(|i| self.thread_labels.get(i))
@@ -503,8 +506,7 @@ impl Names {
         self.task_base.iter().enumerate().flat_map(move |(a, tasks)| {
             tasks.iter().enumerate().flat_map(move |(t, &(base, n))| {
                 (0..n).map(move |th| {
-                    #[allow(clippy::cast_possible_wrap)]
-                    let (a, t, th1) = (a as i64 + 1, t as i64 + 1, th as i64 + 1);
+                    let (a, t, th1) = (a as i128 + 1, t as i128 + 1, i128::from(th) + 1);
                     self.row_name(base + th, a, t, th1)
                 })
             })
@@ -512,7 +514,7 @@ impl Names {
     }
 
     /// The entity of `appl.task.thread` (1-based), or `None` when outside the model.
-    fn thread(&self, appl: i64, task: i64, thread: i64) -> Option<(String, &'static str)> {
+    fn thread(&self, appl: i128, task: i128, thread: i128) -> Option<(String, &'static str)> {
         let a = usize::try_from(appl - 1).ok()?;
         let t = usize::try_from(task - 1).ok()?;
         let th = u64::try_from(thread - 1).ok()?;
@@ -525,7 +527,7 @@ impl Names {
 
     /// The CPU entity name of `cpu` (1-based; 0 = none), and whether the header's resource
     /// model has it (always true when there is no model).
-    fn cpu(&self, cpu: i64) -> Option<(String, bool)> {
+    fn cpu(&self, cpu: i128) -> Option<(String, bool)> {
         let i = usize::try_from(cpu - 1).ok()?;
         let in_model = self.cpus.is_none_or(|n| u64::try_from(cpu).is_ok_and(|c| c <= n));
         let label = self.cpu_labels.get(i).filter(|_| in_model).and_then(Option::as_deref);
@@ -544,11 +546,39 @@ const EVENT_REORDER: usize = 1 << 17;
 /// Fields (8 bytes each) the event reorder buffer holds at most: 128 MiB.
 const EVENT_REORDER_FIELDS: usize = 16 << 20;
 
+/// The integer fields of a record, exact from `i64::MIN` to `u64::MAX` in 8 bytes each: a
+/// field above `i64::MAX` keeps its `u64` bits and its index is listed in `wide` (empty, so
+/// never allocated, for almost every record).
+struct Fields {
+    words: Vec<i64>,
+    wide: Vec<usize>,
+}
+
+impl Fields {
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Field `i` (0 when there is none).
+    fn get(&self, i: usize) -> i128 {
+        match self.words.get(i) {
+            Some(&w) if self.wide.contains(&i) => i128::from(w.cast_unsigned()),
+            Some(&w) => i128::from(w),
+            None => 0,
+        }
+    }
+
+    /// Fields `i`, `i + 1`, `i + 2`: the `appl.task.thread` of an object.
+    fn object(&self, i: usize) -> [i128; 3] {
+        [self.get(i), self.get(i + 1), self.get(i + 2)]
+    }
+}
+
 /// An event record waiting in the reorder buffer: its time, where it was read, its fields.
 struct PendingEvents {
     ts: i64,
     pos: Pos,
-    fields: Vec<i64>,
+    fields: Fields,
 }
 
 /// ovni's emulator writes the CPU view as `cpu.prv`, whose rows are CPUs.
@@ -727,11 +757,17 @@ impl Reader<'_> {
     }
 
     /// Integer fields of a record, or a diagnostic.
-    fn fields(&self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<Vec<i64>>> {
-        let mut out = Vec::with_capacity(16);
-        for f in text.split(':') {
+    fn fields(&self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<Fields>> {
+        let mut out = Fields { words: Vec::with_capacity(16), wide: Vec::new() };
+        for (i, f) in text.split(':').enumerate() {
             match parse_value(f.trim()) {
-                Some(v) => out.push(v),
+                Some(v) => match i64::try_from(v) {
+                    Ok(w) => out.words.push(w),
+                    Err(_) => {
+                        out.words.push(u64::try_from(v).map_or(0, u64::cast_signed));
+                        out.wide.push(i);
+                    }
+                },
                 None => {
                     self.malformed(
                         pos,
@@ -745,20 +781,31 @@ impl Reader<'_> {
         Ok(Some(out))
     }
 
-    /// A time field scaled to ns, or a diagnostic.
-    fn time(&self, raw: i64, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<i64>> {
+    /// Time field `i` of `f` scaled to ns, or a diagnostic quoting the field as written.
+    fn time(
+        &self,
+        f: &Fields,
+        i: usize,
+        text: &str,
+        pos: Pos,
+        sink: &mut dyn Sink,
+    ) -> Result<Option<i64>> {
+        let raw = f.get(i);
+        let written = || text.split(':').nth(i).map_or("", str::trim).to_string();
         if raw < 0 {
-            self.malformed(pos, format!("negative time {raw}: '{}'", clip(text)), sink)?;
+            let m = format!("negative time {}: '{}'", written(), clip(text));
+            self.malformed(pos, m, sink)?;
             return Ok(None);
         }
-        match self.unit.to_ns(raw) {
+        match i64::try_from(raw).ok().and_then(|r| self.unit.to_ns(r)) {
             Some((t, _)) => Ok(Some(t)),
             None => {
-                self.malformed(
-                    pos,
-                    format!("time {raw} is beyond 2^62 ns (about 146 years): '{}'", clip(text)),
-                    sink,
-                )?;
+                let m = format!(
+                    "time {} is beyond 2^62 ns (about 146 years): '{}'",
+                    written(),
+                    clip(text)
+                );
+                self.malformed(pos, m, sink)?;
                 Ok(None)
             }
         }
@@ -767,15 +814,10 @@ impl Reader<'_> {
     /// The entity of a record's object, with a diagnostic when it is outside the model.
     fn object(
         &mut self,
-        f: &[i64],
+        [a, t, th]: [i128; 3],
         pos: Pos,
         sink: &mut dyn Sink,
     ) -> Result<(String, &'static str)> {
-        let (a, t, th) = (
-            f.get(1).copied().unwrap_or(0),
-            f.get(2).copied().unwrap_or(0),
-            f.get(3).copied().unwrap_or(0),
-        );
         if let Some(named) = self.names.thread(a, t, th) {
             return Ok(named);
         }
@@ -791,7 +833,7 @@ impl Reader<'_> {
 
     /// The CPU entity of a record's cpu field (0 = none), with a diagnostic when the
     /// header's resource model does not have it.
-    fn cpu(&mut self, cpu: i64, pos: Pos, sink: &mut dyn Sink) -> Result<Option<String>> {
+    fn cpu(&mut self, cpu: i128, pos: Pos, sink: &mut dyn Sink) -> Result<Option<String>> {
         if cpu == 0 {
             return Ok(None);
         }
@@ -822,19 +864,19 @@ impl Reader<'_> {
 
     fn state(&mut self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
         let Some(f) = self.fields(text, pos, sink)? else { return Ok(()) };
-        let [_, cpu, _, _, _, begin, end, state] = f.as_slice() else {
+        if f.len() != 8 {
             return self.malformed(
                 pos,
                 format!("a state record has 8 fields, this one {}: '{}'", f.len(), clip(text)),
                 sink,
             );
-        };
-        let (begin_raw, end_raw, state, cpu) = (*begin, *end, *state, *cpu);
-        let Some(begin) = self.time(begin_raw, text, pos, sink)? else { return Ok(()) };
+        }
+        let (cpu, begin_raw, end_raw, state) = (f.get(1), f.get(5), f.get(6), f.get(7));
+        let Some(begin) = self.time(&f, 5, text, pos, sink)? else { return Ok(()) };
         let end = if end_raw == -1 {
             None
         } else {
-            let Some(e) = self.time(end_raw, text, pos, sink)? else { return Ok(()) };
+            let Some(e) = self.time(&f, 6, text, pos, sink)? else { return Ok(()) };
             if e < begin {
                 return self.malformed(
                     pos,
@@ -847,7 +889,7 @@ impl Reader<'_> {
             }
             Some(e)
         };
-        let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
+        let (entity, ty) = self.object(f.object(2), pos, sink)?;
         let core = self.cpu(cpu, pos, sink)?;
         if let Some(c) = &core {
             sink.declare_entity(c, Some("CPU"), None);
@@ -884,9 +926,7 @@ impl Reader<'_> {
                 sink,
             );
         }
-        let Some(ts) = self.time(f.get(5).copied().unwrap_or(0), text, pos, sink)? else {
-            return Ok(());
-        };
+        let Some(ts) = self.time(&f, 5, text, pos, sink)? else { return Ok(()) };
         self.pending_fields += f.len();
         self.pending.push(ts, PendingEvents { ts, pos, fields: f }, &mut self.ready);
         // Records of hundreds of pairs: the window is bounded in fields too (memory).
@@ -913,20 +953,20 @@ impl Reader<'_> {
     /// The `events` rows and channel changes of one event record, in time order.
     fn emit_events(&mut self, rec: &PendingEvents, sink: &mut dyn Sink) -> Result<()> {
         let (f, ts, pos) = (&rec.fields, rec.ts, rec.pos);
-        let (entity, ty) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
-        let core = self.cpu(f.get(1).copied().unwrap_or(0), pos, sink)?;
+        let (entity, ty) = self.object(f.object(2), pos, sink)?;
+        let core = self.cpu(f.get(1), pos, sink)?;
         if let Some(c) = &core {
             sink.declare_entity(c, Some("CPU"), None);
         }
-        for pair in f.get(6..).unwrap_or_default().chunks_exact(2) {
-            let [etype, value] = pair else { continue };
-            let (etype, value) = (*etype, *value);
+        for i in (6..f.len()).step_by(2) {
+            let (etype, value) = (f.get(i), f.get(i + 1));
             let type_name = match self.pcf.as_ref().and_then(|p| p.types.get(&etype)) {
                 Some(n) if !n.is_empty() => Cow::Borrowed(n.as_str()),
                 _ => Cow::Owned(etype.to_string()),
             };
             let label = self.pcf.as_ref().and_then(|p| p.value_label(etype, value));
-            // `value` is a DOUBLE, exact up to 2^53: beyond, the exact number is the note.
+            // `value` is a DOUBLE, exact up to 2^53: beyond (up to u64::MAX), the exact number
+            // is the note and `value` the nearest double.
             let exact =
                 (label.is_none() && value.unsigned_abs() > 1 << 53).then(|| value.to_string());
             #[allow(clippy::cast_precision_loss)]
@@ -971,14 +1011,20 @@ impl Reader<'_> {
                 sink,
             );
         }
-        let g = |i: usize| f.get(i).copied().unwrap_or(0);
         let mut times = [0i64; 4];
         for (slot, i) in times.iter_mut().zip([5, 6, 11, 12]) {
-            let Some(t) = self.time(g(i), text, pos, sink)? else { return Ok(()) };
+            let Some(t) = self.time(&f, i, text, pos, sink)? else { return Ok(()) };
             *slot = t;
         }
-        let (sender, sender_type) = self.object(f.get(1..).unwrap_or_default(), pos, sink)?;
-        let (receiver, receiver_type) = self.object(f.get(7..).unwrap_or_default(), pos, sink)?;
+        let (Ok(size), Ok(tag)) = (i64::try_from(f.get(13)), i64::try_from(f.get(14))) else {
+            return self.malformed(
+                pos,
+                format!("a size or tag is beyond 2^63 - 1: '{}'", clip(text)),
+                sink,
+            );
+        };
+        let (sender, sender_type) = self.object(f.object(2), pos, sink)?;
+        let (receiver, receiver_type) = self.object(f.object(8), pos, sink)?;
         // Entities outside the header's model still get their `entities` row.
         sink.declare_entity(&sender, Some(sender_type), None);
         sink.declare_entity(&receiver, Some(receiver_type), None);
@@ -989,8 +1035,8 @@ impl Reader<'_> {
             recv_ts: times[2],
             phys_send_ts: times[1],
             phys_recv_ts: times[3],
-            size: g(13),
-            tag: g(14),
+            size,
+            tag,
             pos,
         })
     }

@@ -27,11 +27,11 @@ use std::collections::HashMap;
 #[derive(Debug, Default, Clone)]
 pub struct Pcf {
     /// State value -> name.
-    pub states: HashMap<i64, String>,
+    pub states: HashMap<i128, String>,
     /// Event type -> name.
-    pub types: HashMap<i64, String>,
+    pub types: HashMap<i128, String>,
     /// Event type -> (value -> label).
-    pub values: HashMap<i64, HashMap<i64, String>>,
+    pub values: HashMap<i128, HashMap<i128, String>>,
 }
 
 #[derive(PartialEq)]
@@ -46,14 +46,15 @@ enum Section {
 const RESERVED_CHANNELS: &[&str] = &["state", "running", "value"];
 
 /// Splits `<int> <rest>`; the rest trimmed.
-fn int_and_rest(line: &str) -> Option<(i64, &str)> {
+fn int_and_rest(line: &str) -> Option<(i128, &str)> {
     let (n, rest) = line.split_once(' ').unwrap_or((line, ""));
     Some((parse_value(n)?, rest.trim()))
 }
 
-/// An integer, also a 64-bit unsigned one (kept as its two's-complement bits).
-pub fn parse_value(s: &str) -> Option<i64> {
-    s.parse::<i64>().ok().or_else(|| s.parse::<u64>().ok().map(|v| v as i64))
+/// An integer from `i64::MIN` to `u64::MAX` (Paraver numbers are 64-bit, signed or not),
+/// with its exact value.
+pub fn parse_value(s: &str) -> Option<i128> {
+    s.parse::<i64>().map(i128::from).ok().or_else(|| s.parse::<u64>().ok().map(i128::from))
 }
 
 impl Pcf {
@@ -61,7 +62,7 @@ impl Pcf {
     pub fn parse(text: &str) -> Pcf {
         let mut pcf = Pcf::default();
         let mut section = Section::Other;
-        let mut block: Vec<i64> = Vec::new();
+        let mut block: Vec<i128> = Vec::new();
         for raw in text.lines() {
             let line = raw.replace('\t', " ");
             let line = line.trim();
@@ -133,7 +134,7 @@ impl Pcf {
     }
 
     /// The label of `value` of event type `ty`.
-    pub fn value_label(&self, ty: i64, value: i64) -> Option<&str> {
+    pub fn value_label(&self, ty: i128, value: i128) -> Option<&str> {
         self.values.get(&ty)?.get(&value).map(String::as_str)
     }
 }
@@ -154,7 +155,8 @@ mod tests {
         assert_eq!(p.value_label(50000001, 3), Some("MPI_Send"));
         assert_eq!(p.value_label(50000002, 0), Some("Outside MPI"));
         assert_eq!(p.types.get(&7).map(String::as_str), Some("Flushing ovni buffer"));
-        assert_eq!(p.value_label(9, -1), Some("max"));
+        assert_eq!(p.value_label(9, u64::MAX.into()), Some("max"));
+        assert_eq!(p.value_label(9, -1), None, "u64::MAX is not -1");
         assert_eq!(p.value_label(7, 1), None);
         let dup = Pcf::parse("EVENT_TYPE\n0 1 Counter\n0 2 Counter\n0 3\n");
         assert_eq!(dup.types.get(&1).map(String::as_str), Some("Counter (1)"));
