@@ -268,15 +268,11 @@ impl<O: Output> Deriver<O> {
         true
     }
 
-    /// The core the event's source is, when that is not the core the instance runs on.
+    /// The core the instance runs on, when the event's source is another core (only a
+    /// core as source says where an event happened; other sources' cores are inferred).
     fn core_elsewhere(&mut self, key: (Sym, i64), a: Act) -> Option<Sym> {
         let on = self.procs.get(&key).and_then(|p| p.core)?;
-        let from = a.core.filter(|c| *c != on)?;
-        if self.is_core(a.source) {
-            Some(on).filter(|_| from == a.source)
-        } else {
-            None
-        }
+        (a.source != on && self.is_core(a.source)).then_some(on)
     }
 
     fn activate(&mut self, e: Sym, etype: Sym, inst: i64, a: Act) -> Result<()> {
