@@ -92,9 +92,7 @@ fn truncated_gzip_keeps_what_was_read_and_strict_refuses_it() {
     for i in 0..20_000 {
         text.push_str(&format!("{},STI_{},0,STI,S_{},0,trigger\n", i * 10, i % 7, i % 7));
     }
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(text.as_bytes()).unwrap();
-    let gz = gz.finish().unwrap();
+    let gz = util::gzip(text.as_bytes());
     std::fs::write(tmp.path().join("whole.btf.gz"), &gz).unwrap();
     std::fs::write(tmp.path().join("cut.btf.gz"), &gz[..gz.len() / 2]).unwrap();
     // Cut within the first 64 KiB of text, which is read ahead to detect the format.

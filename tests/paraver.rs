@@ -177,13 +177,10 @@ fn a_file_that_is_not_paraver_is_refused() {
 
 #[test]
 fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
-    use std::io::Write;
     let tmp = tempfile::tempdir().unwrap();
     let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
     let prv = std::fs::read(case.join("input.prv")).unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&prv).unwrap();
-    std::fs::write(tmp.path().join("run.prv.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::write(tmp.path().join("run.prv.gz"), util::gzip(&prv)).unwrap();
     std::fs::copy(case.join("input.pcf"), tmp.path().join("run.pcf")).unwrap();
     std::fs::copy(case.join("input.row"), tmp.path().join("run.row")).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "run.prv.gz"]);
@@ -217,14 +214,11 @@ fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
 
 #[test]
 fn a_corrupt_companion_is_named_with_its_error_and_the_trace_still_ingests() {
-    use std::io::Write;
     let tmp = tempfile::tempdir().unwrap();
     let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
     std::fs::copy(case.join("input.prv"), tmp.path().join("z1.prv")).unwrap();
     std::fs::copy(case.join("input.row"), tmp.path().join("z1.row")).unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&std::fs::read(case.join("input.pcf")).unwrap()).unwrap();
-    let gz = gz.finish().unwrap();
+    let gz = util::gzip(&std::fs::read(case.join("input.pcf")).unwrap());
     std::fs::write(tmp.path().join("z1.pcf.gz"), &gz[..gz.len() - 12]).unwrap();
     // --strict stops on it (a warning), naming the file and the error.
     let out = util::run(tmp.path(), &["ingest", "--archive", "db", "--strict", "z1.prv"]);
