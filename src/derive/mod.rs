@@ -734,7 +734,7 @@ impl<O: Output> Sink for Deriver<O> {
             };
             self.emit_interval(row)?;
         }
-        if set.value != 0 {
+        if set.value != 0 || !set.zero_ends {
             let state = match set.label {
                 Some(l) => StateText::Sym(self.names.intern(l)),
                 None => StateText::Owned(set.value.to_string().into_boxed_str()),

@@ -314,6 +314,7 @@ fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
         channel,
         ts,
         value,
+        zero_ends: true,
         label: None,
         core: None,
         pos: Pos::None,
@@ -780,4 +781,37 @@ fn a_runnable_naming_an_instance_that_is_not_open_runs_in_the_running_one() {
     );
     assert_eq!(metric(&rows, "R1#0"), "R1#0 net=4 ready=4 preempt=1 migr=0");
     assert_eq!(diag_count(&s, "runnable_task_guessed"), 1);
+}
+
+#[test]
+fn ovni_channels_registered_with_prv_zero_keep_their_zeros() {
+    // ovni writes a CPU's number of running threads (type 3) with PRV_ZERO: 0 is a count, not
+    // the end of the state. Anywhere else, and in other writers' traces, 0 ends it.
+    let intervals = |date: &str| {
+        let text = format!(
+            "#Paraver ({date}):00000000000000000050_ns:0:1:1(1:1)\n\
+             2:0:1:1:1:0:3:1:7:1\n2:0:1:1:1:10:3:0:7:0\n2:0:1:1:1:20:3:2\n2:0:1:1:1:30:201:0\n"
+        );
+        let mut d = Deriver::new(Rows::default(), "cpu.prv", false);
+        let comp = crate::ingest::prv::Companions::default();
+        crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "cpu.prv", &comp, &mut d)
+            .unwrap();
+        let mut rows = d.finish().unwrap().1.intervals;
+        rows.sort();
+        rows
+    };
+    assert_eq!(
+        intervals("19/01/38 at 03:14"),
+        [
+            "201 CPU ROW 1 0 [30,50) open",
+            "3 CPU ROW 1 0 [10,20) ",
+            "3 CPU ROW 1 1 [0,10) ",
+            "3 CPU ROW 1 2 [20,50) open",
+            "7 CPU ROW 1 1 [0,10) "
+        ]
+    );
+    assert_eq!(
+        intervals("21/01/2022 at 16:37"),
+        ["3 CPU ROW 1 1 [0,10) ", "3 CPU ROW 1 2 [20,50) open", "7 CPU ROW 1 1 [0,10) "]
+    );
 }

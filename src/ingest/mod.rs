@@ -83,7 +83,8 @@ pub struct Span<'a> {
     pub pos: Pos,
 }
 
-/// A channel update: `value` 0 ends the current state, any other value sets it.
+/// A channel update: `value` 0 ends the current state (unless `zero_ends` is false), any
+/// other value sets it.
 #[derive(Debug, Clone, Copy)]
 pub struct ChannelSet<'a> {
     /// Entity owning the channel.
@@ -96,6 +97,9 @@ pub struct ChannelSet<'a> {
     pub ts: i64,
     /// New value: a 64-bit integer, signed or not (exact).
     pub value: i128,
+    /// Whether 0 ends the state (Paraver's convention) or is a value like any other (ovni's
+    /// `PRV_ZERO` channels, e.g. a CPU's number of running threads).
+    pub zero_ends: bool,
     /// Label of the value, when known.
     pub label: Option<&'a str>,
     /// CPU the record names, if any.

@@ -198,6 +198,8 @@ struct Header {
     comms: u64,
     /// CPUs of the resource model; `None` when there is none (`0`, ovni) or it is unreadable.
     cpus: Option<u64>,
+    /// Written by ovni's emulator (its fixed fake date, `19/01/38 at 03:14`).
+    ovni: bool,
 }
 
 /// CPUs of a resource model: `<nodes>(<cpus>,<cpus>,...)`, or `<nodes>` with one CPU each;
@@ -350,6 +352,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
         }
     }
     let comms = tokens.get(n_appl).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    let ovni = date.trim() == OVNI_DATE;
     let meta = vec![
         ("paraver.date".to_string(), date),
         ("paraver.end_time".to_string(), end_field.to_string()),
@@ -357,7 +360,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
         ("paraver.applications".to_string(), n_appl.to_string()),
         ("paraver.communicators".to_string(), comms.to_string()),
     ];
-    Ok((Header { unit, end, appls, comms, cpus }, problems, meta))
+    Ok((Header { unit, end, appls, comms, cpus, ovni }, problems, meta))
 }
 
 fn clip(s: &str) -> Cow<'_, str> {
@@ -581,6 +584,17 @@ struct PendingEvents {
     fields: Fields,
 }
 
+/// The date in every header ovni's emulator writes (`#Paraver (19/01/38 at 03:14):...`).
+const OVNI_DATE: &str = "19/01/38 at 03:14";
+
+/// Whether a 0 of event type `etype` is a value rather than the end of the channel's state.
+/// Paraver's convention (and Extrae's) is that 0 ends it; ovni registers a few channels with
+/// `PRV_ZERO` (`src/emu/cpu.c`, `src/emu/nosv/hwc.c`), whose 0 is a real value: the number
+/// of running threads of a CPU (type 3) and the nOS-V hardware counters (types 200-299).
+fn zero_is_value(ovni: bool, etype: i128) -> bool {
+    ovni && (etype == 3 || (200..300).contains(&etype))
+}
+
 /// ovni's emulator writes the CPU view as `cpu.prv`, whose rows are CPUs.
 fn is_ovni_cpu_file(path: &str) -> bool {
     let name = Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -596,6 +610,8 @@ struct Reader<'p> {
     unit: TimeUnit,
     names: Names,
     pcf: Option<Pcf>,
+    /// Written by ovni's emulator: some channels take 0 as a value ([`zero_is_value`]).
+    ovni: bool,
     pending: Reorder<PendingEvents>,
     ready: Vec<PendingEvents>,
     /// Fields held in `pending`, bounded by [`EVENT_REORDER_FIELDS`].
@@ -693,6 +709,7 @@ pub fn read<R: Read>(
                 unit: h.unit,
                 names,
                 pcf: comp.pcf.clone(),
+                ovni: h.ovni,
                 pending: Reorder::new(EVENT_REORDER),
                 ready: Vec::new(),
                 pending_fields: 0,
@@ -990,6 +1007,7 @@ impl Reader<'_> {
                 channel: &type_name,
                 ts,
                 value,
+                zero_ends: !zero_is_value(self.ovni, etype),
                 label,
                 core: core.as_deref(),
                 pos,
