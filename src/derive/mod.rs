@@ -190,6 +190,8 @@ pub struct Deriver<O: Output> {
     channels: FastMap<(Sym, Sym), Chan>,
     /// Spans without an end, closed at the capture end.
     open_spans: Vec<IntervalRow>,
+    /// The last span of each (entity, channel): begin and end (`i64::MAX` when open).
+    last_span: FastMap<(Sym, Sym), (i64, i64)>,
     messages: Reorder<MessageRow>,
     ready_messages: Vec<MessageRow>,
     /// End of the trace as declared by its header.
@@ -246,6 +248,7 @@ impl<O: Output> Deriver<O> {
             counts: [0; 4],
             channels: FastMap::default(),
             open_spans: Vec::new(),
+            last_span: FastMap::default(),
             messages: Reorder::new(REORDER_CAP),
             ready_messages: Vec::new(),
             declared_end: None,
@@ -672,6 +675,26 @@ impl<O: Output> Sink for Deriver<O> {
         self.see(sp.begin);
         if let Some(e) = sp.end {
             self.see(e);
+        }
+        let end = sp.end.unwrap_or(i64::MAX);
+        if let Some((b, e)) = self.last_span.insert((entity, channel), (sp.begin, end)) {
+            // One entity is in one state at a time: a span that shares time with the one
+            // before it (not merely touching it) makes both count that time.
+            if sp.begin < e && b < end {
+                let shown =
+                    |t: i64| if t == i64::MAX { "open".to_string() } else { format!("{t} ns") };
+                let msg = format!(
+                    "{} of {} from {} ns to {} overlaps the one before it ({} ns to {}): both are \
+                     kept, and the time they share counts twice",
+                    sp.channel,
+                    sp.entity,
+                    sp.begin,
+                    shown(end),
+                    b,
+                    shown(e)
+                );
+                self.diag(Severity::Warning, "overlapping_state", sp.pos, sp.begin, msg)?;
+            }
         }
         let row = IntervalRow {
             entity,

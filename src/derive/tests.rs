@@ -815,3 +815,26 @@ fn ovni_channels_registered_with_prv_zero_keep_their_zeros() {
         ["3 CPU ROW 1 1 [0,10) ", "3 CPU ROW 1 2 [20,50) open", "7 CPU ROW 1 1 [0,10) "]
     );
 }
+
+#[test]
+fn paraver_states_that_overlap_are_kept_with_a_warning() {
+    let text = "#Paraver (d):100_ns:0:1:1(2:1)\n\
+                1:0:1:1:1:0:10:1\n1:0:1:1:1:5:15:2\n1:0:1:1:1:15:20:1\n1:0:1:1:1:18:-1:3\n\
+                1:0:1:1:2:0:10:1\n1:0:1:1:2:10:20:2\n";
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let comp = crate::ingest::prv::Companions::default();
+    crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "t.prv", &comp, &mut d)
+        .unwrap();
+    let (s, rows) = d.finish().unwrap();
+    // Nothing is dropped; the second thread's touching states are not overlaps.
+    assert_eq!(rows.intervals.len(), 6);
+    assert_eq!(s.diag_counts.get("overlapping_state").map(|c| c.1), Some(2));
+    let msgs: Vec<_> = s.diagnostics.iter().map(|r| r.message.as_str()).collect();
+    assert!(
+        msgs.contains(
+            &"state of THREAD 1.1.1 from 18 ns to open overlaps the one before it (15 ns to \
+              20 ns): both are kept, and the time they share counts twice"
+        ),
+        "{msgs:?}"
+    );
+}
