@@ -473,10 +473,12 @@ impl<O: Output> Deriver<O> {
         if !process {
             return Ok(None);
         }
+        // The target's core: its instance's, else (not for an activate, which makes a new
+        // instance that runs nowhere yet) the core the entity ran on last.
         let target_core = self
             .inst_core
             .get(&(target, ev.target_instance))
-            .or_else(|| self.entity_core.get(&target))
+            .or_else(|| (ev.action != "activate").then(|| self.entity_core.get(&target)).flatten())
             .copied();
         if self.type_of(source).is_none() {
             let by_name = looks_like_core(ev.source);

@@ -838,3 +838,23 @@ fn paraver_states_that_overlap_are_kept_with_a_warning() {
         "{msgs:?}"
     );
 }
+
+#[test]
+fn an_activate_by_a_stimulus_happens_on_no_core() {
+    // The new instance runs nowhere yet: its activate takes no core from the one before.
+    let (_, rows) = derive(
+        "0,S,0,T,A,0,activate\n1,Core_1,0,T,A,0,start\n2,Core_1,0,T,A,0,terminate\n\
+         5,S,0,T,A,1,activate\n6,Core_0,0,T,A,1,start\n7,Core_1,0,T,B,0,activate\n",
+    );
+    assert_eq!(
+        rows.events,
+        [
+            "A#0 activate @-",
+            "A#0 start @Core_1",
+            "A#0 terminate @Core_1",
+            "A#1 activate @-",
+            "A#1 start @Core_0",
+            "B#0 activate @Core_1"
+        ]
+    );
+}
