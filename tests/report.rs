@@ -19,12 +19,26 @@ fn sample(dir: &Path) {
 /// `tracedb query NAME --format csv` as one map per row (fields of these analyses hold no
 /// quoted commas except `causes`/`example`, which are not compared).
 fn query(dir: &Path, name: &str, params: &[&str]) -> Vec<BTreeMap<String, String>> {
-    let mut args = vec!["query", name, "--archive", "db", "--format", "csv", "--capture", "1"];
+    query_of(dir, "1", name, params)
+}
+
+fn query_of(
+    dir: &Path,
+    capture: &str,
+    name: &str,
+    params: &[&str],
+) -> Vec<BTreeMap<String, String>> {
+    let mut args = vec!["query", name, "--archive", "db", "--format", "csv", "--capture", capture];
     args.extend_from_slice(params);
     let out = ok(dir, &args);
     let mut lines = out.split("\r\n").filter(|l| !l.is_empty());
     let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
     lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
+}
+
+/// The row of `rows` whose `entity` is `e`.
+fn by(rows: &[BTreeMap<String, String>], e: &str) -> Option<BTreeMap<String, String>> {
+    rows.iter().find(|x| x["entity"] == e).cloned()
 }
 
 fn json_num(v: &Value) -> Option<f64> {
@@ -61,9 +75,6 @@ fn json_figures_equal_the_analyses_output() {
     let rt = query(dir, "response_times", &[]);
     let tasks = r["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), rt.len(), "one task row per response_times row");
-    let by = |rows: &[BTreeMap<String, String>], e: &str| {
-        rows.iter().find(|x| x["entity"] == e).cloned()
-    };
     let (dl, bl, pr) = (
         query(dir, "deadline_summary", &[]),
         query(dir, "blocking", &[]),
@@ -346,6 +357,41 @@ fn baseline_gate_exits_3_and_names_the_slower_task() {
     assert!(regs.iter().any(|g| g["metric"] == "response_time_avg"));
     assert_eq!(r["baseline"]["name"], "ecu-4cores");
 
+    // The charts carry the baseline: each histogram bins both captures over their common
+    // range (each total is that capture's instance count), and each core's load has the
+    // baseline's windows (as many as the baseline's cpu_load gives at the same window).
+    let (cur_rt, base_rt) =
+        (query_of(dir, "2", "response_times", &[]), query_of(dir, "1", "response_times", &[]));
+    let total =
+        |v: &Value| -> f64 { v.as_array().unwrap().iter().map(|c| c.as_f64().unwrap()).sum() };
+    let hists = r["histograms"].as_array().unwrap();
+    assert!(!hists.is_empty());
+    for h in hists {
+        let e = h["entity"].as_str().unwrap();
+        let (c, b) = (by(&cur_rt, e).unwrap(), by(&base_rt, e).unwrap());
+        assert_eq!(Some(total(&h["counts"])), csv_num(&c, "instances"), "{e} current total");
+        assert_eq!(
+            Some(total(&h["baseline_counts"])),
+            csv_num(&b, "instances"),
+            "{e} baseline total"
+        );
+        let lo = csv_num(&c, "response_time_min")
+            .unwrap()
+            .min(csv_num(&b, "response_time_min").unwrap());
+        let hi = csv_num(&c, "response_time_max")
+            .unwrap()
+            .max(csv_num(&b, "response_time_max").unwrap());
+        assert_eq!((h["lo"].as_f64(), h["hi"].as_f64()), (Some(lo), Some(hi)), "{e} range");
+    }
+    let window = format!("window={}ns", r["cpu_load"]["window_ns"].as_i64().unwrap());
+    let base_load = query_of(dir, "1", "cpu_load", &["--param", &window]);
+    for core in r["cpu_load"]["cores"].as_array().unwrap() {
+        let name = core["core"].as_str().unwrap();
+        let n = base_load.iter().filter(|row| row["core"] == name).count();
+        assert!(n > 0, "{name}: the baseline ran on it");
+        assert_eq!(core["baseline_points"].as_array().unwrap().len(), n, "{name}");
+    }
+
     // The other forms say it first too, and still get written.
     let out = run(
         dir,
@@ -376,6 +422,8 @@ fn baseline_gate_exits_3_and_names_the_slower_task() {
     );
     let same = std::fs::read_to_string(dir.join("same.html")).unwrap();
     assert!(same.contains("No regression beyond 5%"));
+    assert!(same.contains("dashed: the baseline") && same.contains("Orange outline: the baseline"));
+    assert!(same.matches("class=\"baseline\"").count() > 4, "load lines and histogram outlines");
     ok(
         dir,
         &[

@@ -7,6 +7,9 @@ use crate::store::Archive;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
+/// Regressions and new misses named in the error message; the report lists them all.
+const REGRESSIONS_SHOWN: usize = 10;
+
 /// Write a timing report of a capture (HTML, Markdown or JSON, by the extension of -o).
 ///
 /// With --baseline, every figure is shown against the baseline capture, and the exit status
@@ -84,10 +87,11 @@ pub fn run(args: Args) -> Result<()> {
     write_atomic(&args.output, body.as_bytes())?;
     match &r.comparison {
         Some(c) if c.failed() => Err(Error::Regression(format!(
-            "{} against baseline {}: {}",
+            "{} against baseline {}: {} (all of them in {})",
             capture.name,
             baseline.map(|b| b.name).unwrap_or_default(),
-            c.describe()
+            c.describe(REGRESSIONS_SHOWN),
+            args.output.display()
         ))),
         _ => Ok(()),
     }

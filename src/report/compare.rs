@@ -29,8 +29,9 @@ impl Comparison {
         self.baseline_tasks.iter().find(|t| t.entity == entity)
     }
 
-    /// One line naming every regression and new miss (the error message of exit status 3).
-    pub fn describe(&self) -> String {
+    /// One line naming the new misses and the worst regressions, `limit` in all, then how
+    /// many more there are (the error message of exit status 3).
+    pub fn describe(&self, limit: usize) -> String {
         let mut parts: Vec<String> = self
             .new_deadline_misses
             .iter()
@@ -46,6 +47,11 @@ impl Comparison {
                 c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default()
             )
         }));
+        let more = parts.len().saturating_sub(limit);
+        parts.truncate(limit);
+        if more > 0 {
+            parts.push(format!("and {more} more"));
+        }
         parts.join("; ")
     }
 }
@@ -143,6 +149,10 @@ mod tests {
         assert_eq!(c.regressions[0].entity, "A");
         assert_eq!(c.new_deadline_misses[0].entity, "B");
         assert!(c.failed());
-        assert!(c.describe().contains("A: response_time_max"));
+        assert_eq!(
+            c.describe(10),
+            "B: deadline misses 0 -> 1; A: response_time_max 100 ns -> 110 ns (+10.0%)"
+        );
+        assert_eq!(c.describe(1), "B: deadline misses 0 -> 1; and 1 more");
     }
 }

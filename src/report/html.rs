@@ -179,13 +179,23 @@ fn load(s: &mut String, r: &Report) {
             c.mean * 100.0
         );
     }
+    if r.cpu_load.cores.iter().any(|c| !c.baseline_points.is_empty()) {
+        s.push_str("<span class=\"was\">dashed: the baseline, from its first window</span>");
+    }
     s.push_str("</p>\n");
     s.push_str(&svg::load_chart(&r.cpu_load));
 }
 
 /// The response-time histograms and the Gantt chart.
 fn charts(s: &mut String, r: &Report) {
-    s.push_str("\n<h2 id=\"histograms\">Response-time histograms</h2>\n<div class=\"grid\">\n");
+    s.push_str("\n<h2 id=\"histograms\">Response-time histograms</h2>\n");
+    if r.histograms.iter().any(|h| h.baseline_counts.is_some()) {
+        s.push_str(
+            "<p class=\"legend\">Bars: this capture. <span style=\"color:#ff7f0e\">Orange \
+             outline: the baseline</span>, over the same bins (both captures' range).</p>\n",
+        );
+    }
+    s.push_str("<div class=\"grid\">\n");
     for h in &r.histograms {
         let n: i64 = h.counts.iter().sum();
         let base = r.comparison.as_ref().and_then(|c| c.base(&h.entity)).map(|b| {

@@ -62,13 +62,19 @@ pub fn collect(
     });
     let deadline_misses_total = misses.len();
     misses.truncate(LIST_CAP);
-    let mut cpu_load = cpu_load(conn, capture)?;
+    let mut load = cpu_load(conn, capture, None)?;
     let comparison = match baseline {
         Some(b) => {
-            let base_load = cpu_load_means(conn, b, cpu_load.window_ns)?;
-            for c in &mut cpu_load.cores {
-                c.baseline_mean =
-                    base_load.iter().find(|(core, _)| core == &c.core).map(|(_, m)| *m);
+            let base_load = cpu_load(conn, b, Some(load.window_ns))?;
+            // The baseline's first window drawn where this capture's first window is.
+            let first =
+                |l: &CpuLoad| l.cores.iter().filter_map(|c| c.points.first()).map(|p| p.0).min();
+            let shift = first(&load).zip(first(&base_load)).map_or(0, |(c, b)| c - b);
+            for c in &mut load.cores {
+                if let Some(bc) = base_load.cores.iter().find(|bc| bc.core == c.core) {
+                    c.baseline_mean = Some(bc.mean);
+                    c.baseline_points = bc.points.iter().map(|&(t, l)| (t + shift, l)).collect();
+                }
             }
             Some(compare(
                 &tasks,
@@ -90,8 +96,8 @@ pub fn collect(
         deadline_misses: misses,
         deadline_misses_total,
         semaphores: analysis(conn, "semaphore_contention", &[], id)?,
-        cpu_load,
-        histograms: histograms(conn, id)?,
+        cpu_load: load,
+        histograms: histograms(conn, id, baseline.map(|b| b.capture_id))?,
         gantt,
         other_format: other_format(conn, capture)?,
         comparison,
@@ -205,9 +211,16 @@ pub fn nice_window(raw: i64) -> i64 {
     }
 }
 
-fn cpu_load(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<CpuLoad> {
+/// CPU load per core of capture `c`, in windows of `window_ns` (default: the nicest window
+/// giving at most [`LOAD_POINTS`] per core).
+fn cpu_load(
+    conn: &duckdb::Connection,
+    c: &CaptureEntry,
+    window_ns: Option<i64>,
+) -> Result<CpuLoad> {
     let span = c.ts_max.unwrap_or(0) - c.ts_min.unwrap_or(0);
-    let window_ns = nice_window((span + LOAD_POINTS - 1) / LOAD_POINTS);
+    let window_ns =
+        window_ns.unwrap_or_else(|| nice_window((span + LOAD_POINTS - 1) / LOAD_POINTS));
     let rows =
         analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
     let mut cores: Vec<CoreLoad> = Vec::new();
@@ -216,9 +229,13 @@ fn cpu_load(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<CpuLoad> {
         let point = (num(&r, "window_start").unwrap_or(0.0) as i64, num(&r, "load").unwrap_or(0.0));
         match cores.iter_mut().find(|c| c.core == core) {
             Some(c) => c.points.push(point),
-            None => {
-                cores.push(CoreLoad { core, mean: 0.0, baseline_mean: None, points: vec![point] })
-            }
+            None => cores.push(CoreLoad {
+                core,
+                mean: 0.0,
+                baseline_mean: None,
+                points: vec![point],
+                baseline_points: Vec::new(),
+            }),
         }
     }
     for c in &mut cores {
@@ -229,35 +246,19 @@ fn cpu_load(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<CpuLoad> {
     Ok(CpuLoad { window_ns, cores })
 }
 
-fn cpu_load_means(
-    conn: &duckdb::Connection,
-    c: &CaptureEntry,
-    window_ns: i64,
-) -> Result<Vec<(String, f64)>> {
-    let rows =
-        analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
-    let mut sums: Vec<(String, f64, f64)> = Vec::new();
-    for r in rows {
-        let core = text(&r, "core");
-        let load = num(&r, "load").unwrap_or(0.0);
-        match sums.iter_mut().find(|s| s.0 == core) {
-            Some(s) => {
-                s.1 += load;
-                s.2 += 1.0;
-            }
-            None => sums.push((core, load, 1.0)),
-        }
-    }
-    Ok(sums.into_iter().map(|(c, s, n)| (c, s / n)).collect())
-}
-
-fn histograms(conn: &duckdb::Connection, id: i64) -> Result<Vec<Histogram>> {
+/// Response-time histograms of the tasks of capture `id`; with a baseline, a task the
+/// baseline has too gets its bins over both captures' range, and the baseline's counts.
+fn histograms(conn: &duckdb::Connection, id: i64, baseline: Option<i64>) -> Result<Vec<Histogram>> {
     // The instances response_times counts: complete tasks and ISRs.
+    let ids = baseline.map_or(id.to_string(), |b| format!("{id}, {b}"));
     let sql = format!(
-        "WITH r AS (SELECT entity, response_time FROM instances WHERE capture_id = {id} AND complete \
-           AND entity_type IN ('T', 'I', 'ISR') AND response_time IS NOT NULL), \
-         b AS (SELECT entity, min(response_time) AS lo, max(response_time) AS hi FROM r GROUP BY entity) \
-         SELECT entity, lo, hi, least(CAST(floor((response_time - lo) * {n}.0 / greatest(hi - lo, 1)) AS BIGINT), {last}) AS bin, \
+        "WITH r AS (SELECT capture_id, entity, response_time FROM instances \
+           WHERE capture_id IN ({ids}) AND complete AND entity_type IN ('T', 'I', 'ISR') \
+           AND response_time IS NOT NULL), \
+         b AS (SELECT entity, min(response_time) AS lo, max(response_time) AS hi FROM r GROUP BY entity \
+           HAVING bool_or(capture_id = {id})) \
+         SELECT entity, capture_id = {id} AS current, lo, hi, \
+           least(CAST(floor((response_time - lo) * {n}.0 / greatest(hi - lo, 1)) AS BIGINT), {last}) AS bin, \
            count(*) AS n FROM r JOIN b USING (entity) GROUP BY ALL ORDER BY entity, bin",
         n = HISTOGRAM_BINS,
         last = HISTOGRAM_BINS - 1
@@ -271,12 +272,24 @@ fn histograms(conn: &duckdb::Connection, id: i64) -> Result<Vec<Histogram>> {
                 lo: num(&r, "lo").unwrap_or(0.0) as i64,
                 hi: num(&r, "hi").unwrap_or(0.0) as i64,
                 counts: vec![0; HISTOGRAM_BINS as usize],
+                baseline_counts: None,
             });
         }
-        if let (Some(h), Some(bin)) = (out.last_mut(), num(&r, "bin")) {
-            if let Some(c) = h.counts.get_mut(bin as usize) {
-                *c = num(&r, "n").unwrap_or(0.0) as i64;
-            }
+        let current = r.get("current").and_then(Value::as_bool).unwrap_or(true);
+        let (Some(h), Some(bin)) = (out.last_mut(), num(&r, "bin")) else { continue };
+        let counts = if current {
+            &mut h.counts
+        } else {
+            h.baseline_counts.get_or_insert_with(|| vec![0; HISTOGRAM_BINS as usize])
+        };
+        if let Some(c) = counts.get_mut(bin as usize) {
+            *c = num(&r, "n").unwrap_or(0.0) as i64;
+        }
+    }
+    if baseline == Some(id) {
+        // A capture against itself: the rows above were all "current".
+        for h in &mut out {
+            h.baseline_counts = Some(h.counts.clone());
         }
     }
     Ok(out)
@@ -329,7 +342,7 @@ fn definitions() -> Vec<Definition> {
     let rules = [
         ("highlight", "the largest value of each task column (RT min and instances aside) is highlighted (bold in Markdown); tasks with deadline misses are marked (their name in bold in Markdown)"),
         ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 150 windows per core"),
-        ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max"),
+        ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max (of both captures when comparing)"),
         (
             "gantt window",
             "around the worst response time (the longest response of a complete task or ISR instance); \

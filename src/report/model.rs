@@ -150,6 +150,9 @@ pub struct CoreLoad {
     pub baseline_mean: Option<f64>,
     /// (window_start ns, load 0..1) per window.
     pub points: Vec<(i64, f64)>,
+    /// The baseline's windows of this core, moved onto this capture's time axis (its first
+    /// window starts where this capture's first window does); empty without a baseline.
+    pub baseline_points: Vec<(i64, f64)>,
 }
 
 /// Response times of one task's complete instances, binned.
@@ -157,12 +160,16 @@ pub struct CoreLoad {
 pub struct Histogram {
     /// Task or ISR.
     pub entity: String,
-    /// Smallest response time, ns (start of the first bin).
+    /// Smallest response time, ns (start of the first bin); with a baseline that has this
+    /// task, the smallest of both captures.
     pub lo: i64,
-    /// Largest response time, ns (end of the last bin).
+    /// Largest response time, ns (end of the last bin); with a baseline that has this task,
+    /// the largest of both.
     pub hi: i64,
     /// Instances per bin; the bins split lo..hi evenly.
     pub counts: Vec<i64>,
+    /// The baseline's instances in the same bins, when the baseline has this task.
+    pub baseline_counts: Option<Vec<i64>>,
 }
 
 /// A window of the capture drawn as tasks (rows, grouped by core) coloured by state.

@@ -33,7 +33,7 @@ pub fn load_chart(load: &CpuLoad) -> String {
     let (from, to) = load
         .cores
         .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.0))
+        .flat_map(|c| c.points.iter().chain(&c.baseline_points).map(|p| p.0))
         .fold((i64::MAX, i64::MIN), |(a, b), t| (a.min(t), b.max(t + load.window_ns)));
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>CPU load per core</title>"#
@@ -65,17 +65,29 @@ pub fn load_chart(load: &CpuLoad) -> String {
             human_ns(t as f64)
         );
     }
-    for (i, c) in load.cores.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let pts: Vec<String> = c
-            .points
+    let line = |points: &[(i64, f64)]| -> String {
+        let pts: Vec<String> = points
             .iter()
             .map(|p| format!("{:.1},{:.1}", x(p.0 + load.window_ns / 2), y(p.1)))
             .collect();
+        pts.join(" ")
+    };
+    // The baseline first, dashed and lighter, so that the capture's lines stay on top.
+    for (i, c) in load.cores.iter().enumerate().filter(|(_, c)| !c.baseline_points.is_empty()) {
+        let colour = PALETTE[i % PALETTE.len()];
+        let _ = write!(
+            s,
+            r#"<polyline class="baseline" fill="none" stroke="{colour}" stroke-width="1" stroke-dasharray="4 3" stroke-opacity="0.6" points="{}"><title>{} (baseline)</title></polyline>"#,
+            line(&c.baseline_points),
+            esc(&c.core)
+        );
+    }
+    for (i, c) in load.cores.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
         let _ = write!(
             s,
             r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3" points="{}"><title>{}</title></polyline>"#,
-            pts.join(" "),
+            line(&c.points),
             esc(&c.core)
         );
     }
@@ -86,7 +98,8 @@ pub fn load_chart(load: &CpuLoad) -> String {
 /// One task's response-time histogram, small enough to be laid out in a grid.
 pub fn histogram(hist: &Histogram) -> String {
     let (w, h, bottom) = (240.0, 110.0, 22.0);
-    let max = hist.counts.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let base = hist.baseline_counts.as_deref().unwrap_or_default();
+    let max = hist.counts.iter().chain(base).copied().max().unwrap_or(0).max(1) as f64;
     let n = hist.counts.len().max(1) as f64;
     let bw = (w - 10.0) / n;
     let mut s = format!(
@@ -104,6 +117,22 @@ pub fn histogram(hist: &Histogram) -> String {
             5.0 + i as f64 * bw,
             h - bottom - bh,
             (bw - 1.0).max(0.5)
+        );
+    }
+    if !base.is_empty() {
+        // The baseline as the outline of its bars: a step line over the same bins.
+        let top = |c: i64| h - bottom - (c as f64 / max) * (h - bottom - 14.0);
+        let mut pts = vec![format!("5.0,{:.1}", h - bottom)];
+        for (i, c) in base.iter().enumerate() {
+            let (x0, x1) = (5.0 + i as f64 * bw, 5.0 + (i + 1) as f64 * bw);
+            pts.push(format!("{x0:.1},{:.1} {x1:.1},{:.1}", top(*c), top(*c)));
+        }
+        pts.push(format!("{:.1},{:.1}", 5.0 + n * bw, h - bottom));
+        let _ = write!(
+            s,
+            r##"<polyline class="baseline" fill="none" stroke="#ff7f0e" stroke-width="1.5" points="{}"><title>baseline: {} instances</title></polyline>"##,
+            pts.join(" "),
+            base.iter().sum::<i64>()
         );
     }
     let _ = write!(
