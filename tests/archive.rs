@@ -46,6 +46,32 @@ fn verify_names_altered_truncated_and_missing_files() {
 }
 
 #[test]
+fn a_hand_edited_manifest_neither_hides_a_table_nor_reuses_an_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    archive_with_two(tmp.path());
+    let path = tmp.path().join("db/manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // A table entry dropped: its rows would vanish from every query.
+    m["captures"][1]["files"].as_object_mut().unwrap().remove("events");
+    // An id counter behind the captures: the next ingest would overwrite capture 2.
+    m["next_capture_id"] = 2.into();
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    let (code, msg) = verify(tmp.path());
+    assert_eq!(code, Some(1));
+    assert!(
+        msg.contains("capture 2: events/capture_id=2/: missing (the manifest lists no events file"),
+        "{msg}"
+    );
+    std::fs::write(tmp.path().join("three.btf"), TRACE.replace("30,", "50,")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "three.btf"]);
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT capture_id, name FROM captures ORDER BY 1"),
+        "capture_id,name\n1,one\n2,two\n3,three\n"
+    );
+}
+
+#[test]
 fn rm_removes_one_capture_and_leaves_the_others() {
     let tmp = tempfile::tempdir().unwrap();
     archive_with_two(tmp.path());
@@ -649,6 +675,9 @@ fn sources_are_kept_and_reingest_rebuilds_the_tables() {
     assert_eq!(kept, TRACE.as_bytes());
 
     ok(tmp.path(), &["export", "2", "--archive", "db", "--to", "parquet", "before"]);
+    let dates = "SELECT ingested_at FROM captures ORDER BY capture_id";
+    let ingested = csv(tmp.path(), "db", dates);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     // Damage a derived table, then rebuild capture 1 and 2 from their sources.
     std::fs::remove_file(tmp.path().join("db/intervals/capture_id=1/part-0.parquet")).unwrap();
     let out = run(tmp.path(), &["reingest", "--archive", "db", "--all"]);
@@ -662,7 +691,9 @@ fn sources_are_kept_and_reingest_rebuilds_the_tables() {
         !tmp.path().join("db/events/capture_id=1/part-0.parquet").exists(),
         "the old generation is gone"
     );
-    // Same ids, names, tags and deadlines; same tables as before for capture 2.
+    // Same ids, names, tags, dates in the archive and deadlines; same tables as before for
+    // capture 2.
+    assert_eq!(csv(tmp.path(), "db", dates), ingested, "reingest keeps ingested_at");
     assert_eq!(
         csv(tmp.path(), "db", "SELECT capture_id, name, tags FROM captures ORDER BY 1"),
         "capture_id,name,tags\n1,one,\"{\"\"k\"\":\"\"v\"\"}\"\n2,ecu-4cores,\"{\"\"k\"\":\"\"v\"\"}\"\n3,gone,{}\n"

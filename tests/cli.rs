@@ -170,6 +170,24 @@ fn unknown_format_and_usage_errors() {
     assert_eq!(run(tmp.path(), &["ingest", "--format", "xyz", "notes.txt"]).status.code(), Some(2));
     let help = ok(tmp.path(), &["ingest", "--help"]);
     assert!(help.contains("--strict") && help.contains("--archive"), "{help}");
+    // Bad tags and names, and a directory that is no ovni output directory, are refused
+    // before the archive is created; so is an archive path that is a file.
+    std::fs::write(tmp.path().join("t.btf"), "#version 2.1\n0,S,0,T,A,0,activate\n").unwrap();
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    for (args, code, says) in [
+        (&["--tag", "=x", "t.btf"][..], 2, "--tag =x: the key is empty"),
+        (&["--tag", "a=1", "--tag", "a=2", "t.btf"][..], 2, "--tag a is given twice"),
+        (&["--name", " ", "t.btf"][..], 2, "--name is empty"),
+        (&["t.btf", "empty"][..], 1, "empty: a directory is ingested only when it is an ovni"),
+    ] {
+        let out = run(tmp.path(), &[&["ingest", "--archive", "fresh.tdb"][..], args].concat());
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+        assert!(!tmp.path().join("fresh.tdb").exists(), "{args:?} left an archive behind");
+    }
+    let out = run(tmp.path(), &["ingest", "--archive", "notes.txt", "t.btf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("notes.txt: not a directory"), "{}", stderr(&out));
     let no_archive = run(tmp.path(), &["sql", "--archive", "missing.tdb", "-c", "SELECT 1"]);
     assert_eq!(no_archive.status.code(), Some(1));
     assert!(stderr(&no_archive).contains("missing.tdb"), "{}", stderr(&no_archive));

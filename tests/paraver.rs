@@ -189,6 +189,12 @@ fn a_gzipped_prv_finds_its_companions_and_strict_accepts_missing_ones() {
     std::fs::copy(case.join("input.row"), tmp.path().join("run.row")).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "--strict", "run.prv.gz"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT name FROM captures"), "run");
+    // bytes_in counts every file read: the trace and its companions.
+    let size = |f: &str| std::fs::metadata(tmp.path().join(f)).unwrap().len();
+    assert_eq!(
+        scalar(tmp.path(), "db", "SELECT source_bytes FROM captures"),
+        (size("run.prv.gz") + size("run.pcf") + size("run.row")).to_string()
+    );
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM entities WHERE name = 'viz'"), "1");
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics"), "0");
     // Events carry the CPU of their record as core.

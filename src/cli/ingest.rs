@@ -81,10 +81,25 @@ pub fn run(args: Args) -> Result<()> {
         let (k, v) = t
             .split_once('=')
             .ok_or_else(|| Error::Usage(format!("--tag {t}: expected KEY=VALUE")))?;
-        tags.insert(k.trim().to_string(), v.trim().to_string());
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(Error::Usage(format!("--tag {t}: the key is empty (expected KEY=VALUE)")));
+        }
+        if let Some(old) = tags.insert(k.to_string(), v.trim().to_string()) {
+            return Err(Error::Usage(format!(
+                "--tag {k} is given twice ({k}={old}, then {t}): give each key once"
+            )));
+        }
+    }
+    if args.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(Error::Usage("--name is empty: give the capture a name".into()));
     }
     for file in &args.files {
-        std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
+        let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
+        if meta.is_dir() {
+            // Not an ovni output directory, or one with two copies of a trace.
+            crate::store::ingest::capture_dir(file)?;
+        }
     }
     let (mut archive, lock) = Archive::open_for_write(&args.archive.archive)?;
     let opts = IngestOptions {
@@ -98,8 +113,22 @@ pub fn run(args: Args) -> Result<()> {
         zstd_level: args.zstd_level,
     };
     for (i, file) in args.files.iter().enumerate() {
-        if !args.force {
-            if let Some(c) = crate::store::ingest::find_identical(&archive, file)? {
+        let identical = if args.force {
+            Ok(None)
+        } else {
+            crate::store::ingest::find_identical(&archive, file)
+        };
+        let identical = match identical {
+            Ok(c) => c,
+            Err(e) => {
+                if let Err(cleanup) = archive.discard_if_unused(lock) {
+                    eprintln!("tracedb: warning: {cleanup}");
+                }
+                return Err(e);
+            }
+        };
+        {
+            if let Some(c) = identical {
                 eprintln!(
                     "{}: identical to capture {} '{}' (same SHA-256); not stored again (--force ingests it anyway)",
                     file.display(),

@@ -46,10 +46,22 @@ impl Compression {
 }
 
 /// Counts and hashes the bytes read from the file.
-struct Hashing<R> {
+pub struct Hashing<R> {
     inner: R,
     hasher: Sha256,
     read: Arc<AtomicU64>,
+}
+
+impl<R> Hashing<R> {
+    /// Hashes what is read from `inner`.
+    pub fn new(inner: R) -> Self {
+        Hashing { inner, hasher: Sha256::new(), read: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Hash and count of the bytes read so far.
+    pub fn digest(self) -> Digest256 {
+        Digest256 { sha256: hex(&self.hasher.finalize()), bytes: self.read.load(Ordering::Relaxed) }
+    }
 }
 
 impl<R: Read> Read for Hashing<R> {
@@ -62,6 +74,7 @@ impl<R: Read> Read for Hashing<R> {
 }
 
 /// What the reading thread reports at the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest256 {
     /// Hex SHA-256 of the bytes on disk.
     pub sha256: String,
@@ -127,9 +140,7 @@ impl Input {
             // Hash what a decoder left unread (trailing bytes after the stream, or all
             // after the damage), so the hash is that of the whole file.
             let _ = io::copy(&mut hashing, &mut io::sink());
-            let bytes = hashing.read.load(Ordering::Relaxed);
-            let sha256 = hex(&hashing.hasher.finalize());
-            Digest256 { sha256, bytes }
+            hashing.digest()
         })?;
         Ok(Input {
             rx,

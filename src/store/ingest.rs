@@ -6,7 +6,7 @@ use super::writer::{CaptureWriter, TableSink, DEFAULT_ZSTD_LEVEL};
 use super::{schema, Archive};
 use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
-use crate::ingest::input::Input;
+use crate::ingest::input::{Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
 use crate::ingest::{self, btf, prv, Format};
 use crate::{Error, Result};
@@ -172,7 +172,8 @@ pub fn ingest_files(
     progress: Progress<'_>,
 ) -> Result<IngestReport> {
     let started = Instant::now();
-    let id = opts.replace.as_ref().map_or(archive.manifest.next_capture_id, |c| c.capture_id);
+    let id =
+        opts.replace.as_ref().map_or_else(|| archive.manifest.new_capture_id(), |c| c.capture_id);
     let staging = archive.staging_dir(id);
     let result = run(archive, paths, default, opts, id, &staging, started, progress);
     let _ = std::fs::remove_dir_all(&staging);
@@ -285,12 +286,15 @@ fn run(
     // One file: its hash. Several (trace files, then a Paraver trace's .pcf and .row): the
     // hash of their hashes, one per line, in order. The companions count: a .prv ingested
     // again with a corrected .pcf is a different capture.
-    let mut hashes: Vec<String> = digests.iter().map(|d| d.sha256.clone()).collect();
     for c in &companions {
         let p = Path::new(c);
-        hashes.push(super::verify::file_sha256(p).map_err(|e| Error::io(p, e))?);
+        let mut r = Hashing::new(std::fs::File::open(p).map_err(|e| Error::io(p, e))?);
+        std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| Error::io(p, e))?;
+        digests.push(r.digest());
     }
+    let hashes: Vec<String> = digests.iter().map(|d| d.sha256.clone()).collect();
     let sha256 = combined_sha256(&hashes);
+    // Every file read: the trace files and a Paraver trace's companions.
     let source_bytes = digests.iter().map(|d| d.bytes).sum();
     sources.extend(companions);
 
@@ -306,7 +310,8 @@ fn run(
         source_sha256: sha256,
         source_bytes,
         source_text_bytes: text_bytes,
-        ingested_at: now_rfc3339(),
+        // A rebuild keeps the date the capture came into the archive.
+        ingested_at: opts.replace.as_ref().map_or_else(now_rfc3339, |c| c.ingested_at.clone()),
         time_unit: summary.unit.as_str().to_string(),
         ts_origin: 0,
         ts_min: summary.ts_range.map(|r| r.0),
@@ -328,7 +333,7 @@ fn run(
     let files = sink.writer.finish()?;
 
     if let Some(k) = keeper {
-        capture.sources = k.finish(&archive.dir, id, staging, &capture.source_files)?;
+        capture.sources = k.finish(&archive.dir, id, staging, &capture.source_files, &digests)?;
     }
 
     // Publish: files into their partitions, then the manifest entry (the commit point). A
@@ -393,14 +398,17 @@ fn next_generation(c: &CaptureEntry) -> u64 {
 /// Keeps copies of a capture's source files: the trace files are stored on a thread of
 /// their own while the ingest runs (compressing overlaps parsing), companions at the end.
 struct SourceKeeper {
-    handle: std::thread::JoinHandle<Result<Vec<(PathBuf, String, bool)>>>,
+    handle: std::thread::JoinHandle<Result<Vec<(PathBuf, Stored)>>>,
     traces: Vec<PathBuf>,
 }
 
+/// A source file as stored: its name in the archive, whether tracedb compressed it, and the
+/// hash and size of the original bytes it holds.
+type Stored = (String, bool, Digest256);
+
 /// Stores `src` in `dir`: as it is when already gzip or zstd, else zstd-compressed (level
-/// 1: as small as level 3 on traces, and faster). Returns the stored name and whether
-/// tracedb compressed it.
-fn store_source(src: &Path, dir: &Path) -> Result<(String, bool)> {
+/// 1: as small as level 3 on traces, and faster).
+fn store_source(src: &Path, dir: &Path) -> Result<Stored> {
     let name = src
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -412,16 +420,33 @@ fn store_source(src: &Path, dir: &Path) -> Result<(String, bool)> {
         == crate::ingest::input::Compression::None;
     let stored = if plain { format!("{name}.zst") } else { name };
     let out = dir.join(&stored);
+    let mut r = Hashing::new(std::fs::File::open(src).map_err(|e| Error::io(src, e))?);
+    let w = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
     if plain {
-        let mut r = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
-        let w = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
         let mut enc = zstd::stream::write::Encoder::new(w, 1).map_err(|e| Error::io(&out, e))?;
         std::io::copy(&mut r, &mut enc).map_err(|e| Error::io(&out, e))?;
         enc.finish().and_then(|f| f.sync_all()).map_err(|e| Error::io(&out, e))?;
     } else {
-        std::fs::copy(src, &out).map_err(|e| Error::io(&out, e))?;
+        let mut w = std::io::BufWriter::new(w);
+        std::io::copy(&mut r, &mut w).map_err(|e| Error::io(&out, e))?;
+        let f = w.into_inner().map_err(|e| Error::io(&out, e.into_error()))?;
+        f.sync_all().map_err(|e| Error::io(&out, e))?;
     }
-    Ok((stored, plain))
+    Ok((stored, plain, r.digest()))
+}
+
+/// The error when the bytes kept of `src` are not the ones read for the tables: the file
+/// changed (grew, was rewritten) during the ingest.
+fn changed_during_ingest(src: &Path, read: u64, kept: u64) -> Error {
+    Error::input(
+        &src.display().to_string(),
+        "",
+        format!(
+            "the file changed while it was being ingested ({read} bytes read for the tables, \
+             {kept} bytes when it was kept): nothing was stored; ingest it again once it is \
+             complete"
+        ),
+    )
 }
 
 impl SourceKeeper {
@@ -432,20 +457,23 @@ impl SourceKeeper {
         let handle = std::thread::Builder::new()
             .name("tracedb-keep".into())
             .spawn(move || {
-                list.iter().map(|p| store_source(p, &dir).map(|(s, c)| (p.clone(), s, c))).collect()
+                list.iter().map(|p| store_source(p, &dir).map(|s| (p.clone(), s))).collect()
             })
             .map_err(|e| Error::io(staging, e))?;
         Ok(SourceKeeper { handle, traces: traces.to_vec() })
     }
 
     /// Waits for the trace copies, stores the companions (the rest of `all`), and renames
-    /// everything into `sources/capture_id=<id>/`; returns the manifest entries.
+    /// everything into `sources/capture_id=<id>/`; returns the manifest entries. `read`
+    /// holds the digest of each file as the tables were read from it, in the order of
+    /// `all`: a copy that holds other bytes is an error.
     fn finish(
         self,
         archive_dir: &Path,
         id: i64,
         staging: &Path,
         all: &[String],
+        read: &[Digest256],
     ) -> Result<Vec<super::manifest::SourceEntry>> {
         let dir = staging.join("sources");
         let mut stored = match self.handle.join() {
@@ -457,12 +485,20 @@ impl SourceKeeper {
         for shown in all {
             let src = PathBuf::from(shown);
             if !self.traces.contains(&src) {
-                let (s, c) = store_source(&src, &dir)?;
-                stored.push((src, s, c));
+                let s = store_source(&src, &dir)?;
+                stored.push((src, s));
+            }
+        }
+        for (src, (_, _, kept)) in &stored {
+            let at = all.iter().position(|a| Path::new(a) == src);
+            if let Some(r) = at.and_then(|i| read.get(i)) {
+                if r != kept {
+                    return Err(changed_during_ingest(src, r.bytes, kept.bytes));
+                }
             }
         }
         let mut entries = Vec::new();
-        for (src, name_stored, compressed) in stored {
+        for (src, (name_stored, compressed, _)) in stored {
             let from = dir.join(&name_stored);
             let rel = format!("sources/capture_id={id}/{name_stored}");
             let to = archive_dir.join(&rel);
@@ -541,20 +577,21 @@ pub fn combined_sha256(hashes: &[String]) -> String {
 /// same total size exists.
 pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEntry>> {
     let files = if path.is_dir() { capture_dir(path)?.0 } else { vec![path.to_path_buf()] };
-    let mut size = 0;
-    for f in &files {
-        match std::fs::metadata(f) {
-            Ok(m) => size += m.len(),
-            Err(_) => return Ok(None), // the ingest itself reports the unreadable file
-        }
-    }
-    if !archive.manifest.captures.iter().any(|c| c.source_bytes == size) {
+    let companions: Vec<PathBuf> = files.iter().flat_map(|f| prv::Companions::paths(f)).collect();
+    let size_of = |files: &[PathBuf]| -> Option<u64> {
+        files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum()
+    };
+    // The ingest itself reports an unreadable file.
+    let Some(traces) = size_of(&files) else { return Ok(None) };
+    let all = traces + size_of(&companions).unwrap_or(0);
+    // Captures ingested before companions counted in `source_bytes` hold the traces' size.
+    let size_matches = |c: &CaptureEntry| c.source_bytes == all || c.source_bytes == traces;
+    if !archive.manifest.captures.iter().any(size_matches) {
         return Ok(None);
     }
     // Hashed as `run` hashes a capture: trace files, then the companions a Paraver trace
     // file has (a BTF file with a stray `.pcf` beside it hashes differently from its capture:
     // it is ingested again rather than wrongly taken for another).
-    let companions: Vec<PathBuf> = files.iter().flat_map(|f| prv::Companions::paths(f)).collect();
     let mut hashes = Vec::new();
     for f in files.iter().chain(&companions) {
         hashes.push(super::verify::file_sha256(f).map_err(|e| Error::io(f, e))?);
@@ -564,7 +601,7 @@ pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEn
         .manifest
         .captures
         .iter()
-        .find(|c| c.source_bytes == size && c.source_sha256 == sha)
+        .find(|c| size_matches(c) && c.source_sha256 == sha)
         .cloned())
 }
 
@@ -703,6 +740,38 @@ mod tests {
     fn names_drop_extensions() {
         assert_eq!(default_name(Path::new("/x/freertos-4cores.btf.gz")), "freertos-4cores");
         assert_eq!(default_name(Path::new("a.BTF")), "a.BTF");
+    }
+
+    #[test]
+    fn a_source_that_changed_during_the_ingest_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("t.btf");
+        std::fs::write(&src, "abc\n").unwrap();
+        let (staging, archive) = (dir.path().join("staging"), dir.path().join("db"));
+        std::fs::create_dir_all(&archive).unwrap();
+        let all = [src.display().to_string()];
+        let mut hashing = Hashing::new("abc\n".as_bytes());
+        std::io::copy(&mut hashing, &mut std::io::sink()).unwrap();
+        let same = hashing.digest();
+        // The tables were read from 2 bytes (the file grew after), or from other bytes.
+        for read in [
+            Digest256 { bytes: 2, ..same.clone() },
+            Digest256 { sha256: "0".repeat(64), ..same.clone() },
+        ] {
+            let keeper = SourceKeeper::start(&staging, &[src.clone()]).unwrap();
+            let e = keeper.finish(&archive, 1, &staging, &all, &[read.clone()]).unwrap_err();
+            let expected = format!(
+                "the file changed while it was being ingested ({} bytes read for the tables, 4 \
+                 bytes when it was kept)",
+                read.bytes
+            );
+            assert!(e.to_string().contains(&expected), "{e}");
+            assert!(e.to_string().contains("t.btf"), "{e}");
+        }
+        let keeper = SourceKeeper::start(&staging, &[src.clone()]).unwrap();
+        let kept = keeper.finish(&archive, 1, &staging, &all, &[same]).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert!(archive.join(&kept[0].path).is_file());
     }
 
     #[test]

@@ -122,6 +122,13 @@ impl Manifest {
         }
     }
 
+    /// The id of the next new capture: `next_capture_id`, or past every capture's id when a
+    /// hand-edited manifest says less (an id is never given twice).
+    pub fn new_capture_id(&self) -> i64 {
+        let past = self.captures.iter().map(|c| c.capture_id + 1).max().unwrap_or(1);
+        self.next_capture_id.max(past)
+    }
+
     /// Reads `dir/manifest.json`; an absent file is an empty manifest.
     pub fn load(dir: &Path) -> Result<Self> {
         let path = dir.join(FILE);

@@ -51,7 +51,9 @@ impl Archive {
     /// Opens an existing archive for reading.
     pub fn open(dir: &Path) -> Result<Archive> {
         if !dir.join(manifest::FILE).is_file() {
-            let message = if dir.exists() {
+            let message = if dir.exists() && !dir.is_dir() {
+                "not a directory: an archive is a directory".to_string()
+            } else if dir.exists() {
                 format!("not a tracedb archive (no {})", manifest::FILE)
             } else {
                 "no archive here; create one with `tracedb ingest FILE --archive DIR`".to_string()
@@ -84,6 +86,13 @@ impl Archive {
     /// lock file removed meanwhile.
     fn try_open_for_write(dir: &Path) -> Result<Option<(Archive, WriteLock)>> {
         let dir_existed = dir.is_dir();
+        if !dir_existed && dir.exists() {
+            return Err(Error::Archive {
+                path: dir.to_path_buf(),
+                message: "not a directory: an archive is a directory (give another --archive)"
+                    .into(),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         if !dir.join(manifest::FILE).is_file() {
             // Only a writer's own hidden files (`.lock`, `.staging`, a manifest being

@@ -37,7 +37,18 @@ pub struct Problem {
 pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut checked = 0;
+    let tables = super::schema::tables();
     for c in &archive.manifest.captures {
+        // Every capture has a file of every table (empty ones too): a table missing from its
+        // entry would drop its rows from every query without a word.
+        for t in tables.iter().filter(|t| !c.files.contains_key(&t.name)) {
+            problems.push(Problem {
+                capture_id: c.capture_id,
+                path: format!("{}/capture_id={}/", t.name, c.capture_id),
+                kind: "missing",
+                detail: format!("the manifest lists no {} file for this capture", t.name),
+            });
+        }
         for s in &c.sources {
             checked += 1;
             let path = archive.dir.join(&s.path);
