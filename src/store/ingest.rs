@@ -758,8 +758,10 @@ mod tests {
             Digest256 { bytes: 2, ..same.clone() },
             Digest256 { sha256: "0".repeat(64), ..same.clone() },
         ] {
-            let keeper = SourceKeeper::start(&staging, &[src.clone()]).unwrap();
-            let e = keeper.finish(&archive, 1, &staging, &all, &[read.clone()]).unwrap_err();
+            let keeper = SourceKeeper::start(&staging, std::slice::from_ref(&src)).unwrap();
+            let e = keeper
+                .finish(&archive, 1, &staging, &all, std::slice::from_ref(&read))
+                .unwrap_err();
             let expected = format!(
                 "the file changed while it was being ingested ({} bytes read for the tables, 4 \
                  bytes when it was kept)",
@@ -768,7 +770,7 @@ mod tests {
             assert!(e.to_string().contains(&expected), "{e}");
             assert!(e.to_string().contains("t.btf"), "{e}");
         }
-        let keeper = SourceKeeper::start(&staging, &[src.clone()]).unwrap();
+        let keeper = SourceKeeper::start(&staging, std::slice::from_ref(&src)).unwrap();
         let kept = keeper.finish(&archive, 1, &staging, &all, &[same]).unwrap();
         assert_eq!(kept.len(), 1);
         assert!(archive.join(&kept[0].path).is_file());
