@@ -218,7 +218,8 @@ impl<O: Output> Deriver<O> {
                 if state.on_core() && !to.on_core() && to != PState::Terminated {
                     if let Some(c) = self.core_elsewhere(key, a) {
                         let msg = format!(
-                            "{} of {} instance {inst} from {} while it runs on {}; ignored                              (the event stays in `events`)",
+                            "{} of {} instance {inst} from {} while it runs on {}; ignored (the event \
+                             stays in `events`)",
                             self.names.resolve(a.action),
                             self.names.resolve(e),
                             self.names.resolve(a.source),
@@ -495,7 +496,8 @@ impl<O: Output> Deriver<O> {
         let (who, whom) = (self.names.resolve(key.0), self.names.resolve(pe));
         if running_here && by_isr {
             let msg = format!(
-                "ISR {who} instance {} starts on {} while {whom} instance {pi} runs there, with                  no preempt of it: {whom} is taken as interrupted until {who} leaves the core",
+                "ISR {who} instance {} starts on {} while {whom} instance {pi} runs there, with \
+                 no preempt of it: {whom} is taken as interrupted until {who} leaves the core",
                 key.1,
                 self.names.resolve(core)
             );
@@ -783,7 +785,8 @@ impl<O: Output> Deriver<O> {
             (caller.task, caller.orphan_of)
         } else if let Some(running) = self.only_running_instance(a.source) {
             let msg = format!(
-                "runnable {} instance {} is started by {} instance {}, which is not open; it                  runs in instance {running}, the one running",
+                "runnable {} instance {} is started by {} instance {}, which is not open; it \
+                 runs in instance {running}, the one running",
                 self.names.resolve(key.0),
                 key.1,
                 self.names.resolve(a.source),

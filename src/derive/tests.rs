@@ -371,8 +371,16 @@ fn mutated_fixtures_never_panic() {
                     &mut d,
                 ),
             };
-            if read.is_ok() {
-                let _ = d.finish();
+            if let (true, Ok((s, _))) = (read.is_ok(), d.finish()) {
+                // Messages are one line of prose: no run of spaces from a broken string
+                // continuation (unless the input itself had one to quote).
+                for r in &s.diagnostics {
+                    assert!(
+                        !r.message.contains("   ") || v.windows(3).any(|w| w == b"   "),
+                        "{}",
+                        r.message
+                    );
+                }
             }
             runs += 1;
         }
