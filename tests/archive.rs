@@ -899,3 +899,41 @@ fn an_export_that_fails_half_way_leaves_the_old_file_as_it_was() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn btf_and_chrome_json_exports_keep_paraver_values_without_a_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
+    // Values with a label in the .pcf (MPI calls), without (iterations, negative, zero), and
+    // one beyond 2^53 (kept exactly in the note).
+    let mut prv = std::fs::read_to_string(case.join("input.prv")).unwrap();
+    prv.push_str("2:1:1:1:1:700:60000000:9007199254740993:60000000:-5:60000000:0\n");
+    std::fs::write(d.join("run.prv"), prv).unwrap();
+    std::fs::copy(case.join("input.pcf"), d.join("run.pcf")).unwrap();
+    std::fs::copy(case.join("input.row"), d.join("run.row")).unwrap();
+    ok(d, &["ingest", "--archive", "a.tdb", "run.prv"]);
+    ok(d, &["export", "1", "--archive", "a.tdb", "--to", "btf", "back.btf"]);
+    let btf = std::fs::read_to_string(d.join("back.btf")).unwrap();
+    assert!(btf.contains(",Iteration,42\n") && !btf.contains("42.0"), "{btf}");
+    ok(d, &["ingest", "--archive", "b.tdb", "back.btf"]);
+    // A labelled value is written as its label (BTF has one note field); the others as the
+    // number, which BTF ingest reads back as the value.
+    let values = "SELECT string_agg(ts || ' ' || coalesce(value::VARCHAR, 'NULL'), '; ' \
+                  ORDER BY seq) FROM events WHERE action = 'Iteration'";
+    let (a, b) = (scalar(d, "a.tdb", values), scalar(d, "b.tdb", values));
+    assert_eq!(a, "20 42.0; 300 9.0; 700 9007199254740992.0; 700 -5.0; 700 0.0");
+    assert_eq!(a, b, "values after Paraver -> BTF -> archive");
+    // Chrome JSON: every instant with a value carries it in its args.
+    ok(d, &["export", "1", "--archive", "a.tdb", "--to", "chrome-json", "t.json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap();
+    let iterations: Vec<f64> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["name"] == "Iteration")
+        .map(|e| e["args"]["value"].as_f64().expect("an instant's value"))
+        .collect();
+    assert_eq!(iterations, [42.0, 9.0, 9007199254740992.0, -5.0, 0.0]);
+}

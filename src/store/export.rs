@@ -82,6 +82,17 @@ impl<'a> Cells<'a> {
             .map(|p| p.value(row))
             .or_else(|| self.text(col, row)?.parse().ok())
     }
+
+    fn float(&self, col: usize, row: usize) -> Option<f64> {
+        let a = self.batch.column(col).as_primitive_opt::<Float64Type>()?;
+        (!a.is_null(row)).then(|| a.value(row)).filter(|v| v.is_finite())
+    }
+}
+
+/// `v` as the shortest decimal text that parses back to it, without `.0` when integral (what
+/// BTF ingest and JSON readers parse back to the same number).
+fn number(v: f64) -> String {
+    format!("{v}")
 }
 
 /// A name as a BTF field: commas (impossible in BTF input, possible from other formats)
@@ -141,8 +152,8 @@ fn write_btf(
     each_batch(
         conn,
         &format!(
-            "SELECT ts, source, source_instance, target_type, target, target_instance, action, note \
-             FROM events WHERE capture_id = {id} ORDER BY seq"
+            "SELECT ts, source, source_instance, target_type, target, target_instance, action, note, \
+             value FROM events WHERE capture_id = {id} ORDER BY seq"
         ),
         |b| {
             let c = Cells::new(b);
@@ -157,7 +168,9 @@ fn write_btf(
                     c.int(5, r).unwrap_or(-1),
                     field(&c.text(6, r).unwrap_or_default())
                 );
-                if let Some(note) = c.text(7, r) {
+                // A value without a label (a Paraver counter) is written as the note, which
+                // BTF ingest reads back as the value.
+                if let Some(note) = c.text(7, r).or_else(|| c.float(8, r).map(number)) {
                     line.push(',');
                     line.push_str(&note.replace(['\n', '\r'], " "));
                 }
@@ -320,7 +333,8 @@ fn write_chrome_json(
     each_batch(
         conn,
         &format!(
-            "SELECT target, action, ts, note, source, target_type FROM events WHERE capture_id = {id} \
+            "SELECT target, action, ts, note, source, target_type, value FROM events \
+             WHERE capture_id = {id} \
              AND NOT (target_type IN ('T', 'I', 'ISR', 'R') AND action IN \
                  ('start', 'resume', 'preempt', 'terminate', 'run', 'poll', 'wait', 'suspend')) \
              ORDER BY seq"
@@ -331,11 +345,16 @@ fn write_chrome_json(
                 let target = c.text(0, r).unwrap_or_default();
                 let pid = chrome_pid(&c.text(5, r).unwrap_or_default());
                 let tid = track(&mut w, pid, &target, &mut emit)?;
-                let note = c.text(3, r).map(|n| format!(", \"note\": {}", json(&n))).unwrap_or_default();
+                let note =
+                    c.text(3, r).map(|n| format!(", \"note\": {}", json(&n))).unwrap_or_default();
+                let value = c
+                    .float(6, r)
+                    .map(|v| format!(", \"value\": {}", number(v)))
+                    .unwrap_or_default();
                 emit(
                     &mut w,
                     format!(
-                        r#"{{"name": {}, "ph": "i", "s": "t", "pid": {pid}, "tid": {tid}, "ts": {}, "args": {{"source": {}{note}}}}}"#,
+                        r#"{{"name": {}, "ph": "i", "s": "t", "pid": {pid}, "tid": {tid}, "ts": {}, "args": {{"source": {}{note}{value}}}}}"#,
                         json(&c.text(1, r).unwrap_or_default()),
                         micros(c.int(2, r).unwrap_or(0)),
                         json(&c.text(4, r).unwrap_or_default())
