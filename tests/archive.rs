@@ -937,3 +937,62 @@ fn btf_and_chrome_json_exports_keep_paraver_values_without_a_label() {
         .collect();
     assert_eq!(iterations, [42.0, 9.0, 9007199254740992.0, -5.0, 0.0]);
 }
+
+/// A tiny ovni output directory: thread.prv and cpu.prv, each in time order, interleaved in
+/// time (ingested in file order: thread.prv, then cpu.prv).
+fn ovni_dir(dir: &Path) -> std::path::PathBuf {
+    let ovni = dir.join("ovni");
+    std::fs::create_dir(&ovni).unwrap();
+    let header = "#Paraver (19/01/38 at 03:14):00000000000000000300_ns:0:1:1(1:1)\n";
+    std::fs::write(
+        ovni.join("thread.prv"),
+        format!("{header}2:0:1:1:1:0:10:1\n2:0:1:1:1:100:10:2\n2:0:1:1:1:200:10:0\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        ovni.join("cpu.prv"),
+        format!("{header}2:1:1:1:1:50:20:7\n2:1:1:1:1:150:20:0\n2:1:1:1:1:200:20:3\n"),
+    )
+    .unwrap();
+    ovni
+}
+
+#[test]
+fn btf_export_of_an_ovni_directory_is_in_time_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(d, &["ingest", "--archive", "a.tdb", ovni_dir(d).to_str().unwrap()]);
+    ok(d, &["export", "1", "--archive", "a.tdb", "--to", "btf", "back.btf"]);
+    let btf = std::fs::read_to_string(d.join("back.btf")).unwrap();
+    let ts: Vec<i64> = btf
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ts, [0, 50, 100, 150, 200, 200], "{btf}");
+    ok(d, &["ingest", "--archive", "b.tdb", "back.btf"]);
+    assert_eq!(scalar(d, "b.tdb", "SELECT count(*) FROM diagnostics"), "0");
+    // The same events, by time; at equal times, in file order.
+    let events = "SELECT string_agg(ts || ' ' || target || ' ' || value, '; ' ORDER BY ts, seq) \
+                  FROM events";
+    let a = scalar(d, "a.tdb", events);
+    assert_eq!(a, scalar(d, "b.tdb", events));
+    assert!(a.ends_with("200 THREAD 1.1.1 0.0; 200 CPU ROW 1 3.0"), "{a}");
+}
+
+#[test]
+fn btf_export_keeps_the_order_of_a_btf_source_whose_time_goes_backwards() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let source = d.join("back.in.btf");
+    std::fs::write(
+        &source,
+        "#timeScale ns\n0,S,-1,T,A,0,activate\n10,Core_0,0,T,A,0,start\n5,S,-1,T,B,0,activate\n\
+         30,Core_0,0,T,A,0,terminate\n31,Core_0,0,T,B,0,start\n40,Core_0,0,T,B,0,terminate\n",
+    )
+    .unwrap();
+    round_trip(d, &source);
+    let kinds = "SELECT string_agg(kind || ' ' || ts, ', ') FROM diagnostics";
+    assert_eq!(scalar(d, "a.tdb", kinds), "time_backwards 5");
+    assert_eq!(scalar(d, "b.tdb", kinds), "time_backwards 5");
+}

@@ -148,12 +148,21 @@ fn write_btf(
             w.write_all(d.as_bytes()).map_err(out_err(path))?;
         }
     }
+    // BTF is in ascending time. A BTF capture keeps its own order (seq): a source whose time
+    // went backwards then exports as it was and ingests again to the same tables. Other
+    // formats' seq is file order (an ovni directory's thread.prv, then cpu.prv), so their
+    // events are sorted by time; equal times keep file order.
+    let format: String =
+        conn.query_row(&format!("SELECT format FROM captures WHERE capture_id = {id}"), [], |r| {
+            r.get(0)
+        })?;
+    let order = if format == "btf" { "seq" } else { "ts, seq" };
     let mut n = 0u64;
     each_batch(
         conn,
         &format!(
             "SELECT ts, source, source_instance, target_type, target, target_instance, action, note, \
-             value FROM events WHERE capture_id = {id} ORDER BY seq"
+             value FROM events WHERE capture_id = {id} ORDER BY {order}"
         ),
         |b| {
             let c = Cells::new(b);
