@@ -996,3 +996,64 @@ fn btf_export_keeps_the_order_of_a_btf_source_whose_time_goes_backwards() {
     assert_eq!(scalar(d, "a.tdb", kinds), "time_backwards 5");
     assert_eq!(scalar(d, "b.tdb", kinds), "time_backwards 5");
 }
+
+/// The `X` slices of a Chrome JSON export, as (track name, slice name, ts, dur) in µs,
+/// checking that slices on one track never overlap.
+fn chrome_slices(path: &Path) -> Vec<(String, String, f64, f64)> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let key = |e: &serde_json::Value| (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap());
+    let names: std::collections::HashMap<(i64, i64), &str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| (key(e), e["args"]["name"].as_str().unwrap()))
+        .collect();
+    let mut slices: Vec<_> = events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| {
+            let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+            assert!(dur >= 0.0, "{e}");
+            (names[&key(e)].to_string(), e["name"].as_str().unwrap().to_string(), ts, dur)
+        })
+        .collect();
+    slices.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.total_cmp(&b.2)));
+    for w in slices.windows(2) {
+        if w[0].0 == w[1].0 {
+            assert!(w[0].2 + w[0].3 <= w[1].2 + 1e-9, "overlap on one track: {w:?}");
+        }
+    }
+    slices
+}
+
+#[test]
+fn chrome_json_of_an_ovni_capture_has_a_track_per_entity_and_channel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(d, &["ingest", "--archive", "db", ovni_dir(d).to_str().unwrap()]);
+    ok(d, &["export", "1", "--archive", "db", "--to", "chrome-json", "t.json"]);
+    let slices = chrome_slices(&d.join("t.json"));
+    let text: Vec<String> =
+        slices.iter().map(|(track, name, ts, dur)| format!("{track}|{name}|{ts}|{dur}")).collect();
+    // Channel 20 of the CPU: 7 from 50 to 150 ns, then 3 from 200 ns to the end (300 ns).
+    assert_eq!(
+        text,
+        [
+            "CPU ROW 1: 20|7|0.05|0.1",
+            "CPU ROW 1: 20|3|0.2|0.1",
+            "THREAD 1.1.1: 10|1|0|0.1",
+            "THREAD 1.1.1: 10|2|0.1|0.1"
+        ]
+    );
+
+    // The nanos6 sample: every interval is a slice.
+    let Some(root) = crate::util::shared_datasets() else { return };
+    let nanos6 = root.join("ovni/emu-nanos6-nested-tasks/ovni");
+    ok(d, &["ingest", "--archive", "db", nanos6.to_str().unwrap()]);
+    ok(d, &["export", "2", "--archive", "db", "--to", "chrome-json", "n.json"]);
+    let slices = chrome_slices(&d.join("n.json"));
+    let n = scalar(d, "db", "SELECT count(*) FROM intervals WHERE capture_id = 2");
+    assert_eq!(slices.len().to_string(), n);
+    assert!(slices.iter().any(|s| s.0 == "TH 1.22676: Thread: thread state"), "{:?}", &slices[..9]);
+}

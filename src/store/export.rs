@@ -278,8 +278,10 @@ fn write_chrome_json(
         )?;
         Ok(next)
     };
-    // Slices: what occupied each core, each task's/runnable's running stretches, and the
-    // states of entities without a BTF life cycle (Paraver threads and CPUs).
+    // Slices: what occupied each core, each task's/runnable's running stretches, the states
+    // of entities without a BTF life cycle (Paraver threads and CPUs), and every interval of
+    // the other channels (Paraver/ovni event types, BTF signal values) on a track per entity
+    // and channel, `<entity>: <channel>`, beside the entity's own.
     // Per track, the end of each lane's last slice: a slice goes on the first lane free by
     // its start (lane 0 is the entity's own track).
     let mut lanes: std::collections::HashMap<(i64, String), Vec<i64>> =
@@ -288,8 +290,9 @@ fn write_chrome_json(
         conn,
         &format!(
             "SELECT channel, entity, state, ts, dur, instance, value, entity_type FROM intervals \
-             WHERE capture_id = {id} AND (channel = 'running' OR (channel = 'state' AND \
-             (state = 'running' OR entity_type NOT IN ('T', 'I', 'ISR', 'R', 'SEM', 'SIG')))) \
+             WHERE capture_id = {id} AND (channel NOT IN ('running', 'state') OR \
+             channel = 'running' OR state = 'running' OR \
+             entity_type NOT IN ('T', 'I', 'ISR', 'R', 'SEM', 'SIG')) \
              ORDER BY ts"
         ),
         |b| {
@@ -300,18 +303,22 @@ fn write_chrome_json(
                 let state = c.text(2, r).unwrap_or_default();
                 let etype = c.text(7, r).unwrap_or_default();
                 let (ts, dur) = (c.int(3, r).unwrap_or(0), c.int(4, r).unwrap_or(0));
+                // The value of a state or channel interval (a running interval's is the
+                // instance that ran).
+                let mut value = c.float(6, r);
                 let (pid, thread, name, inst) = if channel == "running" {
-                    let inst = b
-                        .column(6)
-                        .as_primitive_opt::<Float64Type>()
-                        .filter(|a| !a.is_null(r))
-                        .map(|a| a.value(r) as i64);
+                    let inst = value.take().map(|v| v as i64);
                     (1, entity, state, inst.unwrap_or(-1))
+                } else if channel != "state" {
+                    let thread = format!("{entity}: {channel}");
+                    (chrome_pid(&etype), thread, state, c.int(5, r).unwrap_or(-1))
                 } else if state == "running" && matches!(etype.as_str(), "T" | "I" | "ISR" | "R") {
                     (2, entity.clone(), entity, c.int(5, r).unwrap_or(-1))
                 } else {
                     (chrome_pid(&etype), entity, state, -1)
                 };
+                let value =
+                    value.map(|v| format!(", \"value\": {}", number(v))).unwrap_or_default();
                 let ends = lanes.entry((pid, thread.clone())).or_default();
                 let lane = match ends.iter().position(|end| *end <= ts) {
                     Some(k) => k,
@@ -328,7 +335,7 @@ fn write_chrome_json(
                 emit(
                     &mut w,
                     format!(
-                        r#"{{"name": {}, "ph": "X", "pid": {pid}, "tid": {tid}, "ts": {}, "dur": {}, "args": {{"instance": {inst}}}}}"#,
+                        r#"{{"name": {}, "ph": "X", "pid": {pid}, "tid": {tid}, "ts": {}, "dur": {}, "args": {{"instance": {inst}{value}}}}}"#,
                         json(&name),
                         micros(ts),
                         micros(dur)
