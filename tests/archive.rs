@@ -1057,3 +1057,46 @@ fn chrome_json_of_an_ovni_capture_has_a_track_per_entity_and_channel() {
     assert_eq!(slices.len().to_string(), n);
     assert!(slices.iter().any(|s| s.0 == "TH 1.22676: Thread: thread state"), "{:?}", &slices[..9]);
 }
+
+#[test]
+fn export_follows_a_symlink_and_writes_into_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    ok(d, &["ingest", "--archive", "db", "one.btf"]);
+    // A symlink stays a symlink; its target gets the export.
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::write(d.join("sub/target.btf"), "old\n").unwrap();
+    std::os::unix::fs::symlink("sub/target.btf", d.join("link.btf")).unwrap();
+    ok(d, &["export", "1", "--archive", "db", "--to", "btf", "link.btf"]);
+    assert!(std::fs::symlink_metadata(d.join("link.btf")).unwrap().file_type().is_symlink());
+    let target = std::fs::read_to_string(d.join("sub/target.btf")).unwrap();
+    assert!(target.starts_with("#version") && target.ends_with(",terminate\n"), "{target}");
+    // So do the tables of a Parquet export.
+    std::fs::create_dir(d.join("pq")).unwrap();
+    std::os::unix::fs::symlink("../sub/events.parquet", d.join("pq/events.parquet")).unwrap();
+    ok(d, &["export", "1", "--archive", "db", "--to", "parquet", "pq"]);
+    assert!(std::fs::symlink_metadata(d.join("pq/events.parquet")).unwrap().is_symlink());
+    assert!(std::fs::metadata(d.join("sub/events.parquet")).unwrap().len() > 0);
+    // A FIFO is written into: its reader gets the export, and it stays a FIFO.
+    let fifo = d.join("pipe.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = fifo.clone();
+    std::thread::spawn(move || tx.send(std::fs::read_to_string(reader).unwrap()));
+    let out = run(d, &["export", "1", "--archive", "db", "--to", "chrome-json", "pipe.json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the reader got EOF");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["traceEvents"].as_array().unwrap().len() > 3);
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

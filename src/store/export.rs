@@ -1,6 +1,7 @@
 //! Exporting one capture: back to BTF text (from the normalised events), to Chrome/Perfetto
 //! trace-event JSON (a track per core and per task, slices from the running intervals,
 //! instants for the other events), or to standalone Parquet files.
+use super::out_file::OutFile;
 use crate::{Error, Result};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Float64Type, Int64Type};
@@ -9,29 +10,6 @@ use std::path::Path;
 
 fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
-}
-
-/// Beside `path`, the temporary name an export writes to before it is complete.
-fn tmp_path(path: &Path) -> std::path::PathBuf {
-    let name =
-        path.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.tracedb-{}.tmp", std::process::id()))
-}
-
-/// Gives `path` the file written at `tmp` when `result` is Ok; removes `tmp` otherwise. An
-/// export that fails half way leaves no half-written file, and any file it would have
-/// replaced as it was.
-fn commit<T>(result: Result<T>, tmp: &Path, path: &Path) -> Result<T> {
-    match result {
-        Ok(v) => {
-            std::fs::rename(tmp, path).map_err(out_err(path))?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(tmp);
-            Err(e)
-        }
-    }
 }
 
 /// Runs `sql` and calls `f` for every batch, as DuckDB produces them (streamed: a capture's
@@ -103,9 +81,9 @@ fn field(s: &str) -> String {
 
 /// Writes capture `id` as BTF text (times in ns) to `path`.
 pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Result<u64> {
-    let tmp = tmp_path(path);
-    let file = std::fs::File::create(&tmp).map_err(out_err(path))?;
-    commit(write_btf(conn, id, name, file, path), &tmp, path)
+    let out = OutFile::plan(path)?;
+    let file = out.open()?;
+    out.commit(write_btf(conn, id, name, file, path))
 }
 
 fn write_btf(
@@ -212,9 +190,9 @@ fn micros(ns: i64) -> String {
 /// a track each (`TASK (2)`): slices on one track must nest. Returns the number of trace
 /// events written.
 pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result<u64> {
-    let tmp = tmp_path(path);
-    let file = std::fs::File::create(&tmp).map_err(out_err(path))?;
-    commit(write_chrome_json(conn, id, file, path), &tmp, path)
+    let out = OutFile::plan(path)?;
+    let file = out.open()?;
+    out.commit(write_chrome_json(conn, id, file, path))
 }
 
 /// Process of an entity's track by its type: cores, tasks (and Paraver threads), other.
@@ -388,29 +366,34 @@ fn write_chrome_json(
 /// Writes every table of capture `id` to `dir/<table>.parquet` (zstd, with `capture_id`).
 pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    // Every table to a temporary name first; renamed into place only when all are written.
-    let mut done: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
+    // Every table to a temporary name first (see `OutFile`); renamed into place only when all
+    // are written.
+    let mut done: Vec<(OutFile, std::path::PathBuf)> = Vec::new();
     for t in super::schema::tables() {
-        let out = dir.join(format!("{}.parquet", t.name));
-        let tmp = tmp_path(&out);
+        let path = dir.join(format!("{}.parquet", t.name));
+        let out = match OutFile::plan(&path) {
+            Ok(out) => out,
+            Err(e) => {
+                done.into_iter().for_each(|(out, _)| out.discard());
+                return Err(e);
+            }
+        };
         let sql = format!(
             "COPY (SELECT * FROM {} WHERE capture_id = {id}) TO '{}' (FORMAT parquet, COMPRESSION zstd)",
             t.name,
-            tmp.to_string_lossy().replace('\'', "''")
+            out.write_path().to_string_lossy().replace('\'', "''")
         );
         if let Err(e) = conn.execute_batch(&sql) {
-            let _ = std::fs::remove_file(&tmp);
-            for (tmp, _) in &done {
-                let _ = std::fs::remove_file(tmp);
-            }
+            out.discard();
+            done.into_iter().for_each(|(out, _)| out.discard());
             return Err(e.into());
         }
-        done.push((tmp, out));
+        done.push((out, path));
     }
     let mut written = Vec::new();
-    for (tmp, out) in done {
-        std::fs::rename(&tmp, &out).map_err(out_err(&out))?;
-        written.push(out.display().to_string());
+    for (out, path) in done {
+        out.commit(Ok(()))?;
+        written.push(path.display().to_string());
     }
     Ok(written)
 }

@@ -1,0 +1,137 @@
+//! Where an export writes: a regular file (or none yet) is replaced only by a complete one,
+//! written beside it under a temporary name and renamed over it; a symlink is followed, so
+//! the link stays and its target gets the new content; anything else (a FIFO, a device,
+//! `/dev/stdout`) is written straight into, since renaming over it would replace the
+//! special file with a regular one (and a reader of the FIFO would wait forever).
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// How many symlinks are followed before giving up (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// An export's output, open for writing.
+#[derive(Debug)]
+pub struct OutFile {
+    /// The path as given, for messages.
+    path: PathBuf,
+    /// Where the bytes go.
+    dest: Dest,
+}
+
+#[derive(Debug)]
+enum Dest {
+    /// Written to `tmp`, renamed to `path` (the symlink-resolved output) when complete.
+    Replace { path: PathBuf, tmp: PathBuf },
+    /// Written straight into the output.
+    Direct,
+}
+
+impl OutFile {
+    /// Decides how `path` is written, before anything is written: see the module doc.
+    pub fn plan(path: &Path) -> Result<OutFile> {
+        let mut p = path.to_path_buf();
+        for _ in 0..MAX_LINKS {
+            let meta = match std::fs::symlink_metadata(&p) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(replace(path, p)),
+                Err(e) => return Err(Error::io(path, e)),
+                Ok(m) => m,
+            };
+            if meta.is_file() {
+                return Ok(replace(path, p));
+            }
+            // /dev/stdout, /dev/fd/N and /proc/self/fd/N name an open descriptor (maybe a
+            // pipe): its link text is no path to rename over.
+            if !meta.file_type().is_symlink() || p.starts_with("/proc") || p.starts_with("/dev/fd")
+            {
+                break;
+            }
+            let target = std::fs::read_link(&p).map_err(|e| Error::io(path, e))?;
+            // A relative link is relative to the link's directory (`join` keeps an absolute one).
+            p = p.parent().map_or_else(|| target.clone(), |dir| dir.join(&target));
+        }
+        Ok(OutFile { path: path.to_path_buf(), dest: Dest::Direct })
+    }
+
+    /// Where the bytes are to be written: the temporary file, or the output itself.
+    pub fn write_path(&self) -> &Path {
+        match &self.dest {
+            Dest::Replace { tmp, .. } => tmp,
+            Dest::Direct => &self.path,
+        }
+    }
+
+    /// Opens [`Self::write_path`] for writing (a FIFO's open waits for its reader).
+    pub fn open(&self) -> Result<std::fs::File> {
+        let file = match &self.dest {
+            Dest::Replace { tmp, .. } => std::fs::File::create(tmp),
+            // Appending: through /proc/self/fd/1, a shell's `>>` redirection is not written over.
+            Dest::Direct => std::fs::OpenOptions::new().append(true).open(&self.path),
+        };
+        file.map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Gives the output the complete file when `result` is Ok; removes the temporary file
+    /// otherwise, leaving any file it would have replaced as it was.
+    pub fn commit<T>(self, result: Result<T>) -> Result<T> {
+        let Dest::Replace { path, tmp } = &self.dest else { return result };
+        match result {
+            Ok(v) => {
+                std::fs::rename(tmp, path).map_err(|e| Error::io(&self.path, e))?;
+                Ok(v)
+            }
+            Err(e) => {
+                self.discard();
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes the temporary file, if there is one.
+    pub fn discard(self) {
+        if let Dest::Replace { tmp, .. } = &self.dest {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+fn replace(given: &Path, path: PathBuf) -> OutFile {
+    let name =
+        path.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.tracedb-{}.tmp", std::process::id()));
+    OutFile { path: given.to_path_buf(), dest: Dest::Replace { path, tmp } }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regular_or_missing_files_are_replaced_and_symlinks_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let new = OutFile::plan(&d.join("new.btf")).unwrap();
+        assert_eq!(new.write_path().parent(), Some(d));
+        assert!(new.write_path().to_string_lossy().ends_with(".tmp"));
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink("sub/target.btf", d.join("link")).unwrap();
+        std::os::unix::fs::symlink(d.join("link"), d.join("link2")).unwrap();
+        let out = OutFile::plan(&d.join("link2")).unwrap();
+        // A dangling link is followed too: its target is created.
+        assert_eq!(out.write_path().parent(), Some(d.join("sub").as_path()));
+        assert!(
+            matches!(&out.dest, Dest::Replace { path, .. } if path == &d.join("sub/target.btf"))
+        );
+        assert!(matches!(OutFile::plan(Path::new("/dev/null")).unwrap().dest, Dest::Direct));
+        assert!(matches!(OutFile::plan(Path::new("/dev/stdout")).unwrap().dest, Dest::Direct));
+    }
+
+    #[test]
+    fn a_symlink_loop_is_written_directly_and_fails_to_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::os::unix::fs::symlink("b", d.join("a")).unwrap();
+        std::os::unix::fs::symlink("a", d.join("b")).unwrap();
+        let out = OutFile::plan(&d.join("a")).unwrap();
+        assert!(out.open().is_err());
+    }
+}
