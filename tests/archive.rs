@@ -1100,3 +1100,60 @@ fn export_follows_a_symlink_and_writes_into_a_fifo() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn an_interrupted_export_leaves_no_temporary_file_and_ends_by_the_signal() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let path = d.join("big.btf");
+    let cfg = tracedb::synth::SynthConfig { target_bytes: Some(10 << 20), ..Default::default() };
+    tracedb::synth::write_btf(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--no-keep-source", "big.btf"]);
+    let temporary = || {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect::<Vec<_>>()
+    };
+    // `action` is what the export starts with for SIGINT and SIGTERM: the default, or ignored
+    // (as a shell starts a background job), which the export keeps.
+    for (sig, action) in [
+        (libc::SIGINT, libc::SIG_DFL),
+        (libc::SIGTERM, libc::SIG_DFL),
+        (libc::SIGINT, libc::SIG_IGN),
+    ] {
+        let mut cmd = std::process::Command::new(crate::util::bin());
+        cmd.args(["export", "1", "--archive", "db", "--to", "chrome-json", "out.json"])
+            .current_dir(d)
+            .stderr(std::process::Stdio::null());
+        // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(libc::SIGINT, action);
+                libc::signal(libc::SIGTERM, action);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let started = std::time::Instant::now();
+        while temporary().is_empty() {
+            assert!(started.elapsed().as_secs() < 60, "no temporary file appeared");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+        let status = child.wait().unwrap();
+        if action == libc::SIG_IGN {
+            assert!(status.success(), "{status:?}");
+            assert!(std::fs::metadata(d.join("out.json")).unwrap().len() > 10 << 20);
+            std::fs::remove_file(d.join("out.json")).unwrap();
+        } else {
+            // A shell shows 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM.
+            assert_eq!(status.signal(), Some(sig), "{status:?}");
+            assert!(!d.join("out.json").exists());
+        }
+        assert!(temporary().is_empty(), "{:?}", temporary());
+    }
+}

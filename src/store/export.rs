@@ -81,7 +81,7 @@ fn field(s: &str) -> String {
 
 /// Writes capture `id` as BTF text (times in ns) to `path`.
 pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Result<u64> {
-    let out = OutFile::plan(path)?;
+    let out = OutFile::create(path)?;
     let file = out.open()?;
     out.commit(write_btf(conn, id, name, file, path))
 }
@@ -190,7 +190,7 @@ fn micros(ns: i64) -> String {
 /// a track each (`TASK (2)`): slices on one track must nest. Returns the number of trace
 /// events written.
 pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result<u64> {
-    let out = OutFile::plan(path)?;
+    let out = OutFile::create(path)?;
     let file = out.open()?;
     out.commit(write_chrome_json(conn, id, file, path))
 }
@@ -371,7 +371,7 @@ pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<
     let mut done: Vec<(OutFile, std::path::PathBuf)> = Vec::new();
     for t in super::schema::tables() {
         let path = dir.join(format!("{}.parquet", t.name));
-        let out = match OutFile::plan(&path) {
+        let out = match OutFile::create(&path) {
             Ok(out) => out,
             Err(e) => {
                 done.into_iter().for_each(|(out, _)| out.discard());

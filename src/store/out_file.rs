@@ -3,8 +3,31 @@
 //! the link stays and its target gets the new content; anything else (a FIFO, a device,
 //! `/dev/stdout`) is written straight into, since renaming over it would replace the
 //! special file with a regular one (and a reader of the FIFO would wait forever).
+//!
+//! Temporary files in the making are listed, so that [`discard_all`] can remove them when
+//! the process is interrupted (SIGINT, SIGTERM): files are created, renamed into place and
+//! removed under the list's lock, so none appears or is published once it has run.
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// The temporary files of exports in the making.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn pending() -> MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes every temporary file of an export in the making, and keeps any other from being
+/// created or renamed into place: for a process about to end on a signal.
+pub fn discard_all() {
+    let mut list = pending();
+    for tmp in list.drain(..) {
+        let _ = std::fs::remove_file(tmp);
+    }
+    // Held until the process ends.
+    std::mem::forget(list);
+}
 
 /// How many symlinks are followed before giving up (Linux's own limit).
 const MAX_LINKS: usize = 40;
@@ -27,8 +50,19 @@ enum Dest {
 }
 
 impl OutFile {
-    /// Decides how `path` is written, before anything is written: see the module doc.
-    pub fn plan(path: &Path) -> Result<OutFile> {
+    /// Decides how `path` is written (see the module doc) and creates the temporary file
+    /// when there is one.
+    pub fn create(path: &Path) -> Result<OutFile> {
+        let out = OutFile::plan(path)?;
+        if let Dest::Replace { tmp, .. } = &out.dest {
+            let mut list = pending();
+            std::fs::File::create(tmp).map_err(|e| Error::io(path, e))?;
+            list.push(tmp.clone());
+        }
+        Ok(out)
+    }
+
+    fn plan(path: &Path) -> Result<OutFile> {
         let mut p = path.to_path_buf();
         for _ in 0..MAX_LINKS {
             let meta = match std::fs::symlink_metadata(&p) {
@@ -63,7 +97,7 @@ impl OutFile {
     /// Opens [`Self::write_path`] for writing (a FIFO's open waits for its reader).
     pub fn open(&self) -> Result<std::fs::File> {
         let file = match &self.dest {
-            Dest::Replace { tmp, .. } => std::fs::File::create(tmp),
+            Dest::Replace { tmp, .. } => std::fs::OpenOptions::new().write(true).open(tmp),
             // Appending: through /proc/self/fd/1, a shell's `>>` redirection is not written over.
             Dest::Direct => std::fs::OpenOptions::new().append(true).open(&self.path),
         };
@@ -76,7 +110,12 @@ impl OutFile {
         let Dest::Replace { path, tmp } = &self.dest else { return result };
         match result {
             Ok(v) => {
-                std::fs::rename(tmp, path).map_err(|e| Error::io(&self.path, e))?;
+                let mut list = pending();
+                list.retain(|p| p != tmp);
+                if let Err(e) = std::fs::rename(tmp, path) {
+                    let _ = std::fs::remove_file(tmp);
+                    return Err(Error::io(&self.path, e));
+                }
                 Ok(v)
             }
             Err(e) => {
@@ -89,6 +128,8 @@ impl OutFile {
     /// Removes the temporary file, if there is one.
     pub fn discard(self) {
         if let Dest::Replace { tmp, .. } = &self.dest {
+            let mut list = pending();
+            list.retain(|p| p != tmp);
             let _ = std::fs::remove_file(tmp);
         }
     }
@@ -123,6 +164,23 @@ mod tests {
         );
         assert!(matches!(OutFile::plan(Path::new("/dev/null")).unwrap().dest, Dest::Direct));
         assert!(matches!(OutFile::plan(Path::new("/dev/stdout")).unwrap().dest, Dest::Direct));
+    }
+
+    #[test]
+    fn a_temporary_file_is_listed_until_it_is_renamed_or_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let listed = |out: &OutFile| pending().iter().any(|p| p == out.write_path());
+        let out = OutFile::create(&dir.path().join("a.json")).unwrap();
+        assert!(out.write_path().exists() && listed(&out));
+        let tmp = out.write_path().to_path_buf();
+        let err: Result<()> = Err(Error::Usage("failed".into()));
+        assert!(out.commit(err).is_err());
+        assert!(!tmp.exists() && !pending().contains(&tmp));
+        let out = OutFile::create(&dir.path().join("a.json")).unwrap();
+        std::io::Write::write_all(&mut out.open().unwrap(), b"done").unwrap();
+        out.commit(Ok(())).unwrap();
+        assert!(!pending().contains(&tmp));
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.json")).unwrap(), "done");
     }
 
     #[test]
