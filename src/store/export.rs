@@ -1,6 +1,7 @@
 //! Exporting one capture: back to BTF text (from the normalised events), to Chrome/Perfetto
-//! trace-event JSON (a track per core and per task, slices from the running intervals,
-//! instants for the other events), or to standalone Parquet files.
+//! trace-event JSON (a track per core and per task, slices from the running intervals, a
+//! track per entity and channel for the other intervals, instants for the other events), or
+//! to standalone Parquet files. Where the output goes is [`super::out_file`]'s business.
 use super::out_file::OutFile;
 use crate::{Error, Result};
 use arrow::array::{Array, AsArray};
@@ -185,8 +186,10 @@ fn micros(ns: i64) -> String {
 /// Writes capture `id` as Chrome/Perfetto trace-event JSON to `path`: process 1 "Cores"
 /// with a thread per core (what ran), process 2 "Tasks" with a thread per task, ISR or
 /// runnable (its running slices) and per Paraver thread (its states), process 3 "Other"
-/// with a thread per semaphore, signal, stimulus or other entity, and instant events for
-/// everything else on the target's track. Two instances of one task running at once get
+/// with a thread per semaphore, signal, stimulus or other entity; a thread
+/// `<entity>: <channel>` in the entity's process for the intervals of every other channel
+/// (Paraver/ovni event types, BTF signal values); and instant events for everything else
+/// on the target's track. Two instances of one task running at once get
 /// a track each (`TASK (2)`): slices on one track must nest. Returns the number of trace
 /// events written.
 pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result<u64> {
