@@ -404,3 +404,44 @@ fn an_isr_logged_without_the_tasks_preempt_still_preempts_it() {
         "kind,severity\nimplicit_preemption,info\n"
     );
 }
+
+#[test]
+fn preemption_pairs_keep_preemptions_whose_preemptor_the_trace_does_not_show() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A is preempted on Core_0 and resumes there with nobody in between (unknown preemptor);
+    // B is preempted by C; C's instance 1 is preempted by its instance 2 (a real answer);
+    // M is preempted on Core_1 as the trace's last word there (no later occupant).
+    // Core_2 is declared and never used: cpu_load shows it idle.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,Core_2,0,C,Core_2,0,set_frequency,100\n\
+         0,S,0,T,A,0,activate\n0,Core_0,0,T,A,0,start\n10,Core_0,0,T,A,0,preempt\n\
+         20,Core_0,0,T,A,0,resume\n30,Core_0,0,T,A,0,terminate\n\
+         30,S,0,T,B,0,activate\n30,Core_0,0,T,B,0,start\n40,S,0,T,C,1,activate\n\
+         40,Core_0,0,T,B,0,preempt\n40,Core_0,0,T,C,1,start\n45,S,0,T,C,2,activate\n\
+         45,Core_0,0,T,C,1,preempt\n45,Core_0,0,T,C,2,start\n50,Core_0,0,T,C,2,terminate\n\
+         50,Core_0,0,T,C,1,resume\n55,Core_0,0,T,C,1,terminate\n\
+         55,Core_0,0,T,B,0,resume\n60,Core_0,0,T,B,0,terminate\n\
+         0,S,0,T,M,0,activate\n0,Core_1,0,T,M,0,start\n70,Core_1,0,T,M,0,preempt\n",
+    )
+    .unwrap();
+    let out = util::run(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let q = |name: &str, extra: &[&str]| {
+        let args = [&["query", name, "--archive", "db", "--format", "csv"][..], extra].concat();
+        parse_csv(&ok(tmp.path(), &args))
+    };
+    let pairs: Vec<String> = q("preemption_pairs", &[])[1..]
+        .iter()
+        .map(|r| format!("{}>{}@{} x{} {}", r[1], r[2], r[3], r[4], r[5]))
+        .collect();
+    assert_eq!(
+        pairs,
+        ["A>@Core_0 x1 10", "B>C@Core_0 x1 40", "C>C@Core_0 x1 45", "M>@Core_1 x1 70"],
+        "every preemption counted; the preemptor empty where the trace does not show one"
+    );
+    let load = q("cpu_load", &["--param", "window=100ns"]);
+    let core2: Vec<String> =
+        load[1..].iter().filter(|r| r[1] == "Core_2").map(|r| r[5].clone()).collect();
+    assert_eq!(core2, ["0"], "{load:?}");
+}

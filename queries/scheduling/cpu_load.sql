@@ -21,7 +21,11 @@ WITH occ AS (
 ), spans AS (
     SELECT capture_id, ts_min, ts_max FROM captures WHERE ts_min IS NOT NULL
 ), cores AS (
+    -- Every core a process ran on, and every core the trace declares (BTF type C) even
+    -- if nothing ran on it: a core idle the whole capture is at 0, not missing.
     SELECT DISTINCT capture_id, core FROM intervals WHERE channel = 'running'
+    UNION
+    SELECT capture_id, name FROM entities WHERE type = 'C'
 ), grid AS (
     SELECT c.capture_id, c.core,
            unnest(range((s.ts_min - ((s.ts_min % window_ns) + window_ns) % window_ns) // window_ns,

@@ -10,21 +10,28 @@
 -- The preempting process is the next one to occupy the core at or after the preemption
 -- (BTF loggers write the preempt and the other process's start or resume at the same time;
 -- FreeRTOS logs the resume a tick later). A zero-length occupancy (resumed and preempted at
--- one instant) occupies nothing: it is never the preempting process.
+-- one instant) occupies nothing: it is never the preempting process. preempted_by is NULL
+-- when the trace does not say who it was: nothing occupied the core after the preemption,
+-- or the next occupant was the preempted instance itself, resumed there (another instance
+-- of the same task is a real answer).
 CREATE OR REPLACE TEMP VIEW preemption_pairs AS
 WITH p AS (
-    SELECT capture_id, entity AS preempted, core, ts + dur AS at
+    SELECT capture_id, entity AS preempted, instance, core, ts + dur AS at
     FROM intervals
     WHERE channel = 'state' AND state = 'running' AND end_action = 'preempt' AND core IS NOT NULL
       AND entity_type IN ('T', 'I', 'ISR')
 ), occ AS (
-    SELECT capture_id, core, ts, state AS process
+    SELECT capture_id, core, ts, entity AS process, instance
     FROM intervals
-    WHERE channel = 'running' AND (dur > 0 OR open)
+    WHERE channel = 'state' AND state IN ('running', 'polling') AND core IS NOT NULL
+      AND (dur > 0 OR open)
+      AND entity_type IN ('T', 'I', 'ISR')
 )
-SELECT p.capture_id, p.preempted, occ.process AS preempted_by, p.core, count(*) AS preemptions,
-       min(p.at) AS first_ts, max(p.at) AS last_ts
+SELECT p.capture_id, p.preempted,
+       CASE WHEN occ.process = p.preempted AND occ.instance = p.instance THEN NULL
+            ELSE occ.process END AS preempted_by,
+       p.core, count(*) AS preemptions, min(p.at) AS first_ts, max(p.at) AS last_ts
 FROM p
-ASOF JOIN occ ON occ.capture_id = p.capture_id AND occ.core = p.core AND occ.ts >= p.at
+ASOF LEFT JOIN occ ON occ.capture_id = p.capture_id AND occ.core = p.core AND occ.ts >= p.at
 GROUP BY ALL
-ORDER BY p.capture_id, preemptions DESC, p.preempted, preempted_by;
+ORDER BY p.capture_id, preemptions DESC, p.preempted, preempted_by NULLS LAST;

@@ -1,6 +1,7 @@
 //! Deadline files: one `entity,deadline` per line, the deadline with a unit suffix
 //! (`TASK_10MS,10ms`, `ISR_*,250us`; a bare number is ns), `#` comments and blank lines
-//! ignored, the entity may be a glob (`*`, `?`, `[...]`). A line that cannot be read is a
+//! ignored, the entity may be a glob (`*`, `?`, `[...]`). A first line that is a CSV header
+//! (`entity,deadline`, any case) is skipped. A line that cannot be read is a
 //! fatal error naming the file and line: a deadline file is small and hand-written, and a
 //! silently ignored deadline would hide misses.
 use crate::model::time::parse_duration_ns;
@@ -16,9 +17,13 @@ pub fn read(path: &Path) -> Result<Vec<(String, i64)>> {
 /// Parses the text of a deadline file named `path` (for messages).
 pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
     let mut out = Vec::new();
+    let mut first = true;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if std::mem::take(&mut first) && is_header(line) {
             continue;
         }
         let pos = format!("line {}", i + 1);
@@ -48,6 +53,13 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
     Ok(out)
 }
 
+/// `entity,deadline` as a spreadsheet writes it: the column names, in any case, spaced.
+fn is_header(line: &str) -> bool {
+    line.split_once(',').is_some_and(|(a, b)| {
+        a.trim().eq_ignore_ascii_case("entity") && b.trim().eq_ignore_ascii_case("deadline")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +81,9 @@ mod tests {
             "d.csv: line 2: deadline 'soon' is not a positive duration such as 10ms, 250us, 2s"
         );
         assert!(parse("just a name\n", "d.csv").is_err());
+        // A header is a first line only: later, "entity" is a task's name like any other.
+        let d = parse("# from a spreadsheet\nEntity, Deadline\nA,1ms\n", "d.csv").unwrap();
+        assert_eq!(d, [("A".to_string(), 1_000_000)]);
+        assert!(parse("A,1ms\nentity,deadline\n", "d.csv").is_err());
     }
 }
