@@ -620,3 +620,15 @@ fn a_paraver_capture_gets_its_states_in_place_of_the_task_sections() {
         "{md}"
     );
 }
+
+#[test]
+fn a_report_written_through_a_symlink_keeps_the_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    std::os::unix::fs::symlink("real.md", dir.join("link.md")).unwrap();
+    ok(dir, &["report", "--archive", "db", "-o", "link.md"]);
+    assert!(std::fs::symlink_metadata(dir.join("link.md")).unwrap().file_type().is_symlink());
+    let md = std::fs::read_to_string(dir.join("real.md")).unwrap();
+    assert!(md.contains("ecu-4cores"), "the report went to the link's target");
+}

@@ -110,11 +110,13 @@ fn parse_threshold(s: &str) -> Result<f64> {
 
 /// Writes through a temporary file beside `path`, so a reader never sees half a report.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    // As an export writes: a regular file is replaced only by a complete one, a symlink is
+    // followed, a FIFO or /dev/stdout is written into.
+    let out = crate::store::out_file::OutFile::create(path)?;
+    let written = out.open().and_then(|mut f| {
+        std::io::Write::write_all(&mut f, bytes).map_err(|e| Error::io(path, e))
+    });
+    out.commit(written)
 }
 
 #[cfg(test)]
