@@ -113,9 +113,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     // As an export writes: a regular file is replaced only by a complete one, a symlink is
     // followed, a FIFO or /dev/stdout is written into.
     let out = crate::store::out_file::OutFile::create(path)?;
-    let written = out.open().and_then(|mut f| {
-        std::io::Write::write_all(&mut f, bytes).map_err(|e| Error::io(path, e))
-    });
+    let written = out
+        .open()
+        .and_then(|mut f| std::io::Write::write_all(&mut f, bytes).map_err(|e| Error::io(path, e)));
     out.commit(written)
 }
 

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -45,21 +45,43 @@ impl Compression {
     }
 }
 
-/// Counts and hashes the bytes read from the file.
+/// Counts and hashes the bytes read from the file, and hands a copy of them on when asked.
 pub struct Hashing<R> {
     inner: R,
     hasher: Sha256,
     read: Arc<AtomicU64>,
+    copy: Option<Copy>,
+}
+
+/// Where [`Hashing`] sends a copy of the bytes, in chunks of about [`CHUNK`].
+struct Copy {
+    tx: SyncSender<Vec<u8>>,
+    buf: Vec<u8>,
 }
 
 impl<R> Hashing<R> {
     /// Hashes what is read from `inner`.
     pub fn new(inner: R) -> Self {
-        Hashing { inner, hasher: Sha256::new(), read: Arc::new(AtomicU64::new(0)) }
+        Hashing { inner, hasher: Sha256::new(), read: Arc::new(AtomicU64::new(0)), copy: None }
     }
 
-    /// Hash and count of the bytes read so far.
-    pub fn digest(self) -> Digest256 {
+    /// Sends what the copy holds; a receiver gone (it failed, and says so itself) ends the
+    /// copying.
+    fn send_copy(&mut self) {
+        if let Some(c) = &mut self.copy {
+            if c.buf.is_empty() {
+                return;
+            }
+            let chunk = std::mem::replace(&mut c.buf, Vec::with_capacity(CHUNK));
+            if c.tx.send(chunk).is_err() {
+                self.copy = None;
+            }
+        }
+    }
+
+    /// Hash and count of the bytes read so far; the copy, if any, is complete and closed.
+    pub fn digest(mut self) -> Digest256 {
+        self.send_copy();
         Digest256 { sha256: hex(&self.hasher.finalize()), bytes: self.read.load(Ordering::Relaxed) }
     }
 }
@@ -67,8 +89,15 @@ impl<R> Hashing<R> {
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.hasher.update(buf.get(..n).unwrap_or_default());
+        let bytes = buf.get(..n).unwrap_or_default();
+        self.hasher.update(bytes);
         self.read.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(c) = &mut self.copy {
+            c.buf.extend_from_slice(bytes);
+            if n == 0 || c.buf.len() >= CHUNK {
+                self.send_copy();
+            }
+        }
         Ok(n)
     }
 }
@@ -102,6 +131,13 @@ pub struct Input {
 impl Input {
     /// Opens `path` and starts decoding it.
     pub fn open(path: &Path) -> io::Result<Input> {
+        Input::open_copying(path, None)
+    }
+
+    /// Opens `path` and starts decoding it; every byte read from the file is also sent to
+    /// `copy` (closed once the file was read to its end), so that what is kept of a source
+    /// is exactly what its tables were read from, read once.
+    pub fn open_copying(path: &Path, copy: Option<SyncSender<Vec<u8>>>) -> io::Result<Input> {
         let mut file = File::open(path)?;
         let raw_size = file.metadata()?.len();
         let mut magic = [0u8; 4];
@@ -120,6 +156,7 @@ impl Input {
             inner: io::Cursor::new(prefix.to_vec()).chain(file),
             hasher: Sha256::new(),
             read: raw_read.clone(),
+            copy: copy.map(|tx| Copy { tx, buf: Vec::with_capacity(CHUNK) }),
         };
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
         let handle = std::thread::Builder::new().name("tracedb-read".into()).spawn(move || {
@@ -265,7 +302,8 @@ fn describe(e: io::Error, compression: Compression) -> io::Error {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hexadecimal of `bytes` (how SHA-256 digests are written).
+pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::with_capacity(64), |mut s, b| {
         let _ = write!(s, "{b:02x}");

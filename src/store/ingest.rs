@@ -6,7 +6,7 @@ use super::writer::{CaptureWriter, TableSink, DEFAULT_ZSTD_LEVEL};
 use super::{schema, Archive};
 use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
-use crate::ingest::input::{Digest256, Hashing, Input};
+use crate::ingest::input::{Compression, Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
 use crate::ingest::{self, btf, prv, Format};
 use crate::{Error, Result};
@@ -223,8 +223,8 @@ fn run(
 ) -> Result<IngestReport> {
     let first = paths.first().ok_or_else(|| Error::Usage("no file to ingest".into()))?;
     let writer = CaptureWriter::create(staging, opts.zstd_level.unwrap_or(DEFAULT_ZSTD_LEVEL))?;
-    let keeper = if opts.keep_source && opts.replace.is_none() {
-        Some(SourceKeeper::start(staging, paths)?)
+    let mut keeper = if opts.keep_source && opts.replace.is_none() {
+        Some(SourceKeeper::new(staging)?)
     } else {
         None
     };
@@ -242,7 +242,8 @@ fn run(
             None => path.display().to_string(),
         };
         deriver.set_source(&shown);
-        let mut input = Input::open(path).map_err(|e| Error::io(path, e))?;
+        let copy = keeper.as_mut().map(|k| k.copy_of(path)).transpose()?;
+        let mut input = Input::open_copying(path, copy).map_err(|e| Error::io(path, e))?;
         let prefix =
             input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
         let f = format_of(&prefix, &shown, opts)?;
@@ -333,7 +334,7 @@ fn run(
     let files = sink.writer.finish()?;
 
     if let Some(k) = keeper {
-        capture.sources = k.finish(&archive.dir, id, staging, &capture.source_files, &digests)?;
+        capture.sources = k.finish(&archive.dir, id, &capture.source_files, &digests)?;
     }
 
     // Publish: files into their partitions, then the manifest entry (the commit point). A
@@ -395,44 +396,105 @@ fn next_generation(c: &CaptureEntry) -> u64 {
         .map_or(0, |g| g + 1)
 }
 
-/// Keeps copies of a capture's source files: the trace files are stored on a thread of
-/// their own while the ingest runs (compressing overlaps parsing), companions at the end.
+/// Keeps copies of a capture's source files: each trace file is stored on a thread of its
+/// own from the bytes the ingest reads (compressing overlaps parsing, and the file is read
+/// once), companions at the end.
 struct SourceKeeper {
-    handle: std::thread::JoinHandle<Result<Vec<(PathBuf, Stored)>>>,
-    traces: Vec<PathBuf>,
+    dir: PathBuf,
+    traces: Vec<(PathBuf, std::thread::JoinHandle<Result<StoredFile>>)>,
 }
 
-/// A source file as stored: its name in the archive, whether tracedb compressed it, and the
-/// hash and size of the original bytes it holds.
-type Stored = (String, bool, Digest256);
+/// A source file as stored in the archive.
+struct StoredFile {
+    /// Its name in `sources/capture_id=N/`.
+    name: String,
+    /// Whether tracedb compressed it (zstd); else it is stored as it was (gzip, zstd).
+    compressed: bool,
+    /// Size of the stored file.
+    bytes: u64,
+    /// SHA-256 of the stored file.
+    sha256: String,
+}
 
-/// Stores `src` in `dir`: as it is when already gzip or zstd, else zstd-compressed (level
-/// 1: as small as level 3 on traces, and faster).
-fn store_source(src: &Path, dir: &Path) -> Result<Stored> {
-    let name = src
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "source".into());
-    let mut file = std::fs::File::open(src).map_err(|e| Error::io(src, e))?;
-    let mut magic = [0u8; 4];
-    let n = std::io::Read::read(&mut file, &mut magic).map_err(|e| Error::io(src, e))?;
-    let plain = crate::ingest::input::Compression::sniff(magic.get(..n).unwrap_or_default())
-        == crate::ingest::input::Compression::None;
-    let stored = if plain { format!("{name}.zst") } else { name };
-    let out = dir.join(&stored);
-    let mut r = Hashing::new(std::fs::File::open(src).map_err(|e| Error::io(src, e))?);
-    let w = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
-    if plain {
-        let mut enc = zstd::stream::write::Encoder::new(w, 1).map_err(|e| Error::io(&out, e))?;
-        std::io::copy(&mut r, &mut enc).map_err(|e| Error::io(&out, e))?;
-        enc.finish().and_then(|f| f.sync_all()).map_err(|e| Error::io(&out, e))?;
-    } else {
-        let mut w = std::io::BufWriter::new(w);
-        std::io::copy(&mut r, &mut w).map_err(|e| Error::io(&out, e))?;
-        let f = w.into_inner().map_err(|e| Error::io(&out, e.into_error()))?;
-        f.sync_all().map_err(|e| Error::io(&out, e))?;
+/// Counts and hashes what is written through it.
+struct HashingWriter<W> {
+    inner: W,
+    hasher: sha2::Sha256,
+    bytes: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        sha2::Digest::update(&mut self.hasher, buf.get(..n).unwrap_or_default());
+        self.bytes += n as u64;
+        Ok(n)
     }
-    Ok((stored, plain, r.digest()))
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Stores the bytes of a source file named `name`, as they arrive in `chunks`, in `dir`: as
+/// they are when already gzip or zstd, else zstd-compressed (level 1: as small as level 3
+/// on traces, and faster).
+fn store_chunks(
+    name: &str,
+    chunks: impl IntoIterator<Item = std::io::Result<Vec<u8>>>,
+    dir: &Path,
+) -> Result<StoredFile> {
+    use std::io::Write;
+    let mut chunks = chunks.into_iter().peekable();
+    let first = match chunks.peek() {
+        Some(Ok(c)) => c.get(..4.min(c.len())).unwrap_or_default(),
+        _ => &[],
+    };
+    let plain = Compression::sniff(first) == Compression::None;
+    let stored = if plain { format!("{name}.zst") } else { name.to_string() };
+    let out = dir.join(&stored);
+    let file = std::fs::File::create(&out).map_err(|e| Error::io(&out, e))?;
+    let hashed = HashingWriter { inner: file, hasher: sha2::Digest::new(), bytes: 0 };
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, hashed);
+    let io = |e| Error::io(&out, e);
+    if plain {
+        let mut enc = zstd::stream::write::Encoder::new(w, 1).map_err(io)?;
+        for chunk in chunks {
+            enc.write_all(&chunk.map_err(io)?).map_err(io)?;
+        }
+        w = enc.finish().map_err(io)?;
+    } else {
+        for chunk in chunks {
+            w.write_all(&chunk.map_err(io)?).map_err(io)?;
+        }
+    }
+    let hashed = w.into_inner().map_err(|e| io(e.into_error()))?;
+    hashed.inner.sync_all().map_err(io)?;
+    let sha256 = crate::ingest::input::hex(&sha2::Digest::finalize(hashed.hasher));
+    Ok(StoredFile { name: stored, compressed: plain, bytes: hashed.bytes, sha256 })
+}
+
+/// Stores the file `src` in `dir` (see [`store_chunks`]); returns it with the hash and size
+/// of the original bytes.
+fn store_source(src: &Path, dir: &Path) -> Result<(StoredFile, Digest256)> {
+    let name = file_name(src);
+    let mut r = Hashing::new(std::fs::File::open(src).map_err(|e| Error::io(src, e))?);
+    let chunks = std::iter::from_fn(|| {
+        let mut buf = vec![0u8; 1 << 20];
+        match std::io::Read::read(&mut r, &mut buf) {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some(Ok(buf))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    });
+    let stored = store_chunks(&name, chunks, dir)?;
+    Ok((stored, r.digest()))
+}
+
+fn file_name(src: &Path) -> String {
+    src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into())
 }
 
 /// The error when the bytes kept of `src` are not the ones read for the tables: the file
@@ -450,71 +512,69 @@ fn changed_during_ingest(src: &Path, read: u64, kept: u64) -> Error {
 }
 
 impl SourceKeeper {
-    fn start(staging: &Path, traces: &[PathBuf]) -> Result<Self> {
+    fn new(staging: &Path) -> Result<Self> {
         let dir = staging.join("sources");
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let list = traces.to_vec();
+        Ok(SourceKeeper { dir, traces: Vec::new() })
+    }
+
+    /// Where the ingest sends the bytes it reads of the trace file `src`, stored on a thread
+    /// of their own.
+    fn copy_of(&mut self, src: &Path) -> Result<std::sync::mpsc::SyncSender<Vec<u8>>> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
+        let (name, dir) = (file_name(src), self.dir.clone());
         let handle = std::thread::Builder::new()
             .name("tracedb-keep".into())
-            .spawn(move || {
-                list.iter().map(|p| store_source(p, &dir).map(|s| (p.clone(), s))).collect()
-            })
-            .map_err(|e| Error::io(staging, e))?;
-        Ok(SourceKeeper { handle, traces: traces.to_vec() })
+            .spawn(move || store_chunks(&name, rx.into_iter().map(Ok), &dir))
+            .map_err(|e| Error::io(src, e))?;
+        self.traces.push((src.to_path_buf(), handle));
+        Ok(tx)
     }
 
     /// Waits for the trace copies, stores the companions (the rest of `all`), and renames
     /// everything into `sources/capture_id=<id>/`; returns the manifest entries. `read`
     /// holds the digest of each file as the tables were read from it, in the order of
-    /// `all`: a copy that holds other bytes is an error.
+    /// `all`: a companion kept with other bytes is an error (trace files are kept from the
+    /// very bytes read).
     fn finish(
         self,
         archive_dir: &Path,
         id: i64,
-        staging: &Path,
         all: &[String],
         read: &[Digest256],
     ) -> Result<Vec<super::manifest::SourceEntry>> {
-        let dir = staging.join("sources");
-        let mut stored = match self.handle.join() {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(Error::Sql("internal: the source-keeping thread panicked".into()))
-            }
-        };
-        for shown in all {
-            let src = PathBuf::from(shown);
-            if !self.traces.contains(&src) {
-                let s = store_source(&src, &dir)?;
-                stored.push((src, s));
-            }
-        }
-        for (src, (_, _, kept)) in &stored {
-            let at = all.iter().position(|a| Path::new(a) == src);
-            if let Some(r) = at.and_then(|i| read.get(i)) {
-                if r != kept {
-                    return Err(changed_during_ingest(src, r.bytes, kept.bytes));
+        let mut stored = Vec::new();
+        for (src, handle) in self.traces {
+            match handle.join() {
+                Ok(r) => stored.push((src, r?, "trace")),
+                Err(_) => {
+                    return Err(Error::Sql("internal: the source-keeping thread panicked".into()))
                 }
             }
         }
+        for (i, shown) in all.iter().enumerate() {
+            let src = PathBuf::from(shown);
+            if stored.iter().any(|(p, _, _)| *p == src) {
+                continue;
+            }
+            let (s, kept) = store_source(&src, &self.dir)?;
+            if let Some(r) = read.get(i).filter(|r| **r != kept) {
+                return Err(changed_during_ingest(&src, r.bytes, kept.bytes));
+            }
+            stored.push((src, s, "companion"));
+        }
         let mut entries = Vec::new();
-        for (src, (name_stored, compressed, _)) in stored {
-            let from = dir.join(&name_stored);
-            let rel = format!("sources/capture_id={id}/{name_stored}");
-            let to = archive_dir.join(&rel);
-            let bytes = std::fs::metadata(&from).map_err(|e| Error::io(&from, e))?.len();
-            let sha256 = super::verify::file_sha256(&from).map_err(|e| Error::io(&from, e))?;
-            durable_rename(&from, &to)?;
-            let role = if self.traces.contains(&src) { "trace" } else { "companion" };
-            let name =
-                src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for (src, s, role) in stored {
+            let from = self.dir.join(&s.name);
+            let rel = format!("sources/capture_id={id}/{}", s.name);
+            durable_rename(&from, &archive_dir.join(&rel))?;
             entries.push(super::manifest::SourceEntry {
                 path: rel,
-                name,
+                name: file_name(&src),
                 role: role.into(),
-                compressed,
-                bytes,
-                sha256,
+                compressed: s.compressed,
+                bytes: s.bytes,
+                sha256: s.sha256,
             });
         }
         Ok(entries)
@@ -743,37 +803,51 @@ mod tests {
     }
 
     #[test]
-    fn a_source_that_changed_during_the_ingest_is_not_kept() {
+    fn a_kept_trace_holds_the_bytes_read_and_a_changed_companion_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("t.btf");
-        std::fs::write(&src, "abc\n").unwrap();
+        let (trace, pcf) = (dir.path().join("t.prv"), dir.path().join("t.pcf"));
+        std::fs::write(&trace, "abc\n").unwrap();
+        std::fs::write(&pcf, "STATES\n").unwrap();
         let (staging, archive) = (dir.path().join("staging"), dir.path().join("db"));
-        std::fs::create_dir_all(&archive).unwrap();
-        let all = [src.display().to_string()];
-        let mut hashing = Hashing::new("abc\n".as_bytes());
-        std::io::copy(&mut hashing, &mut std::io::sink()).unwrap();
-        let same = hashing.digest();
-        // The tables were read from 2 bytes (the file grew after), or from other bytes.
-        for read in [
-            Digest256 { bytes: 2, ..same.clone() },
-            Digest256 { sha256: "0".repeat(64), ..same.clone() },
-        ] {
-            let keeper = SourceKeeper::start(&staging, std::slice::from_ref(&src)).unwrap();
-            let e = keeper
-                .finish(&archive, 1, &staging, &all, std::slice::from_ref(&read))
-                .unwrap_err();
-            let expected = format!(
-                "the file changed while it was being ingested ({} bytes read for the tables, 4 \
-                 bytes when it was kept)",
-                read.bytes
-            );
-            assert!(e.to_string().contains(&expected), "{e}");
-            assert!(e.to_string().contains("t.btf"), "{e}");
-        }
-        let keeper = SourceKeeper::start(&staging, std::slice::from_ref(&src)).unwrap();
-        let kept = keeper.finish(&archive, 1, &staging, &all, &[same]).unwrap();
-        assert_eq!(kept.len(), 1);
-        assert!(archive.join(&kept[0].path).is_file());
+        std::fs::create_dir_all(archive.join("sources/capture_id=1")).unwrap();
+        let all = [trace.display().to_string(), pcf.display().to_string()];
+        let digest_of = |text: &str| {
+            let mut h = Hashing::new(text.as_bytes());
+            std::io::copy(&mut h, &mut std::io::sink()).unwrap();
+            h.digest()
+        };
+        let read_trace = |keeper: &mut SourceKeeper| {
+            let copy = keeper.copy_of(&trace).unwrap();
+            let mut input = Input::open_copying(&trace, Some(copy)).unwrap();
+            std::io::copy(&mut input, &mut std::io::sink()).unwrap();
+            input.finish().unwrap()
+        };
+
+        // The companion was read as "STATES\n" but is something else by the time it is kept.
+        let mut keeper = SourceKeeper::new(&staging).unwrap();
+        let read = [read_trace(&mut keeper), digest_of("STATES\nVALUES\n")];
+        let e = keeper.finish(&archive, 1, &all, &read).unwrap_err().to_string();
+        assert!(e.contains("t.pcf"), "{e}");
+        assert!(
+            e.contains(
+                "the file changed while it was being ingested (14 bytes read for the tables, 7 \
+                 bytes when it was kept)"
+            ),
+            "{e}"
+        );
+
+        // The trace grows after it was read: what is kept is what was read.
+        let mut keeper = SourceKeeper::new(&staging).unwrap();
+        let read = [read_trace(&mut keeper), digest_of("STATES\n")];
+        std::fs::write(&trace, "abc\nmore\n").unwrap();
+        let kept = keeper.finish(&archive, 1, &all, &read).unwrap();
+        assert_eq!(kept.len(), 2);
+        let stored = archive.join(&kept[0].path);
+        let bytes = std::fs::read(&stored).unwrap();
+        assert_eq!(zstd::decode_all(&bytes[..]).unwrap(), b"abc\n");
+        assert_eq!(kept[0].bytes, bytes.len() as u64);
+        assert_eq!(kept[0].sha256, crate::store::verify::file_sha256(&stored).unwrap());
+        assert_eq!((kept[0].role.as_str(), kept[1].role.as_str()), ("trace", "companion"));
     }
 
     #[test]
