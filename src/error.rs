@@ -46,6 +46,9 @@ pub enum Error {
     /// Writing the output failed.
     #[error("{0}")]
     Output(std::io::Error),
+    /// A signal (its number) stopped the command, which took back what it had begun.
+    #[error("interrupted by {}: the archive is as it was before this file", crate::signals::name(*.0))]
+    Interrupted(i32),
 }
 
 impl Error {

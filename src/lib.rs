@@ -21,6 +21,7 @@ pub mod model;
 pub mod output;
 pub mod repl;
 pub mod report;
+pub mod signals;
 pub mod store;
 pub mod synth;
 

@@ -1157,3 +1157,43 @@ fn an_interrupted_export_leaves_no_temporary_file_and_ends_by_the_signal() {
         assert!(temporary().is_empty(), "{:?}", temporary());
     }
 }
+
+#[test]
+fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let cfg = tracedb::synth::SynthConfig { target_bytes: Some(30 << 20), ..Default::default() };
+    tracedb::synth::write_btf(std::fs::File::create(d.join("big.btf")).unwrap(), &cfg).unwrap();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    ok(d, &["ingest", "--archive", "db", "one.btf"]);
+    // Into an archive the ingest creates, and into one that holds a capture.
+    for archive in ["new.tdb", "db"] {
+        let mut cmd = std::process::Command::new(crate::util::bin());
+        cmd.args(["ingest", "--archive", archive, "big.btf"])
+            .current_dir(d)
+            .stderr(std::process::Stdio::piped());
+        // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let started = std::time::Instant::now();
+        while !d.join(archive).join(".staging").exists() {
+            assert!(started.elapsed().as_secs() < 60, "the ingest never began writing");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+        let out = child.wait_with_output().unwrap();
+        let msg = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.signal(), Some(libc::SIGINT), "{msg}");
+        assert!(msg.contains("big.btf: interrupted by SIGINT: the archive is as it was"), "{msg}");
+    }
+    assert!(!d.join("new.tdb").exists(), "the archive it created is taken back");
+    assert!(!d.join("db/.staging").exists());
+    assert_eq!(scalar(d, "db", "SELECT string_agg(name, ',') FROM captures"), "one");
+    assert!(ok(d, &["verify", "--archive", "db"]).starts_with("ok: 1 captures"));
+}

@@ -101,6 +101,8 @@ pub fn run(args: Args) -> Result<()> {
             crate::store::ingest::capture_dir(file)?;
         }
     }
+    // Ctrl-C stops the file being read and takes it back, as a failed ingest does.
+    crate::signals::watch(crate::signals::Ending::Soon);
     let (mut archive, lock) = Archive::open_for_write(&args.archive.archive)?;
     let opts = IngestOptions {
         format,
@@ -160,12 +162,21 @@ pub fn run(args: Args) -> Result<()> {
                 if let Err(cleanup) = archive.discard_if_unused(lock) {
                     eprintln!("tracedb: warning: {cleanup}");
                 }
+                // Whatever error the signal caused on its way (a cut read under --strict).
+                if let Some(sig) = crate::signals::interrupted() {
+                    eprintln!("tracedb: {}: {}", file.display(), Error::Interrupted(sig));
+                    crate::signals::end_by_signal(sig);
+                }
                 return Err(e);
             }
         };
         eprintln!("{}", summary_line(&report));
     }
     drop(lock);
+    // A signal after the last file was committed: it is in the archive, and said above.
+    if let Some(sig) = crate::signals::interrupted() {
+        crate::signals::end_by_signal(sig);
+    }
     Ok(())
 }
 

@@ -73,6 +73,11 @@ struct Counting<'a, R> {
 
 impl<R: Read> Read for Counting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // A signal stops the reading at once; `run` then turns it into an error (not of kind
+        // Interrupted, which readers retry).
+        if crate::signals::interrupted().is_some() {
+            return Err(std::io::Error::other("interrupted by a signal"));
+        }
         let n = self.inner.read(buf)?;
         self.read += n as u64;
         if self.read >= self.next_report {
@@ -270,6 +275,9 @@ fn run(
                 companions.extend(comp.found.iter().map(|p| p.display().to_string()));
             }
         }
+        if let Some(sig) = crate::signals::interrupted() {
+            return Err(Error::Interrupted(sig));
+        }
         let last_line = lines.line_number();
         drop(lines);
         text_bytes += counting.read;
@@ -337,6 +345,9 @@ fn run(
         capture.sources = k.finish(&archive.dir, id, &capture.source_files, &digests)?;
     }
 
+    if let Some(sig) = crate::signals::interrupted() {
+        return Err(Error::Interrupted(sig));
+    }
     // Publish: files into their partitions, then the manifest entry (the commit point). A
     // rebuild writes the next generation of files beside the old ones, which go after.
     let generation = opts.replace.as_ref().map_or(0, next_generation);
