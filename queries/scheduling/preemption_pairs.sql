@@ -14,18 +14,19 @@
 -- when the trace does not say who it was: nothing occupied the core after the preemption,
 -- or the next occupant was the preempted instance itself, resumed there (another instance
 -- of the same task is a real answer).
+-- Preemptions and occupants come from one scan of the process states (an occupant's
+-- instance is needed to tell a resume of the preempted instance itself).
 CREATE OR REPLACE TEMP VIEW preemption_pairs AS
-WITH p AS (
-    SELECT capture_id, entity AS preempted, instance, core, ts + dur AS at
-    FROM intervals
-    WHERE channel = 'state' AND state = 'running' AND end_action = 'preempt' AND core IS NOT NULL
-      AND entity_type IN ('T', 'I', 'ISR')
-), occ AS (
-    SELECT capture_id, core, ts, entity AS process, instance
+WITH r AS MATERIALIZED (
+    SELECT capture_id, entity, instance, core, ts, dur, open, state, end_action
     FROM intervals
     WHERE channel = 'state' AND state IN ('running', 'polling') AND core IS NOT NULL
-      AND (dur > 0 OR open)
       AND entity_type IN ('T', 'I', 'ISR')
+), p AS (
+    SELECT capture_id, entity AS preempted, instance, core, ts + dur AS at
+    FROM r WHERE state = 'running' AND end_action = 'preempt'
+), occ AS (
+    SELECT capture_id, core, ts, entity AS process, instance FROM r WHERE dur > 0 OR open
 )
 SELECT p.capture_id, p.preempted,
        CASE WHEN occ.process = p.preempted AND occ.instance = p.instance THEN NULL
