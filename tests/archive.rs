@@ -106,6 +106,16 @@ fn table_diff(dir: &Path, a: &str, b: &str, table: &str) -> String {
     scalar(dir, a, &sql)
 }
 
+/// Names of the temporary (`.tmp`) files in `dir`: an export leaves none behind.
+fn temporary_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
 fn round_trip(dir: &Path, source: &Path) {
     ok(dir, &["ingest", "--archive", "a.tdb", source.to_str().unwrap()]);
     ok(dir, &["export", "1", "--archive", "a.tdb", "--to", "btf", "back.btf"]);
@@ -891,13 +901,7 @@ fn an_export_that_fails_half_way_leaves_the_old_file_as_it_was() {
         std::process::Command::new("bash").arg("-c").arg(&script).current_dir(d).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read_to_string(d.join("old.btf")).unwrap(), "keep me\n");
-    let left: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(temporary_files(d).is_empty(), "{:?}", temporary_files(d));
 }
 
 #[test]
@@ -1092,13 +1096,7 @@ fn export_follows_a_symlink_and_writes_into_a_fifo() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v["traceEvents"].as_array().unwrap().len() > 3);
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
-    let left: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(temporary_files(d).is_empty(), "{:?}", temporary_files(d));
 }
 
 #[test]
@@ -1110,14 +1108,7 @@ fn an_interrupted_export_leaves_no_temporary_file_and_ends_by_the_signal() {
     let cfg = tracedb::synth::SynthConfig { target_bytes: Some(10 << 20), ..Default::default() };
     tracedb::synth::write_btf(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
     ok(d, &["ingest", "--archive", "db", "--no-keep-source", "big.btf"]);
-    let temporary = || {
-        std::fs::read_dir(d)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".tmp"))
-            .collect::<Vec<_>>()
-    };
+    let temporary = || temporary_files(d);
     // `action` is what the export starts with for SIGINT and SIGTERM: the default, or ignored
     // (as a shell starts a background job), which the export keeps.
     for (sig, action) in [
