@@ -1187,4 +1187,33 @@ fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
     assert!(!d.join("db/.staging").exists());
     assert_eq!(scalar(d, "db", "SELECT string_agg(name, ',') FROM captures"), "one");
     assert!(ok(d, &["verify", "--archive", "db"]).starts_with("ok: 1 captures"));
+
+    // A reingest interrupted while it rebuilds leaves the capture as it was.
+    ok(d, &["ingest", "--archive", "big.tdb", "big.btf"]);
+    let rows = "SELECT count(*) FROM intervals";
+    let before = scalar(d, "big.tdb", rows);
+    let mut cmd = std::process::Command::new(crate::util::bin());
+    cmd.args(["reingest", "--archive", "big.tdb", "--all"])
+        .current_dir(d)
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: as above.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !d.join("big.tdb/.staging").exists() {
+        assert!(started.elapsed().as_secs() < 60, "the reingest never began writing");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGINT), "{msg}");
+    assert!(msg.contains("interrupted by SIGINT (capture 1 'big' left as it was"), "{msg}");
+    assert_eq!(scalar(d, "big.tdb", rows), before);
+    assert!(ok(d, &["verify", "--archive", "big.tdb"]).starts_with("ok: 1 captures"));
 }

@@ -26,6 +26,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let dir = &args.archive.archive;
     Archive::open(dir)?;
+    // Ctrl-C stops the capture being rebuilt, which stays as it was, and ends the command.
+    crate::signals::watch(crate::signals::Ending::Soon);
     let (mut archive, _lock) = Archive::open_for_write(dir)?;
     let targets: Vec<_> = match &args.capture {
         Some(c) => vec![archive.manifest.resolve(c, dir)?.clone()],
@@ -58,6 +60,16 @@ pub fn run(args: Args) -> Result<()> {
             ingest_files(&mut archive, &traces, &old.name, &opts, &mut |_, _| {})
         });
         let _ = std::fs::remove_dir_all(&tmp);
+        if let Some(sig) = crate::signals::interrupted() {
+            let done = if result.is_ok() { "rebuilt" } else { "left as it was" };
+            eprintln!(
+                "tracedb: interrupted by {} (capture {} '{}' {done}; those after it not rebuilt)",
+                crate::signals::name(sig),
+                old.capture_id,
+                old.name
+            );
+            crate::signals::end_by_signal(sig);
+        }
         match result {
             Ok(report) => eprintln!("reingested: {}", super::ingest::summary_line(&report)),
             // With --all, one damaged capture does not keep the others from their rebuild.
