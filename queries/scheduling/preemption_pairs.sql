@@ -2,7 +2,7 @@
 -- @summary Who preempted whom: counts per (preempted, preempting) pair and core
 -- @column capture_id  capture
 -- @column preempted  task or ISR that lost its core
--- @column preempted_by  process that next occupied that core
+-- @column preempted_by  process that next occupied that core (NULL when the trace does not show one)
 -- @column core  core
 -- @column preemptions  times this happened
 -- @column first_ts  first time, ns
