@@ -523,8 +523,19 @@ fn listed_actions(ty: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Whether an undeclared entity's name says it is a core: `Core_0`, `core1`, `CPU0`,
+/// `ECU1_Core0`, `P0/cpu1` (a word `core` or `cpu` in it, in any case, followed by nothing,
+/// a digit or a separator). A task named like `CoreMonitor` or `Scoreboard` is not one.
 fn looks_like_core(name: &str) -> bool {
-    name.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("core"))
+    let lower = name.to_ascii_lowercase();
+    ["core", "cpu"].iter().any(|word| {
+        lower.match_indices(word).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + word.len()..].chars().next();
+            before.is_none_or(|c| !c.is_ascii_alphabetic())
+                && after.is_none_or(|c| !c.is_ascii_alphabetic())
+        })
+    })
 }
 
 /// Parses a note that is a plain number (signal value, counter): decimal, or hexadecimal

@@ -866,3 +866,36 @@ fn an_activate_by_a_stimulus_happens_on_no_core() {
         ]
     );
 }
+
+#[test]
+fn cores_are_told_by_name_wherever_the_word_is() {
+    for (name, core) in [
+        ("Core_0", true),
+        ("core1", true),
+        ("CPU0", true),
+        ("ECU1_Core0", true),
+        ("P0/cpu1", true),
+        ("CoreMonitor", false),
+        ("Scoreboard", false),
+        ("[0/0000]", false),
+        ("TASK_A", false),
+    ] {
+        assert_eq!(super::looks_like_core(name), core, "{name}");
+    }
+    // A core named ECU1_Core1, first seen resuming a task that migrates to it: the event is
+    // on ECU1_Core1, not on the core the task came from.
+    let (_, rows) = derive(
+        "0,S,0,T,A,0,activate\n0,ECU1_Core0,0,T,A,0,start\n5,ECU1_Core0,0,T,A,0,preempt\n\
+         6,ECU1_Core1,0,T,A,0,resume\n9,ECU1_Core1,0,T,A,0,terminate\n",
+    );
+    assert_eq!(
+        rows.events,
+        [
+            "A#0 activate @-",
+            "A#0 start @ECU1_Core0",
+            "A#0 preempt @ECU1_Core0",
+            "A#0 resume @ECU1_Core1",
+            "A#0 terminate @ECU1_Core1"
+        ]
+    );
+}
