@@ -465,13 +465,10 @@ fn a_runnable_follows_its_task_to_another_core() {
 
 #[test]
 fn an_undeclared_source_that_starts_a_task_is_a_core() {
+    // Not named like a core (`CPU_0` would be one by name): taken for one by its role.
     let (s, rows) =
-        derive("6,STI_Y,0,T,T1,0,activate\n7,CPU_0,0,T,T1,0,start\n9,CPU_0,0,T,T1,0,terminate\n");
-    assert!(
-        rows.intervals.contains(&"running CPU_0 T1 [7,9) ".to_string()),
-        "{:?}",
-        rows.intervals
-    );
+        derive("6,STI_Y,0,T,T1,0,activate\n7,PE_0,0,T,T1,0,start\n9,PE_0,0,T,T1,0,terminate\n");
+    assert!(rows.intervals.contains(&"running PE_0 T1 [7,9) ".to_string()), "{:?}", rows.intervals);
     assert_eq!(diag_count(&s, "core_inferred"), 1);
     // A task resumed by the task it follows (FreeRTOS) is not taken for a core: its core is
     // known from its earlier events.
