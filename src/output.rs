@@ -179,10 +179,16 @@ pub enum Layout {
     Line(Option<usize>),
 }
 
+/// Most rows the command line's `table` form prints (the rest are counted): a table is for
+/// people, and sizing its columns needs every row it shows in memory. csv and json print all.
+pub const TABLE_ROWS: usize = 10_000;
+
 impl From<OutputFormat> for Layout {
     fn from(f: OutputFormat) -> Self {
         match f {
-            OutputFormat::Table => Layout::Table(TableStyle::default()),
+            OutputFormat::Table => {
+                Layout::Table(TableStyle { max_rows: Some(TABLE_ROWS), ..TableStyle::default() })
+            }
             OutputFormat::Csv => Layout::Csv,
             OutputFormat::Json => Layout::Json,
         }

@@ -273,3 +273,24 @@ fn each_file_is_its_own_capture() {
     let named = run(tmp.path(), &["ingest", "--archive", "db", "--name", "x", "a.btf", "b.btf"]);
     assert_eq!(named.status.code(), Some(2));
 }
+
+#[test]
+fn the_table_form_prints_ten_thousand_rows_and_counts_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("t.btf"), "#version 2.1\n0,S,0,T,A,0,activate\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let sql = "SELECT range AS n FROM range(25000)";
+    let table = ok(tmp.path(), &["sql", "--archive", "db", "-c", sql]);
+    assert!(
+        table.trim_end().ends_with("(25000 rows, 15000 not shown)"),
+        "{}",
+        &table[table.len() - 200..]
+    );
+    assert_eq!(
+        table.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(),
+        10_000
+    );
+    // csv (and json) print every row.
+    let csv = ok(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-c", sql]);
+    assert_eq!(csv.split("\r\n").filter(|l| !l.is_empty()).count(), 25_001);
+}
