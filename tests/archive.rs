@@ -1149,9 +1149,34 @@ fn an_interrupted_export_leaves_no_temporary_file_and_ends_by_the_signal() {
     }
 }
 
+/// Runs tracedb with `args` in `dir`, sends it SIGINT once `archive/.staging` appears (it
+/// began writing), checks that it ended by that signal, and returns its standard error.
+fn interrupt_once_writing(dir: &Path, args: &[&str], archive: &str) -> String {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let mut cmd = std::process::Command::new(crate::util::bin());
+    cmd.args(args).current_dir(dir).stderr(std::process::Stdio::piped());
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !dir.join(archive).join(".staging").exists() {
+        assert!(started.elapsed().as_secs() < 60, "{args:?} never began writing");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.signal(), Some(libc::SIGINT), "{msg}");
+    msg
+}
+
 #[test]
 fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let cfg = tracedb::synth::SynthConfig { target_bytes: Some(30 << 20), ..Default::default() };
@@ -1160,27 +1185,7 @@ fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
     ok(d, &["ingest", "--archive", "db", "one.btf"]);
     // Into an archive the ingest creates, and into one that holds a capture.
     for archive in ["new.tdb", "db"] {
-        let mut cmd = std::process::Command::new(crate::util::bin());
-        cmd.args(["ingest", "--archive", archive, "big.btf"])
-            .current_dir(d)
-            .stderr(std::process::Stdio::piped());
-        // SAFETY: signal() is async-signal-safe, as pre_exec requires.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().unwrap();
-        let started = std::time::Instant::now();
-        while !d.join(archive).join(".staging").exists() {
-            assert!(started.elapsed().as_secs() < 60, "the ingest never began writing");
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
-        let out = child.wait_with_output().unwrap();
-        let msg = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.signal(), Some(libc::SIGINT), "{msg}");
+        let msg = interrupt_once_writing(d, &["ingest", "--archive", archive, "big.btf"], archive);
         assert!(msg.contains("big.btf: interrupted by SIGINT: the archive is as it was"), "{msg}");
     }
     assert!(!d.join("new.tdb").exists(), "the archive it created is taken back");
@@ -1192,27 +1197,7 @@ fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
     ok(d, &["ingest", "--archive", "big.tdb", "big.btf"]);
     let rows = "SELECT count(*) FROM intervals";
     let before = scalar(d, "big.tdb", rows);
-    let mut cmd = std::process::Command::new(crate::util::bin());
-    cmd.args(["reingest", "--archive", "big.tdb", "--all"])
-        .current_dir(d)
-        .stderr(std::process::Stdio::piped());
-    // SAFETY: as above.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().unwrap();
-    let started = std::time::Instant::now();
-    while !d.join("big.tdb/.staging").exists() {
-        assert!(started.elapsed().as_secs() < 60, "the reingest never began writing");
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
-    let out = child.wait_with_output().unwrap();
-    let msg = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.signal(), Some(libc::SIGINT), "{msg}");
+    let msg = interrupt_once_writing(d, &["reingest", "--archive", "big.tdb", "--all"], "big.tdb");
     assert!(msg.contains("interrupted by SIGINT (capture 1 'big' left as it was"), "{msg}");
     assert_eq!(scalar(d, "big.tdb", rows), before);
     assert!(ok(d, &["verify", "--archive", "big.tdb"]).starts_with("ok: 1 captures"));
