@@ -102,6 +102,13 @@ impl<R: Read> Read for Hashing<R> {
     }
 }
 
+/// Hash and size of the file at `path`, read once.
+pub fn file_digest(path: &Path) -> io::Result<Digest256> {
+    let mut h = Hashing::new(File::open(path)?);
+    io::copy(&mut h, &mut io::sink())?;
+    Ok(h.digest())
+}
+
 /// What the reading thread reports at the end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest256 {

@@ -6,7 +6,7 @@ use super::writer::{CaptureWriter, TableSink, DEFAULT_ZSTD_LEVEL};
 use super::{schema, Archive};
 use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
-use crate::ingest::input::{Compression, Digest256, Hashing, Input};
+use crate::ingest::input::{file_digest, Compression, Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
 use crate::ingest::{self, btf, prv, Format};
 use crate::{Error, Result};
@@ -297,9 +297,7 @@ fn run(
     // again with a corrected .pcf is a different capture.
     for c in &companions {
         let p = Path::new(c);
-        let mut r = Hashing::new(std::fs::File::open(p).map_err(|e| Error::io(p, e))?);
-        std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| Error::io(p, e))?;
-        digests.push(r.digest());
+        digests.push(file_digest(p).map_err(|e| Error::io(p, e))?);
     }
     let hashes: Vec<String> = digests.iter().map(|d| d.sha256.clone()).collect();
     let sha256 = combined_sha256(&hashes);

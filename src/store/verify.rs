@@ -1,23 +1,11 @@
 //! `tracedb verify`: every file the manifest lists is present, has its recorded size and
 //! SHA-256, and has a readable Parquet footer whose row count matches the manifest.
 use super::Archive;
-use sha2::{Digest, Sha256};
-use std::io::Read;
 use std::path::Path;
 
 /// Hex SHA-256 of a file's bytes.
 pub fn file_sha256(path: &Path) -> std::io::Result<String> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(buf.get(..n).unwrap_or_default());
-    }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    crate::ingest::input::file_digest(path).map(|d| d.sha256)
 }
 
 /// One problem found.
