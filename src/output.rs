@@ -3,7 +3,7 @@
 //! of objects, numbers as JSON numbers, never in scientific notation for integers). The
 //! shell adds `markdown` and `line` ([`write_markdown`], [`write_line`]) and column types in
 //! the table header ([`TableStyle`]); `--format` output does not change with them.
-use arrow::array::{Array, Float32Array, Float64Array};
+use arrow::array::{Array, AsArray, Float32Array, Float64Array};
 use arrow::datatypes::{DataType, Schema};
 use arrow::record_batch::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -44,6 +44,13 @@ fn is_number(t: &DataType) -> bool {
     t.is_numeric()
 }
 
+/// True when a result is DuckDB's status answer to a statement that returns no rows: a
+/// lone `Count` column (CREATE, COPY, INSERT) or `Success` column (DROP, SET, ATTACH,
+/// BEGIN...). When it has no rows, there is nothing to show.
+pub fn is_status_only(schema: &Schema) -> bool {
+    schema.fields().len() == 1 && matches!(schema.field(0).name().as_str(), "Count" | "Success")
+}
+
 /// Writes `batches` (all of `schema`) in `format`.
 pub fn write(
     w: &mut dyn Write,
@@ -58,22 +65,130 @@ pub fn write(
     }
 }
 
+/// How values are turned into text. A NULL inside a list, struct or map is spelled `NULL`
+/// (a NULL column value never reaches the formatter: [`cell`] returns `None` for it).
+fn format_options() -> FormatOptions<'static> {
+    FormatOptions::default().with_null("NULL")
+}
+
+/// One formatter per column of `b`.
+fn formatters<'a>(
+    b: &'a RecordBatch,
+    opts: &'a FormatOptions,
+) -> io::Result<Vec<ArrayFormatter<'a>>> {
+    b.columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), opts))
+        .collect::<Result<_, _>>()
+        .map_err(|e| io::Error::other(e.to_string()))
+}
+
 fn for_each_row(
     batches: &[RecordBatch],
     mut f: impl FnMut(Vec<Option<String>>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let opts = FormatOptions::default();
+    let opts = format_options();
     for b in batches {
-        let fmts: Vec<ArrayFormatter<'_>> = b
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
-            .collect::<Result<_, _>>()
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        let fmts = formatters(b, &opts)?;
         for row in 0..b.num_rows() {
             let cells =
                 b.columns().iter().zip(&fmts).map(|(c, f)| cell(c.as_ref(), f, row)).collect();
             f(cells)?;
+        }
+    }
+    Ok(())
+}
+
+/// Lists, structs and maps: written as JSON arrays and objects, not as text.
+fn is_nested(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(_, _)
+            | DataType::Struct(_)
+            | DataType::Map(_, _)
+    )
+}
+
+/// The JSON of a value that is not nested, from its text ([`cell`]): a number or boolean
+/// as itself (NaN and infinities, which JSON lacks, as null), anything else as a string.
+fn json_scalar(t: &DataType, text: Option<String>) -> String {
+    match (text, t) {
+        (None, _) => "null".to_string(),
+        (Some(v), DataType::Boolean) => v,
+        (Some(v), t) if is_number(t) => {
+            if v.parse::<f64>().is_ok_and(f64::is_finite) {
+                v
+            } else {
+                "null".to_string()
+            }
+        }
+        (Some(v), _) => json_string(&v),
+    }
+}
+
+/// Appends the JSON of `col[row]` to `out`: a list as an array, a struct as an object, a
+/// map as an object whose keys are the keys' text, their elements the same way, all the
+/// way down; anything else as [`json_scalar`].
+fn json_nested(
+    col: &dyn Array,
+    row: usize,
+    opts: &FormatOptions,
+    out: &mut String,
+) -> io::Result<()> {
+    if col.is_null(row) || col.data_type() == &DataType::Null {
+        out.push_str("null");
+        return Ok(());
+    }
+    let items = |items: &dyn Array, out: &mut String| -> io::Result<()> {
+        out.push('[');
+        for i in 0..items.len() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            json_nested(items, i, opts, out)?;
+        }
+        out.push(']');
+        Ok(())
+    };
+    match col.data_type() {
+        DataType::List(_) => items(col.as_list::<i32>().value(row).as_ref(), out)?,
+        DataType::LargeList(_) => items(col.as_list::<i64>().value(row).as_ref(), out)?,
+        DataType::FixedSizeList(_, _) => items(col.as_fixed_size_list().value(row).as_ref(), out)?,
+        DataType::Struct(fields) => {
+            let col = col.as_struct();
+            out.push('{');
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&json_string(field.name()));
+                out.push_str(": ");
+                json_nested(col.column(i).as_ref(), row, opts, out)?;
+            }
+            out.push('}');
+        }
+        DataType::Map(_, _) => {
+            let entries = col.as_map().value(row);
+            let (keys, values) = (entries.column(0), entries.column(1));
+            let key_text = ArrayFormatter::try_new(keys.as_ref(), opts)
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            out.push('{');
+            for i in 0..entries.len() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&json_string(&key_text.value(i).to_string()));
+                out.push_str(": ");
+                json_nested(values.as_ref(), i, opts, out)?;
+            }
+            out.push('}');
+        }
+        t => {
+            let fmt =
+                ArrayFormatter::try_new(col, opts).map_err(|e| io::Error::other(e.to_string()))?;
+            out.push_str(&json_scalar(t, cell(col, &fmt, row)));
         }
     }
     Ok(())
@@ -122,41 +237,38 @@ fn write_json(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io
 /// JSON objects written batch after batch, inside one array the caller opens.
 struct JsonRows {
     names: Vec<String>,
-    kinds: Vec<DataType>,
     first: bool,
 }
 
 impl JsonRows {
     fn new(schema: &Schema) -> Self {
         let names = schema.fields().iter().map(|f| json_string(f.name())).collect();
-        let kinds = schema.fields().iter().map(|f| f.data_type().clone()).collect();
-        JsonRows { names, kinds, first: true }
+        JsonRows { names, first: true }
     }
 
     fn rows(&mut self, w: &mut dyn Write, batches: &[RecordBatch]) -> io::Result<()> {
-        for_each_row(batches, |cells| {
-            w.write_all(if self.first { b"\n  {" } else { b",\n  {" })?;
-            self.first = false;
-            for (i, c) in cells.iter().enumerate() {
-                if i > 0 {
-                    w.write_all(b", ")?;
-                }
-                let value = match (c, self.kinds.get(i)) {
-                    (None, _) => "null".to_string(),
-                    (Some(v), Some(DataType::Boolean)) => v.clone(),
-                    (Some(v), Some(t)) if is_number(t) => {
-                        if v.parse::<f64>().is_ok_and(f64::is_finite) {
-                            v.clone()
-                        } else {
-                            "null".to_string()
-                        }
+        let opts = format_options();
+        for b in batches {
+            let fmts = formatters(b, &opts)?;
+            for row in 0..b.num_rows() {
+                w.write_all(if self.first { b"\n  {" } else { b",\n  {" })?;
+                self.first = false;
+                for (i, (col, fmt)) in b.columns().iter().zip(&fmts).enumerate() {
+                    if i > 0 {
+                        w.write_all(b", ")?;
                     }
-                    (Some(v), _) => json_string(v),
-                };
-                write!(w, "{}: {}", self.names.get(i).map_or("\"\"", String::as_str), value)?;
+                    let mut value = String::new();
+                    if is_nested(col.data_type()) {
+                        json_nested(col.as_ref(), row, &opts, &mut value)?;
+                    } else {
+                        value = json_scalar(col.data_type(), cell(col.as_ref(), fmt, row));
+                    }
+                    write!(w, "{}: {}", self.names.get(i).map_or("\"\"", String::as_str), value)?;
+                }
+                w.write_all(b"}")?;
             }
-            w.write_all(b"}")
-        })
+        }
+        Ok(())
     }
 
     fn end(&self, w: &mut dyn Write) -> io::Result<()> {

@@ -166,6 +166,16 @@ fn unknown_analysis_or_parameter_is_a_usage_error() {
         run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--capture", "99"]).status.code(),
         Some(2)
     );
+    // Windows so short they would make billions of rows are refused, in SQL too.
+    let tiny = run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "window=1ns"]);
+    assert_eq!(tiny.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&tiny.stderr).contains("at most 10,000,000 (use a longer window)"),
+        "{}",
+        String::from_utf8_lossy(&tiny.stderr)
+    );
+    let zero = run(tmp.path(), &["sql", "--archive", "db", "-c", "FROM cpu_load(window_ns := 0)"]);
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("window_ns must be a positive"));
     let list = ok(tmp.path(), &["queries"]);
     for n in names() {
         assert!(list.contains(&n), "queries lists {n}");

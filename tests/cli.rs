@@ -294,3 +294,62 @@ fn the_table_form_prints_ten_thousand_rows_and_counts_the_rest() {
     let csv = ok(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-c", sql]);
     assert_eq!(csv.split("\r\n").filter(|l| !l.is_empty()).count(), 25_001);
 }
+
+#[test]
+fn sql_errors_name_the_script_and_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    // The failing statement starts on line 3 and its error is on its second line.
+    std::fs::write(tmp.path().join("q.sql"), "SELECT 1;\n\nSELECT entity\n  FROM nowhere;\n")
+        .unwrap();
+    let bad = run(tmp.path(), &["sql", "--archive", "db", "-f", "q.sql"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = stderr(&bad);
+    assert!(err.contains("q.sql: line 4: Catalog Error"), "{err}");
+    assert!(err.contains("LINE 4:   FROM nowhere"), "{err}");
+    let second =
+        run(tmp.path(), &["sql", "--archive", "db", "-c", "SELECT 1", "-c", "SELECT\n'a'::INT"]);
+    assert!(stderr(&second).contains("-c #2: line 2: Conversion Error"), "{}", stderr(&second));
+
+    // `-f -` reads standard input, which errors call <stdin>.
+    let mut child = Command::new(util::bin())
+        .args(["sql", "--archive", "db", "-f", "-"])
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"SELECT 2;\nSELEC 3;\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(stderr(&out).contains("<stdin>: line 2: Parser Error"), "{}", stderr(&out));
+
+    // Statements that answer only with a status print nothing, in any form.
+    let quiet = "CREATE TABLE t AS SELECT 1 AS a; DROP TABLE t; SET threads = 1; \
+                 ATTACH ':memory:' AS m; DETACH m; BEGIN; COMMIT";
+    for format in ["table", "csv", "json"] {
+        let out = ok(tmp.path(), &["sql", "--archive", "db", "--format", format, "-c", quiet]);
+        assert!(!out.contains("Success"), "{format}: {out}");
+    }
+}
+
+#[test]
+fn lists_structs_and_maps_are_json_values_and_keep_their_nulls() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let q = "SELECT [1, NULL, 3] AS l, {'a': 1, 'b': [NULL, 'x']} AS s, MAP {'k': 2} AS m, \
+             NULL::INT[] AS n, ['nan'::DOUBLE] AS f";
+    let json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{"l": [1, null, 3], "s": {"a": 1, "b": [null, "x"]}, "m": {"k": 2},
+                            "n": null, "f": [null]}])
+    );
+    assert_eq!(
+        csv(tmp.path(), "db", q),
+        "l,s,m,n,f\n\"[1, NULL, 3]\",\"{a: 1, b: [NULL, x]}\",{k: 2},,[NaN]\n"
+    );
+}

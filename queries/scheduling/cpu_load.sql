@@ -12,14 +12,26 @@
 -- polling: an active wait uses the core) / window length. Windows cover the capture from
 -- its first to its last event; the first and last window may be partly outside it.
 -- In SQL: `SELECT * FROM cpu_load(window_ns := 500000, idle := '%idle%')`.
+-- At most 10,000,000 windows per core and capture: a shorter window is an error.
 -- Window numbers are floor(ts / window) (times may be negative; `//` truncates toward 0).
 CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%') AS TABLE
-WITH occ AS (
+WITH guard AS (
+    -- Checked before anything is computed: 1 ns windows over a long capture would make
+    -- billions of rows and run for minutes.
+    SELECT CASE
+        WHEN window_ns IS NULL OR window_ns <= 0
+            THEN error('cpu_load: window_ns must be a positive number of ns')
+        WHEN max((ts_max - ts_min) // window_ns) >= 10000000
+            THEN error(printf('cpu_load: a %d ns window makes %d windows per core over the longest capture; at most 10,000,000 (use a longer window)',
+                              window_ns, max((ts_max - ts_min) // window_ns) + 1))
+        ELSE true END AS ok
+    FROM captures
+), occ AS (
     SELECT capture_id, core, ts, ts + dur AS te
     FROM intervals
-    WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle)
+    WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle) AND (SELECT ok FROM guard)
 ), spans AS (
-    SELECT capture_id, ts_min, ts_max FROM captures WHERE ts_min IS NOT NULL
+    SELECT capture_id, ts_min, ts_max FROM captures WHERE ts_min IS NOT NULL AND (SELECT ok FROM guard)
 ), cores AS (
     -- Every core a process ran on, and every core the trace declares (BTF type C) even
     -- if nothing ran on it: a core idle the whole capture is at 0, not missing.

@@ -1,10 +1,11 @@
 //! `tracedb sql`: SQL over the archive. Statements come from `-c` (repeatable), `-f FILE`,
 //! or standard input when it is piped; each statement's result is printed in turn. The
-//! first failing statement stops the run with exit status 1. With none of these and a
+//! first failing statement stops the run with exit status 1, with an error naming the
+//! script (`-c`, `-c #2`, the file or `<stdin>`) and the line the error is on. With none of these and a
 //! terminal on standard input, the interactive shell starts ([`crate::repl::shell`]).
 use super::ArchiveArg;
 use crate::output::{self, OutputFormat};
-use crate::repl::split::split_script;
+use crate::repl::split::script_statements;
 use crate::store::Archive;
 use crate::{Error, Result};
 use std::io::{IsTerminal, Read, Write};
@@ -21,7 +22,7 @@ pub struct Args {
     /// SQL to run (repeatable; each may hold several statements separated by `;`).
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     commands: Vec<String>,
-    /// File of SQL statements to run.
+    /// File of SQL statements to run after the `-c` ones (`-` reads standard input).
     #[arg(short = 'f', long = "file", value_name = "FILE.sql")]
     file: Option<PathBuf>,
     /// Output format.
@@ -31,9 +32,24 @@ pub struct Args {
 
 /// Runs `sql`.
 pub fn run(args: Args) -> Result<()> {
-    let mut scripts: Vec<String> = args.commands.clone();
+    // Each script with the name its errors give it.
+    let mut scripts: Vec<(String, String)> = args
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(i, sql)| {
+            let name =
+                if args.commands.len() == 1 { "-c".into() } else { format!("-c #{}", i + 1) };
+            (name, sql.clone())
+        })
+        .collect();
     if let Some(f) = &args.file {
-        scripts.push(std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?);
+        let text = if f.as_os_str() == "-" {
+            read_stdin()?
+        } else {
+            std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?
+        };
+        scripts.push((f.display().to_string(), text));
     }
     if scripts.is_empty() {
         let stdin = std::io::stdin();
@@ -41,19 +57,59 @@ pub fn run(args: Args) -> Result<()> {
             let archive = Archive::open(&args.archive.archive)?;
             return crate::repl::shell::run(&archive, args.format);
         }
-        let mut text = String::new();
-        stdin.lock().read_to_string(&mut text).map_err(|e| Error::io("<stdin>", e))?;
-        scripts.push(text);
+        scripts.push(("-".into(), read_stdin()?));
     }
     let archive = Archive::open(&args.archive.archive)?;
     let conn = archive.connect()?;
     let mut out = super::stdout();
-    for script in &scripts {
-        for stmt in split_script(script) {
-            run_statement(&conn, &stmt, args.format, &mut out)?;
+    for (name, script) in &scripts {
+        for stmt in script_statements(script) {
+            run_statement(&conn, &stmt.text, args.format, &mut out).map_err(|e| match e {
+                Error::Sql(message) => located(name, stmt.line, &message),
+                e => e,
+            })?;
         }
     }
     out.flush().map_err(Error::Output)
+}
+
+/// All of standard input, as text.
+fn read_stdin() -> Result<String> {
+    let mut text = String::new();
+    std::io::stdin().lock().read_to_string(&mut text).map_err(|e| Error::io("<stdin>", e))?;
+    Ok(text)
+}
+
+/// DuckDB's `message` for a statement that starts on line `first_line` of script `name`,
+/// as an error naming the script and the line. DuckDB counts lines within the statement
+/// (`LINE 2: ...` with a caret under it); that line becomes the script's own, with the
+/// caret kept under the same character.
+fn located(name: &str, first_line: usize, message: &str) -> Error {
+    let mut line = first_line;
+    let mut out: Vec<String> = Vec::new();
+    let mut shift = 0;
+    for text in message.lines() {
+        if shift > 0 {
+            out.push(format!("{}{text}", " ".repeat(shift)));
+            shift = 0;
+            continue;
+        }
+        let within = text
+            .strip_prefix("LINE ")
+            .and_then(|rest| rest.split_once(": "))
+            .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, n.len(), rest)));
+        match within {
+            Some((n, digits, rest)) if n >= 1 => {
+                line = first_line + n - 1;
+                let label = line.to_string();
+                shift = label.len() - digits;
+                out.push(format!("LINE {label}: {rest}"));
+            }
+            _ => out.push(text.to_string()),
+        }
+    }
+    let name = if name == "-" { "<stdin>" } else { name };
+    Error::input(name, format!("line {line}"), out.join("\n"))
 }
 
 /// Runs one statement and prints its result (nothing for a statement without columns). Rows
@@ -71,8 +127,7 @@ pub fn run_statement(
     if schema.fields().is_empty() {
         return Ok(());
     }
-    // DDL answers with an empty "Count" column: nothing to show.
-    if schema.fields().len() == 1 && schema.field(0).name() == "Count" {
+    if output::is_status_only(&schema) {
         let batches = stream.collect::<duckdb::Result<Vec<_>>>()?;
         if batches.iter().all(|b| b.num_rows() == 0) {
             return Ok(());
@@ -83,5 +138,29 @@ pub fn run_statement(
         Ok(_) => Ok(()),
         Err(output::StreamError::Query(e)) => Err(e.into()),
         Err(output::StreamError::Io(e)) => Err(Error::Output(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::located;
+
+    #[test]
+    fn duckdb_lines_become_script_lines_with_the_caret_kept_in_place() {
+        let message =
+            "Parser Error: syntax error at or near \"x\"\n\nLINE 2: SELECT x\n               ^";
+        let e = located("q.sql", 9, message).to_string();
+        assert_eq!(
+            e,
+            "q.sql: line 10: Parser Error: syntax error at or near \"x\"\n\n\
+             LINE 10: SELECT x\n                ^"
+        );
+        let caret = |s: &str| s.lines().last().unwrap().len();
+        assert_eq!(caret(&e) - "LINE 10: ".len(), caret(message) - "LINE 2: ".len());
+        // No LINE in the message: the statement's first line.
+        assert_eq!(
+            located("-", 3, "Out of Range Error: x").to_string(),
+            "<stdin>: line 3: Out of Range Error: x"
+        );
     }
 }

@@ -303,9 +303,8 @@ impl Shell {
         if schema.fields().is_empty() {
             return Ok(0);
         }
-        // DDL answers with an empty "Count" column: nothing to show (as in `sql -c`).
         let mut stream: Box<dyn Iterator<Item = duckdb::Result<RecordBatch>>> = Box::new(stream);
-        if schema.fields().len() == 1 && schema.field(0).name() == "Count" {
+        if output::is_status_only(&schema) {
             let batches = stream.collect::<duckdb::Result<Vec<_>>>().map_err(query)?;
             if batches.iter().all(|b| b.num_rows() == 0) {
                 return Ok(0);

@@ -68,20 +68,42 @@ pub struct Split {
 /// two terminators, trimmed of surrounding whitespace. Comments inside it
 /// or in front of it are kept as typed.
 pub fn split(input: &str) -> Split {
+    let (statements, rest) = split_located(input);
+    Split {
+        statements: statements.into_iter().map(|s| s.text).collect(),
+        rest: rest.map(|s| s.text),
+    }
+}
+
+/// A statement of a script and where it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The statement, as [`split`] returns it.
+    pub text: String,
+    /// 1-based line of the script its first character is on.
+    pub line: usize,
+}
+
+/// [`split`], keeping where each statement starts.
+fn split_located(input: &str) -> (Vec<Located>, Option<Located>) {
     let scan = scan(input);
+    let located = |start: usize, text: &str| {
+        let at = start + (text.len() - text.trim_start().len());
+        Located { text: text.trim().to_owned(), line: 1 + input[..at].matches('\n').count() }
+    };
     let mut statements = Vec::new();
     let mut start = 0;
     for (segment, &end) in scan.terminators.iter().enumerate() {
         if scan.has_code[segment] {
-            let text = input[start..end].trim();
-            if !text.is_empty() {
-                statements.push(text.to_owned());
+            let text = &input[start..end];
+            if !text.trim().is_empty() {
+                statements.push(located(start, text));
             }
         }
         start = end + 1; // `;` is one byte
     }
-    let rest = rest_of(input, &scan).map(str::to_owned);
-    Split { statements, rest }
+    let rest = rest_start(input, &scan).map(|start| located(start, &input[start..]));
+    (statements, rest)
 }
 
 /// True when `input` holds at least one complete statement and nothing
@@ -106,7 +128,12 @@ pub fn is_complete(input: &str) -> bool {
 /// also returned as the last statement. DuckDB then reports the error
 /// instead of the text being dropped without a word.
 pub fn split_script(input: &str) -> Vec<String> {
-    let Split { mut statements, rest } = split(input);
+    script_statements(input).into_iter().map(|s| s.text).collect()
+}
+
+/// [`split_script`], with the line each statement starts on, so an error can name it.
+pub fn script_statements(input: &str) -> Vec<Located> {
+    let (mut statements, rest) = split_located(input);
     statements.extend(rest);
     statements
 }
@@ -151,12 +178,16 @@ impl Scan {
 
 /// The trimmed unfinished tail of `input`, if any.
 fn rest_of<'a>(input: &'a str, scan: &Scan) -> Option<&'a str> {
+    rest_start(input, scan).map(|start| input[start..].trim())
+}
+
+/// Where the unfinished tail of `input` starts, if it holds anything.
+fn rest_start(input: &str, scan: &Scan) -> Option<usize> {
     if !scan.tail_has_code() && !scan.unterminated {
         return None;
     }
     let start = scan.terminators.last().map_or(0, |&at| at + 1);
-    let tail = input[start..].trim();
-    (!tail.is_empty()).then_some(tail)
+    (!input[start..].trim().is_empty()).then_some(start)
 }
 
 /// Finds the terminators: sqlparser's tokenizer first, the hand-written
@@ -683,6 +714,18 @@ mod tests {
             strings(&["SELECT 1", "SELECT 2"])
         );
         assert_eq!(split_script("SELECT 1"), strings(&["SELECT 1"]));
+    }
+
+    #[test]
+    fn statements_know_their_line() {
+        let input = "SELECT 1;\n\n  -- why\n  SELECT\n 2; SELECT 'a;\nb'\n;\nSELECT 3";
+        let statements = script_statements(input);
+        let lines: Vec<(usize, &str)> =
+            statements.iter().map(|s| (s.line, s.text.as_str())).collect();
+        assert_eq!(
+            lines,
+            [(1, "SELECT 1"), (3, "-- why\n  SELECT\n 2"), (5, "SELECT 'a;\nb'"), (8, "SELECT 3")]
+        );
     }
 
     #[test]
