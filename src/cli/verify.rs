@@ -4,8 +4,9 @@ use crate::store::{verify, Archive};
 use crate::{Error, Result};
 
 /// Check every file of the archive: present, same size and SHA-256 as recorded at ingest,
-/// and a readable Parquet footer with the recorded row count. Exit status 1 names every
-/// missing, truncated or altered file.
+/// and a readable Parquet footer with the recorded row count; and no file the manifest
+/// does not list among them. Exit status 1 names every missing, truncated, altered or
+/// unlisted file.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -17,7 +18,10 @@ pub fn run(args: Args) -> Result<()> {
     let archive = Archive::open(&args.archive.archive)?;
     let (checked, problems) = verify::verify(&archive);
     for p in &problems {
-        eprintln!("capture {}: {}: {} ({})", p.capture_id, p.path, p.kind, p.detail);
+        match p.capture_id {
+            Some(id) => eprintln!("capture {id}: {}: {} ({})", p.path, p.kind, p.detail),
+            None => eprintln!("{}: {} ({})", p.path, p.kind, p.detail),
+        }
     }
     if problems.is_empty() {
         println!("ok: {} captures, {checked} files checked", archive.manifest.captures.len());
@@ -25,7 +29,17 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         Err(Error::Archive {
             path: archive.dir.clone(),
-            message: format!("{} of {checked} files damaged (listed above)", problems.len()),
+            message: {
+                let unlisted = problems.iter().filter(|p| p.capture_id.is_none()).count();
+                let damaged = problems.len() - unlisted;
+                match (damaged, unlisted) {
+                    (d, 0) => format!("{d} of {checked} files damaged (listed above)"),
+                    (0, u) => format!("{u} files no capture lists (listed above)"),
+                    (d, u) => format!(
+                        "{d} of {checked} files damaged, and {u} files no capture lists (listed above)"
+                    ),
+                }
+            },
         })
     }
 }

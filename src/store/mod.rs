@@ -148,11 +148,7 @@ impl Archive {
         if self.created == Created::Nothing || !Manifest::load(&self.dir)?.captures.is_empty() {
             return Ok(());
         }
-        let dirs = schema::tables()
-            .into_iter()
-            .map(|t| t.name)
-            .chain([SOURCES.to_string(), STAGING.to_string()]);
-        for name in dirs {
+        for name in data_dirs().into_iter().chain([STAGING.to_string()]) {
             let p = self.dir.join(name);
             if p.exists() {
                 std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
@@ -187,22 +183,8 @@ impl Archive {
                 std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
             }
         }
-        let listed: std::collections::HashSet<String> = self
-            .manifest
-            .captures
-            .iter()
-            .flat_map(|c| {
-                c.files
-                    .values()
-                    .map(|f| f.path.clone())
-                    .chain(c.sources.iter().map(|s| s.path.clone()))
-            })
-            .collect();
-        let dirs = schema::tables()
-            .into_iter()
-            .map(|t| t.name)
-            .chain(std::iter::once(SOURCES.to_string()));
-        for dir_name in dirs {
+        let listed = self.listed_files();
+        for dir_name in data_dirs() {
             let tdir = self.dir.join(&dir_name);
             let Ok(entries) = tdir.read_dir() else { continue };
             for entry in entries.flatten() {
@@ -229,6 +211,20 @@ impl Archive {
         Ok(())
     }
 
+    /// Every file the manifest lists, relative to the archive (`events/capture_id=1/...`).
+    pub(crate) fn listed_files(&self) -> std::collections::HashSet<String> {
+        self.manifest
+            .captures
+            .iter()
+            .flat_map(|c| {
+                c.files
+                    .values()
+                    .map(|f| f.path.clone())
+                    .chain(c.sources.iter().map(|s| s.path.clone()))
+            })
+            .collect()
+    }
+
     /// Removes capture `id`: first from the manifest (atomically: from then on it is gone),
     /// then its files. A crash in between leaves files no capture lists, which the next
     /// writer removes. The caller holds the writer lock.
@@ -239,9 +235,7 @@ impl Archive {
             })?;
         let entry = self.manifest.captures.remove(at);
         self.manifest.save(&self.dir)?;
-        for t in
-            schema::tables().into_iter().map(|t| t.name).chain(std::iter::once(SOURCES.to_string()))
-        {
+        for t in data_dirs() {
             let part = self.dir.join(&t).join(format!("capture_id={id}"));
             if part.exists() {
                 std::fs::remove_dir_all(&part).map_err(|e| Error::io(&part, e))?;
@@ -387,6 +381,12 @@ impl WriteLock {
             Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }
     }
+}
+
+/// The directories that hold captures' files, relative to the archive: one per table, and
+/// the kept sources.
+pub(crate) fn data_dirs() -> Vec<String> {
+    schema::tables().into_iter().map(|t| t.name).chain([SOURCES.to_string()]).collect()
 }
 
 /// Whether `path` still names the open `file` (it was not removed or replaced).

@@ -1,5 +1,7 @@
 //! `tracedb verify`: every file the manifest lists is present, has its recorded size and
-//! SHA-256, and has a readable Parquet footer whose row count matches the manifest.
+//! SHA-256, and has a readable Parquet footer whose row count matches the manifest; and no
+//! file the manifest does not list lies among them, where engines that read the directories
+//! whole would read it.
 use super::Archive;
 use std::path::Path;
 
@@ -11,11 +13,11 @@ pub fn file_sha256(path: &Path) -> std::io::Result<String> {
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// Capture the file belongs to.
-    pub capture_id: i64,
+    /// Capture the file belongs to (`None`: a file no capture lists).
+    pub capture_id: Option<i64>,
     /// File, relative to the archive.
     pub path: String,
-    /// missing, truncated, altered, unreadable.
+    /// missing, truncated, altered, unreadable, unlisted.
     pub kind: &'static str,
     /// Details.
     pub detail: String,
@@ -31,7 +33,7 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
         // entry would drop its rows from every query without a word.
         for t in tables.iter().filter(|t| !c.files.contains_key(&t.name)) {
             problems.push(Problem {
-                capture_id: c.capture_id,
+                capture_id: Some(c.capture_id),
                 path: format!("{}/capture_id={}/", t.name, c.capture_id),
                 kind: "missing",
                 detail: format!("the manifest lists no {} file for this capture", t.name),
@@ -52,14 +54,19 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
                     Err(e) => ("unreadable", e.to_string()),
                 },
             };
-            problems.push(Problem { capture_id: c.capture_id, path: s.path.clone(), kind, detail });
+            problems.push(Problem {
+                capture_id: Some(c.capture_id),
+                path: s.path.clone(),
+                kind,
+                detail,
+            });
         }
         for f in c.files.values() {
             checked += 1;
             let path = archive.dir.join(&f.path);
             let mut problem = |kind, detail: String| {
                 problems.push(Problem {
-                    capture_id: c.capture_id,
+                    capture_id: Some(c.capture_id),
                     path: f.path.clone(),
                     kind,
                     detail,
@@ -109,5 +116,50 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
             }
         }
     }
+    problems.extend(unlisted(archive));
     (checked, problems)
+}
+
+/// Files in the table and source directories that the manifest does not list. tracedb never
+/// reads them, but an engine globbing a table's directory would.
+fn unlisted(archive: &Archive) -> Vec<Problem> {
+    let listed = archive.listed_files();
+    let mut found = Vec::new();
+    for dir in super::data_dirs() {
+        files_under(&archive.dir.join(&dir), &dir, &mut found);
+    }
+    found
+        .into_iter()
+        .filter(|rel| !listed.contains(rel))
+        .map(|rel| {
+            // `<dir>/capture_id=<N>/<file>` is what a writer stopped midway leaves behind.
+            let mut parts = rel.split('/');
+            let capture = parts.nth(1).and_then(|p| p.strip_prefix("capture_id="));
+            let detail = if capture.is_some() && parts.count() == 1 {
+                "no capture lists it: left by an ingest, rm or reingest that was stopped; \
+                 the next one removes it"
+            } else {
+                "not written by tracedb, no capture lists it; engines reading the directory \
+                 would read it: remove it"
+            };
+            Problem { capture_id: None, path: rel, kind: "unlisted", detail: detail.into() }
+        })
+        .collect()
+}
+
+/// Appends the path (relative, `/`-separated, starting with `rel`) of every file under
+/// `dir`, directories followed down; an unreadable directory is skipped (its listed files
+/// are reported missing).
+fn files_under(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    let Ok(entries) = dir.read_dir() else { return };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let rel = format!("{rel}/{}", e.file_name().to_string_lossy());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            files_under(&e.path(), &rel, out);
+        } else {
+            out.push(rel);
+        }
+    }
 }
