@@ -455,3 +455,34 @@ fn preemption_pairs_keep_preemptions_whose_preemptor_the_trace_does_not_show() {
         load[1..].iter().filter(|r| r[1] == "Core_2").map(|r| r[5].clone()).collect();
     assert_eq!(core2, ["0"], "{load:?}");
 }
+
+#[test]
+fn jitter_pairs_each_instance_with_the_next_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Instance 2 starts on Core_1 before instance 1 starts on Core_0; instance 4's activate
+    // was lost, so no activate-to-activate distance spans 20..40.
+    std::fs::write(
+        tmp.path().join("j.btf"),
+        "0,STI,0,T,TA,1,activate\n10,STI,0,T,TA,2,activate\n12,Core_1,0,T,TA,2,start\n\
+         15,Core_0,0,T,TA,1,start\n20,STI,0,T,TA,3,activate\n25,Core_0,0,T,TA,1,terminate\n\
+         30,Core_1,0,T,TA,2,terminate\n35,Core_0,0,T,TA,3,start\n38,Core_0,0,T,TA,3,terminate\n\
+         45,Core_0,0,T,TA,4,start\n48,Core_0,0,T,TA,4,terminate\n50,STI,0,T,TA,5,activate\n\
+         55,Core_0,0,T,TA,5,start\n58,Core_0,0,T,TA,5,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "j.btf"]);
+    // Activations 0, 10, 20, (lost), 50: distances 10, 10; starts in instance order
+    // 15, 12, 35, 45, 55: distances -3, 23, 10, 10.
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT activations, activate_to_activate_min, activate_to_activate_max, \
+             activate_jitter, starts, start_to_start_min, start_to_start_avg, \
+             start_to_start_max, start_jitter FROM activation_jitter"
+        ),
+        "activations,activate_to_activate_min,activate_to_activate_max,activate_jitter,starts,\
+         start_to_start_min,start_to_start_avg,start_to_start_max,start_jitter\n\
+         4,10,10,0,5,-3,10,23,26\n"
+    );
+}

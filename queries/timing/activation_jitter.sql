@@ -9,22 +9,26 @@
 -- @column activate_to_activate_max  longest time between consecutive activations, ns
 -- @column activate_jitter  activate_to_activate_max - activate_to_activate_min, ns
 -- @column starts  instances with a first start in the capture
--- @column start_to_start_min  shortest time between two consecutive first starts, ns
--- @column start_to_start_avg  mean time between consecutive first starts (1 decimal), ns
--- @column start_to_start_max  longest time between consecutive first starts, ns
+-- @column start_to_start_min  shortest time between the first starts of two consecutive instances, ns
+-- @column start_to_start_avg  mean of those (1 decimal), ns
+-- @column start_to_start_max  longest of those, ns
 -- @column start_jitter  start_to_start_max - start_to_start_min, ns
--- Consecutive = ordered by time within one entity of one capture (AMALTHEA's
--- activate-to-activate and start-to-start). Jitter is max - min of those distances, the
--- peak-to-peak definition; some tools quote the deviation from the nominal period instead.
--- One scan and one pass of windows: a row without an activate (or a start) sorts last in
--- its window and gets NULL there.
+-- Consecutive = one instance and the next of the same entity in one capture, as AMALTHEA
+-- defines both distances ("the first start of the succeeding instance"): instances in
+-- activation order (the instance number breaks ties; an instance whose activate is before
+-- the capture sorts by its start). When a later instance starts first (on another core), its
+-- start-to-start distance is negative, and the pair still counts. A pair where either
+-- instance lacks the event has no distance: a lost activate does not make one distance span
+-- two periods. Jitter is max - min of those distances, the peak-to-peak definition; some
+-- tools quote the deviation from the nominal period instead. One scan and one window.
 CREATE OR REPLACE TEMP VIEW activation_jitter AS
 WITH w AS (
     SELECT capture_id, entity, entity_type, activate_ts, start_ts,
-           activate_ts - lag(activate_ts) OVER (PARTITION BY capture_id, entity ORDER BY activate_ts, instance) AS a2a,
-           start_ts - lag(start_ts) OVER (PARTITION BY capture_id, entity ORDER BY start_ts, instance) AS s2s
+           activate_ts - lag(activate_ts) OVER seq AS a2a,
+           start_ts - lag(start_ts) OVER seq AS s2s
     FROM instances
     WHERE entity_type IN ('T', 'I', 'ISR') AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
+    WINDOW seq AS (PARTITION BY capture_id, entity ORDER BY coalesce(activate_ts, start_ts), instance)
 )
 SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(activate_ts) AS activations,
        min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,
