@@ -234,9 +234,10 @@ fn meta_commands() {
     );
     t.line(".mode table");
     t.line(".maxrows 2");
+    t.line(".maxrows");
     t.line("SELECT * FROM range(5);");
     let out = t.sync();
-    assert!(out.contains("(5 rows, 3 not shown)"), "{out}");
+    assert!(out.contains("\n2\n") && out.contains("(5 rows, 3 not shown)"), "{out}");
     t.line(".timer on");
     t.line("SELECT 1 AS one;");
     assert!(t.sync().contains("Time: "), "timer footer");

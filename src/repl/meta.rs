@@ -63,6 +63,8 @@ pub enum Meta {
     Mode(Option<Mode>),
     /// Limit printed rows (`None`: no limit).
     MaxRows(Option<usize>),
+    /// Show the row limit.
+    ShowMaxRows,
     /// Show the elapsed time after each statement.
     Timer(bool),
     /// Send results to a file (`None`: back to the terminal).
@@ -150,9 +152,13 @@ pub const COMMANDS: &[Spec] = &[
     Spec {
         name: ".maxrows",
         aliases: &[],
-        args: "N",
-        help: "print at most N rows of a table (0: all); csv and json print all",
+        args: "[N]",
+        help:
+            "print at most N rows of a table (0: all; no argument: show it); csv and json print all",
         parse: |a| {
+            if a.is_empty() {
+                return Ok(Meta::ShowMaxRows);
+            }
             a.parse::<usize>()
                 .map(|n| Meta::MaxRows((n > 0).then_some(n)))
                 .map_err(|_| String::new())
@@ -299,6 +305,7 @@ mod tests {
             (".mode", Meta::Mode(None)),
             (".maxrows 10", Meta::MaxRows(Some(10))),
             (".maxrows 0", Meta::MaxRows(None)),
+            (".maxrows", Meta::ShowMaxRows),
             (".timer on", Meta::Timer(true)),
             (".timer off;", Meta::Timer(false)),
             (".output 'my out.txt'", Meta::Output(Some("my out.txt".into()))),
@@ -330,7 +337,7 @@ mod tests {
         let msg = |l: &str| parse(l).unwrap_err().to_string();
         assert_eq!(msg(".frobnicate"), "unknown command '.frobnicate' (.help lists them)");
         assert_eq!(msg(".mode xml"), "usage: .mode table|csv|json|markdown|line");
-        assert_eq!(msg(".maxrows many"), "usage: .maxrows N");
+        assert_eq!(msg(".maxrows many"), "usage: .maxrows [N]");
         assert_eq!(msg(".timer maybe"), "usage: .timer on|off");
         assert_eq!(msg(".read"), "usage: .read FILE.sql");
         assert_eq!(msg(".run"), "usage: .run NAME [key=value...]");

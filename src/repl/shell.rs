@@ -406,6 +406,10 @@ impl Shell {
             Meta::Mode(Some(mode)) => self.mode = mode,
             Meta::Mode(None) => self.say(&format!("{}\n", self.mode.name()))?,
             Meta::MaxRows(n) => self.max_rows = n,
+            Meta::ShowMaxRows => {
+                let n = self.max_rows.map_or("0 (all rows)".to_string(), |n| n.to_string());
+                self.say(&format!("{n}\n"))?;
+            }
             Meta::Timer(on) => self.timer = on,
             Meta::Output(to) => self.set_output(to)?,
             Meta::Read(path) => {
