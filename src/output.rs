@@ -298,9 +298,11 @@ pub const TABLE_ROWS: usize = 10_000;
 impl From<OutputFormat> for Layout {
     fn from(f: OutputFormat) -> Self {
         match f {
-            OutputFormat::Table => {
-                Layout::Table(TableStyle { max_rows: Some(TABLE_ROWS), ..TableStyle::default() })
-            }
+            OutputFormat::Table => Layout::Table(TableStyle {
+                max_rows: Some(TABLE_ROWS),
+                watch_stdout: true,
+                ..TableStyle::default()
+            }),
             OutputFormat::Csv => Layout::Csv,
             OutputFormat::Json => Layout::Json,
         }
@@ -351,24 +353,71 @@ pub fn write_stream<E>(
         | Layout::Markdown(limit)
         | Layout::Line(limit) => {
             let limit = limit.unwrap_or(usize::MAX);
+            let watch = matches!(layout, Layout::Table(TableStyle { watch_stdout: true, .. }));
             let mut head = Vec::new();
+            // Rows printed, once the head is complete: it is printed then, and the rest of
+            // the result only counted, so a reader sees the rows without waiting for the end.
+            let mut shown = None;
             for b in stream {
                 let b = b.map_err(StreamError::Query)?;
-                let (rows, room) = (b.num_rows(), limit.saturating_sub(total));
-                if room > 0 {
-                    head.push(if rows > room { b.slice(0, room) } else { b });
+                total += b.num_rows();
+                if shown.is_some() {
+                    if watch && stdout_closed() {
+                        return Err(StreamError::Io(io::ErrorKind::BrokenPipe.into()));
+                    }
+                    continue;
                 }
-                total += rows;
+                let room = limit.saturating_sub(total - b.num_rows());
+                if room > 0 {
+                    head.push(if b.num_rows() > room { b.slice(0, room) } else { b });
+                }
+                if total > limit {
+                    shown = Some(body_of_head(w, schema, &head, layout).map_err(io)?);
+                    w.flush().map_err(io)?;
+                    head = Vec::new();
+                }
             }
-            match layout {
-                Layout::Table(style) => table_of_head(w, schema, &head, total, style),
-                Layout::Markdown(_) => markdown_of_head(w, schema, &head, total),
-                _ => line_of_head(w, schema, &head, total),
-            }
-            .map_err(io)?;
+            let shown = match shown {
+                Some(n) => n,
+                None => body_of_head(w, schema, &head, layout).map_err(io)?,
+            };
+            write_footer(w, shown, total).map_err(io)?;
         }
     }
     Ok(total)
+}
+
+/// Writes the rows of `head` in an aligned `layout`, without the row count line; returns
+/// how many rows it wrote.
+fn body_of_head(
+    w: &mut dyn Write,
+    schema: &Schema,
+    head: &[RecordBatch],
+    layout: Layout,
+) -> io::Result<usize> {
+    match layout {
+        Layout::Table(style) => table_of_head(w, schema, head, style),
+        Layout::Markdown(_) => markdown_of_head(w, schema, head),
+        _ => line_of_head(w, schema, head),
+    }
+}
+
+/// True when standard output is a pipe whose reader has gone (`tracedb sql ... | head`):
+/// nothing more can be shown, so counting the rest of a result is wasted.
+#[cfg(unix)]
+fn stdout_closed() -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let out = io::stdout();
+    let mut fds = [PollFd::new(out.as_fd(), PollFlags::POLLOUT)];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+        && fds[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
+}
+
+/// See the Unix version; elsewhere a closed pipe shows when the footer is written.
+#[cfg(not(unix))]
+fn stdout_closed() -> bool {
+    false
 }
 
 /// [`write_stream`] over batches already in memory.
@@ -396,6 +445,9 @@ pub struct TableStyle {
     /// Fit the table in this many terminal columns: the widest columns are narrowed and
     /// their longer values cut with `…` (the shell on a terminal); `None`: full width.
     pub max_width: Option<usize>,
+    /// The table goes to standard output: once its rows are printed, counting the rest
+    /// stops when standard output is a pipe whose reader has gone.
+    pub watch_stdout: bool,
 }
 
 /// Writes an aligned table; at most `max_rows` rows when given, with a line saying how many
@@ -406,7 +458,7 @@ pub fn write_table(
     batches: &[RecordBatch],
     max_rows: Option<usize>,
 ) -> io::Result<()> {
-    write_table_styled(w, schema, batches, TableStyle { max_rows, types: false, max_width: None })
+    write_table_styled(w, schema, batches, TableStyle { max_rows, ..TableStyle::default() })
 }
 
 /// The SQL name of an Arrow type as DuckDB spells it (lower case), for table headers.
@@ -531,9 +583,8 @@ fn table_of_head(
     w: &mut dyn Write,
     schema: &Schema,
     head: &[RecordBatch],
-    total: usize,
     style: TableStyle,
-) -> io::Result<()> {
+) -> io::Result<usize> {
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut types: Vec<String> = schema.fields().iter().map(|f| type_name(f.data_type())).collect();
     let mut numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
@@ -627,7 +678,7 @@ fn table_of_head(
     if hidden > 0 {
         writeln!(w, "({hidden} columns not shown at this width; `.mode line` shows them all)")?;
     }
-    write_footer(w, rows.len(), total)
+    Ok(rows.len())
 }
 
 /// When a table of `widths` does not fit in `max` columns: how many columns to keep on the
@@ -673,12 +724,7 @@ pub fn write_markdown(
     write_all(w, schema, batches, Layout::Markdown(max_rows))
 }
 
-fn markdown_of_head(
-    w: &mut dyn Write,
-    schema: &Schema,
-    head: &[RecordBatch],
-    total: usize,
-) -> io::Result<()> {
+fn markdown_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch]) -> io::Result<usize> {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let names: Vec<String> = schema.fields().iter().map(|f| esc(f.name())).collect();
     let align: Vec<&str> = schema
@@ -694,7 +740,7 @@ fn markdown_of_head(
         writeln!(w, "| {} |", cells.join(" | "))?;
     }
     writeln!(w)?;
-    write_footer(w, rows.len(), total)
+    Ok(rows.len())
 }
 
 /// Writes one `name = value` line per column and a blank line between rows (SQLite's line
@@ -708,12 +754,7 @@ pub fn write_line(
     write_all(w, schema, batches, Layout::Line(max_rows))
 }
 
-fn line_of_head(
-    w: &mut dyn Write,
-    schema: &Schema,
-    head: &[RecordBatch],
-    total: usize,
-) -> io::Result<()> {
+fn line_of_head(w: &mut dyn Write, schema: &Schema, head: &[RecordBatch]) -> io::Result<usize> {
     let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let rows = format_rows(head)?;
@@ -728,7 +769,7 @@ fn line_of_head(
     if !rows.is_empty() {
         writeln!(w)?;
     }
-    write_footer(w, rows.len(), total)
+    Ok(rows.len())
 }
 
 #[cfg(test)]
@@ -834,7 +875,7 @@ mod tests {
         let (schema, batches) = sample();
         let stream = (0..1000).map(|_| Ok::<_, String>(batches[0].clone()));
         let mut out = Vec::new();
-        let layout = Layout::Table(TableStyle { max_rows: Some(3), types: false, max_width: None });
+        let layout = Layout::Table(TableStyle { max_rows: Some(3), ..TableStyle::default() });
         assert_eq!(write_stream(&mut out, &schema, stream, layout).unwrap(), 2000);
         let t = String::from_utf8(out).unwrap();
         assert!(t.ends_with("(2000 rows, 1997 not shown)\n"), "{t}");
@@ -862,7 +903,7 @@ mod tests {
             &mut out,
             &schema,
             &batches,
-            TableStyle { max_rows: Some(1), types: true, max_width: None },
+            TableStyle { max_rows: Some(1), types: true, ..TableStyle::default() },
         )
         .unwrap();
         let t = String::from_utf8(out).unwrap();
@@ -898,7 +939,7 @@ mod tests {
         let num: ArrayRef = Arc::new(Int64Array::from(vec![123456789012_i64, 7]));
         let batch = RecordBatch::try_from_iter(vec![("s", text), ("n", num)]).unwrap();
         let mut out = Vec::new();
-        let style = TableStyle { max_rows: None, types: false, max_width: Some(25) };
+        let style = TableStyle { max_width: Some(25), ..TableStyle::default() };
         write_table_styled(&mut out, &batch.schema(), &[batch], style).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert_eq!(
@@ -916,7 +957,7 @@ mod tests {
             .collect();
         let batch = RecordBatch::try_from_iter(cols).unwrap();
         let mut out = Vec::new();
-        let style = TableStyle { max_rows: None, types: false, max_width: Some(60) };
+        let style = TableStyle { max_width: Some(60), ..TableStyle::default() };
         write_table_styled(&mut out, &batch.schema(), &[batch], style).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.lines().filter(|l| !l.starts_with('(')).all(|l| l.width() <= 60), "{out}");
@@ -931,13 +972,7 @@ mod tests {
         let col: ArrayRef = Arc::new(StringArray::from(vec!["日本", "a\nb", "x"]));
         let batch = RecordBatch::try_from_iter(vec![("s", col)]).unwrap();
         let mut out = Vec::new();
-        write_table_styled(
-            &mut out,
-            &batch.schema(),
-            &[batch],
-            TableStyle { max_rows: None, types: false, max_width: None },
-        )
-        .unwrap();
+        write_table_styled(&mut out, &batch.schema(), &[batch], TableStyle::default()).unwrap();
         // 日本 takes four columns, like "a\nb" written with its escape.
         assert_eq!(String::from_utf8(out).unwrap(), " s\n------\n 日本\n a\\nb\n x\n(3 rows)\n");
     }

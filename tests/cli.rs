@@ -261,6 +261,29 @@ fn a_closed_pipe_is_not_an_error() {
 }
 
 #[test]
+fn a_table_piped_into_head_stops_when_head_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    // The table's 10,000 rows are printed as soon as they are known; counting the rest
+    // stops once the reader has gone, long before the row that would fail the query.
+    let sql = "SELECT CASE WHEN range < 200000000 THEN range ELSE error('counted on') END AS n \
+               FROM range(1000000000)";
+    let mut child = Command::new(util::bin())
+        .args(["sql", "--archive", "db", "-c", sql])
+        .current_dir(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert_eq!(first.trim(), "n");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+}
+
+#[test]
 fn each_file_is_its_own_capture() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("a.btf"), GOOD).unwrap();
