@@ -335,6 +335,26 @@ fn sql_errors_name_the_script_and_the_line() {
         run(tmp.path(), &["sql", "--archive", "db", "-c", "SELECT 1", "-c", "SELECT\n'a'::INT"]);
     assert!(stderr(&second).contains("-c #2: line 2: Conversion Error"), "{}", stderr(&second));
 
+    // -c and -f run in the order given.
+    std::fs::write(tmp.path().join("t.sql"), "CREATE TABLE t AS SELECT 7 AS x").unwrap();
+    let ordered = ok(
+        tmp.path(),
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT 1 AS one",
+            "-f",
+            "t.sql",
+            "-c",
+            "FROM t",
+        ],
+    );
+    assert_eq!(ordered.replace("\r\n", "\n"), "one\n1\nCount\n1\nx\n7\n");
+
     // `-f -` reads standard input, which errors call <stdin>.
     let mut child = Command::new(util::bin())
         .args(["sql", "--archive", "db", "-f", "-"])

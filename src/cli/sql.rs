@@ -1,5 +1,5 @@
-//! `tracedb sql`: SQL over the archive. Statements come from `-c` (repeatable), `-f FILE`,
-//! or standard input when it is piped; each statement's result is printed in turn. The
+//! `tracedb sql`: SQL over the archive. Statements come from `-c` (repeatable) and `-f FILE`
+//! in the order given, or standard input when it is piped; each statement's result is printed in turn. The
 //! first failing statement stops the run with exit status 1, with an error naming the
 //! script (`-c`, `-c #2`, the file or `<stdin>`) and the line the error is on. With none of these and a
 //! terminal on standard input, the interactive shell starts ([`crate::repl::shell`]).
@@ -22,7 +22,7 @@ pub struct Args {
     /// SQL to run (repeatable; each may hold several statements separated by `;`).
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     commands: Vec<String>,
-    /// File of SQL statements to run after the `-c` ones (`-` reads standard input).
+    /// File of SQL statements to run, in its place among the `-c` (`-` reads standard input).
     #[arg(short = 'f', long = "file", value_name = "FILE.sql")]
     file: Option<PathBuf>,
     /// Output format.
@@ -49,7 +49,8 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?
         };
-        scripts.push((f.display().to_string(), text));
+        let at = file_position(scripts.len());
+        scripts.insert(at, (f.display().to_string(), text));
     }
     if scripts.is_empty() {
         let stdin = std::io::stdin();
@@ -71,6 +72,20 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     out.flush().map_err(Error::Output)
+}
+
+/// Where `-f` stands among the `-c`s on the command line (how many come before it), so
+/// scripts run in the order given; after them all when that cannot be told.
+fn file_position(commands: usize) -> usize {
+    use clap::CommandFactory;
+    let Ok(matches) = super::Cli::command().try_get_matches_from(std::env::args_os()) else {
+        return commands;
+    };
+    let Some(sql) = matches.subcommand_matches("sql") else { return commands };
+    match (sql.index_of("file"), sql.indices_of("commands")) {
+        (Some(file), Some(c)) => c.filter(|&i| i < file).count().min(commands),
+        _ => commands,
+    }
 }
 
 /// All of standard input, as text.
