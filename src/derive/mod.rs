@@ -188,6 +188,9 @@ pub struct Deriver<O: Output> {
     counts: [u64; 4],
     /// Channels with a current state, by (entity, channel).
     channels: FastMap<(Sym, Sym), Chan>,
+    /// When each channel that a 0 ended was ended: a change dated before that is as late
+    /// as a change before the current state's start.
+    channels_ended: FastMap<(Sym, Sym), i64>,
     /// Spans without an end, closed at the capture end.
     open_spans: Vec<IntervalRow>,
     /// The last span of each (entity, channel): begin and end (`i64::MAX` when open).
@@ -247,6 +250,7 @@ impl<O: Output> Deriver<O> {
             ready_locks: Vec::new(),
             counts: [0; 4],
             channels: FastMap::default(),
+            channels_ended: FastMap::default(),
             open_spans: Vec::new(),
             last_span: FastMap::default(),
             messages: Reorder::new(REORDER_CAP),
@@ -739,13 +743,21 @@ impl<O: Output> Sink for Deriver<O> {
         self.see(set.ts);
         let key = (entity, channel);
         let mut ts = set.ts;
-        if let Some((cur_ts, cur_value)) = self.channels.get(&key).map(|c| (c.ts, c.value)) {
-            if cur_value == set.value {
+        let current = match self.channels.get(&key) {
+            Some(c) => Some((c.ts, Some(c.value))),
+            None => self.channels_ended.get(&key).map(|&ended| (ended, None)),
+        };
+        if let Some((cur_ts, cur_value)) = current {
+            if cur_value == Some(set.value)
+                || (cur_value.is_none() && set.value == 0 && set.zero_ends)
+            {
                 return Ok(());
             }
             if ts < cur_ts {
+                let since =
+                    if cur_value.is_some() { "its current state began" } else { "it was ended" };
                 let msg = format!(
-                    "{} of {} set at {} ns, before its current state began ({} ns): taken at {} ns",
+                    "{} of {} set at {} ns, before {since} ({} ns): taken at {} ns",
                     set.channel, set.entity, ts, cur_ts, cur_ts
                 );
                 self.diag(Severity::Info, "time_backwards", set.pos, ts, msg)?;
@@ -769,8 +781,12 @@ impl<O: Output> Sink for Deriver<O> {
                 open: false,
             };
             self.emit_interval(row)?;
+            if set.value == 0 && set.zero_ends {
+                self.channels_ended.insert(key, ts);
+            }
         }
         if set.value != 0 || !set.zero_ends {
+            self.channels_ended.remove(&key);
             let state = match set.label {
                 Some(l) => StateText::Sym(self.names.intern(l)),
                 None => StateText::Owned(set.value.to_string().into_boxed_str()),

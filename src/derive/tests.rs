@@ -330,6 +330,31 @@ fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
     assert_eq!(s.ts_range, Some((10, 100)));
 }
 
+#[test]
+fn a_channel_set_before_a_zero_ended_it_is_clamped_too() {
+    // The channel has no current state after its 0, but it still cannot go back past it.
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let set = |ts: i64, value: i128| ChannelSet {
+        entity: "T",
+        entity_type: "THREAD",
+        channel: "6",
+        ts,
+        value,
+        zero_ends: true,
+        label: None,
+        core: None,
+        pos: Pos::None,
+    };
+    d.channel_set(&set(10, 5)).unwrap();
+    d.channel_set(&set(20, 0)).unwrap();
+    d.channel_set(&set(15, 0)).unwrap(); // a late 0 on an ended channel: nothing to do
+    d.channel_set(&set(15, 7)).unwrap();
+    d.trace_end(100);
+    let (s, rows) = d.finish().unwrap();
+    assert_eq!(rows.intervals, ["6 T 5 [10,20) ", "6 T 7 [20,100) open"]);
+    assert_eq!(s.diag_counts.get("time_backwards").map(|c| c.1), Some(1));
+}
+
 /// Untrusted input never panics: every golden fixture, truncated at many points and with
 /// bytes flipped, goes through its importer and the derive stage and ends in Ok or Err.
 #[test]
