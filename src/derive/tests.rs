@@ -206,6 +206,82 @@ fn rows_with_one_label_stay_apart() {
 }
 
 #[test]
+fn names_made_for_repeated_labels_and_cpu_names_stay_unique() {
+    let entities = |s: &Summary| -> Vec<String> {
+        let mut v: Vec<String> = s
+            .entities
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    s.names.resolve(e.name),
+                    e.entity_type.map_or("", |t| s.names.resolve(t))
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    // `worker (1.1.2)` is made for the second `worker` and is also row 3's own label.
+    let (s, rows) = derive_prv_with_row(
+        "#Paraver (d):100_ns:0:1:1(3:1)
+2:0:1:1:1:10:6:1
+2:0:1:1:2:10:6:2
+2:0:1:1:3:10:6:3
+",
+        "LEVEL THREAD SIZE 3
+worker
+worker
+worker (1.1.2)
+",
+    );
+    assert_eq!(
+        entities(&s),
+        ["worker (1.1.1) THREAD", "worker (1.1.2) (1.1.3) THREAD", "worker (1.1.2) THREAD"]
+    );
+    assert_eq!(rows.intervals.len(), 3, "{:?}", rows.intervals);
+    // A thread labelled like a CPU would merge with it.
+    let (s, rows) = derive_prv_with_row(
+        "#Paraver (d):100_ns:2(1,1):1:1(2:1)
+1:1:1:1:1:0:10:1
+1:2:1:1:2:0:10:1
+",
+        "LEVEL CPU SIZE 2
+node1
+node2
+LEVEL THREAD SIZE 2
+node1
+x
+",
+    );
+    assert_eq!(entities(&s), ["node1 (1.1.1) THREAD", "node1 CPU", "node2 CPU", "x THREAD"]);
+    assert_eq!(rows.intervals, ["state node1 (1.1.1) 1 [0,10) ", "state x 1 [0,10) "]);
+}
+
+#[test]
+fn labels_after_an_unreadable_application_are_not_used() {
+    let (s, _) = derive_prv_with_row(
+        "#Paraver (d):100_ns:0:3:1(1:1):2(1:1):1(1:1)
+2:0:1:1:1:10:6:1
+2:0:3:1:1:10:6:1
+",
+        "LEVEL THREAD SIZE 3
+app1-t1
+app2-t1
+app3-t1
+",
+    );
+    let names: Vec<_> = s.entities.iter().map(|e| s.names.resolve(e.name)).collect();
+    assert_eq!(names, ["app1-t1", "THREAD 3.1.1"]);
+    assert!(
+        s.diagnostics.iter().any(|d| d.kind == "bad_header"
+            && d.message.contains("THREAD labels from line 3 on are not used")),
+        "{:?}",
+        s.diagnostics
+    );
+}
+
+#[test]
 fn paraver_numbers_beyond_i64_keep_their_value() {
     // u64 values, types, states and times were read as their two's-complement bits:
     // -2, channel `-1`, state -1, an open state, a "negative time".

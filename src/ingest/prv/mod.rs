@@ -27,7 +27,9 @@
 //! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows) is of type CPU. A record's
 //! cpu is an entity of type CPU named by its `.row` CPU label or `CPU n`, given as `core`.
 //! A label on several rows of a level gets each row's id appended (`worker (1.1.2)`,
-//! `cpu (2)`), with an info diagnostic: one entity per row.
+//! `cpu (2)`), with an info diagnostic: one entity per row. So does a THREAD label equal to
+//! a CPU label, and a label equal to a name made so. Labels after an unreadable application
+//! of the header are not used (their rows are unknown).
 //! State records are `state` intervals named from `.pcf` STATES; each event pair is one
 //! `events` row (action = the type's name, value, note = the value's label) and a set of
 //! the channel named after the type (0 ends its state); communications are `messages`.
@@ -187,6 +189,9 @@ impl Companions {
 #[derive(Debug, Clone, Default)]
 struct Appl {
     tasks: Vec<u64>,
+    /// The header's text for it could not be read: its rows, and so the flat row index of
+    /// every later application's rows, are unknown.
+    unreadable: bool,
 }
 
 /// The parsed header.
@@ -247,7 +252,7 @@ fn parse_appl(s: &str) -> Option<Appl> {
         .map(|t| t.split(':').next().and_then(|x| x.trim().parse::<u64>().ok()))
         .collect();
     let tasks = tasks?;
-    (tasks.len() == n).then_some(Appl { tasks })
+    (tasks.len() == n).then_some(Appl { tasks, unreadable: false })
 }
 
 /// A problem found in the header: severity, kind, message.
@@ -347,7 +352,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
                     "bad_header",
                     format!("application {} is unreadable: '{f}'", i + 1),
                 ));
-                appls.push(Appl::default());
+                appls.push(Appl { tasks: Vec::new(), unreadable: true });
             }
         }
     }
@@ -393,50 +398,90 @@ struct Names {
 
 /// Entity names of the first `n` labels of `level` (trimmed; `None` for an empty one). A
 /// label on several rows would merge them into one entity: each such row gets its Paraver
-/// id appended (`id(i)` of row `i`), with a note (line, message) per repeat.
+/// id appended (`id(i)` of row `i`), with a note (line, message) per repeat. So does a label
+/// that is one of the `taken` names (another level's), and a name made so that equals
+/// another row's label, until every name is unique.
 fn unique_labels(
     level: &row::Level,
     n: usize,
     what: &str,
     path: &str,
     id: impl Fn(usize) -> String,
+    taken: &HashSet<String>,
     notes: &mut Vec<(u64, String)>,
 ) -> Vec<Option<String>> {
-    let labels: Vec<Option<&str>> =
-        level.labels.iter().take(n).map(|l| Some(l.trim()).filter(|l| !l.is_empty())).collect();
-    let line = |i: usize| level.first_line.saturating_add(i as u64);
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    let mut repeated: HashSet<&str> = HashSet::new();
-    for (i, l) in labels.iter().enumerate() {
-        let Some(l) = *l else { continue };
-        let Some(&f) = first.get(l) else {
-            first.insert(l, i);
-            continue;
-        };
-        repeated.insert(l);
-        notes.push((
-            line(i),
-            format!(
-                "{path}:{}: {what} label '{l}' is also on line {}: each of these rows is named \
-                 with its Paraver id appended, as '{l} ({})'",
-                line(i),
-                line(f),
-                id(i)
-            ),
-        ));
-    }
-    labels
+    let mut names: Vec<Option<String>> = level
+        .labels
         .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            l.map(|l| if repeated.contains(l) { format!("{l} ({})", id(i)) } else { l.to_string() })
-        })
-        .collect()
+        .take(n)
+        .map(|l| Some(l.trim()).filter(|l| !l.is_empty()).map(str::to_string))
+        .collect();
+    let line = |i: usize| level.first_line.saturating_add(i as u64);
+    let mut made = vec![false; names.len()];
+    // Each round appends ids to the names still shared; ids differ, so it ends.
+    for round in 0..=names.len() {
+        let mut holders: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, l) in names.iter().enumerate() {
+            if let Some(l) = l {
+                holders.entry(l.as_str()).or_default().push(i);
+            }
+        }
+        let mut renamed: Vec<(usize, String)> = Vec::new();
+        for (l, rows) in &holders {
+            let clash = taken.contains(*l);
+            if rows.len() < 2 && !clash {
+                continue;
+            }
+            // A made name clashing with a row's own label: the label gives way.
+            let own: Vec<usize> = rows.iter().copied().filter(|&i| !made[i]).collect();
+            let rows = if round > 0 && !clash && !own.is_empty() { &own } else { rows };
+            for &i in rows {
+                let name = format!("{l} ({})", id(i));
+                let why = if clash {
+                    "is also the name of a CPU: this row is named".to_string()
+                } else if round > 0 {
+                    "is also another row's name: this row is named".to_string()
+                } else if i != rows[0] {
+                    format!(
+                        "is also on line {}: each of these rows is named with its Paraver id \
+                         appended, as",
+                        line(rows[0])
+                    )
+                } else {
+                    renamed.push((i, name));
+                    continue;
+                };
+                notes.push((
+                    line(i),
+                    format!("{path}:{}: {what} label '{l}' {why} '{name}'", line(i)),
+                ));
+                renamed.push((i, name));
+            }
+        }
+        if renamed.is_empty() {
+            break;
+        }
+        for (i, name) in renamed {
+            names[i] = Some(name);
+            made[i] = true;
+        }
+    }
+    names
+}
+
+/// Rows (threads) of the process model's applications `appls`.
+fn task_rows(appls: &[Appl]) -> u64 {
+    appls.iter().flat_map(|a| &a.tasks).fold(0u64, |n, &t| n.saturating_add(t))
 }
 
 impl Names {
-    /// The names, and a message per `.row` label that repeats on another row.
-    fn new(header: &Header, comp: &Companions, cpu_rows: bool) -> (Names, Vec<String>) {
+    /// The names, and a diagnostic (kind, message) per `.row` label that repeats on another
+    /// row and for labels that cannot be placed.
+    fn new(
+        header: &Header,
+        comp: &Companions,
+        cpu_rows: bool,
+    ) -> (Names, Vec<(&'static str, String)>) {
         let mut task_base = Vec::new();
         let mut flat = 0u64;
         for appl in &header.appls {
@@ -463,18 +508,52 @@ impl Names {
         let limit =
             |n: Option<u64>| n.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let mut notes = Vec::new();
-        if let Some(l) = level("THREAD") {
-            let n = limit(Some(names.rows));
-            names.thread_labels =
-                unique_labels(l, n, "THREAD", &path, |i| names.flat_id(i), &mut notes);
-        }
+        let mut unused = None;
         if let Some(l) = level("CPU") {
             let n = limit(names.cpus);
-            names.cpu_labels =
-                unique_labels(l, n, "CPU", &path, |i| (i + 1).to_string(), &mut notes);
+            names.cpu_labels = unique_labels(
+                l,
+                n,
+                "CPU",
+                &path,
+                |i| (i + 1).to_string(),
+                &HashSet::new(),
+                &mut notes,
+            );
+        }
+        if let Some(l) = level("THREAD") {
+            // Rows after an unreadable application have unknown positions: their labels
+            // would name the wrong threads.
+            let known = header
+                .appls
+                .iter()
+                .position(|a| a.unreadable)
+                .map(|a| (a, task_rows(&header.appls[..a])));
+            let mut n = limit(Some(names.rows));
+            if let Some((a, rows)) = known {
+                let rows = limit(Some(rows));
+                if l.labels.len() > rows {
+                    unused = Some(format!(
+                        "{path}: THREAD labels from line {} on are not used: application {} of \
+                         the header is unreadable, so which rows they name is unknown",
+                        l.first_line.saturating_add(rows as u64),
+                        a + 1
+                    ));
+                }
+                n = n.min(rows);
+            }
+            // A thread must not take a CPU's name (a label like `CPU 1` on a THREAD row is
+            // ovni's way of saying the row is that CPU, and stays).
+            let taken: HashSet<String> =
+                names.cpu_labels.iter().flatten().filter(|l| !is_cpu_label(l)).cloned().collect();
+            names.thread_labels =
+                unique_labels(l, n, "THREAD", &path, |i| names.flat_id(i), &taken, &mut notes);
         }
         notes.sort_by_key(|n| n.0);
-        (names, notes.into_iter().map(|n| n.1).collect())
+        let mut notes: Vec<(&'static str, String)> =
+            notes.into_iter().map(|n| ("duplicate_row_label", n.1)).collect();
+        notes.extend(unused.map(|m| ("bad_header", m)));
+        (names, notes)
     }
 
     /// The Paraver id `appl.task.thread` of flat row `flat` (0-based).
@@ -678,14 +757,10 @@ pub fn read<R: Read>(
             sink.trace_end(h.end);
             let cpu_rows = comp.row.is_none() && is_ovni_cpu_file(path);
             let (names, notes) = Names::new(&h, comp, cpu_rows);
-            for message in notes {
-                sink.diagnostic(Diagnostic {
-                    severity: Severity::Info,
-                    kind: "duplicate_row_label",
-                    pos: Pos::None,
-                    ts: None,
-                    message,
-                })?;
+            for (kind, message) in notes {
+                let severity =
+                    if kind == "bad_header" { Severity::Warning } else { Severity::Info };
+                sink.diagnostic(Diagnostic { severity, kind, pos: Pos::None, ts: None, message })?;
             }
             if names.rows <= DECLARE_ROWS_MAX {
                 for (name, ty) in names.all_rows() {
