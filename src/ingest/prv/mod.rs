@@ -300,7 +300,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
         },
     };
     let end = match num.parse::<i64>() {
-        Ok(v) => unit.to_ns(v).map(|t| t.0).ok_or_else(|| bad("the end time overflows"))?,
+        Ok(v) => unit.to_ns(v).map(|t| t.0).filter(|&t| t >= 0),
         // Float end times (`%0Lf` writers): scaled to ns before rounding (`0.4_ms` is
         // 400000 ns, not 0).
         Err(_) => {
@@ -315,16 +315,34 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
             let ns = (v * ns_per_unit).round();
             #[allow(clippy::cast_precision_loss)]
             let max = MAX_ABS_NS as f64;
-            if !(ns.is_finite() && (0.0..max).contains(&ns)) {
-                return Err(bad("the end time is out of range"));
-            }
             #[allow(clippy::cast_possible_truncation)]
-            let t = ns as i64;
-            t
+            (ns.is_finite() && (0.0..max).contains(&ns)).then(|| ns as i64)
         }
     };
+    // The end time only extends the capture: one that cannot be a time is left out.
+    let end = end.unwrap_or_else(|| {
+        problems.push((
+            Severity::Warning,
+            "bad_header",
+            format!(
+                "the end time '{end_field}' is negative or beyond 2^62 ns: ignored, states \
+                 still open close at the last record"
+            ),
+        ));
+        0
+    });
     let resources = fields.get(1).copied().unwrap_or("").trim().to_string();
     let cpus = parse_cpus(&resources);
+    if cpus.is_none() && !matches!(resources.as_str(), "" | "0") {
+        problems.push((
+            Severity::Warning,
+            "bad_header",
+            format!(
+                "the resource model '{}' is unreadable: cpu fields are not checked against it",
+                clip(&resources)
+            ),
+        ));
+    }
     let n_appl: usize = fields
         .get(2)
         .and_then(|f| f.trim().parse().ok())
@@ -1173,6 +1191,27 @@ mod tests {
             parse_header("#Paraver (d):10_xs:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
         assert_eq!((h.unit, problems.len()), (TimeUnit::Us, 1));
         assert!(parse_header("#Paraver 10:0", "t", Pos::Line(1)).is_err());
+    }
+
+    #[test]
+    fn an_unusable_end_time_or_resource_model_is_a_warning_not_the_end() {
+        for (line, end) in [
+            ("#Paraver (d):-5_ns:0:1:1(1:1)", 0),
+            ("#Paraver (d):99999999999999999999_ns:0:1:1(1:1)", 0),
+            ("#Paraver (d):9223372036854775807_ms:0:1:1(1:1)", 0),
+            ("#Paraver (d):-0.5_ms:0:1:1(1:1)", 0),
+        ] {
+            let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+            assert_eq!(h.end, end, "{line}");
+            assert_eq!(problems.len(), 1, "{line}");
+            assert_eq!(problems[0].1, "bad_header", "{line}");
+        }
+        let line = "#Paraver (d):100_ns:2(18446744073709551615,5):1:1(1:1)";
+        let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert_eq!((h.cpus, h.end), (None, 100));
+        assert!(problems[0].2.contains("resource model"), "{problems:?}");
+        // No resource model at all is no problem.
+        assert!(parse_header("#Paraver (d):1:0:1:1(1:1)", "t", Pos::Line(1)).unwrap().1.is_empty());
     }
 
     #[test]
