@@ -896,7 +896,8 @@ fn ovni_channels_registered_with_prv_zero_keep_their_zeros() {
     let intervals = |date: &str| {
         let text = format!(
             "#Paraver ({date}):00000000000000000050_ns:0:1:1(1:1)\n\
-             2:0:1:1:1:0:3:1:7:1\n2:0:1:1:1:10:3:0:7:0\n2:0:1:1:1:20:3:2\n2:0:1:1:1:30:201:0\n"
+             2:0:1:1:1:0:3:1:7:1\n2:0:1:1:1:10:3:0:7:0\n2:0:1:1:1:20:3:2\n2:0:1:1:1:30:201:0\n\
+             2:0:1:1:1:40:17:0\n"
         );
         let mut d = Deriver::new(Rows::default(), "cpu.prv", false);
         let comp = crate::ingest::prv::Companions::default();
@@ -909,6 +910,7 @@ fn ovni_channels_registered_with_prv_zero_keep_their_zeros() {
     assert_eq!(
         intervals("19/01/38 at 03:14"),
         [
+            "17 CPU ROW 1 0 [40,50) open",
             "201 CPU ROW 1 0 [30,50) open",
             "3 CPU ROW 1 0 [10,20) ",
             "3 CPU ROW 1 1 [0,10) ",

@@ -686,10 +686,11 @@ const OVNI_DATE: &str = "19/01/38 at 03:14";
 
 /// Whether a 0 of event type `etype` is a value rather than the end of the channel's state.
 /// Paraver's convention (and Extrae's) is that 0 ends it; ovni registers a few channels with
-/// `PRV_ZERO` (`src/emu/cpu.c`, `src/emu/nosv/hwc.c`), whose 0 is a real value: the number
-/// of running threads of a CPU (type 3) and the nOS-V hardware counters (types 200-299).
+/// `PRV_ZERO` (`src/emu/cpu.c`, `src/emu/nosv/hwc.c`, `src/emu/nosv/breakdown.c`), whose 0
+/// is a real value: the number of running threads of a CPU (type 3), the nOS-V breakdown
+/// of a breakdown trace (type 17) and the nOS-V hardware counters (types 200-299).
 fn zero_is_value(ovni: bool, etype: i128) -> bool {
-    ovni && (etype == 3 || (200..300).contains(&etype))
+    ovni && (etype == 3 || etype == 17 || (200..300).contains(&etype))
 }
 
 /// ovni's emulator writes the CPU view as `cpu.prv`, whose rows are CPUs.
