@@ -396,3 +396,66 @@ fn lists_structs_and_maps_are_json_values_and_keep_their_nulls() {
         "l,s,m,n,f\n\"[1, NULL, 3]\",\"{a: 1, b: [NULL, x]}\",{k: 2},,[NaN]\n"
     );
 }
+
+#[test]
+fn btf_quirks_older_isr_code_stray_nul_forced_format_empty_type_first_preempt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = |name: &str, text: &[u8]| std::fs::write(tmp.path().join(name), text).unwrap();
+    // `ISR` is the older files' code for `I`: it interrupts A as an `I` would.
+    w(
+        "isr.btf",
+        b"#version 2.1.0\n0,STI_A,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n\
+          20,STI_I,0,ISR,I1,0,activate\n20,Core_0,0,ISR,I1,0,start\n\
+          30,Core_0,0,ISR,I1,0,terminate\n40,Core_0,0,T,A,0,terminate\n",
+    );
+    // One NUL in a line near the top is that line's problem, not the file's.
+    w(
+        "nul.btf",
+        b"#version 2.1.0\n0,STI_A,0,T,A,0,activate\n5,Core_0,0,T,A,0,st\0art\n\
+          10,Core_0,0,T,A,0,start\n20,Core_0,0,T,A,0,terminate\n",
+    );
+    // The type A has elsewhere fills an empty type field; unknown yet, the event stays.
+    w(
+        "notype.btf",
+        b"#version 2.1.0\n0,STI_A,0,,A,0,activate\n5,Core_0,0,T,A,0,start\n\
+          6,Core_0,0,,A,0,preempt\n7,Core_0,0,T,A,0,resume\n8,Core_0,0,T,A,0,terminate\n",
+    );
+    // A running before the capture: its first event, a preempt, is a preemption too.
+    w(
+        "pre.btf",
+        b"#version 2.1.0\n10,Core_0,0,T,A,0,preempt\n20,Core_0,0,T,A,0,resume\n\
+          30,Core_0,0,T,A,0,preempt\n40,Core_0,0,T,A,0,resume\n50,Core_0,0,T,A,0,terminate\n",
+    );
+    ok(tmp.path(), &["ingest", "--archive", "db", "isr.btf", "nul.btf", "notype.btf", "pre.btf"]);
+    assert_eq!(
+        csv(
+            tmp.path(),
+            "db",
+            "SELECT capture_id, entity, net_exec, ready_time, preemptions, complete FROM instances \
+             ORDER BY ALL"
+        ),
+        "capture_id,entity,net_exec,ready_time,preemptions,complete\n1,A,20,10,1,true\n\
+         1,I1,10,0,0,true\n2,A,10,0,0,true\n3,A,2,1,1,false\n4,A,20,20,2,false\n"
+    );
+    assert_eq!(
+        csv(
+            tmp.path(),
+            "db",
+            "SELECT capture_id, severity, position FROM diagnostics \
+             WHERE kind = 'missing_type' ORDER BY ALL"
+        ),
+        "capture_id,severity,position\n3,info,notype.btf:4\n3,warning,notype.btf:2\n"
+    );
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events WHERE capture_id = 3"), "5");
+    // --format btf forces it: a file whose first lines are malformed still gives its events.
+    w("forced.btf", b"1,a\n2,b\n3,Core_0,0,T,A,0,start\n4,Core_0,0,T,A,0,terminate\n");
+    assert_eq!(
+        run(tmp.path(), &["ingest", "--archive", "db", "forced.btf"]).status.code(),
+        Some(1)
+    );
+    ok(tmp.path(), &["ingest", "--archive", "db", "--format", "btf", "forced.btf"]);
+    assert_eq!(
+        scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics WHERE kind = 'malformed_line'"),
+        "2"
+    );
+}

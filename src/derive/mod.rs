@@ -134,6 +134,8 @@ struct Known {
     value: Sym,
     core_type: Sym,
     isr_type: Sym,
+    /// `ISR`, the older files' code for an ISR.
+    isr_type_old: Sym,
     sem_type: Sym,
     sig_type: Sym,
 }
@@ -211,6 +213,7 @@ impl<O: Output> Deriver<O> {
             value: names.intern("value"),
             core_type: names.intern("C"),
             isr_type: names.intern("I"),
+            isr_type_old: names.intern("ISR"),
             sem_type: names.intern("SEM"),
             sig_type: names.intern("SIG"),
         };
@@ -601,10 +604,32 @@ impl<O: Output> Sink for Deriver<O> {
 
         let source = self.names.intern(ev.source);
         let target = self.names.intern(ev.target);
-        let target_type = self.names.intern(ev.target_type);
+        let mut target_type = self.names.intern(ev.target_type);
         let action = self.names.intern(ev.action);
         self.entity(source, ev.pos);
-        self.set_type(target, target_type, false, ev.pos);
+        if ev.target_type.is_empty() {
+            // Names are unique across types: the type the target has elsewhere is its type.
+            let known = self.type_of(target);
+            let (severity, then) = match known {
+                Some(t) => {
+                    target_type = t;
+                    (
+                        Severity::Info,
+                        format!("taken as {}, its type elsewhere", self.names.resolve(t)),
+                    )
+                }
+                None => (
+                    Severity::Warning,
+                    "its type is not known yet: the event is kept in events, with no state change"
+                        .to_string(),
+                ),
+            };
+            let msg = format!("empty type field for {}: {then}", ev.target);
+            self.diag(severity, "missing_type", ev.pos, ts, msg)?;
+            self.entity(target, ev.pos);
+        } else {
+            self.set_type(target, target_type, false, ev.pos);
+        }
         let class = self.class(target_type);
         // The numeric payload, parsed once for the row and the state machines.
         let value = ev.value.or_else(|| numeric(ev.note));

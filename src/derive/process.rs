@@ -204,6 +204,13 @@ impl<O: Output> Deriver<O> {
                 self.procs.insert(key, p);
                 self.track_open(key, a)?;
                 self.adopt_runnables(key);
+                // It ran until then: that is a preemption like any other (`enter` counts
+                // only those of a process it saw running).
+                if action == "preempt" {
+                    if let Some(p) = self.procs.get_mut(&key) {
+                        p.row.preemptions += 1;
+                    }
+                }
                 self.enter(key, to, a)?;
                 // Adopted runnables were running; the task may not be.
                 if self.procs.get(&key).is_some_and(|p| !p.state.on_core()) {
@@ -492,7 +499,10 @@ impl<O: Output> Deriver<O> {
         let displaced = (pe, pi);
         let running_here =
             self.procs.get(&displaced).is_some_and(|p| p.state.on_core() && p.core == Some(core));
-        let by_isr = self.procs.get(&key).is_some_and(|p| p.etype == self.known.isr_type);
+        let by_isr = self
+            .procs
+            .get(&key)
+            .is_some_and(|p| p.etype == self.known.isr_type || p.etype == self.known.isr_type_old);
         let (who, whom) = (self.names.resolve(key.0), self.names.resolve(pe));
         if running_here && by_isr {
             let msg = format!(
@@ -748,6 +758,10 @@ impl<O: Output> Deriver<O> {
                     r.running = running;
                     r.row.start_ts = None;
                     r.row.activate_ts = None;
+                    // It ran until then: that is a preemption like any other.
+                    if action == "suspend" {
+                        r.row.preemptions += 1;
+                    }
                 }
                 if action == "terminate" {
                     self.runnable_close(key, a, true)?;

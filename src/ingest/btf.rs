@@ -43,11 +43,11 @@ const KNOWN_KEYS: &[&str] = &[
 /// True when `prefix` looks like BTF: a known `#key` header line, or data lines most of
 /// which have at least 7 comma-separated fields and an integer time. Up to
 /// [`SNIFF_DATA_LINES`] data lines are looked at, so that one malformed line at the top
-/// (a diagnostic like any other) does not make the whole file unrecognised.
+/// (a diagnostic like any other) does not make the whole file unrecognised. A NUL byte
+/// (binary data) leaves only the header to go by: one stray NUL in a BTF file is a
+/// malformed line, not a reason to refuse the file.
 pub fn sniff(prefix: &[u8]) -> bool {
-    if prefix.contains(&0) {
-        return false;
-    }
+    let binary = prefix.contains(&0);
     let prefix = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let text = String::from_utf8_lossy(prefix);
     let (mut good, mut seen) = (0, 0);
@@ -74,7 +74,7 @@ pub fn sniff(prefix: &[u8]) -> bool {
             break;
         }
     }
-    good * 2 > seen
+    !binary && good * 2 > seen
 }
 
 /// Data lines [`sniff`] looks at.
@@ -537,6 +537,9 @@ mod tests {
         assert!(!sniff(b"#Paraver (01/01/2020 at 10:00):100_ns:0:1:1(1:1)\n"));
         assert!(!sniff(b"hello world\n"));
         assert!(!sniff(b"\x00\x01binary"));
+        // A stray NUL: the header still says BTF; without one, data lines do not.
+        assert!(sniff(b"#version 2.1.0\n5,Core_0,0,T,A,0,st\x00art\n"));
+        assert!(!sniff(b"5,Core_0,0,T,A,0,st\x00art\n6,Core_0,0,T,A,0,start\n"));
         // One bad line at the top is a record-level problem, not another format.
         assert!(sniff(b"0,STI,0,T,A\n0,STI,0,T,A,0,activate\n1,Core_0,0,T,A,0,start\n"));
         assert!(!sniff(b"a,b\nc,d\n0,STI,0,T,A,0,activate\n"));

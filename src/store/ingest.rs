@@ -193,7 +193,9 @@ pub fn ingest_files(
 fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format> {
     match opts.format {
         Some(f) => {
-            if !f.sniff(prefix) {
+            // Forcing BTF reads any text: every line is an event or a malformed_line
+            // diagnostic. Paraver's reader needs its header line.
+            if f != Format::Btf && !f.sniff(prefix) {
                 return Err(Error::input(
                     shown,
                     "",
