@@ -316,7 +316,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
             #[allow(clippy::cast_precision_loss)]
             let max = MAX_ABS_NS as f64;
             #[allow(clippy::cast_possible_truncation)]
-            (ns.is_finite() && (0.0..max).contains(&ns)).then(|| ns as i64)
+            (ns.is_finite() && (0.0..max).contains(&ns)).then_some(ns as i64)
         }
     };
     // The end time only extends the capture: one that cannot be a time is left out.
@@ -451,19 +451,21 @@ fn unique_labels(
                 continue;
             }
             // A made name clashing with a row's own label: the label gives way.
-            let own: Vec<usize> = rows.iter().copied().filter(|&i| !made[i]).collect();
+            let own: Vec<usize> =
+                rows.iter().copied().filter(|&i| !made.get(i).copied().unwrap_or(true)).collect();
             let rows = if round > 0 && !clash && !own.is_empty() { &own } else { rows };
+            let first = rows.first().copied().unwrap_or_default();
             for &i in rows {
                 let name = format!("{l} ({})", id(i));
                 let why = if clash {
                     "is also the name of a CPU: this row is named".to_string()
                 } else if round > 0 {
                     "is also another row's name: this row is named".to_string()
-                } else if i != rows[0] {
+                } else if i != first {
                     format!(
                         "is also on line {}: each of these rows is named with its Paraver id \
                          appended, as",
-                        line(rows[0])
+                        line(first)
                     )
                 } else {
                     renamed.push((i, name));
@@ -480,8 +482,10 @@ fn unique_labels(
             break;
         }
         for (i, name) in renamed {
-            names[i] = Some(name);
-            made[i] = true;
+            if let (Some(n), Some(m)) = (names.get_mut(i), made.get_mut(i)) {
+                *n = Some(name);
+                *m = true;
+            }
         }
     }
     names
@@ -546,7 +550,7 @@ impl Names {
                 .appls
                 .iter()
                 .position(|a| a.unreadable)
-                .map(|a| (a, task_rows(&header.appls[..a])));
+                .map(|a| (a, task_rows(header.appls.get(..a).unwrap_or_default())));
             let mut n = limit(Some(names.rows));
             if let Some((a, rows)) = known {
                 let rows = limit(Some(rows));
