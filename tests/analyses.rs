@@ -486,3 +486,37 @@ fn jitter_pairs_each_instance_with_the_next_one() {
          4,10,10,0,5,-3,10,23,26\n"
     );
 }
+
+#[test]
+fn a_semaphore_never_overfull_has_zero_overfull_time_and_a_first_preempt_has_its_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    // S is locked 1..5 and never overfull; U never even locked. Both log their states.
+    std::fs::write(
+        tmp.path().join("sem.btf"),
+        "0,S,0,SEM,S,0,ready,0\n0,U,0,SEM,U,0,ready,0\n0,STI_A,0,T,A,0,activate\n\
+         0,Core_0,0,T,A,0,start\n1,A,0,SEM,S,0,requestsemaphore\n1,S,0,SEM,S,0,lock,1\n\
+         1,A,0,SEM,S,0,assigned\n5,A,0,SEM,S,0,released\n5,S,0,SEM,S,0,unlock,0\n\
+         9,Core_0,0,T,A,0,terminate\n",
+    )
+    .unwrap();
+    // The capture begins as A is preempted by B: A's first event is that preempt.
+    std::fs::write(
+        tmp.path().join("pre.btf"),
+        "0,Core_0,0,T,A,0,preempt\n0,STI_B,0,T,B,0,activate\n0,Core_0,0,T,B,0,start\n\
+         5,Core_0,0,T,B,0,terminate\n5,Core_0,0,T,A,0,resume\n8,Core_0,0,T,A,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "sem.btf", "pre.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT semaphore, locked_time, overfull_time FROM semaphore_contention ORDER BY 1"
+        ),
+        "semaphore,locked_time,overfull_time\nS,4,0\nU,0,0\n"
+    );
+    assert_eq!(
+        util::csv(tmp.path(), "db", "SELECT * FROM preemption_pairs WHERE capture_id = 2"),
+        "capture_id,preempted,preempted_by,core,preemptions,first_ts,last_ts\n2,A,B,Core_0,1,0,0\n"
+    );
+}

@@ -632,3 +632,60 @@ fn a_report_written_through_a_symlink_keeps_the_link() {
     let md = std::fs::read_to_string(dir.join("real.md")).unwrap();
     assert!(md.contains("ecu-4cores"), "the report went to the link's target");
 }
+
+#[test]
+fn a_short_capture_beside_a_long_one_reports_with_a_bounded_chart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // 200 s: at the short capture's 20 µs window, 10 million windows per core.
+    let long = "#version 2.1.0\n0,STI,0,T,A,0,activate\n0,Core_0,0,T,A,0,start\n\
+                200000000000,Core_0,0,T,A,0,terminate\n";
+    std::fs::write(d.join("long.btf"), long).unwrap();
+    // 1.5 ms, names that Markdown would take as HTML, and a task the long one lacks.
+    let short = "#version 2.1.0\n0,STI,0,T,<b>A,0,activate\n0,Core_0,0,T,<b>A,0,start\n\
+                 1500000,Core_0,0,T,<b>A,0,terminate\n";
+    std::fs::write(d.join("short.btf"), short).unwrap();
+    ok(d, &["ingest", "--archive", "db", "long.btf", "short.btf"]);
+    let md = d.join("r.md");
+    ok(
+        d,
+        &[
+            "report",
+            "--archive",
+            "db",
+            "--capture",
+            "short",
+            "--baseline",
+            "long",
+            "-o",
+            md.to_str().unwrap(),
+        ],
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("&lt;b&gt;A") && !md.contains("<b>A"), "{md}");
+    assert!(md.contains("Only in the baseline: A."), "{md}");
+    let json = report_json(d, &["--capture", "short", "--baseline", "long"]);
+    let cores = json["cpu_load"]["cores"].as_array().unwrap();
+    for c in cores {
+        let points = c["points"].as_array().unwrap().len();
+        let base = c["baseline_points"].as_array().unwrap().len();
+        assert!(points <= 150 && base <= points, "{points} points, {base} baseline points");
+    }
+    assert_eq!(json["cpu_load"]["window_ns"], 20_000, "1.5 ms in at most 150 windows");
+}
+
+#[test]
+fn a_paraver_capture_without_state_records_says_so_instead_of_an_empty_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("ev.prv"), "#Paraver (d):100_ns:0:1:1(1:1)\n2:0:1:1:1:10:6:1\n").unwrap();
+    ok(d, &["ingest", "--archive", "db", "ev.prv"]);
+    ok(d, &["report", "--archive", "db", "-o", "r.md"]);
+    ok(d, &["report", "--archive", "db", "-o", "r.html"]);
+    let md = std::fs::read_to_string(d.join("r.md")).unwrap();
+    let state_time = md.split("### Time per state").nth(1).unwrap_or_default();
+    assert!(state_time.contains("No rows"), "{md}");
+    assert!(!md.contains("|  |"), "{md}");
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(!html.contains("<tr></tr>"), "an empty table row in the HTML");
+}

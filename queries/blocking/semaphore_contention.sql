@@ -43,8 +43,9 @@ WITH r AS (
     -- counter splits the interval but continues the episode.
     SELECT capture_id, entity AS semaphore,
            count(*) FILTER (WHERE state = 'overfull' AND prev IS DISTINCT FROM 'overfull') AS overfull_episodes,
-           sum(dur) FILTER (WHERE state IN ('full', 'overfull')) AS locked_time,
-           sum(dur) FILTER (WHERE state = 'overfull') AS overfull_time
+           -- 0, not NULL, when the trace logs the semaphore's states but never this one.
+           coalesce(sum(dur) FILTER (WHERE state IN ('full', 'overfull')), 0) AS locked_time,
+           coalesce(sum(dur) FILTER (WHERE state = 'overfull'), 0) AS overfull_time
     FROM (SELECT *, lag(state) OVER (PARTITION BY capture_id, entity, instance ORDER BY ts, dur) AS prev
           FROM intervals WHERE channel = 'state' AND entity_type = 'SEM')
     GROUP BY capture_id, entity

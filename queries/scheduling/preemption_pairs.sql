@@ -14,6 +14,10 @@
 -- when the trace does not say who it was: nothing occupied the core after the preemption,
 -- or the next occupant was the preempted instance itself, resumed there (another instance
 -- of the same task is a real answer).
+-- A preempt that is an instance's first event in the capture (the capture began while it
+-- ran) has no running interval before it: it is found among the instances whose activate
+-- and start the capture lacks, as the action that entered their first state, on the core
+-- the instance has in `instances` (that of its first resume).
 -- Preemptions and occupants come from one scan of the process states (an occupant's
 -- instance is needed to tell a resume of the preempted instance itself).
 CREATE OR REPLACE TEMP VIEW preemption_pairs AS
@@ -22,9 +26,21 @@ WITH r AS MATERIALIZED (
     FROM intervals
     WHERE channel = 'state' AND state IN ('running', 'polling') AND core IS NOT NULL
       AND entity_type IN ('T', 'I', 'ISR')
+), unknown_start AS MATERIALIZED (
+    SELECT capture_id, entity, instance, core FROM instances
+    WHERE activate_ts IS NULL AND start_ts IS NULL AND preemptions > 0 AND core IS NOT NULL
+      AND entity_type IN ('T', 'I', 'ISR')
+), first_preempt AS (
+    SELECT capture_id, entity AS preempted, instance, any_value(u.core) AS core, min(i.ts) AS at
+    FROM intervals i JOIN unknown_start u USING (capture_id, entity, instance)
+    WHERE i.channel = 'state'
+    GROUP BY ALL
+    HAVING arg_min(i.start_action, i.ts) = 'preempt'
 ), p AS (
     SELECT capture_id, entity AS preempted, instance, core, ts + dur AS at
     FROM r WHERE state = 'running' AND end_action = 'preempt'
+    UNION ALL
+    SELECT * FROM first_preempt
 ), occ AS (
     SELECT capture_id, core, ts, entity AS process, instance FROM r WHERE dur > 0 OR open
 )
@@ -35,4 +51,4 @@ SELECT p.capture_id, p.preempted,
 FROM p
 ASOF LEFT JOIN occ ON occ.capture_id = p.capture_id AND occ.core = p.core AND occ.ts >= p.at
 GROUP BY ALL
-ORDER BY p.capture_id, preemptions DESC, p.preempted, preempted_by NULLS LAST;
+ORDER BY p.capture_id, preemptions DESC, p.preempted, preempted_by NULLS LAST, p.core;

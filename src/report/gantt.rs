@@ -51,19 +51,33 @@ pub fn gantt(conn: &duckdb::Connection, id: i64) -> Result<Option<Gantt>> {
         let Some(lane) = lanes.last_mut() else { continue };
         merge_slice(&mut lane.slices, (s, end, state), min);
     }
-    // Most active lanes first when there are too many, then back in core order.
+    // The focus lane, then the most active ones, when there are too many; then back in core
+    // order.
     if lanes.len() > GANTT_LANES {
-        lanes.sort_by_key(|l| std::cmp::Reverse(l.slices.iter().map(|s| s.1 - s.0).sum::<i64>()));
+        lanes.sort_by_key(|l| {
+            std::cmp::Reverse((l.entity == entity, l.slices.iter().map(|s| s.1 - s.0).sum::<i64>()))
+        });
         lanes.truncate(GANTT_LANES);
         lanes.sort_by(|a, b| (&a.core, &a.entity).cmp(&(&b.core, &b.entity)));
     }
-    let mut budget = GANTT_RECTS;
-    for l in &mut lanes {
-        l.slices.truncate(budget);
-        budget -= l.slices.len();
-    }
+    share_rectangles(&mut lanes, GANTT_RECTS);
     let focus = format!("{entity} instance {instance} (activate {a} ns, terminate {t} ns)");
     Ok(Some(Gantt { from, to, focus, focus_from: a, focus_to: t, lanes }))
+}
+
+/// Cuts the lanes' slices to `budget` in all, shared out evenly: a lane needing less than
+/// its share leaves the rest to the others, and no lane is left empty while another has
+/// more than its share.
+fn share_rectangles(lanes: &mut [Lane], budget: usize) {
+    let mut order: Vec<usize> = (0..lanes.len()).collect();
+    order.sort_by_key(|&i| lanes.get(i).map_or(0, |l| l.slices.len()));
+    let (mut left, n) = (budget, lanes.len());
+    for (k, i) in order.into_iter().enumerate() {
+        let Some(lane) = lanes.get_mut(i) else { continue };
+        let share = left / (n - k);
+        lane.slices.truncate(share);
+        left -= lane.slices.len();
+    }
 }
 
 /// Appends a slice, merging it into the previous one when either is shorter than `min` ns
@@ -85,6 +99,19 @@ fn merge_slice(slices: &mut Vec<(i64, i64, String)>, next: (i64, i64, String), m
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rectangles_are_shared_so_no_lane_is_emptied() {
+        let lane = |n: usize| Lane {
+            entity: format!("T{n}"),
+            core: String::new(),
+            slices: (0..n as i64).map(|i| (i, i + 1, "running".to_string())).collect(),
+        };
+        let mut lanes = vec![lane(300), lane(10), lane(300), lane(300)];
+        share_rectangles(&mut lanes, 100);
+        let counts: Vec<usize> = lanes.iter().map(|l| l.slices.len()).collect();
+        assert_eq!(counts, [30, 10, 30, 30]);
+    }
 
     #[test]
     fn tiny_slices_merge() {

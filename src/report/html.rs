@@ -251,10 +251,11 @@ fn states(s: &mut String, r: &Report) {
                     rows.len()
                 );
             }
-            let cols: Vec<String> = rows
-                .first()
-                .map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect())
-                .unwrap_or_default();
+            let Some(first) = rows.first() else {
+                s.push_str("<p>No rows: the capture has none to show here.</p>\n");
+                continue;
+            };
+            let cols: Vec<String> = first.keys().filter(|k| *k != "capture_id").cloned().collect();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             table(s, rows, &cols);
         }

@@ -3,8 +3,15 @@
 use super::{change_text, human, human_ns, num, text, Report, Row, Section, TASK_COLUMNS};
 use std::fmt::Write;
 
+/// Text as a Markdown table cell or inline text: `|` and line breaks would break the table,
+/// and `<`, `>`, `&` would be taken as HTML by GitHub and GitLab (a task named `<b>` must not
+/// turn the rest of the line bold), so they become entities.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\n', " ")
 }
 
 /// The report as Markdown.
@@ -48,6 +55,21 @@ pub fn render(r: &Report) -> String {
                 "No regression beyond {}% and no new deadline miss against baseline **{}**.\n",
                 r.threshold_pct,
                 cell(&b.name)
+            );
+        }
+        if !c.new_tasks.is_empty() || !c.gone_tasks.is_empty() {
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.iter().map(|t| cell(t)).collect::<Vec<_>>().join(", ")
+                }
+            };
+            let _ = writeln!(
+                s,
+                "Only in this capture: {}. Only in the baseline: {}.\n",
+                list(&c.new_tasks),
+                list(&c.gone_tasks)
             );
         }
     }
@@ -233,7 +255,7 @@ fn gantt(s: &mut String, r: &Report) {
             "Gantt window: {} to {}, around the worst response time: {} (see the HTML form for the charts).\n",
             human_ns(g.from as f64),
             human_ns(g.to as f64),
-            g.focus
+            cell(&g.focus)
         );
     }
 }
@@ -259,10 +281,11 @@ fn states(s: &mut String, r: &Report) {
                     rows.len()
                 );
             }
-            let cols: Vec<String> = rows
-                .first()
-                .map(|r| r.keys().filter(|k| *k != "capture_id").cloned().collect())
-                .unwrap_or_default();
+            let Some(first) = rows.first() else {
+                let _ = writeln!(s, "No rows: the capture has none to show here.\n");
+                continue;
+            };
+            let cols: Vec<String> = first.keys().filter(|k| *k != "capture_id").cloned().collect();
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             table(s, rows, &cols);
         }

@@ -33,6 +33,10 @@ pub const LIST_CAP: usize = 1000;
 pub const HISTOGRAM_BINS: i64 = 20;
 /// Most points per core of the CPU load chart.
 pub const LOAD_POINTS: i64 = 150;
+
+/// Most windows computed for a baseline's load (of which the chart draws the part beside the
+/// capture).
+const BASELINE_WINDOWS: i64 = 10_000;
 /// Most rows (tasks) and rectangles of the Gantt chart.
 pub const GANTT_LANES: usize = 40;
 /// See [`GANTT_LANES`].
@@ -65,15 +69,31 @@ pub fn collect(
     let mut load = cpu_load(conn, capture, None)?;
     let comparison = match baseline {
         Some(b) => {
-            let base_load = cpu_load(conn, b, Some(load.window_ns))?;
-            // The baseline's first window drawn where this capture's first window is.
+            // The capture's windows, unless the baseline is so much longer that they would
+            // be too many to compute: only the part beside this capture is drawn anyway.
+            let base_span = b.ts_max.unwrap_or(0) - b.ts_min.unwrap_or(0);
+            let base_window = if base_span / load.window_ns > BASELINE_WINDOWS {
+                nice_window(base_span / BASELINE_WINDOWS)
+            } else {
+                load.window_ns
+            };
+            let base_load = cpu_load(conn, b, Some(base_window))?;
+            // The baseline's first window drawn where this capture's first window is, and
+            // no further than its last: a longer baseline does not stretch the chart.
             let first =
                 |l: &CpuLoad| l.cores.iter().filter_map(|c| c.points.first()).map(|p| p.0).min();
+            let last =
+                load.cores.iter().filter_map(|c| c.points.last()).map(|p| p.0).max().unwrap_or(0);
             let shift = first(&load).zip(first(&base_load)).map_or(0, |(c, b)| c - b);
             for c in &mut load.cores {
                 if let Some(bc) = base_load.cores.iter().find(|bc| bc.core == c.core) {
                     c.baseline_mean = Some(bc.mean);
-                    c.baseline_points = bc.points.iter().map(|&(t, l)| (t + shift, l)).collect();
+                    c.baseline_points = bc
+                        .points
+                        .iter()
+                        .map(|&(t, l)| (t + shift, l))
+                        .filter(|&(t, _)| t <= last)
+                        .collect();
                 }
             }
             Some(compare(
@@ -211,6 +231,18 @@ pub fn nice_window(raw: i64) -> i64 {
     }
 }
 
+/// The nicest window giving at most [`LOAD_POINTS`] windows per core over `from..=to`:
+/// `cpu_load` numbers windows from ⌊from / w⌋ to ⌊to / w⌋, both included, which is one or
+/// two more than the span divided by the window.
+fn load_window(from: i64, to: i64) -> i64 {
+    let windows = |w: i64| to.div_euclid(w) - from.div_euclid(w) + 1;
+    let mut w = nice_window((to - from + LOAD_POINTS - 1) / LOAD_POINTS);
+    while windows(w) > LOAD_POINTS {
+        w = nice_window(w + 1);
+    }
+    w
+}
+
 /// CPU load per core of capture `c`, in windows of `window_ns` (default: the nicest window
 /// giving at most [`LOAD_POINTS`] per core).
 fn cpu_load(
@@ -218,9 +250,8 @@ fn cpu_load(
     c: &CaptureEntry,
     window_ns: Option<i64>,
 ) -> Result<CpuLoad> {
-    let span = c.ts_max.unwrap_or(0) - c.ts_min.unwrap_or(0);
     let window_ns =
-        window_ns.unwrap_or_else(|| nice_window((span + LOAD_POINTS - 1) / LOAD_POINTS));
+        window_ns.unwrap_or_else(|| load_window(c.ts_min.unwrap_or(0), c.ts_max.unwrap_or(0)));
     let rows =
         analysis(conn, "cpu_load", &[("window".into(), format!("{window_ns}ns"))], c.capture_id)?;
     let mut cores: Vec<CoreLoad> = Vec::new();
@@ -403,5 +434,13 @@ mod tests {
         assert_eq!(nice_window(665_000), 1_000_000);
         assert_eq!(nice_window(1_500_000), 2_000_000);
         assert_eq!(nice_window(3_000_000), 5_000_000);
+        // The grid includes both ends' windows: a 150 ms span needs 2 ms windows, not 1 ms.
+        assert_eq!(load_window(0, 150_000_000), 2_000_000);
+        for (from, to) in [(0, 149_000_000), (999_999, 150_999_999), (-7, 3), (5, 5), (0, 1 << 40)]
+        {
+            let w = load_window(from, to);
+            let windows = to.div_euclid(w) - from.div_euclid(w) + 1;
+            assert!(windows <= LOAD_POINTS, "{from}..{to}: {w} ns gives {windows}");
+        }
     }
 }

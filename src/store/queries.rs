@@ -15,7 +15,9 @@
 //! ```
 //!
 //! `@param` types: `duration` (a number with a unit suffix, given to SQL as ns), `int`,
-//! `text`. `@include NAME` runs another query's SQL first.
+//! `text`. `@include NAME` runs another query's SQL first. `@capture` says the macro takes
+//! `capture := ID` (default NULL: every capture) and computes that capture alone, which
+//! `--capture` then passes: a filter outside a macro does not reach inside it.
 use crate::model::time::parse_duration_ns;
 use crate::{Error, Result};
 
@@ -83,6 +85,8 @@ pub struct Query {
     pub columns: Vec<(String, String)>,
     /// Other queries whose SQL must be installed first.
     pub includes: Vec<String>,
+    /// The macro takes `capture := ID` (`@capture`).
+    pub takes_capture: bool,
     /// The SQL text (header included).
     pub sql: &'static str,
 }
@@ -113,6 +117,9 @@ impl Query {
                 if let Some((_, v)) = values.iter().rev().find(|(k, _)| k == &p.name) {
                     args.push(format!("{} := {}", p.sql_name, p.literal(v)?));
                 }
+            }
+            if let Some(id) = capture.filter(|_| self.takes_capture) {
+                args.push(format!("capture := {id}"));
             }
             from = format!("{}({})", self.name, args.join(", "));
         }
@@ -148,6 +155,7 @@ pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
     let (mut name, mut summary) = (None, None);
     let (mut params, mut columns, mut includes, mut doc) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut takes_capture = false;
     for line in sql.lines() {
         let Some(c) = line.strip_prefix("--") else {
             if line.trim().is_empty() {
@@ -163,6 +171,7 @@ pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
                 "name" => name = Some(rest.to_string()),
                 "summary" => summary = Some(rest.to_string()),
                 "include" => includes.push(rest.to_string()),
+                "capture" => takes_capture = true,
                 "column" => {
                     let (n, d) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                     columns.push((n.to_string(), d.trim().to_string()));
@@ -198,6 +207,7 @@ pub fn parse(file: &str, sql: &'static str) -> Result<Query> {
         params,
         columns,
         includes,
+        takes_capture,
         sql,
     })
 }
@@ -259,7 +269,7 @@ mod tests {
         let v = vec![("window".to_string(), "250us".to_string())];
         assert_eq!(
             q.invocation(&v, Some(3)).unwrap(),
-            "SELECT * FROM cpu_load(window_ns := 250000) WHERE capture_id = 3"
+            "SELECT * FROM cpu_load(window_ns := 250000, capture := 3) WHERE capture_id = 3"
         );
         assert!(q.invocation(&[("speed".into(), "1".into())], None).is_err());
         let r = find("response_times").unwrap();
