@@ -222,6 +222,9 @@ fn json_figures_equal_the_analyses_output() {
          AND entity_type IN ('T', 'I', 'ISR') ORDER BY response_time DESC, activate_ts LIMIT 1",
     );
     assert!(g["focus"].as_str().unwrap().starts_with(&format!("{worst_rt} ")), "{g}");
+    // The worst instance is activated at 0: the window does not run before the capture.
+    let ts_min: i64 = scalar(dir, "db", "SELECT ts_min FROM captures").parse().unwrap();
+    assert!(g["from"].as_i64().unwrap() >= ts_min, "{g}");
     let rects: usize =
         g["lanes"].as_array().unwrap().iter().map(|l| l["slices"].as_array().unwrap().len()).sum();
     assert!(rects > 0 && rects <= 4000);

@@ -24,9 +24,13 @@ fn focus(conn: &duckdb::Connection, id: i64) -> Result<Option<(String, i64, i64,
 /// The Gantt window of capture `id`, around its worst response time.
 pub fn gantt(conn: &duckdb::Connection, id: i64) -> Result<Option<Gantt>> {
     let Some((entity, instance, a, t)) = focus(conn, id)? else { return Ok(None) };
-    // At least 1 ms wide, so a short response is shown with what ran around it.
+    // At least 1 ms wide, so a short response is shown with what ran around it, but not
+    // beyond the capture (no axis running into negative times before it began).
     let pad = ((t - a) / 4).max((1_000_000 - (t - a)) / 2).max(20_000);
-    let (from, to) = (a - pad, t + pad);
+    let span = rows(conn, &format!("SELECT ts_min, ts_max FROM captures WHERE capture_id = {id}"))?;
+    let bound = |col: &str| span.first().and_then(|r| num(r, col)).map(|v| v as i64);
+    let from = (a - pad).max(bound("ts_min").unwrap_or(i64::MIN).min(a));
+    let to = (t + pad).min(bound("ts_max").unwrap_or(i64::MAX).max(t));
     let sql = format!(
         "WITH s AS (SELECT entity, state, greatest(ts, {from}) AS s, least(ts + dur, {to}) AS e FROM intervals \
            WHERE capture_id = {id} AND channel = 'state' AND entity_type IN ('T', 'I', 'ISR') \
