@@ -45,38 +45,44 @@
 -- "execution time" is net_exec.
 CREATE OR REPLACE TEMP VIEW response_times AS
 WITH s AS (
+    -- Statistics over complete instances only: filtering once before aggregating is about
+    -- twice as fast as a FILTER clause on each of the 26 aggregates.
     SELECT
         capture_id,
         entity,
         any_value(entity_type) AS entity_type,
-        count(*) FILTER (WHERE complete) AS instances,
-        count(*) FILTER (WHERE NOT complete) AS instances_left_out,
-        min(response_time) FILTER (WHERE complete) AS response_time_min,
-        round(avg(response_time) FILTER (WHERE complete), 1) AS response_time_avg,
-        quantile_disc(response_time, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS response_time_q,
-        max(response_time) FILTER (WHERE complete) AS response_time_max,
-        round(stddev_samp(response_time) FILTER (WHERE complete), 1) AS response_time_stddev,
-        min(start_delay) FILTER (WHERE complete) AS start_delay_min,
-        round(avg(start_delay) FILTER (WHERE complete), 1) AS start_delay_avg,
-        quantile_disc(start_delay, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS start_delay_q,
-        max(start_delay) FILTER (WHERE complete) AS start_delay_max,
-        round(stddev_samp(start_delay) FILTER (WHERE complete), 1) AS start_delay_stddev,
-        min(net_exec) FILTER (WHERE complete) AS net_exec_min,
-        round(avg(net_exec) FILTER (WHERE complete), 1) AS net_exec_avg,
-        quantile_disc(net_exec, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS net_exec_q,
-        max(net_exec) FILTER (WHERE complete) AS net_exec_max,
-        round(stddev_samp(net_exec) FILTER (WHERE complete), 1) AS net_exec_stddev,
-        min(gross_exec) FILTER (WHERE complete) AS gross_exec_min,
-        round(avg(gross_exec) FILTER (WHERE complete), 1) AS gross_exec_avg,
-        quantile_disc(gross_exec, [0.5, 0.9, 0.99]) FILTER (WHERE complete) AS gross_exec_q,
-        max(gross_exec) FILTER (WHERE complete) AS gross_exec_max,
-        round(stddev_samp(gross_exec) FILTER (WHERE complete), 1) AS gross_exec_stddev
+        count(*) AS instances,
+        min(response_time) AS response_time_min,
+        round(avg(response_time), 1) AS response_time_avg,
+        quantile_disc(response_time, [0.5, 0.9, 0.99]) AS response_time_q,
+        max(response_time) AS response_time_max,
+        round(stddev_samp(response_time), 1) AS response_time_stddev,
+        min(start_delay) AS start_delay_min,
+        round(avg(start_delay), 1) AS start_delay_avg,
+        quantile_disc(start_delay, [0.5, 0.9, 0.99]) AS start_delay_q,
+        max(start_delay) AS start_delay_max,
+        round(stddev_samp(start_delay), 1) AS start_delay_stddev,
+        min(net_exec) AS net_exec_min,
+        round(avg(net_exec), 1) AS net_exec_avg,
+        quantile_disc(net_exec, [0.5, 0.9, 0.99]) AS net_exec_q,
+        max(net_exec) AS net_exec_max,
+        round(stddev_samp(net_exec), 1) AS net_exec_stddev,
+        min(gross_exec) AS gross_exec_min,
+        round(avg(gross_exec), 1) AS gross_exec_avg,
+        quantile_disc(gross_exec, [0.5, 0.9, 0.99]) AS gross_exec_q,
+        max(gross_exec) AS gross_exec_max,
+        round(stddev_samp(gross_exec), 1) AS gross_exec_stddev
     FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR')
+    WHERE entity_type IN ('T', 'I', 'ISR') AND complete
     GROUP BY capture_id, entity
+), every AS (
+    -- Every task and ISR, even one without a complete instance (its statistics NULL).
+    SELECT capture_id, entity, any_value(entity_type) AS entity_type,
+           count(*) FILTER (WHERE NOT complete) AS instances_left_out
+    FROM instances WHERE entity_type IN ('T', 'I', 'ISR') GROUP BY capture_id, entity
 )
 SELECT
-    capture_id, entity, entity_type, instances, instances_left_out,
+    capture_id, entity, every.entity_type, coalesce(instances, 0) AS instances, instances_left_out,
     response_time_min, response_time_avg, response_time_q[1] AS response_time_p50, response_time_q[2] AS response_time_p90, response_time_q[3] AS response_time_p99,
     response_time_max, response_time_stddev,
     start_delay_min, start_delay_avg, start_delay_q[1] AS start_delay_p50, start_delay_q[2] AS start_delay_p90, start_delay_q[3] AS start_delay_p99,
@@ -85,5 +91,5 @@ SELECT
     net_exec_max, net_exec_stddev,
     gross_exec_min, gross_exec_avg, gross_exec_q[1] AS gross_exec_p50, gross_exec_q[2] AS gross_exec_p90, gross_exec_q[3] AS gross_exec_p99,
     gross_exec_max, gross_exec_stddev
-FROM s
+FROM every LEFT JOIN s USING (capture_id, entity)
 ORDER BY capture_id, entity;
