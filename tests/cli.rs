@@ -323,9 +323,13 @@ fn sql_errors_name_the_script_and_the_line() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
-    // The failing statement starts on line 3 and its error is on its second line.
-    std::fs::write(tmp.path().join("q.sql"), "SELECT 1;\n\nSELECT entity\n  FROM nowhere;\n")
-        .unwrap();
+    // The failing statement starts on line 3, after a comment, and its error is on its
+    // second line.
+    std::fs::write(
+        tmp.path().join("q.sql"),
+        "SELECT 1;\n-- no such table\nSELECT entity\n  FROM nowhere;\n",
+    )
+    .unwrap();
     let bad = run(tmp.path(), &["sql", "--archive", "db", "-f", "q.sql"]);
     assert_eq!(bad.status.code(), Some(1));
     let err = stderr(&bad);

@@ -100,7 +100,9 @@ impl Diagnostics {
         if self.strict && d.severity >= Severity::Warning {
             return Err(Error::input(&self.path, d.pos.to_string(), d.message));
         }
+        // A kind with rows of two severities (missing_type) is counted at the worse one.
         let count = self.counts.entry(d.kind).or_insert((d.severity, 0));
+        count.0 = count.0.max(d.severity);
         count.1 += 1;
         if count.1 <= ROWS_PER_KIND as u64 {
             self.rows.push(DiagRow {
@@ -170,6 +172,15 @@ mod tests {
         assert_eq!(last.count, 5);
         assert_eq!(last.position, format!("f.btf:{}", ROWS_PER_KIND + 1));
         assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), ROWS_PER_KIND as u64 + 5);
+    }
+
+    #[test]
+    fn a_kind_of_two_severities_is_counted_at_the_worse() {
+        let mut d = Diagnostics::new("f.btf", false);
+        d.push(diag("missing_type", Severity::Info, 4)).unwrap();
+        d.push(diag("missing_type", Severity::Warning, 2)).unwrap();
+        d.push(diag("missing_type", Severity::Info, 6)).unwrap();
+        assert_eq!(d.counts().get("missing_type"), Some(&(Severity::Warning, 3)));
     }
 
     #[test]

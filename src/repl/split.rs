@@ -131,11 +131,59 @@ pub fn split_script(input: &str) -> Vec<String> {
     script_statements(input).into_iter().map(|s| s.text).collect()
 }
 
-/// [`split_script`], with the line each statement starts on, so an error can name it.
+/// [`split_script`], with the line each statement starts on, so an error can name it. A
+/// statement starts at its first token: comments in front of it are left out (DuckDB
+/// numbers the lines of what it is given, and places its caret, from there).
 pub fn script_statements(input: &str) -> Vec<Located> {
     let (mut statements, rest) = split_located(input);
     statements.extend(rest);
+    for s in &mut statements {
+        let code = leading_comments(&s.text);
+        if code > 0 && code < s.text.len() {
+            s.line += s.text[..code].matches('\n').count();
+            s.text = s.text[code..].to_string();
+        }
+    }
     statements
+}
+
+/// Length of the whitespace and comments (`-- ...` to the end of the line, `/* ... */`,
+/// nested) at the start of `text`.
+fn leading_comments(text: &str) -> usize {
+    let mut at = 0;
+    loop {
+        let rest = &text[at..];
+        let trimmed = rest.trim_start();
+        at += rest.len() - trimmed.len();
+        if trimmed.starts_with("--") {
+            at += trimmed.find('\n').map_or(trimmed.len(), |n| n + 1);
+        } else if trimmed.starts_with("/*") {
+            let mut depth = 0usize;
+            let mut end = trimmed.len();
+            let bytes = trimmed.as_bytes();
+            let mut i = 0;
+            while i + 1 < bytes.len() {
+                match (bytes[i], bytes[i + 1]) {
+                    (b'/', b'*') => {
+                        depth += 1;
+                        i += 2;
+                    }
+                    (b'*', b'/') => {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            end = i;
+                            break;
+                        }
+                    }
+                    _ => i += 1,
+                }
+            }
+            at += end;
+        } else {
+            return at;
+        }
+    }
 }
 
 /// Where the top-level terminators of an input are.
@@ -724,8 +772,14 @@ mod tests {
             statements.iter().map(|s| (s.line, s.text.as_str())).collect();
         assert_eq!(
             lines,
-            [(1, "SELECT 1"), (3, "-- why\n  SELECT\n 2"), (5, "SELECT 'a;\nb'"), (8, "SELECT 3")]
+            [(1, "SELECT 1"), (4, "SELECT\n 2"), (5, "SELECT 'a;\nb'"), (8, "SELECT 3")]
         );
+        // Comments in front of a statement, of either kind, are not its first line.
+        let input = "SELECT 1; -- a\n/* b\n/* c */ */\n\nSELECT x -- d\n;/* only a comment */";
+        let statements = script_statements(input);
+        let lines: Vec<(usize, &str)> =
+            statements.iter().map(|s| (s.line, s.text.as_str())).collect();
+        assert_eq!(lines, [(1, "SELECT 1"), (5, "SELECT x -- d")]);
     }
 
     #[test]
