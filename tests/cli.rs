@@ -430,7 +430,16 @@ fn btf_quirks_older_isr_code_stray_nul_forced_format_empty_type_first_preempt() 
         b"#version 2.1.0\n10,Core_0,0,T,A,0,preempt\n20,Core_0,0,T,A,0,resume\n\
           30,Core_0,0,T,A,0,preempt\n40,Core_0,0,T,A,0,resume\n50,Core_0,0,T,A,0,terminate\n",
     );
-    ok(tmp.path(), &["ingest", "--archive", "db", "isr.btf", "nul.btf", "notype.btf", "pre.btf"]);
+    // CR-only line ends (old Mac, some embedded loggers) end lines too.
+    w(
+        "cr.btf",
+        b"#version 2.1.0\r#timeScale ns\r0,STI_A,0,T,A,0,activate\r10,Core_0,0,T,A,0,start\r\
+          20,Core_0,0,T,A,0,terminate\r",
+    );
+    ok(
+        tmp.path(),
+        &["ingest", "--archive", "db", "isr.btf", "nul.btf", "notype.btf", "pre.btf", "cr.btf"],
+    );
     assert_eq!(
         csv(
             tmp.path(),
@@ -439,7 +448,8 @@ fn btf_quirks_older_isr_code_stray_nul_forced_format_empty_type_first_preempt() 
              ORDER BY ALL"
         ),
         "capture_id,entity,net_exec,ready_time,preemptions,complete\n1,A,20,10,1,true\n\
-         1,I1,10,0,0,true\n2,A,10,0,0,true\n3,A,2,1,1,false\n4,A,20,20,2,false\n"
+         1,I1,10,0,0,true\n2,A,10,0,0,true\n3,A,2,1,1,false\n4,A,20,20,2,false\n\
+         5,A,10,0,0,true\n"
     );
     assert_eq!(
         csv(

@@ -1,4 +1,6 @@
-//! Line reader over any `Read`: 1-based line numbers, LF or CRLF, no allocation per line.
+//! Line reader over any `Read`: 1-based line numbers, LF or CRLF (or CR alone, as old Mac
+//! and some embedded loggers write, when the first MiB holds CRs and no LF), no allocation
+//! per line.
 //! Lines longer than [`MAX_LINE`] are cut there and reported by the caller as malformed.
 use memchr::memchr;
 use std::io::{self, Read};
@@ -16,6 +18,10 @@ pub struct LineReader<R> {
     line: u64,
     truncated: bool,
     skipping: bool,
+    /// The byte that ends a line: `\n`, or `\r` in a file of CR-only line ends.
+    terminator: u8,
+    /// Whether the line ends have been looked at (on the first read).
+    detected: bool,
 }
 
 impl<R: Read> LineReader<R> {
@@ -30,6 +36,8 @@ impl<R: Read> LineReader<R> {
             line: 0,
             truncated: false,
             skipping: false,
+            terminator: b'\n',
+            detected: false,
         }
     }
 
@@ -49,7 +57,7 @@ impl<R: Read> LineReader<R> {
         self.truncated = false;
         let (s, e) = loop {
             let avail = self.buf.get(self.start..self.end).unwrap_or_default();
-            let newline = memchr(b'\n', avail);
+            let newline = memchr(self.terminator, avail);
             if self.skipping {
                 // Dropping the tail of a line that was cut at MAX_LINE.
                 match newline {
@@ -115,6 +123,13 @@ impl<R: Read> LineReader<R> {
         if n == 0 {
             self.eof = true;
         }
+        if !self.detected && n > 0 {
+            self.detected = true;
+            let first = self.buf.get(self.end..self.end + n).unwrap_or_default();
+            if memchr(b'\n', first).is_none() && memchr(b'\r', first).is_some() {
+                self.terminator = b'\r';
+            }
+        }
         self.end += n;
         Ok(())
     }
@@ -149,6 +164,16 @@ mod tests {
         let got = lines(&text);
         assert_eq!(got.len(), 200_000);
         assert_eq!(got[199_999], (200_000, "199999,x".to_string()));
+    }
+
+    #[test]
+    fn cr_only_line_ends_are_line_ends() {
+        let got = lines(b"#version 2.1.0\r0,S,0,T,A,0,activate\r\r1,C,0,T,A,0,start");
+        let want =
+            [(1, "#version 2.1.0"), (2, "0,S,0,T,A,0,activate"), (3, ""), (4, "1,C,0,T,A,0,start")];
+        assert_eq!(got, want.map(|(n, s)| (n, s.to_string())).to_vec());
+        // With LF line ends, a CR inside a line stays in it.
+        assert_eq!(lines(b"a\rb\nc\n"), [(1, "a\rb".to_string()), (2, "c".to_string())]);
     }
 
     #[test]
