@@ -164,6 +164,9 @@ pub struct Deriver<O: Output> {
     overfull_pending: FastMap<Sym, semaphore::PendingOverfull>,
     /// Open process instances per entity, oldest first (see `MAX_OPEN_INSTANCES`).
     open_by_entity: FastMap<Sym, std::collections::VecDeque<i64>>,
+    /// Process instances in the order they opened, all entities together (see
+    /// `MAX_OPEN_TOTAL`); entries of instances closed since are skipped and dropped lazily.
+    open_order: std::collections::VecDeque<(Sym, i64)>,
     /// Runnables started by a process instance not seen yet, by that instance.
     orphans: FastMap<(Sym, i64), Vec<(Sym, i64)>>,
     /// Last instance of each runnable that ended (terminated, or ended with its task).
@@ -233,6 +236,7 @@ impl<O: Output> Deriver<O> {
             runnable_ended: FastMap::default(),
             orphans: FastMap::default(),
             open_by_entity: FastMap::default(),
+            open_order: std::collections::VecDeque::new(),
             overfull_pending: FastMap::default(),
             pending_ends: Vec::new(),
             pending_ends_ts: i64::MIN,

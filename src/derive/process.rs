@@ -141,6 +141,10 @@ pub(super) struct Runnable {
 /// whose instances never terminate would otherwise hold them all in memory).
 const MAX_OPEN_INSTANCES: usize = 4096;
 
+/// Process instances open at once, all tasks and ISRs together, beyond which the oldest is
+/// closed: about 500 bytes each, so memory stays bounded whatever the number of tasks.
+pub(super) const MAX_OPEN_TOTAL: usize = 1 << 18;
+
 /// A runnable ended by its task's terminate, waiting for its own terminate at the same time.
 pub(super) struct PendingEnd {
     runnable: (Sym, i64),
@@ -327,17 +331,43 @@ impl<O: Output> Deriver<O> {
     fn track_open(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
         let open = self.open_by_entity.entry(key.0).or_default();
         open.push_back(key.1);
-        if open.len() <= MAX_OPEN_INSTANCES {
-            return Ok(());
+        if open.len() > MAX_OPEN_INSTANCES {
+            if let Some(oldest) = open.pop_front() {
+                let msg = format!(
+                    "{} has more than {MAX_OPEN_INSTANCES} instances open at once; the oldest, \
+                     instance {oldest}, is kept as incomplete from here on (its state is shown \
+                     open)",
+                    self.names.resolve(key.0)
+                );
+                self.close_oldest((key.0, oldest), a, msg)?;
+            }
         }
-        let Some(oldest) = open.pop_front() else { return Ok(()) };
-        let old = (key.0, oldest);
+        self.open_order.push_back(key);
+        while self.procs.len() > MAX_OPEN_TOTAL {
+            let Some(old) = self.open_order.pop_front() else { break };
+            if old == key || !self.procs.contains_key(&old) {
+                continue;
+            }
+            let msg = format!(
+                "more than {MAX_OPEN_TOTAL} task and ISR instances are open at once; the oldest, \
+                 {} instance {}, is kept as incomplete from here on (its state is shown open)",
+                self.names.resolve(old.0),
+                old.1
+            );
+            self.untrack_open(old);
+            self.close_oldest(old, a, msg)?;
+        }
+        // Entries of instances closed since: dropped once they outnumber the open ones.
+        if self.open_order.len() > 2 * self.procs.len() + 1024 {
+            let procs = &self.procs;
+            self.open_order.retain(|k| procs.contains_key(k));
+        }
+        Ok(())
+    }
+
+    /// Closes open instance `old` as incomplete at `a.ts` (too many open), saying `msg`.
+    fn close_oldest(&mut self, old: (Sym, i64), a: Act, msg: String) -> Result<()> {
         let Some(mut p) = self.procs.remove(&old) else { return Ok(()) };
-        let msg = format!(
-            "{} has more than {MAX_OPEN_INSTANCES} instances open at once; the oldest, instance \
-             {oldest}, is kept as incomplete from here on (its state is shown open)",
-            self.names.resolve(key.0)
-        );
         self.diag(Severity::Warning, "too_many_open_instances", a.pos, a.ts, msg)?;
         self.emit_open_state(old, &mut p, a.ts)?;
         if let Some(c) = p.core.filter(|_| p.state.on_core()) {

@@ -999,3 +999,24 @@ fn cores_are_told_by_name_wherever_the_word_is() {
         ]
     );
 }
+
+#[test]
+fn open_instances_are_bounded_across_all_tasks() {
+    // 70 tasks × 4000 activates, none terminated: under the per-task bound, over the total.
+    let (tasks, each) = (70, 4000);
+    let mut text = String::with_capacity(tasks * each * 24);
+    for i in 0..each {
+        for t in 0..tasks {
+            text.push_str(&format!("{},S,0,T,T{t},{i},activate\n", i * tasks + t));
+        }
+    }
+    let mut d = Deriver::new(Rows::default(), "t.btf", false);
+    crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap();
+    assert_eq!(d.procs.len(), process::MAX_OPEN_TOTAL);
+    assert!(d.open_order.len() <= 2 * d.procs.len() + 1024);
+    let (s, rows) = d.finish().unwrap();
+    let closed = (tasks * each - process::MAX_OPEN_TOTAL) as u64;
+    assert_eq!(diag_count(&s, "too_many_open_instances"), closed);
+    // Nothing is lost: every instance has its row, the closed ones marked incomplete.
+    assert_eq!(rows.instances.len(), tasks * each);
+}
