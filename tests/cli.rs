@@ -295,6 +295,10 @@ fn each_file_is_its_own_capture() {
     );
     let named = run(tmp.path(), &["ingest", "--archive", "db", "--name", "x", "a.btf", "b.btf"]);
     assert_eq!(named.status.code(), Some(2));
+    // A name that is a number would read as a capture id.
+    let numeric = run(tmp.path(), &["ingest", "--archive", "db", "--name", "7", "a.btf"]);
+    assert_eq!(numeric.status.code(), Some(2));
+    assert!(stderr(&numeric).contains("cannot be a number"), "{}", stderr(&numeric));
 }
 
 #[test]

@@ -94,6 +94,12 @@ pub fn run(args: Args) -> Result<()> {
     if args.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(Error::Usage("--name is empty: give the capture a name".into()));
     }
+    // `--capture N` reads N as an id first: a name that is a number could not be chosen.
+    if let Some(n) = args.name.as_deref().filter(|n| n.trim().parse::<i64>().is_ok()) {
+        return Err(Error::Usage(format!(
+            "--name {n}: a capture name cannot be a number (commands read it as a capture id)"
+        )));
+    }
     for file in &args.files {
         let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
         if meta.is_dir() {

@@ -774,10 +774,15 @@ pub fn default_name(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
+    let whole = name.clone();
     for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".txt"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
         }
+    }
+    // A file called `.btf` keeps its whole name rather than none.
+    if name.is_empty() {
+        name = whole;
     }
     name
 }
@@ -811,6 +816,8 @@ mod tests {
     fn names_drop_extensions() {
         assert_eq!(default_name(Path::new("/x/freertos-4cores.btf.gz")), "freertos-4cores");
         assert_eq!(default_name(Path::new("a.BTF")), "a.BTF");
+        assert_eq!(default_name(Path::new("/x/.btf")), ".btf");
+        assert_eq!(default_name(Path::new(".btf.gz")), ".btf.gz");
     }
 
     #[test]
