@@ -27,7 +27,8 @@ pub struct Args {
     /// Name of the capture (default: the file name without extensions); one file only.
     #[arg(long)]
     name: Option<String>,
-    /// Fail (exit status 1) on the first warning or error diagnostic instead of recording it.
+    /// Fail (exit status 1) on the first diagnostic of severity warning or worse (error,
+    /// data_loss: a truncated input) instead of recording it; info rows never stop it.
     #[arg(long)]
     strict: bool,
     /// Deadline file stored with the capture: `entity,deadline` lines (`TASK_10MS,10ms`,

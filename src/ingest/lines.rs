@@ -86,7 +86,9 @@ impl<R: Read> LineReader<R> {
                 self.start = self.end;
                 break (s, self.end);
             }
-            if avail.len() >= MAX_LINE {
+            // The buffer holds up to MAX_LINE + 1 bytes: a line of exactly MAX_LINE bytes
+            // still finds its end.
+            if avail.len() > MAX_LINE {
                 let s = self.start;
                 self.start = s + MAX_LINE;
                 self.skipping = true;
@@ -174,6 +176,19 @@ mod tests {
         assert_eq!(got, want.map(|(n, s)| (n, s.to_string())).to_vec());
         // With LF line ends, a CR inside a line stays in it.
         assert_eq!(lines(b"a\rb\nc\n"), [(1, "a\rb".to_string()), (2, "c".to_string())]);
+    }
+
+    #[test]
+    fn a_line_of_max_line_bytes_is_whole_and_one_more_is_cut() {
+        for (len, cut) in [(MAX_LINE, false), (MAX_LINE + 1, true)] {
+            let mut text = vec![b'x'; len];
+            text.extend_from_slice(b"\nnext\n");
+            let mut r = LineReader::new(&text[..]);
+            let (line, n, truncated) = r.next_line().unwrap().unwrap();
+            assert_eq!((line.len().min(MAX_LINE), n, truncated), (MAX_LINE, 1, cut), "{len}");
+            let (line, n, _) = r.next_line().unwrap().unwrap();
+            assert_eq!((line, n), (&b"next"[..], 2), "{len}");
+        }
     }
 
     #[test]
