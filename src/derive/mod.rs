@@ -339,7 +339,11 @@ impl<O: Output> Deriver<O> {
     fn emit_interval(&mut self, row: IntervalRow) -> Result<()> {
         self.counts[0] += 1;
         let ts = row.ts;
-        self.intervals.push(ts, row, &mut self.ready_intervals);
+        let size = match &row.state {
+            StateText::Owned(text) => text.len(),
+            StateText::Sym(_) => 0,
+        };
+        self.intervals.push_sized(ts, row, size, &mut self.ready_intervals);
         if !self.ready_intervals.is_empty() {
             self.out.intervals(&self.ready_intervals, &self.names)?;
             self.ready_intervals.clear();

@@ -204,36 +204,62 @@ impl LockRow {
 pub struct Reorder<T> {
     /// `(ts, slot)` of every held row; rows with equal `ts` in arrival order.
     keys: Vec<(i64, usize)>,
-    slots: Vec<Option<T>>,
+    /// Held rows, each with the heap bytes it holds.
+    slots: Vec<Option<(T, usize)>>,
     free: Vec<usize>,
     cap: usize,
+    /// Heap bytes the held rows hold (long state texts: a signal value of 100 KB).
+    bytes: usize,
 }
+
+/// Heap bytes a reorder buffer holds at most: past it, rows are released as when it holds
+/// its count, so rows of long texts cannot fill memory however few they are.
+const REORDER_BYTES: usize = 64 << 20;
 
 impl<T> Reorder<T> {
     /// A buffer holding at most `cap` rows.
     pub fn new(cap: usize) -> Self {
-        Reorder { keys: Vec::new(), slots: Vec::new(), free: Vec::new(), cap: cap.max(2) }
+        Reorder { keys: Vec::new(), slots: Vec::new(), free: Vec::new(), cap: cap.max(2), bytes: 0 }
     }
 
     /// Adds `row` keyed by `ts`; appends rows that must be written now to `out`, earliest
     /// first.
     pub fn push(&mut self, ts: i64, row: T, out: &mut Vec<T>) {
+        self.push_sized(ts, row, 0, out);
+    }
+
+    /// [`Reorder::push`] of a row holding `size` bytes on the heap (see [`REORDER_BYTES`]).
+    pub fn push_sized(&mut self, ts: i64, row: T, size: usize, out: &mut Vec<T>) {
         let slot = match self.free.pop() {
             Some(s) => {
                 if let Some(x) = self.slots.get_mut(s) {
-                    *x = Some(row);
+                    *x = Some((row, size));
                 }
                 s
             }
             None => {
-                self.slots.push(Some(row));
+                self.slots.push(Some((row, size)));
                 self.slots.len() - 1
             }
         };
         self.keys.push((ts, slot));
-        if self.keys.len() >= self.cap {
+        self.bytes += size;
+        if self.keys.len() >= self.cap || self.bytes > REORDER_BYTES {
             self.keys.sort_by_key(|k| k.0);
-            self.release(self.cap / 2, out);
+            // Half the rows, or more until half the bytes are gone.
+            let mut n = self.cap.min(self.keys.len()) / 2;
+            if self.bytes > REORDER_BYTES {
+                let mut left = self.bytes;
+                n = 0;
+                for &(_, s) in &self.keys {
+                    if left <= REORDER_BYTES / 2 {
+                        break;
+                    }
+                    left -= self.slots.get(s).and_then(Option::as_ref).map_or(0, |r| r.1);
+                    n += 1;
+                }
+            }
+            self.release(n.max(1), out);
         }
     }
 
@@ -247,8 +273,10 @@ impl<T> Reorder<T> {
 
     /// Moves the rows of the first `n` (sorted) keys to `out` and frees their slots.
     fn release(&mut self, n: usize, out: &mut Vec<T>) {
+        let n = n.min(self.keys.len());
         for (_, s) in self.keys.drain(..n) {
-            if let Some(row) = self.slots.get_mut(s).and_then(Option::take) {
+            if let Some((row, size)) = self.slots.get_mut(s).and_then(Option::take) {
+                self.bytes -= size;
                 out.push(row);
             }
             self.free.push(s);
@@ -276,6 +304,20 @@ mod tests {
         let mut sorted = out.clone();
         sorted.sort();
         assert_eq!(sorted, [1, 2, 3, 5, 7, 8, 9]);
+    }
+
+    #[test]
+    fn rows_of_long_texts_are_released_by_their_bytes() {
+        let mut r = Reorder::new(1 << 20);
+        let mut out = Vec::new();
+        for ts in 0..100 {
+            r.push_sized(ts, ts, 8 << 20, &mut out);
+        }
+        // 100 rows of 8 MiB: the buffer never holds more than 64 MiB of them.
+        assert!(r.bytes <= REORDER_BYTES, "{} bytes held", r.bytes);
+        assert!(out.len() >= 100 - REORDER_BYTES / (8 << 20));
+        r.drain(&mut out);
+        assert_eq!(out, (0..100).collect::<Vec<_>>());
     }
 
     #[test]
