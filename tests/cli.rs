@@ -1,6 +1,6 @@
 //! The command line: exit statuses, --strict, bad input, output formats, pipes.
 use crate::util::{self, csv, ok, run, scalar};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 const GOOD: &str = "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n10,Core_0,0,T,TASK_A,0,start\n\
@@ -217,15 +217,11 @@ fn sql_reads_c_f_and_stdin_and_formats_agree() {
         .unwrap();
     let f = ok(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-f", "q.sql"]);
     assert_eq!(f.replace("\r\n", "\n"), "n\n3\n");
-    let mut child = Command::new(util::bin())
-        .args(["sql", "--archive", "db", "--format", "csv"])
-        .current_dir(tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"SELECT 2 AS two;\nSELECT 3 AS three;\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = util::run_with_stdin(
+        tmp.path(),
+        &["sql", "--archive", "db", "--format", "csv"],
+        b"SELECT 2 AS two;\nSELECT 3 AS three;\n",
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"), "two\n2\nthree\n3\n");
 
     let bad = run(tmp.path(), &["sql", "--archive", "db", "-c", "SELEC 1"]);
@@ -238,26 +234,28 @@ fn a_closed_pipe_is_not_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let sql = "SELECT range AS n FROM range(2000000)";
+    let (first, out) = first_line_then_close(
+        tmp.path(),
+        &["sql", "--archive", "db", "--format", "csv", "-c", sql],
+    );
+    assert_eq!(first.trim_end(), "n");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+}
+
+/// Runs tracedb, reads the first line of its output and closes the pipe, as `| head -1`
+/// does; returns that line and how tracedb ended.
+fn first_line_then_close(dir: &std::path::Path, args: &[&str]) -> (String, std::process::Output) {
     let mut child = Command::new(util::bin())
-        .args([
-            "sql",
-            "--archive",
-            "db",
-            "--format",
-            "csv",
-            "-c",
-            "SELECT range AS n FROM range(2000000)",
-        ])
-        .current_dir(tmp.path())
+        .args(args)
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut first = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    assert_eq!(first.trim_end(), "n");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    (first, child.wait_with_output().unwrap())
 }
 
 #[test]
@@ -269,17 +267,8 @@ fn a_table_piped_into_head_stops_when_head_does() {
     // stops once the reader has gone, long before the row that would fail the query.
     let sql = "SELECT CASE WHEN range < 200000000 THEN range ELSE error('counted on') END AS n \
                FROM range(1000000000)";
-    let mut child = Command::new(util::bin())
-        .args(["sql", "--archive", "db", "-c", sql])
-        .current_dir(tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let (first, out) = first_line_then_close(tmp.path(), &["sql", "--archive", "db", "-c", sql]);
     assert_eq!(first.trim(), "n");
-    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
 }
 
@@ -364,16 +353,11 @@ fn sql_errors_name_the_script_and_the_line() {
     assert_eq!(ordered.replace("\r\n", "\n"), "one\n1\nCount\n1\nx\n7\n");
 
     // `-f -` reads standard input, which errors call <stdin>.
-    let mut child = Command::new(util::bin())
-        .args(["sql", "--archive", "db", "-f", "-"])
-        .current_dir(tmp.path())
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"SELECT 2;\nSELEC 3;\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = util::run_with_stdin(
+        tmp.path(),
+        &["sql", "--archive", "db", "-f", "-"],
+        b"SELECT 2;\nSELEC 3;\n",
+    );
     assert!(stderr(&out).contains("<stdin>: line 2: Parser Error"), "{}", stderr(&out));
 
     // Statements that answer only with a status print nothing, in any form.

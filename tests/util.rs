@@ -26,6 +26,22 @@ pub fn run(cwd: &Path, args: &[&str]) -> Output {
         .expect("tracedb runs")
 }
 
+/// Runs tracedb with `input` piped to its standard input.
+pub fn run_with_stdin(cwd: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("TRACEDB_ARCHIVE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tracedb runs");
+    child.stdin.take().expect("piped stdin").write_all(input).expect("stdin written");
+    child.wait_with_output().expect("tracedb ends")
+}
+
 /// Runs tracedb and asserts success; returns stdout.
 pub fn ok(cwd: &Path, args: &[&str]) -> String {
     let out = run(cwd, args);

@@ -380,11 +380,9 @@ fn event_records_out_of_time_order_are_sorted_before_their_channels_change() {
     );
 }
 
-#[test]
-fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
-    // What a record later than the reorder window gets: its channel's state cannot go back.
-    let mut d = Deriver::new(Rows::default(), "t.prv", false);
-    let set = |ts: i64, channel: &'static str, value: i128| ChannelSet {
+/// A change of `channel` of thread `T` to `value` at `ts`, 0 ending the state.
+fn thread_set(ts: i64, channel: &'static str, value: i128) -> ChannelSet<'static> {
+    ChannelSet {
         entity: "T",
         entity_type: "THREAD",
         channel,
@@ -394,7 +392,14 @@ fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
         label: None,
         core: None,
         pos: Pos::None,
-    };
+    }
+}
+
+#[test]
+fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
+    // What a record later than the reorder window gets: its channel's state cannot go back.
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let set = thread_set;
     d.channel_set(&set(50, "7", 1)).unwrap();
     d.channel_set(&set(40, "7", 0)).unwrap();
     d.channel_set(&set(10, "8", 3)).unwrap();
@@ -410,17 +415,7 @@ fn a_channel_set_before_its_state_began_is_clamped_for_that_channel_only() {
 fn a_channel_set_before_a_zero_ended_it_is_clamped_too() {
     // The channel has no current state after its 0, but it still cannot go back past it.
     let mut d = Deriver::new(Rows::default(), "t.prv", false);
-    let set = |ts: i64, value: i128| ChannelSet {
-        entity: "T",
-        entity_type: "THREAD",
-        channel: "6",
-        ts,
-        value,
-        zero_ends: true,
-        label: None,
-        core: None,
-        pos: Pos::None,
-    };
+    let set = |ts: i64, value: i128| thread_set(ts, "6", value);
     d.channel_set(&set(10, 5)).unwrap();
     d.channel_set(&set(20, 0)).unwrap();
     d.channel_set(&set(15, 0)).unwrap(); // a late 0 on an ended channel: nothing to do
