@@ -8,7 +8,7 @@ use std::path::Path;
 /// Counts read naively from a .prv: state records, event pairs, communication records, and
 /// the channel intervals the event pairs make (per row and type: a non-zero value different
 /// from the current one starts an interval; in ovni's traces, so does a 0 of its `PRV_ZERO`
-/// types, 3 and 200-299).
+/// types, 3, 17 and 200-299).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct Counts {
     states: u64,
@@ -34,7 +34,9 @@ fn count(path: &Path) -> Counts {
                     let key = (row.clone(), p[0].to_string());
                     let value = p[1].to_string();
                     let zero_is_value = ovni
-                        && p[0].parse::<u32>().is_ok_and(|t| t == 3 || (200..300).contains(&t));
+                        && p[0]
+                            .parse::<u32>()
+                            .is_ok_and(|t| t == 3 || t == 17 || (200..300).contains(&t));
                     if value == "0" && !zero_is_value {
                         current.remove(&key);
                     } else if current.get(&key) != Some(&value) {
@@ -251,4 +253,25 @@ fn a_corrupt_companion_is_named_with_its_error_and_the_trace_still_ingests() {
     let again = util::run(tmp.path(), &["ingest", "--archive", "db", "z1.prv"]);
     let msg = String::from_utf8_lossy(&again.stderr);
     assert!(msg.contains("identical to capture 1 'z1'"), "{msg}");
+}
+
+#[test]
+fn totals_beyond_64_bits_are_summed_not_refused() {
+    // Three states of 4e18 ns, and two messages of 2^62 bytes: each fits, their sums do not
+    // fit in 64 bits.
+    let tmp = tempfile::tempdir().unwrap();
+    let prv = "#Paraver (01/01/2020 at 00:00):4000000000000000000_ns:1(3):1:1(3:1)\n\
+               1:1:1:1:1:0:-1:1\n1:2:1:1:2:0:-1:1\n1:3:1:1:3:0:-1:1\n\
+               2:1:1:1:1:0:100:1\n2:2:1:1:2:0:100:1\n2:3:1:1:3:0:100:1\n\
+               3:1:1:1:1:10:10:2:1:1:2:20:20:4611686018427387904:1\n\
+               3:1:1:1:1:10:10:2:1:1:2:20:20:4611686018427387904:1\n";
+    std::fs::write(tmp.path().join("big.prv"), prv).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "big.prv"]);
+    let d = tmp.path();
+    assert_eq!(
+        scalar(d, "db", "SELECT time FROM channel_time WHERE channel = '100'"),
+        "12000000000000000000"
+    );
+    assert_eq!(scalar(d, "db", "SELECT bytes FROM messages_summary"), "9223372036854775808");
+    ok(d, &["report", "--archive", "db", "-o", "r.json"]);
 }

@@ -16,7 +16,7 @@
 CREATE OR REPLACE TEMP VIEW messages_summary AS
 SELECT capture_id, sender, receiver,
        count(*) AS messages,
-       sum(size)::BIGINT AS bytes,
+       sum(size) AS bytes,
        round(avg(recv_ts - send_ts), 1) AS avg_latency,
        min(recv_ts - send_ts) AS min_latency,
        max(recv_ts - send_ts) AS max_latency,

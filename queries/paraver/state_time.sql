@@ -22,7 +22,7 @@ WITH s AS (
 )
 SELECT capture_id, kind, entity, state,
        count(*) AS intervals,
-       sum(dur)::BIGINT AS time,
+       sum(dur) AS time,
        round(100.0 * sum(dur) / nullif(sum(sum(dur)) OVER (PARTITION BY capture_id, kind, entity), 0), 2) AS pct
 FROM s
 GROUP BY capture_id, kind, entity, state
