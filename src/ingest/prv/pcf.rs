@@ -114,6 +114,17 @@ impl Pcf {
                 Section::Other => {}
             }
         }
+        // Two states with one label would be one state in `state_time` (Paraver shows them
+        // apart): each gets its number appended (`Running (2)`).
+        let mut states: HashMap<String, u32> = HashMap::new();
+        for name in pcf.states.values() {
+            *states.entry(name.clone()).or_default() += 1;
+        }
+        for (v, name) in pcf.states.iter_mut() {
+            if states.get(name.as_str()).is_some_and(|n| *n > 1) {
+                *name = format!("{name} ({v})");
+            }
+        }
         // A channel per event type: two types with one label would share a channel, and a
         // type labelled like one of tracedb's own channels would join it, so such labels get
         // their type appended (`Counter (42)`, `state (9)`). Empty labels become numbers.
@@ -166,5 +177,9 @@ mod tests {
         assert_eq!(own.types.get(&9).map(String::as_str), Some("state (9)"));
         assert_eq!(own.states.get(&2), None, "an empty label keeps the number");
         assert_eq!(own.value_label(9, 2), None);
+        let states = Pcf::parse("STATES\n1 Running\n2 Running\n3 Idle\n");
+        assert_eq!(states.states.get(&1).map(String::as_str), Some("Running (1)"));
+        assert_eq!(states.states.get(&2).map(String::as_str), Some("Running (2)"));
+        assert_eq!(states.states.get(&3).map(String::as_str), Some("Idle"));
     }
 }
