@@ -255,6 +255,12 @@ x
 ",
     );
     assert_eq!(entities(&s), ["node1 (1.1.1) THREAD", "node1 CPU", "node2 CPU", "x THREAD"]);
+    // A label that is the name another, unlabelled row gets would merge the two.
+    let (s, _) = derive_prv_with_row(
+        "#Paraver (d):100_ns:0:1:1(2:1)\n2:0:1:1:1:10:6:1\n2:0:1:1:2:10:6:2\n",
+        "LEVEL THREAD SIZE 1\nTHREAD 1.1.2\n",
+    );
+    assert_eq!(entities(&s), ["THREAD 1.1.2 (1.1.1) THREAD", "THREAD 1.1.2 THREAD"]);
     assert_eq!(rows.intervals, ["state node1 (1.1.1) 1 [0,10) ", "state x 1 [0,10) "]);
 }
 

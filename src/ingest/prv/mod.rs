@@ -446,7 +446,15 @@ fn unique_labels(
         }
         let mut renamed: Vec<(usize, String)> = Vec::new();
         for (l, rows) in &holders {
-            let clash = taken.contains(*l);
+            // `THREAD 1.1.2` on another row than 1.1.2 (or `CPU 3` on another CPU than 3)
+            // is the name an unlabelled row gets: it would merge with that row.
+            let posing =
+                !made.get(rows.first().copied().unwrap_or_default()).copied().unwrap_or(true)
+                    && l.strip_prefix(what).and_then(|r| r.strip_prefix(' ')).is_some_and(|r| {
+                        !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    })
+                    && rows.iter().any(|&i| *l != format!("{what} {}", id(i)));
+            let clash = taken.contains(*l) || posing;
             if rows.len() < 2 && !clash {
                 continue;
             }
@@ -457,7 +465,9 @@ fn unique_labels(
             let first = rows.first().copied().unwrap_or_default();
             for &i in rows {
                 let name = format!("{l} ({})", id(i));
-                let why = if clash {
+                let why = if posing {
+                    "is the name another row gets without a label: this row is named".to_string()
+                } else if clash {
                     "is also the name of a CPU: this row is named".to_string()
                 } else if round > 0 {
                     "is also another row's name: this row is named".to_string()
