@@ -71,7 +71,7 @@ pub fn collect(
         Some(b) => {
             // The capture's windows, unless the baseline is so much longer that they would
             // be too many to compute: only the part beside this capture is drawn anyway.
-            let base_span = b.ts_max.unwrap_or(0) - b.ts_min.unwrap_or(0);
+            let base_span = b.ts_max.unwrap_or(0).saturating_sub(b.ts_min.unwrap_or(0));
             let base_window = if base_span / load.window_ns > BASELINE_WINDOWS {
                 nice_window(base_span / BASELINE_WINDOWS)
             } else {
@@ -236,7 +236,9 @@ pub fn nice_window(raw: i64) -> i64 {
 /// two more than the span divided by the window.
 fn load_window(from: i64, to: i64) -> i64 {
     let windows = |w: i64| to.div_euclid(w) - from.div_euclid(w) + 1;
-    let mut w = nice_window((to - from + LOAD_POINTS - 1) / LOAD_POINTS);
+    // Times lie within ±2^62 ns, so the span fits in an i64, but not with more added to it.
+    let span = to.saturating_sub(from).max(0);
+    let mut w = nice_window(span / LOAD_POINTS + i64::from(span % LOAD_POINTS != 0));
     while windows(w) > LOAD_POINTS {
         w = nice_window(w + 1);
     }
@@ -436,7 +438,9 @@ mod tests {
         assert_eq!(nice_window(3_000_000), 5_000_000);
         // The grid includes both ends' windows: a 150 ms span needs 2 ms windows, not 1 ms.
         assert_eq!(load_window(0, 150_000_000), 2_000_000);
-        for (from, to) in [(0, 149_000_000), (999_999, 150_999_999), (-7, 3), (5, 5), (0, 1 << 40)]
+        let edge = (1i64 << 62) - 1;
+        for (from, to) in
+            [(0, 149_000_000), (999_999, 150_999_999), (-7, 3), (5, 5), (0, 1 << 40), (-edge, edge)]
         {
             let w = load_window(from, to);
             let windows = to.div_euclid(w) - from.div_euclid(w) + 1;
