@@ -52,7 +52,7 @@ WITH r AS (
 )
 SELECT capture_id, semaphore,
        coalesce(requests, 0) AS requests, coalesce(contended_requests, 0) AS contended_requests,
-       round(contended_requests / requests, 4) AS contention_ratio,
+       round(contended_requests / nullif(requests, 0), 4) AS contention_ratio,
        coalesce(overfull_episodes, 0) AS overfull_episodes,
        wait_total, wait_avg, wait_max, wait_p99, hold_total, hold_avg, hold_max,
        longest_holding_process, most_waiting_process, locked_time, overfull_time

@@ -127,19 +127,25 @@ pub fn collect(
 
 /// Rows of `sql`, each as a JSON object (DuckDB's `to_json`, columns in order).
 pub fn rows(conn: &duckdb::Connection, sql: &str) -> Result<Vec<Row>> {
-    let wrapped = format!("SELECT CAST(to_json(t) AS VARCHAR) FROM ({sql}) AS t");
-    let mut stmt = conn.prepare(&wrapped)?;
-    let mut rs = stmt.query([])?;
-    let mut out = Vec::new();
-    while let Some(r) = rs.next()? {
-        let text: String = r.get(0)?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| Error::Sql(format!("internal: report row: {e}")))?;
-        if let Value::Object(m) = v {
-            out.push(m);
-        }
-    }
-    Ok(out)
+    // Through the same JSON writer as `--format json` (NaN and infinities as null, which
+    // DuckDB's to_json writes bare and no JSON reader takes).
+    let mut stmt = conn.prepare(sql)?;
+    let arrow = stmt.query_arrow([])?;
+    let schema = arrow.get_schema();
+    let batches: Vec<_> = arrow.collect();
+    let mut text = Vec::new();
+    crate::output::write(&mut text, &schema, &batches, crate::output::OutputFormat::Json)
+        .map_err(Error::Output)?;
+    let v: Value = serde_json::from_slice(&text)
+        .map_err(|e| Error::Sql(format!("internal: report rows: {e}")))?;
+    let Value::Array(rows) = v else { return Ok(Vec::new()) };
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| match r {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Rows of the predefined analysis `name` for capture `id`.
