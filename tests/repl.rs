@@ -395,6 +395,19 @@ fn the_shell_follows_changes_other_processes_make_to_the_archive() {
     let out = t.sync();
     assert!(out.contains("(the archive changed: 2 captures now)"), "{out}");
     assert!(!out.contains("Error"), "{out}");
+    // Down to no capture, and back: a table with no file is still a view to remake.
+    for id in ["2", "3"] {
+        util::ok(tmp.path(), &["rm", "--archive", "db", id]);
+    }
+    t.line("SELECT count(*) AS n FROM events;");
+    let out = t.sync();
+    assert!(out.contains("(the archive changed: 0 captures now)"), "{out}");
+    assert!(out.contains("      0\n(1 row)") && !out.contains("rror"), "{out}");
+    util::ok(tmp.path(), &["ingest", "--archive", "db", "--force", "two.btf"]);
+    t.line("SELECT count(*) AS n FROM events;");
+    let out = t.sync();
+    assert!(out.contains("(the archive changed: 1 capture now)"), "{out}");
+    assert!(out.contains("      3\n(1 row)") && !out.contains("rror"), "{out}");
 }
 
 #[test]
@@ -427,4 +440,36 @@ fn scripts_stop_on_ctrl_c_and_meta_commands_work_after_comments() {
     assert!(!out.contains("Parser Error") && !out.contains("Count"), "{out}");
     assert!(out.contains(" v2 "), "{out}");
     assert!(out.contains("| file"), "{out}");
+    // A run that fails after its deadline file was read leaves no deadlines behind.
+    t.line(".run deadline_summary deadlines=d.csv bogus=1");
+    t.line("SELECT count(*) AS left_over FROM param_deadlines;");
+    let out = t.sync();
+    assert!(out.contains("no parameter 'bogus'") && out.contains(" 0\n(1 row)"), "{out}");
+}
+
+#[test]
+fn ctrl_c_stops_the_rest_of_the_line_and_the_tables_listing() {
+    let tmp = archive();
+    // The history path is a directory: one warning, not one per entry.
+    std::fs::create_dir_all(tmp.path().join("data/tracedb/history")).unwrap();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    let cancel = |t: &mut Term, what: &str| {
+        let (start, seen) =
+            (Instant::now(), t.screen().to_lowercase().matches("cancelled (ctrl-c)").count());
+        while t.screen().to_lowercase().matches("cancelled (ctrl-c)").count() == seen {
+            assert!(start.elapsed() < TIMEOUT, "{what} not cancelled:\n{}", t.screen());
+            t.key("C-c");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    };
+    t.line("SELECT count(*) FROM range(100000000) a, range(100000000) b; SELECT 'still' || 'ran' AS z;");
+    cancel(&mut t, "the first statement");
+    t.line("CREATE TEMP VIEW slow AS SELECT * FROM range(100000000) a, range(100000000) b;");
+    t.line(".tables");
+    cancel(&mut t, ".tables");
+    t.line("SELECT 'back' || 'again' AS z;");
+    let out = t.sync();
+    assert!(!out.contains("stillran"), "the rest of the line ran:\n{out}");
+    assert!(out.contains("backagain"), "{out}");
+    assert_eq!(out.matches("is a directory").count(), 1, "{out}");
 }

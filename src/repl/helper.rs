@@ -151,10 +151,13 @@ impl Catalog {
         if pending.trim().is_empty() && before.trim_start().starts_with('.') {
             return self.complete_meta(before);
         }
+        // After the last character that is not part of a name (which may take several bytes).
         let word_start = before
-            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .map_or(0, |i| i + 1);
-        let word = &before[word_start..];
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = before.get(word_start..).unwrap_or_default();
         // The whole line: a table or alias may be named after the cursor (`SELECT i.| FROM t i`).
         let statement = format!("{pending}\n{line}");
         if let Some((qualifier, prefix)) = word.rsplit_once('.') {
@@ -184,9 +187,13 @@ impl Catalog {
                 .flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied()));
             return (lead, starting_with(names, text));
         };
-        let arg_start =
-            before.len() - args.len() + args.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-        let arg = &before[arg_start..];
+        let arg_start = before.len() - args.len()
+            + args
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| c.is_whitespace())
+                .map_or(0, |(i, c)| i + c.len_utf8());
+        let arg = before.get(arg_start..).unwrap_or_default();
         let first_arg = !args.trim_start().contains(char::is_whitespace);
         let options: Vec<String> = match meta::spec(command).map(|s| s.name) {
             Some(".run") if first_arg => self.analyses.clone(),
@@ -348,5 +355,12 @@ mod tests {
             Vec::<String>::new(),
             "inside a statement a dot is SQL"
         );
+    }
+
+    #[test]
+    fn a_word_after_a_multibyte_character_completes_without_a_panic() {
+        assert_eq!(words("", "SELECT \u{2019}ev").1, vec!["events"]);
+        assert_eq!(words("", "SELECT * FROM\u{3000}ev"), (16, vec!["events".to_string()]));
+        assert_eq!(words("", ".run\u{3000}cp"), (7, vec!["cpu_load".to_string()]));
     }
 }

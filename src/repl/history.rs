@@ -31,9 +31,15 @@ pub fn open<H: Helper>(rl: &mut Editor<H, FileHistory>) -> Option<PathBuf> {
             return None;
         }
     }
+    if p.is_dir() {
+        eprintln!("warning: no history ({} is a directory)", p.display());
+        return None;
+    }
     if p.exists() {
         if let Err(e) = rl.load_history(&p) {
-            eprintln!("warning: history {}: {e}", p.display());
+            // Said once: a file that cannot be read is not written after each entry either.
+            eprintln!("warning: no history ({}: {e})", p.display());
+            return None;
         }
     }
     Some(p)

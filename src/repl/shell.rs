@@ -127,6 +127,11 @@ pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
                 continue;
             }
             Err(ReadlineError::Eof) => break,
+            // Bytes that are not UTF-8 (a paste from another encoding): say so, go on.
+            Err(ReadlineError::Io(e)) if e.kind() == io::ErrorKind::InvalidData => {
+                eprintln!("Error: the line is not UTF-8 text; it was not run");
+                continue;
+            }
             Err(e) => return Err(Error::Usage(format!("reading the terminal: {e}"))),
         };
         let was_statement = !pending.is_empty() || !line.trim_start().starts_with('.');
@@ -185,7 +190,14 @@ impl Shell {
             return Flow::Go;
         }
         if split::is_complete(pending) {
+            // Ctrl-C cancels the statement and those after it on the line.
+            if self.read_depth == 0 {
+                self.interrupted = false;
+            }
             for stmt in split::split(&std::mem::take(pending)).statements {
+                if self.interrupted {
+                    break;
+                }
                 self.statement(&stmt);
             }
         }
@@ -222,15 +234,16 @@ impl Shell {
         if now == self.manifest_seen {
             return;
         }
-        self.manifest_seen = now;
         let reloaded = Archive::open(&self.archive_dir).and_then(|a| {
             a.create_views(&self.conn)?;
             Ok(a.manifest.captures.len())
         });
         match reloaded {
             Ok(n) => {
+                self.manifest_seen = now;
                 eprintln!("(the archive changed: {n} capture{} now)", if n == 1 { "" } else { "s" })
             }
+            // Tried again before the next statement.
             Err(e) => eprintln!("warning: the archive changed and cannot be re-read: {e}"),
         }
     }
@@ -238,7 +251,8 @@ impl Shell {
     /// Runs one statement and prints its result, or DuckDB's message.
     fn statement(&mut self, sql: &str) {
         self.follow_archive();
-        let first = sql.split_whitespace().next().unwrap_or("").to_lowercase();
+        let code = sql.get(split::leading_comments(sql)..).unwrap_or(sql);
+        let first = code.split_whitespace().next().unwrap_or("").to_lowercase();
         if ["create", "drop", "alter", "attach", "detach", "use"].contains(&first.as_str()) {
             self.schema_changed = true;
         }
@@ -325,7 +339,17 @@ impl Shell {
 
     /// Runs a statement the shell made up (`.tables`, `.run`, ...), returning its error.
     fn internal(&mut self, sql: &str) -> Result<()> {
-        let (schema, batches) = query(&self.conn, sql)?;
+        // Ctrl-C cancels these as it does a typed statement (`.tables` counts the rows of
+        // the session's own views, which may be slow).
+        self.running.store(true, Ordering::SeqCst);
+        let result = query(&self.conn, sql);
+        self.running.store(false, Ordering::SeqCst);
+        let (schema, batches) = match result {
+            Err(e) if e.to_string().contains("INTERRUPT") => {
+                return Err(Error::Usage("cancelled (Ctrl-C)".into()));
+            }
+            r => r?,
+        };
         self.print(&schema, &batches).map_err(Error::Output)
     }
 
@@ -398,11 +422,12 @@ impl Shell {
                 }
                 // A file parameter (deadlines=FILE) fills its table for this run only.
                 let (values, loaded) = crate::cli::query::load_file_params(&self.conn, &q, values)?;
-                let sql = q.invocation(&values, capture)?;
-                self.statement(&sql);
+                let run = q.invocation(&values, capture).map(|sql| self.statement(&sql));
+                // For this run only, whether it ran or not.
                 if loaded {
                     self.conn.execute_batch("DELETE FROM param_deadlines")?;
                 }
+                run?;
             }
             Meta::Mode(Some(mode)) => self.mode = mode,
             Meta::Mode(None) => self.say(&format!("{}\n", self.mode.name()))?,

@@ -149,7 +149,7 @@ pub fn script_statements(input: &str) -> Vec<Located> {
 
 /// Length of the whitespace and comments (`-- ...` to the end of the line, `/* ... */`,
 /// nested) at the start of `text`.
-fn leading_comments(text: &str) -> usize {
+pub fn leading_comments(text: &str) -> usize {
     let mut at = 0;
     loop {
         let rest = &text[at..];

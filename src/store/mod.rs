@@ -272,18 +272,24 @@ impl Archive {
                 .filter_map(|c| c.files.get(&t.name))
                 .map(|f| format!("'{}'", dir.join(&f.path).to_string_lossy().replace('\'', "''")))
                 .collect();
+            // Files written before a column existed lack it: a union BY NAME with an empty
+            // table of the current schema gives NULL there, so old captures stay readable
+            // (union_by_name alone cannot add a column no file has). The table is always a
+            // view, files or not, so that remaking the views when captures come or go never
+            // has to replace a table with a view or the other way round.
+            let empty = format!("_empty_{}", t.name);
+            sql.push_str(&t.ddl.replacen(
+                &format!("CREATE TABLE {}", t.name),
+                &format!("CREATE OR REPLACE TEMP TABLE {empty}"),
+                1,
+            ));
             if files.is_empty() {
-                sql.push_str(&t.ddl.replacen("CREATE TABLE", "CREATE OR REPLACE TEMP TABLE", 1));
-            } else {
-                // Files written before a column existed lack it: a union BY NAME with an
-                // empty table of the current schema gives NULL there, so old captures stay
-                // readable (union_by_name alone cannot add a column no file has).
-                let empty = format!("_empty_{}", t.name);
-                sql.push_str(&t.ddl.replacen(
-                    &format!("CREATE TABLE {}", t.name),
-                    &format!("CREATE OR REPLACE TEMP TABLE {empty}"),
-                    1,
+                sql.push_str(&format!(
+                    "\nCREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM {empty};\n",
+                    name = t.name,
+                    cols = t.column_list()
                 ));
+            } else {
                 sql.push_str(&format!(
                     "\nCREATE OR REPLACE TEMP VIEW {name} AS SELECT {cols} FROM (SELECT * FROM {empty} UNION ALL BY NAME \
                      SELECT * FROM read_parquet([{files}], hive_partitioning = true, \
