@@ -170,7 +170,8 @@ fn unknown_analysis_or_parameter_is_a_usage_error() {
     let tiny = run(tmp.path(), &["query", "cpu_load", "--archive", "db", "--param", "window=1ns"]);
     assert_eq!(tiny.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&tiny.stderr).contains("at most 10,000,000 (use a longer window)"),
+        String::from_utf8_lossy(&tiny.stderr)
+            .contains("rows (windows × cores); at most 10,000,000 (use a longer window"),
         "{}",
         String::from_utf8_lossy(&tiny.stderr)
     );

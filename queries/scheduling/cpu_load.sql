@@ -14,29 +14,12 @@
 -- its first to its last event; the first and last window may be partly outside it.
 -- In SQL: `SELECT * FROM cpu_load(window_ns := 500000, idle := '%idle%')`; `capture := ID`
 -- computes one capture only (what `--capture` passes), much faster in an archive of many.
--- At most 10,000,000 windows per core and capture computed: a shorter window is an error.
+-- At most 10,000,000 rows (windows × cores, over the captures computed): a window that
+-- would make more is an error.
 -- Window numbers are floor(ts / window) (times may be negative; `//` truncates toward 0).
 CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%', capture := NULL) AS TABLE
 WITH picked AS (
     SELECT * FROM captures WHERE capture IS NULL OR capture_id = capture
-), guard AS (
-    -- Checked before anything is computed: 1 ns windows over a long capture would make
-    -- billions of rows and run for minutes.
-    SELECT CASE
-        WHEN window_ns IS NULL OR window_ns <= 0
-            THEN error('cpu_load: window_ns must be a positive number of ns')
-        WHEN max((ts_max - ts_min) // window_ns) >= 10000000
-            THEN error(printf('cpu_load: a %d ns window makes %d windows per core over the longest capture; at most 10,000,000 (use a longer window)',
-                              window_ns, max((ts_max - ts_min) // window_ns) + 1))
-        ELSE true END AS ok
-    FROM picked
-), occ AS (
-    SELECT capture_id, core, ts, ts + dur AS te
-    FROM intervals
-    WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle) AND (SELECT ok FROM guard)
-      AND (capture IS NULL OR capture_id = capture)
-), spans AS (
-    SELECT capture_id, ts_min, ts_max FROM picked WHERE ts_min IS NOT NULL AND (SELECT ok FROM guard)
 ), cores AS (
     -- Every core a process ran on, and every core the trace declares (BTF type C) even
     -- if nothing ran on it: a core idle the whole capture is at 0, not missing.
@@ -44,6 +27,24 @@ WITH picked AS (
     WHERE channel = 'running' AND (capture IS NULL OR capture_id = capture)
     UNION
     SELECT capture_id, name FROM entities WHERE type = 'C' AND (capture IS NULL OR capture_id = capture)
+), guard AS (
+    -- Checked before the windows are made: 1 ns windows over a long capture would make
+    -- billions of rows, run for minutes and fill memory.
+    SELECT CASE
+        WHEN window_ns IS NULL OR window_ns <= 0
+            THEN error('cpu_load: window_ns must be a positive number of ns')
+        WHEN coalesce(sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n), 0) > 10000000
+            THEN error(printf('cpu_load: a %d ns window makes %d rows (windows × cores); at most 10,000,000 (use a longer window, or capture := ID for one capture)',
+                              window_ns, sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n)))
+        ELSE true END AS ok
+    FROM picked p JOIN (SELECT capture_id, count(*) AS n FROM cores GROUP BY capture_id) c USING (capture_id)
+), occ AS (
+    SELECT capture_id, core, ts, ts + dur AS te
+    FROM intervals
+    WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle) AND (SELECT ok FROM guard)
+      AND (capture IS NULL OR capture_id = capture)
+), spans AS (
+    SELECT capture_id, ts_min, ts_max FROM picked WHERE ts_min IS NOT NULL AND (SELECT ok FROM guard)
 ), grid AS (
     SELECT c.capture_id, c.core,
            unnest(range((s.ts_min - ((s.ts_min % window_ns) + window_ns) % window_ns) // window_ns,
