@@ -275,3 +275,17 @@ fn totals_beyond_64_bits_are_summed_not_refused() {
     assert_eq!(scalar(d, "db", "SELECT bytes FROM messages_summary"), "9223372036854775808");
     ok(d, &["report", "--archive", "db", "-o", "r.json"]);
 }
+
+#[test]
+fn a_compressed_trace_cut_inside_its_header_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gz = util::gzip(b"#Paraver (01/01/2020 at 10:00):1000_ns:0:1:1(1:1)\n");
+    std::fs::write(tmp.path().join("cut.prv"), &gz[..gz.len() - 10]).unwrap();
+    let out = util::run(tmp.path(), &["ingest", "--archive", "db", "cut.prv"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cut.prv: line 1: the header cannot be read: gzip stream ends early"),
+        "{err}"
+    );
+}

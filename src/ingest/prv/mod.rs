@@ -756,6 +756,11 @@ pub fn read<R: Read>(
         let (line, number, truncated) = match lines.next_line() {
             Ok(Some(l)) => l,
             Ok(None) => break,
+            // Cut before the header was whole: nothing can be read, and that is the error.
+            Err(e) if header.is_none() => {
+                let at = format!("line {}", lines.line_number() + 1);
+                return Err(Error::input(path, at, format!("the header cannot be read: {e}")));
+            }
             Err(e) => {
                 crate::ingest::input_lost(sink, lines.line_number(), &e)?;
                 break;
