@@ -142,12 +142,24 @@ fn json_nested(
         return Ok(());
     }
     let items = |items: &dyn Array, out: &mut String| -> io::Result<()> {
+        // Elements that are not nested share one formatter, made once for the list.
+        let flat = if is_nested(items.data_type()) {
+            None
+        } else {
+            Some(
+                ArrayFormatter::try_new(items, opts)
+                    .map_err(|e| io::Error::other(e.to_string()))?,
+            )
+        };
         out.push('[');
         for i in 0..items.len() {
             if i > 0 {
                 out.push_str(", ");
             }
-            json_nested(items, i, opts, out)?;
+            match &flat {
+                Some(fmt) => out.push_str(&json_scalar(items.data_type(), cell(items, fmt, i))),
+                None => json_nested(items, i, opts, out)?,
+            }
         }
         out.push(']');
         Ok(())
