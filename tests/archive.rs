@@ -1006,6 +1006,22 @@ fn ovni_dir(dir: &Path) -> std::path::PathBuf {
 }
 
 #[test]
+fn files_of_one_capture_in_two_formats_are_refused_naming_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let ovni = ovni_dir(d);
+    std::fs::write(ovni.join("cpu.prv"), "#timeScale ns\n0,S,-1,T,A,0,activate\n").unwrap();
+    let out = run(d, &["ingest", "--archive", "a.tdb", ovni.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cpu.prv: read as btf, but "), "{err}");
+    assert!(err.contains("thread.prv was read as prv"), "{err}");
+    // Nothing was stored: not even an empty archive is left.
+    let after = run(d, &["captures", "--archive", "a.tdb"]);
+    assert!(String::from_utf8_lossy(&after.stderr).contains("no archive here"), "{after:?}");
+}
+
+#[test]
 fn btf_export_of_an_ovni_directory_is_in_time_order() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

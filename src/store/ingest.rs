@@ -238,6 +238,7 @@ fn run(
     let mut deriver =
         Deriver::new(TableSink::new(writer), &first.display().to_string(), opts.strict);
     let mut format = None;
+    let mut first_format: Option<(Format, String)> = None;
     let mut sources = Vec::new();
     let mut companions = Vec::new();
     let mut digests = Vec::new();
@@ -254,8 +255,21 @@ fn run(
         let prefix =
             input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
         let f = format_of(&prefix, &shown, opts)?;
-        if format.is_some_and(|g| g != f) {
-            return Err(Error::input(&shown, "", "the files of one capture must have one format"));
+        match &first_format {
+            Some((g, first_shown)) if *g != f => {
+                return Err(Error::input(
+                    &shown,
+                    "",
+                    format!(
+                        "read as {}, but {first_shown} was read as {}: the files of one capture \
+                         must have one format",
+                        f.name(),
+                        g.name()
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => first_format = Some((f, shown.clone())),
         }
         format = Some(f);
         let raw = input.raw_read.clone();
