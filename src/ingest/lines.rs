@@ -73,9 +73,15 @@ impl<R: Read> LineReader<R> {
                 }
                 continue;
             }
+            // A CR right after MAX_LINE bytes may be the CR of a CRLF.
+            let limit = MAX_LINE + usize::from(avail.get(MAX_LINE) == Some(&b'\r'));
             if let Some(i) = newline {
                 let s = self.start;
                 self.start += i + 1;
+                if i > limit {
+                    self.truncated = true;
+                    break (s, s + MAX_LINE);
+                }
                 break (s, s + i);
             }
             if self.eof {
@@ -86,9 +92,9 @@ impl<R: Read> LineReader<R> {
                 self.start = self.end;
                 break (s, self.end);
             }
-            // The buffer holds up to MAX_LINE + 1 bytes: a line of exactly MAX_LINE bytes
-            // still finds its end.
-            if avail.len() > MAX_LINE {
+            // The buffer holds up to MAX_LINE + 2 bytes: a line of exactly MAX_LINE bytes
+            // still finds its end, CRLF included.
+            if avail.len() > limit {
                 let s = self.start;
                 self.start = s + MAX_LINE;
                 self.skipping = true;
@@ -112,7 +118,7 @@ impl<R: Read> LineReader<R> {
             self.start = 0;
         }
         if self.end == self.buf.len() {
-            let grown = (self.buf.len() * 2).min(MAX_LINE + 1);
+            let grown = (self.buf.len() * 2).min(MAX_LINE + 2);
             self.buf.resize(grown.max(self.end + 1), 0);
         }
         let n = loop {
@@ -180,15 +186,26 @@ mod tests {
 
     #[test]
     fn a_line_of_max_line_bytes_is_whole_and_one_more_is_cut() {
-        for (len, cut) in [(MAX_LINE, false), (MAX_LINE + 1, true)] {
+        let cases = [(MAX_LINE, "\n", false), (MAX_LINE + 1, "\n", true)];
+        let crlf = [(MAX_LINE, "\r\n", false), (MAX_LINE + 1, "\r\n", true)];
+        for (len, end, cut) in cases.into_iter().chain(crlf) {
             let mut text = vec![b'x'; len];
-            text.extend_from_slice(b"\nnext\n");
+            text.extend_from_slice(end.as_bytes());
+            text.extend_from_slice(b"next\n");
             let mut r = LineReader::new(&text[..]);
             let (line, n, truncated) = r.next_line().unwrap().unwrap();
             assert_eq!((line.len().min(MAX_LINE), n, truncated), (MAX_LINE, 1, cut), "{len}");
             let (line, n, _) = r.next_line().unwrap().unwrap();
             assert_eq!((line, n), (&b"next"[..], 2), "{len}");
         }
+        // A CR that does not end the line is the line's 16 Mi + 1st byte.
+        let mut text = vec![b'x'; MAX_LINE];
+        text.extend_from_slice(b"\rmore\nnext\n");
+        let mut r = LineReader::new(&text[..]);
+        let (line, n, truncated) = r.next_line().unwrap().unwrap();
+        assert_eq!((line.len(), n, truncated), (MAX_LINE, 1, true));
+        let (line, n, _) = r.next_line().unwrap().unwrap();
+        assert_eq!((line, n), (&b"next"[..], 2));
     }
 
     #[test]
