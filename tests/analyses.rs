@@ -181,6 +181,9 @@ fn unknown_analysis_or_parameter_is_a_usage_error() {
     for n in names() {
         assert!(list.contains(&n), "queries lists {n}");
     }
+    // The short list names every analysis's columns too.
+    assert!(list.contains("columns: capture_id, core, window_start"), "{list}");
+    assert_eq!(list.matches("columns: ").count(), names().len(), "{list}");
     let one = ok(tmp.path(), &["queries", "cpu_load"]);
     assert!(
         one.contains("--param window=<duration> (default 1ms)") && one.contains("window_start"),

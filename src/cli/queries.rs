@@ -6,7 +6,7 @@ use std::io::Write;
 /// List the predefined analyses, their parameters and their columns.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Show the definitions text and every column of each analysis.
+    /// Show the definitions text and what every column means.
     #[arg(long, short)]
     verbose: bool,
     /// Only this analysis (implies --verbose).
@@ -45,6 +45,12 @@ pub fn run(args: Args) -> Result<()> {
                     "", p.name, p.kind, p.doc
                 )?;
             }
+            if !verbose {
+                let names: Vec<&str> = q.columns.iter().map(|c| c.0.as_str()).collect();
+                for line in wrap(&format!("columns: {}", names.join(", ")), 96 - width) {
+                    writeln!(w, "{:width$}    {line}", "")?;
+                }
+            }
             if verbose {
                 writeln!(w)?;
                 for line in q.doc.lines() {
@@ -62,4 +68,36 @@ pub fn run(args: Args) -> Result<()> {
         .map_err(Error::Output)?;
     }
     out.flush().map_err(Error::Output)
+}
+
+/// `text` cut at spaces into lines of at most `width` characters (a longer word stands
+/// alone); the lines after the first are indented by two spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.trim().is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::replace(&mut line, "  ".to_string()));
+        } else if !line.trim().is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_cuts_at_spaces_and_indents_what_follows() {
+        assert_eq!(wrap("columns: a, bb, ccc", 12), ["columns: a,", "  bb, ccc"]);
+        assert_eq!(
+            wrap("columns: averyveryverylongname", 8),
+            ["columns:", "  averyveryverylongname"]
+        );
+        assert_eq!(wrap("short", 80), ["short"]);
+    }
 }

@@ -98,7 +98,14 @@ impl Diagnostics {
     /// Records `d`; under `--strict` a warning or worse is returned as an error instead.
     pub fn push(&mut self, d: Diagnostic) -> Result<()> {
         if self.strict && d.severity >= Severity::Warning {
-            return Err(Error::input(&self.path, d.pos.to_string(), d.message));
+            // The message says what an ingest without --strict does about the problem.
+            let message = format!(
+                "{} ({} `{}`: --strict stops the ingest here)",
+                d.message,
+                d.severity.as_str(),
+                d.kind
+            );
+            return Err(Error::input(&self.path, d.pos.to_string(), message));
         }
         // A kind with rows of two severities (missing_type) is counted at the worse one.
         let count = self.counts.entry(d.kind).or_insert((d.severity, 0));
@@ -188,6 +195,9 @@ mod tests {
         let mut d = Diagnostics::new("f.btf", true);
         d.push(diag("unknown_prior_state", Severity::Info, 3)).unwrap();
         let e = d.push(diag("time_backwards", Severity::Warning, 7)).unwrap_err();
-        assert_eq!(e.to_string(), "f.btf: line 7: m7");
+        assert_eq!(
+            e.to_string(),
+            "f.btf: line 7: m7 (warning `time_backwards`: --strict stops the ingest here)"
+        );
     }
 }
