@@ -220,6 +220,11 @@ fn chrome_json_and_parquet_exports() {
         "SELECT count(*) || '/' || min(capture_id) FROM read_parquet('out/events.parquet')",
     );
     assert_eq!(n, "3/1");
+    // A file where the directory should be: said so, not "File exists".
+    std::fs::write(tmp.path().join("x.btf"), "").unwrap();
+    let file = run(tmp.path(), &["export", "1", "--archive", "db", "--to", "parquet", "x.btf"]);
+    let err = String::from_utf8_lossy(&file.stderr);
+    assert!(err.contains("x.btf: not a directory; --to parquet writes"), "{err}");
     assert_eq!(
         run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(),
         Some(2)

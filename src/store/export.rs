@@ -368,6 +368,12 @@ fn write_chrome_json(
 
 /// Writes every table of capture `id` to `dir/<table>.parquet` (zstd, with `capture_id`).
 pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: not a directory; --to parquet writes one file per table into a directory",
+            dir.display()
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // Every table to a temporary name first (see `OutFile`); renamed into place only when all
     // are written.
