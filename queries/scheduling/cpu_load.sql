@@ -34,8 +34,9 @@ WITH picked AS (
         WHEN window_ns IS NULL OR window_ns <= 0
             THEN error('cpu_load: window_ns must be a positive number of ns')
         WHEN coalesce(sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n), 0) > 10000000
-            THEN error(printf('cpu_load: a %d ns window makes %d rows (windows × cores); at most 10,000,000 (use a longer window, or capture := ID for one capture)',
-                              window_ns, sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n)))
+            THEN error(printf('cpu_load: a %d ns window makes %d rows (windows × cores); at most 10,000,000 (use a longer window%s)',
+                              window_ns, sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n),
+                              CASE WHEN capture IS NULL AND count(*) > 1 THEN ', or capture := ID for one capture' ELSE '' END))
         ELSE true END AS ok
     FROM picked p JOIN (SELECT capture_id, count(*) AS n FROM cores GROUP BY capture_id) c USING (capture_id)
 ), occ AS (
