@@ -438,6 +438,60 @@ fn captures_record_the_size_of_the_text_behind_a_compressed_source() {
     );
 }
 
+/// Whether some process holds a lock on `path` (an exclusive one cannot be had).
+fn locked(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    match f.try_lock() {
+        Ok(()) => {
+            f.unlock().unwrap();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+#[test]
+fn rm_while_a_query_reads_keeps_the_files_for_it_and_the_next_writer_removes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    archive_with_two(d);
+    // A reader that reads the first capture's events after a long first statement.
+    let reader = std::process::Command::new(crate::util::bin())
+        .args(["sql", "--archive", "db", "--format", "csv", "-c"])
+        .arg("SELECT sum(i) FROM range(600000000) t(i); SELECT count(*) FROM events WHERE capture_id = 1")
+        .current_dir(d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !locked(&d.join("db/.readers")) {
+        assert!(start.elapsed().as_secs() < 30, "the reader never took its lock");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let rm = run(d, &["rm", "1", "--archive", "db"]);
+    assert!(rm.status.success());
+    let note = String::from_utf8_lossy(&rm.stderr);
+    assert!(
+        note.contains("note: a query is reading the archive, so the capture's files stay"),
+        "{note}"
+    );
+    assert!(d.join("db/events/capture_id=1").is_dir());
+    assert_eq!(scalar(d, "db", "SELECT string_agg(capture_id::VARCHAR) FROM captures"), "2");
+    // The reader still finds every file it was opened with.
+    let out = reader.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("count_star()\r\n3\r\n"), "{out:?}");
+    // Left unlisted, said so by verify, and removed by the next writer.
+    let (code, report) = verify(d);
+    assert_eq!(code, Some(1));
+    assert!(report.contains("kept for a query that was reading it"), "{report}");
+    std::fs::write(d.join("three.btf"), TRACE.replace("30,", "50,")).unwrap();
+    ok(d, &["ingest", "--archive", "db", "three.btf"]);
+    assert!(!d.join("db/events/capture_id=1").exists());
+    assert_eq!(verify(d).0, Some(0));
+}
+
 /// A synthetic trace big enough that its ingest takes a while.
 fn big_trace(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("big.btf");

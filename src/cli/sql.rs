@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<()> {
         let stdin = std::io::stdin();
         if stdin.is_terminal() {
             let archive = Archive::open(&args.archive.archive)?;
-            return crate::repl::shell::run(&archive, args.format);
+            return crate::repl::shell::run(archive, args.format);
         }
         scripts.push(("-".into(), read_stdin()?));
     }

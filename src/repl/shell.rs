@@ -13,7 +13,7 @@ use super::helper::{Catalog, ShellHelper};
 use super::meta::{self, Meta, Mode};
 use super::{history, split};
 use crate::output::{self, Layout, OutputFormat, StreamError, TableStyle};
-use crate::store::{queries, schema, Archive};
+use crate::store::{queries, schema, Archive, ReadLock};
 use crate::{Error, Result};
 use arrow::datatypes::Schema;
 use arrow::record_batch::RecordBatch;
@@ -68,7 +68,7 @@ fn manifest_stamp(dir: &std::path::Path) -> Option<ManifestStamp> {
 }
 
 /// Runs the shell over `archive` until `.quit` or Ctrl-D; results start in `format`.
-pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
+pub fn run(mut archive: Archive, format: OutputFormat) -> Result<()> {
     let conn = archive.connect()?;
     let mode = match format {
         OutputFormat::Table => Mode::Table,
@@ -107,6 +107,8 @@ pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
         Editor::with_config(config).map_err(|e| Error::Usage(format!("line editor: {e}")))?;
     rl.set_helper(Some(ShellHelper { catalog: Catalog::load(&shell.conn), ..Default::default() }));
     let history = history::open(&mut rl);
+    // From here on the readers' lock is held per line run, not while the user types.
+    archive.release_read_lock();
     let n = archive.manifest.captures.len();
     println!(
         "tracedb {}: archive {}, {n} capture{}. Statements end with ';'. .help lists commands.",
@@ -135,7 +137,9 @@ pub fn run(archive: &Archive, format: OutputFormat) -> Result<()> {
             Err(e) => return Err(Error::Usage(format!("reading the terminal: {e}"))),
         };
         let was_statement = !pending.is_empty() || !line.trim_start().starts_with('.');
+        let reading = ReadLock::take(&shell.archive_dir);
         let flow = shell.line(&mut pending, &line);
+        drop(reading);
         if pending.is_empty() && !line.trim().is_empty() {
             // A finished entry: the whole statement (all its lines) or a meta-command.
             let entry = if was_statement { shell_entry(&rl, &line) } else { line.clone() };

@@ -382,9 +382,13 @@ fn run(
         Some(at) => {
             let old = std::mem::replace(&mut archive.manifest.captures[at], capture.clone());
             archive.manifest.save(&archive.dir)?;
-            for f in old.files.values() {
-                if !capture.files.values().any(|n| n.path == f.path) {
-                    let _ = std::fs::remove_file(archive.dir.join(&f.path));
+            // The old generation, unless a query may be reading it: then the next writer
+            // removes it (see `ReadLock`).
+            if let Some(_unread) = super::ReadLock::exclusive(&archive.dir)? {
+                for f in old.files.values() {
+                    if !capture.files.values().any(|n| n.path == f.path) {
+                        let _ = std::fs::remove_file(archive.dir.join(&f.path));
+                    }
                 }
             }
         }

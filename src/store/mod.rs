@@ -25,6 +25,8 @@ const STAGING: &str = ".staging";
 /// Directory of the kept source files.
 const SOURCES: &str = "sources";
 const LOCK: &str = ".lock";
+/// Readers hold a shared `flock` on it; writers delete files only with an exclusive one.
+const READERS: &str = ".readers";
 
 /// An archive directory and its manifest.
 pub struct Archive {
@@ -34,6 +36,8 @@ pub struct Archive {
     pub manifest: Manifest,
     /// What opening it created, for [`Archive::discard_if_unused`].
     created: Created,
+    /// A reader's lock, held while this is open for reading (see [`ReadLock`]).
+    read_lock: Option<ReadLock>,
 }
 
 /// What [`Archive::open_for_write`] had to create.
@@ -61,11 +65,20 @@ impl Archive {
             };
             return Err(Error::Archive { path: dir.to_path_buf(), message });
         }
+        // Taken before the manifest is read: the files it lists stay while it is held.
+        let read_lock = ReadLock::take(dir);
         Ok(Archive {
             dir: dir.to_path_buf(),
             manifest: Manifest::load(dir)?,
             created: Created::Nothing,
+            read_lock,
         })
+    }
+
+    /// Lets go of the reader's lock taken by [`Archive::open`], for a reader that takes one
+    /// per statement instead (the shell).
+    pub fn release_read_lock(&mut self) {
+        self.read_lock = None;
     }
 
     /// Opens an archive for writing, creating it when absent, and takes the writer lock.
@@ -135,7 +148,7 @@ impl Archive {
                 Created::Directory
             }
         };
-        let archive = Archive { dir: dir.to_path_buf(), manifest, created };
+        let archive = Archive { dir: dir.to_path_buf(), manifest, created, read_lock: None };
         archive.remove_orphans()?;
         Ok(Some((archive, lock)))
     }
@@ -157,6 +170,10 @@ impl Archive {
         // The manifest last: until it goes, another writer takes this for an archive.
         let m = self.dir.join(manifest::FILE);
         std::fs::remove_file(&m).map_err(|e| Error::io(&m, e))?;
+        let r = self.dir.join(READERS);
+        if r.exists() {
+            std::fs::remove_file(&r).map_err(|e| Error::io(&r, e))?;
+        }
         // Still locked while unlinked: a writer waiting on this file sees it gone and
         // starts over (see `WriteLock::take`).
         let l = self.dir.join(LOCK);
@@ -183,6 +200,8 @@ impl Archive {
                 std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
             }
         }
+        // Files of removed captures and old generations: only while nobody reads them.
+        let Some(_unread) = ReadLock::exclusive(&self.dir)? else { return Ok(()) };
         let listed = self.listed_files();
         for dir_name in data_dirs() {
             let tdir = self.dir.join(&dir_name);
@@ -226,22 +245,24 @@ impl Archive {
     }
 
     /// Removes capture `id`: first from the manifest (atomically: from then on it is gone),
-    /// then its files. A crash in between leaves files no capture lists, which the next
-    /// writer removes. The caller holds the writer lock.
-    pub fn remove(&mut self, id: i64) -> Result<CaptureEntry> {
+    /// then its files, unless a reader may be reading them (the flag returned is false
+    /// then). Files left, by a crash in between or for a reader, are unlisted: the next
+    /// writer removes them. The caller holds the writer lock.
+    pub fn remove(&mut self, id: i64) -> Result<(CaptureEntry, bool)> {
         let at =
             self.manifest.captures.iter().position(|c| c.capture_id == id).ok_or_else(|| {
                 Error::Archive { path: self.dir.clone(), message: format!("no capture {id}") }
             })?;
         let entry = self.manifest.captures.remove(at);
         self.manifest.save(&self.dir)?;
+        let Some(_unread) = ReadLock::exclusive(&self.dir)? else { return Ok((entry, false)) };
         for t in data_dirs() {
             let part = self.dir.join(&t).join(format!("capture_id={id}"));
             if part.exists() {
                 std::fs::remove_dir_all(&part).map_err(|e| Error::io(&part, e))?;
             }
         }
-        Ok(entry)
+        Ok((entry, true))
     }
 
     /// A fresh staging directory for capture `id`.
@@ -386,6 +407,55 @@ impl WriteLock {
             }
             Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }
+    }
+}
+
+/// A lock on `.readers`. Every reader ([`Archive::open`]; the shell, per statement) holds it
+/// shared from before it reads the manifest until it has done reading the files listed
+/// there. A writer deletes files no capture lists any more (after `rm`, after `reingest`)
+/// only while it holds it exclusively, which it tries once, without waiting: when a reader
+/// is there the files stay, unlisted, and the next writer removes them. So a query never
+/// loses a file under it, and a writer never waits for one. A reader waits only while a
+/// writer is deleting. Where the file cannot be opened or created (a read-only archive)
+/// there is no lock: nobody can write there either.
+pub struct ReadLock {
+    _file: std::fs::File,
+}
+
+impl ReadLock {
+    /// The shared lock, waiting for a writer that is deleting files; `None` without the
+    /// lock file.
+    pub fn take(dir: &Path) -> Option<ReadLock> {
+        let file = Self::file(dir)?;
+        loop {
+            match file.lock_shared() {
+                Ok(()) => return Some(ReadLock { _file: file }),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// The exclusive lock if no reader holds the shared one, without waiting.
+    pub(crate) fn exclusive(dir: &Path) -> Result<Option<ReadLock>> {
+        let path = dir.join(READERS);
+        let file = Self::file(dir).ok_or_else(|| Error::Archive {
+            path: path.clone(),
+            message: "cannot open the readers' lock file".into(),
+        })?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(ReadLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        }
+    }
+
+    fn file(dir: &Path) -> Option<std::fs::File> {
+        let path = dir.join(READERS);
+        let mut rw = std::fs::OpenOptions::new();
+        rw.read(true).write(true).create(true).truncate(false);
+        // A lock needs no write access: another user's archive is locked read-only.
+        rw.open(&path).or_else(|_| std::fs::File::open(&path)).ok()
     }
 }
 

@@ -136,8 +136,8 @@ fn unlisted(archive: &Archive) -> Vec<Problem> {
             let mut parts = rel.split('/');
             let capture = parts.nth(1).and_then(|p| p.strip_prefix("capture_id="));
             let detail = if capture.is_some() && parts.count() == 1 {
-                "no capture lists it: left by an ingest, rm or reingest that was stopped; \
-                 the next one removes it"
+                "no capture lists it: left by an ingest, rm or reingest that was stopped, \
+                 or kept for a query that was reading it; the next writer removes it"
             } else {
                 "not written by tracedb, no capture lists it; engines reading the directory \
                  would read it: remove it"
