@@ -438,6 +438,49 @@ fn captures_record_the_size_of_the_text_behind_a_compressed_source() {
     );
 }
 
+#[test]
+fn a_hand_edited_manifest_cannot_point_outside_the_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    archive_with_two(d);
+    let m = d.join("db/manifest.json");
+    let good = std::fs::read_to_string(&m).unwrap();
+    std::fs::write(d.join("victim.parquet"), "keep me").unwrap();
+    let evil =
+        good.replacen("\"messages/capture_id=1/part-0.parquet\"", "\"../victim.parquet\"", 1);
+    assert_ne!(evil, good);
+    std::fs::write(&m, evil).unwrap();
+    for args in [&["reingest", "1", "--archive", "db"][..], &["verify", "--archive", "db"]] {
+        let out = run(d, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("capture 1: file '../victim.parquet' is not a path inside the archive"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(d.join("victim.parquet")).unwrap(), "keep me");
+    // A source's name is where reingest extracts it: a plain file name only.
+    let evil = good.replacen("\"name\": \"one.btf\"", "\"name\": \"../../victim.txt\"", 1);
+    assert_ne!(evil, good);
+    std::fs::write(&m, evil).unwrap();
+    let err =
+        String::from_utf8_lossy(&run(d, &["reingest", "1", "--archive", "db"]).stderr).into_owned();
+    assert!(err.contains("source name '../../victim.txt' is not a path inside"), "{err}");
+}
+
+#[test]
+fn a_directory_inside_a_partition_does_not_stop_the_next_writer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    archive_with_two(d);
+    std::fs::create_dir_all(d.join("db/events/capture_id=1/sub")).unwrap();
+    std::fs::write(d.join("db/events/capture_id=1/sub/x"), "x").unwrap();
+    ok(d, &["rm", "2", "--archive", "db"]);
+    assert!(!d.join("db/events/capture_id=1/sub").exists());
+    assert_eq!(verify(d).0, Some(0));
+}
+
 /// Whether some process holds a lock on `path` (an exclusive one cannot be had).
 fn locked(path: &Path) -> bool {
     let Ok(f) = std::fs::File::open(path) else { return false };

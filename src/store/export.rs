@@ -376,7 +376,8 @@ pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // Every table to a temporary name first (see `OutFile`); renamed into place only when all
-    // are written.
+    // are written. DuckDB's own temporary file (`tmp_<name>`, made because ours exists
+    // already) is not wanted: a signal would leave it behind.
     let mut done: Vec<(OutFile, std::path::PathBuf)> = Vec::new();
     for t in super::schema::tables() {
         let path = dir.join(format!("{}.parquet", t.name));
@@ -388,7 +389,8 @@ pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<
             }
         };
         let sql = format!(
-            "COPY (SELECT * FROM {} WHERE capture_id = {id}) TO '{}' (FORMAT parquet, COMPRESSION zstd)",
+            "COPY (SELECT * FROM {} WHERE capture_id = {id}) TO '{}' (FORMAT parquet, COMPRESSION zstd, \
+             USE_TMP_FILE false)",
             t.name,
             out.write_path().to_string_lossy().replace('\'', "''")
         );

@@ -181,6 +181,11 @@ pub fn ingest_files(
         opts.replace.as_ref().map_or_else(|| archive.manifest.new_capture_id(), |c| c.capture_id);
     let staging = archive.staging_dir(id);
     let result = run(archive, paths, default, opts, id, &staging, started, progress);
+    if result.is_err() {
+        // Files already renamed into the capture's partitions (kept sources, a part of the
+        // tables) when the error or signal came: the manifest does not list them.
+        let _ = archive.remove_unlisted_of(id);
+    }
     let _ = std::fs::remove_dir_all(&staging);
     if let Some(parent) = staging.parent() {
         // Only when empty: another ingest's staging directory stays.
@@ -251,6 +256,8 @@ fn run(
         };
         deriver.set_source(&shown);
         let copy = keeper.as_mut().map(|k| k.copy_of(path)).transpose()?;
+        // A regular file's size and time now, to tell at the end whether it changed meanwhile.
+        let before = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file);
         let mut input = Input::open_copying(path, copy).map_err(|e| Error::io(path, e))?;
         let prefix =
             input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
@@ -299,11 +306,27 @@ fn run(
         text_bytes += counting.read;
         (counting.progress)(size, size);
         // A truncated or corrupt .gz/.zst may only show here, after its last whole line.
-        digests.push(
-            input.finish().map_err(|e| {
-                Error::input(&shown, format!("after line {last_line}"), e.to_string())
-            })?,
-        );
+        let digest = input
+            .finish()
+            .map_err(|e| Error::input(&shown, format!("after line {last_line}"), e.to_string()))?;
+        if let Some(before) = before {
+            let now = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+            if now.len() != digest.bytes || now.modified().ok() != before.modified().ok() {
+                return Err(Error::input(
+                    &shown,
+                    "",
+                    format!(
+                        "the file changed while it was being ingested ({} bytes when it was \
+                         opened, {} read, {} now): nothing was stored; ingest it again once it \
+                         is complete",
+                        before.len(),
+                        digest.bytes,
+                        now.len()
+                    ),
+                ));
+            }
+        }
+        digests.push(digest);
         sources.push(shown);
     }
     let format = format.unwrap_or(Format::Btf);
@@ -355,10 +378,12 @@ fn run(
     write_side_tables(&mut sink.writer, &summary, &capture, &opts.deadlines)?;
     let files = sink.writer.finish()?;
 
+    if let Some(sig) = crate::signals::interrupted() {
+        return Err(Error::Interrupted(sig));
+    }
     if let Some(k) = keeper {
         capture.sources = k.finish(&archive.dir, id, &capture.source_files, &digests)?;
     }
-
     if let Some(sig) = crate::signals::interrupted() {
         return Err(Error::Interrupted(sig));
     }
@@ -884,6 +909,54 @@ mod tests {
         assert_eq!(kept[0].bytes, bytes.len() as u64);
         assert_eq!(kept[0].sha256, crate::store::verify::file_sha256(&stored).unwrap());
         assert_eq!((kept[0].role.as_str(), kept[1].role.as_str()), ("trace", "companion"));
+    }
+
+    #[test]
+    fn a_trace_that_grows_while_it_is_ingested_is_refused_and_nothing_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.btf");
+        std::fs::write(&trace, "#timeScale ns\n0,S,-1,T,A,0,activate\n").unwrap();
+        let (mut archive, _lock) = Archive::open_for_write(&dir.path().join("db")).unwrap();
+        let opts = IngestOptions { keep_source: true, ..Default::default() };
+        // The writer of the trace appends a line while tracedb is still at it.
+        let mut grown = false;
+        let mut grow = |read: u64, size: u64| {
+            if read == size && !std::mem::replace(&mut grown, true) {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new().append(true).open(&trace).unwrap();
+                f.write_all(b"5,Core_0,0,T,A,0,start\n").unwrap();
+            }
+        };
+        let e = ingest_files(&mut archive, std::slice::from_ref(&trace), "t", &opts, &mut grow)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the file changed while it was being ingested (36 bytes when it was opened, 36 read, 59 now)"),
+            "{e}"
+        );
+        assert!(super::super::Manifest::load(&archive.dir).unwrap().captures.is_empty());
+        assert!(!archive.dir.join("sources/capture_id=1").exists());
+        assert!(!archive.dir.join("events/capture_id=1").exists());
+    }
+
+    #[test]
+    fn what_a_stopped_write_put_in_place_is_taken_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let (archive, lock) = Archive::open_for_write(&db).unwrap();
+        for f in ["sources/capture_id=7/t.btf.zst", "events/capture_id=7/part-0.parquet"] {
+            std::fs::create_dir_all(db.join(f).parent().unwrap()).unwrap();
+            std::fs::write(db.join(f), "x").unwrap();
+        }
+        archive.remove_unlisted_of(7).unwrap();
+        assert!(
+            !db.join("sources/capture_id=7").exists() && !db.join("events/capture_id=7").exists()
+        );
+        // The next writer removes a manifest a killed writer was writing.
+        std::fs::write(db.join(".manifest.json.99999.tmp"), "{").unwrap();
+        drop((archive, lock));
+        let _reopened = Archive::open_for_write(&db).unwrap();
+        assert!(!db.join(".manifest.json.99999.tmp").exists());
     }
 
     #[test]

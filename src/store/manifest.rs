@@ -98,6 +98,10 @@ impl CaptureEntry {
     }
 }
 
+/// How the names of manifests being written start (`.manifest.json.<pid>.tmp`); one left
+/// by a writer that was killed is removed by the next writer.
+pub const TMP_PREFIX: &str = ".manifest.json.";
+
 /// The whole manifest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Manifest {
@@ -147,31 +151,74 @@ impl Manifest {
                 message: format!("{FILE} is not a tracedb manifest (format '{}')", m.format),
             });
         }
-        if m.schema_version > super::schema::SCHEMA_VERSION {
+        let newest = m.captures.iter().map(|c| c.schema_version).fold(m.schema_version, i64::max);
+        if newest > super::schema::SCHEMA_VERSION {
             return Err(Error::Archive {
                 path: dir.to_path_buf(),
                 message: format!(
-                    "written by a newer tracedb (schema version {}, this build reads up to {}); upgrade tracedb",
-                    m.schema_version,
+                    "written by a newer tracedb (schema version {newest}, this build reads up to {}); upgrade tracedb",
                     super::schema::SCHEMA_VERSION
                 ),
             });
         }
+        m.check_paths().map_err(|message| Error::Archive { path: dir.to_path_buf(), message })?;
         Ok(m)
+    }
+
+    /// Every path the manifest gives stays inside the archive: file paths are relative with
+    /// no `..`, and a kept source's name is a plain file name (a reingest extracts it under
+    /// that name). A hand-edited manifest must not make tracedb read, overwrite or delete
+    /// files elsewhere.
+    fn check_paths(&self) -> std::result::Result<(), String> {
+        use std::path::Component;
+        let inside = |p: &str| {
+            !p.is_empty() && Path::new(p).components().all(|c| matches!(c, Component::Normal(_)))
+        };
+        for c in &self.captures {
+            let bad = |what: &str, p: &str| {
+                format!(
+                    "{FILE}: capture {}: {what} '{p}' is not a path inside the archive \
+                     (the manifest was edited by hand?)",
+                    c.capture_id
+                )
+            };
+            for f in c.files.values() {
+                if !inside(&f.path) {
+                    return Err(bad("file", &f.path));
+                }
+            }
+            for src in &c.sources {
+                if !inside(&src.path) {
+                    return Err(bad("source", &src.path));
+                }
+                if !inside(&src.name) || Path::new(&src.name).components().count() != 1 {
+                    return Err(bad("source name", &src.name));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Replaces `dir/manifest.json` atomically.
     pub fn save(&self, dir: &Path) -> Result<()> {
-        let tmp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
+        let tmp = dir.join(format!("{TMP_PREFIX}{}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(self).map_err(|e| Error::Archive {
             path: dir.to_path_buf(),
             message: format!("cannot encode the manifest: {e}"),
         })?;
         let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| Error::io(&tmp, e))?;
+        if let Err(e) = f.write_all(text.as_bytes()).and_then(|()| f.sync_all()) {
+            drop(f);
+            // A full disk: the old manifest stands, and no part of the new one stays.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(&tmp, e));
+        }
         drop(f);
         let path = dir.join(FILE);
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        if let Err(e) = std::fs::rename(&tmp, &path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(&path, e));
+        }
         // Make the rename itself durable.
         if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();

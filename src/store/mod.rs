@@ -195,9 +195,15 @@ impl Archive {
         }
         // Sources extracted by a reingest that did not finish.
         for entry in self.dir.read_dir().map_err(|e| Error::io(&self.dir, e))?.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(".reingest.") {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(".reingest.") {
                 let p = entry.path();
                 std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+            }
+            // A manifest a killed writer was writing (never the one in use: that is renamed).
+            if name.starts_with(manifest::TMP_PREFIX) && name.ends_with(".tmp") {
+                let p = entry.path();
+                std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
             }
         }
         // Files of removed captures and old generations: only while nobody reads them.
@@ -221,11 +227,32 @@ impl Archive {
                 for f in p.read_dir().map_err(|e| Error::io(&p, e))?.flatten() {
                     let rel = format!("{dir_name}/{name}/{}", f.file_name().to_string_lossy());
                     if !listed.contains(&rel) {
-                        let fp = f.path();
-                        std::fs::remove_file(&fp).map_err(|e| Error::io(&fp, e))?;
+                        remove_any(&f.path())?;
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Removes the files in capture `id`'s partitions that the manifest does not list (all
+    /// of them when it does not list the capture), when no reader holds the readers' lock:
+    /// what a failed or interrupted write of that capture had already put in place.
+    pub(crate) fn remove_unlisted_of(&self, id: i64) -> Result<()> {
+        let Some(_unread) = ReadLock::exclusive(&self.dir)? else { return Ok(()) };
+        let listed = self.listed_files();
+        for dir_name in data_dirs() {
+            let part = format!("capture_id={id}");
+            let p = self.dir.join(&dir_name).join(&part);
+            let Ok(entries) = p.read_dir() else { continue };
+            for f in entries.flatten() {
+                let rel = format!("{dir_name}/{part}/{}", f.file_name().to_string_lossy());
+                if !listed.contains(&rel) {
+                    remove_any(&f.path())?;
+                }
+            }
+            // Only when empty: the partition of a listed capture stays.
+            let _ = std::fs::remove_dir(&p);
         }
         Ok(())
     }
@@ -457,6 +484,22 @@ impl ReadLock {
         // A lock needs no write access: another user's archive is locked read-only.
         rw.open(&path).or_else(|_| std::fs::File::open(&path)).ok()
     }
+}
+
+/// Whether a writer holds the archive's writer lock now.
+pub(crate) fn writer_running(dir: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(dir.join(LOCK)) else { return false };
+    matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+/// Removes the file, or the directory and all under it, at `path`.
+fn remove_any(path: &Path) -> Result<()> {
+    let removed = if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    removed.map_err(|e| Error::io(path, e))
 }
 
 /// The directories that hold captures' files, relative to the archive: one per table, and

@@ -124,6 +124,7 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
 /// reads them, but an engine globbing a table's directory would.
 fn unlisted(archive: &Archive) -> Vec<Problem> {
     let listed = archive.listed_files();
+    let writing = super::writer_running(&archive.dir);
     let mut found = Vec::new();
     for dir in super::data_dirs() {
         files_under(&archive.dir.join(&dir), &dir, &mut found);
@@ -135,7 +136,11 @@ fn unlisted(archive: &Archive) -> Vec<Problem> {
             // `<dir>/capture_id=<N>/<file>` is what a writer stopped midway leaves behind.
             let mut parts = rel.split('/');
             let capture = parts.nth(1).and_then(|p| p.strip_prefix("capture_id="));
-            let detail = if capture.is_some() && parts.count() == 1 {
+            let in_partition = capture.is_some() && parts.count() == 1;
+            let detail = if in_partition && writing {
+                "no capture lists it: another tracedb is writing to the archive now, and this \
+                 may be a file it is committing; verify again when it ends"
+            } else if in_partition {
                 "no capture lists it: left by an ingest, rm or reingest that was stopped, \
                  or kept for a query that was reading it; the next writer removes it"
             } else {
