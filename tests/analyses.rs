@@ -461,6 +461,31 @@ fn preemption_pairs_keep_preemptions_whose_preemptor_the_trace_does_not_show() {
 }
 
 #[test]
+fn a_preempt_before_which_the_capture_began_is_on_its_own_core() {
+    let tmp = tempfile::tempdir().unwrap();
+    // LOW's first event is a preempt on Core_0 by HIGH; it resumes on Core_1 (after Z ran
+    // there). NEVER is preempted at once and never resumes.
+    std::fs::write(
+        tmp.path().join("m.btf"),
+        "#version 2.1.0\n100,Core_0,0,T,LOW,0,preempt\n100,Core_0,0,T,HIGH,0,start\n\
+         150,Core_1,0,T,Z,0,start\n180,Core_1,0,T,Z,0,terminate\n200,Core_1,0,T,LOW,0,resume\n\
+         300,Core_0,0,T,HIGH,0,terminate\n400,Core_1,0,T,LOW,0,terminate\n\
+         500,Core_2,0,T,NEVER,0,preempt\n500,Core_2,0,T,ISR_X,0,start\n\
+         510,Core_2,0,T,ISR_X,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "m.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT preempted, preempted_by, core, preemptions FROM preemption_pairs"
+        ),
+        "preempted,preempted_by,core,preemptions\nLOW,HIGH,Core_0,1\nNEVER,ISR_X,Core_2,1\n"
+    );
+}
+
+#[test]
 fn jitter_pairs_each_instance_with_the_next_one() {
     let tmp = tempfile::tempdir().unwrap();
     // Instance 2 starts on Core_1 before instance 1 starts on Core_0; instance 4's activate

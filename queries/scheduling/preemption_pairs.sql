@@ -17,7 +17,7 @@
 -- A preempt that is an instance's first event in the capture (the capture began while it
 -- ran) has no running interval before it: it is found among the instances whose activate
 -- and start the capture lacks, as the action that entered their first state, on the core
--- the instance has in `instances` (that of its first resume).
+-- of the preempt event itself (the instance may resume on another core, or never).
 -- Preemptions and occupants come from one scan of the process states (an occupant's
 -- instance is needed to tell a resume of the preempted instance itself).
 CREATE OR REPLACE TEMP VIEW preemption_pairs AS
@@ -27,15 +27,22 @@ WITH r AS MATERIALIZED (
     WHERE channel = 'state' AND state IN ('running', 'polling') AND core IS NOT NULL
       AND entity_type IN ('T', 'I', 'ISR')
 ), unknown_start AS MATERIALIZED (
-    SELECT capture_id, entity, instance, core FROM instances
-    WHERE activate_ts IS NULL AND start_ts IS NULL AND preemptions > 0 AND core IS NOT NULL
+    SELECT capture_id, entity, instance FROM instances
+    WHERE activate_ts IS NULL AND start_ts IS NULL AND preemptions > 0
       AND entity_type IN ('T', 'I', 'ISR')
-), first_preempt AS (
-    SELECT capture_id, entity AS preempted, instance, any_value(u.core) AS core, min(i.ts) AS at
+), first_state AS (
+    SELECT capture_id, entity AS preempted, instance, min(i.ts) AS at
     FROM intervals i JOIN unknown_start u USING (capture_id, entity, instance)
     WHERE i.channel = 'state'
     GROUP BY ALL
     HAVING arg_min(i.start_action, i.ts) = 'preempt'
+), first_preempt AS (
+    -- Few rows, early in the capture: the join's bounds on ts skip most of events.
+    SELECT f.capture_id, f.preempted, f.instance, any_value(e.core) AS core, f.at
+    FROM first_state f
+    LEFT JOIN events e ON e.capture_id = f.capture_id AND e.target = f.preempted
+        AND e.target_instance = f.instance AND e.ts = f.at AND e.action = 'preempt'
+    GROUP BY f.capture_id, f.preempted, f.instance, f.at
 ), p AS (
     SELECT capture_id, entity AS preempted, instance, core, ts + dur AS at
     FROM r WHERE state = 'running' AND end_action = 'preempt'
