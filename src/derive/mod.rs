@@ -175,6 +175,10 @@ pub struct Deriver<O: Output> {
     /// terminate at that same time is folded in; one that never comes is reported.
     pending_ends: Vec<process::PendingEnd>,
     pending_ends_ts: i64,
+    /// Processes given their core back by an ISR that left it (see
+    /// `process::resume_interrupted`), resumed only once nothing else happens at that time:
+    /// an ISR taking the core at the same instant (tail-chaining) interrupts them on.
+    resumes: Vec<process::PendingResume>,
     sems: FastMap<Sym, semaphore::Sem>,
     requests: FastMap<Sym, Vec<semaphore::Request>>,
     signals: FastMap<Sym, semaphore::Signal>,
@@ -240,6 +244,7 @@ impl<O: Output> Deriver<O> {
             overfull_pending: FastMap::default(),
             pending_ends: Vec::new(),
             pending_ends_ts: i64::MIN,
+            resumes: Vec::new(),
             sems: FastMap::default(),
             requests: FastMap::default(),
             signals: FastMap::default(),
@@ -424,6 +429,7 @@ impl<O: Output> Deriver<O> {
     /// Closes every open state at the last event time, flushes all rows, and returns the
     /// summary and the output.
     pub fn finish(mut self) -> Result<(Summary, O)> {
+        self.resume_pending(None)?;
         self.report_pending_ends()?;
         let mut end = self.last_ts.unwrap_or(0);
         if let Some((_, hi)) = self.ts_range {
@@ -609,6 +615,9 @@ impl<O: Output> Sink for Deriver<O> {
         if !self.pending_ends.is_empty() && ts > self.pending_ends_ts {
             self.report_pending_ends()?;
         }
+        if !self.resumes.is_empty() {
+            self.resume_pending(Some(ts))?;
+        }
 
         let source = self.names.intern(ev.source);
         let target = self.names.intern(ev.target);
@@ -651,6 +660,14 @@ impl<O: Output> Sink for Deriver<O> {
             source,
             source_instance: ev.source_instance,
         };
+        // A process an ISR gave its core back to resumes before anything else happens at
+        // that time, except another ISR arriving (which may take the core on from it).
+        if !self.resumes.is_empty()
+            && !(class == Class::Process
+                && self.isr_arrival(target, target_type, ev.target_instance, action))
+        {
+            self.resume_pending(None)?;
+        }
         let core = match class {
             Class::Process => {
                 let core = self.resolve_core(ev, source, target, true)?;

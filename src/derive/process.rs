@@ -152,6 +152,13 @@ pub(super) struct PendingEnd {
     pos: Pos,
 }
 
+/// A process to resume on `core` (see `Deriver::resumes`), with the ISR's leaving event.
+pub(super) struct PendingResume {
+    core: Sym,
+    key: (Sym, i64),
+    act: Act,
+}
+
 /// What occupies a core.
 #[derive(Default)]
 pub(super) struct CoreSlot {
@@ -519,6 +526,19 @@ impl<O: Output> Deriver<O> {
     /// core (info `implicit_preemption`); by anything else, a conflict (warning
     /// `core_conflict`), the displaced process staying ready until its next event.
     fn occupy(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
+        if let Some(i) = self.resumes.iter().position(|r| r.core == core) {
+            let is_isr = self.procs.get(&key).is_some_and(|p| {
+                p.etype == self.known.isr_type || p.etype == self.known.isr_type_old
+            });
+            let r = self.resumes.remove(i);
+            if is_isr && r.act.ts == a.ts && r.key != key {
+                // Tail-chaining: the next ISR takes the core at the instant the last left
+                // it; the process stays interrupted, now by this one.
+                self.cores.entry(core).or_default().interrupted.push((r.key, key));
+            } else {
+                self.resume_now(r.core, r.key, r.act)?;
+            }
+        }
         let slot = self.cores.entry(core).or_default();
         let prev = slot.occupant.replace((key.0, key.1, a.ts, a.action));
         let Some((pe, pi, since, since_action)) = prev else { return Ok(()) };
@@ -581,14 +601,43 @@ impl<O: Output> Deriver<O> {
     }
 
     /// `by` left `core` for good: the process it interrupted (see `occupy`) runs again,
-    /// unless its own events took it elsewhere meanwhile.
+    /// unless its own events took it elsewhere meanwhile. It resumes when the next event
+    /// at a later time, or not an ISR's arrival, comes (`resume_pending`): an ISR that
+    /// takes the core at this same instant (tail-chaining) interrupts it on, with no
+    /// resume and second preemption in between.
     fn resume_interrupted(&mut self, core: Sym, by: (Sym, i64), a: Act) -> Result<()> {
         let Some(slot) = self.cores.get_mut(&core) else { return Ok(()) };
         let Some(k) = slot.interrupted.iter().rposition(|(_, isr)| *isr == by) else {
             return Ok(());
         };
         let (key, _) = slot.interrupted.remove(k);
-        if slot.occupant.is_some() {
+        self.resumes.push(PendingResume { core, key, act: a });
+        Ok(())
+    }
+
+    /// Whether an event is an ISR's activate, start or resume that does not concern a
+    /// process waiting to resume: one that may take a core at the instant an ISR left it.
+    pub(super) fn isr_arrival(&self, e: Sym, etype: Sym, inst: i64, action: Sym) -> bool {
+        (etype == self.known.isr_type || etype == self.known.isr_type_old)
+            && matches!(self.names.resolve(action), "activate" | "start" | "resume")
+            && !self.resumes.iter().any(|r| r.key == (e, inst))
+    }
+
+    /// Resumes the processes waiting for it (see `resume_interrupted`): all of them, or
+    /// (`Some(ts)`) those from before `ts`.
+    pub(super) fn resume_pending(&mut self, before: Option<i64>) -> Result<()> {
+        let due = |r: &PendingResume| before.is_none_or(|ts| r.act.ts < ts);
+        let (now, later): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.resumes).into_iter().partition(due);
+        self.resumes = later;
+        for r in now {
+            self.resume_now(r.core, r.key, r.act)?;
+        }
+        Ok(())
+    }
+
+    fn resume_now(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
+        if self.cores.get(&core).is_none_or(|slot| slot.occupant.is_some()) {
             return Ok(());
         }
         let Some(p) = self.procs.get(&key) else { return Ok(()) };

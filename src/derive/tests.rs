@@ -119,7 +119,8 @@ fn strict_stops_on_an_invalid_transition() {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "t.btf: line 2: resume of A instance 0 in state active (expected ready)"
+        "t.btf: line 2: resume of A instance 0 in state active (expected ready) (warning \
+         `invalid_transition`: --strict stops the ingest here)"
     );
 }
 
@@ -877,6 +878,44 @@ fn an_isr_without_a_preempt_of_the_task_interrupts_it() {
         rows.metrics
     );
     assert_eq!(diag_count(&s, "invalid_transition"), 0);
+}
+
+#[test]
+fn tail_chained_isrs_interrupt_the_task_once() {
+    // ISR2 takes the core the instant ISR1 leaves it: the task does not run in between,
+    // so it is preempted once, and its runnable suspended once.
+    let (s, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n10,TA,0,R,R1,0,start\n\
+         20,STI,0,I,ISR1,0,activate\n20,Core_0,0,I,ISR1,0,start\n30,Core_0,0,I,ISR1,0,terminate\n\
+         30,STI,0,I,ISR2,0,activate\n30,Core_0,0,I,ISR2,0,start\n40,Core_0,0,I,ISR2,0,terminate\n\
+         45,TA,0,R,R1,0,terminate\n50,Core_0,0,T,TA,0,terminate\n",
+    );
+    assert_eq!(
+        occupancy(&rows),
+        [
+            "running Core_0 TA [10,20) ",
+            "running Core_0 ISR1 [20,30) ",
+            "running Core_0 ISR2 [30,40) ",
+            "running Core_0 TA [40,50) "
+        ]
+    );
+    assert_eq!(metric(&rows, "TA#0"), "TA#0 net=20 ready=20 preempt=1 migr=0");
+    assert_eq!(metric(&rows, "R1#0"), "R1#0 net=15 ready=20 preempt=1 migr=0");
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+
+    // An ISR leaving as the capture ends: the task it interrupted runs again at that time.
+    let (_, rows) = derive(
+        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n20,Core_0,0,I,ISR1,0,start\n\
+         30,Core_0,0,I,ISR1,0,terminate\n",
+    );
+    assert_eq!(
+        occupancy(&rows),
+        [
+            "running Core_0 TA [10,20) ",
+            "running Core_0 ISR1 [20,30) ",
+            "running Core_0 TA [30,30) open"
+        ]
+    );
 }
 
 #[test]
