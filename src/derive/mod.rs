@@ -179,6 +179,9 @@ pub struct Deriver<O: Output> {
     /// `process::resume_interrupted`), resumed only once nothing else happens at that time:
     /// an ISR taking the core at the same instant (tail-chaining) interrupts them on.
     resumes: Vec<process::PendingResume>,
+    /// Processes that resumed on another core while running, waiting at that time for the
+    /// preempt from the core they left (see `process::move_by_resume`).
+    moves: Vec<process::PendingMove>,
     sems: FastMap<Sym, semaphore::Sem>,
     requests: FastMap<Sym, Vec<semaphore::Request>>,
     signals: FastMap<Sym, semaphore::Signal>,
@@ -245,6 +248,7 @@ impl<O: Output> Deriver<O> {
             pending_ends: Vec::new(),
             pending_ends_ts: i64::MIN,
             resumes: Vec::new(),
+            moves: Vec::new(),
             sems: FastMap::default(),
             requests: FastMap::default(),
             signals: FastMap::default(),
@@ -430,6 +434,7 @@ impl<O: Output> Deriver<O> {
     /// summary and the output.
     pub fn finish(mut self) -> Result<(Summary, O)> {
         self.resume_pending(None)?;
+        self.report_moves(None)?;
         self.report_pending_ends()?;
         let mut end = self.last_ts.unwrap_or(0);
         if let Some((_, hi)) = self.ts_range {
@@ -617,6 +622,9 @@ impl<O: Output> Sink for Deriver<O> {
         }
         if !self.resumes.is_empty() {
             self.resume_pending(Some(ts))?;
+        }
+        if !self.moves.is_empty() {
+            self.report_moves(Some(ts))?;
         }
 
         let source = self.names.intern(ev.source);

@@ -152,6 +152,19 @@ pub(super) struct PendingEnd {
     pos: Pos,
 }
 
+/// A process that resumed on another core while it ran on `from`, taken as preempted there
+/// at that instant (see `Deriver::moves`): the preempt from `from`, written after the
+/// resume at the same time, confirms it.
+pub(super) struct PendingMove {
+    key: (Sym, i64),
+    from: Sym,
+    ts: i64,
+    pos: Pos,
+    /// The instance's `clean` before: given back when the preempt shows up.
+    was_clean: bool,
+    message: String,
+}
+
 /// A process to resume on `core` (see `Deriver::resumes`), with the ISR's leaving event.
 pub(super) struct PendingResume {
     core: Sym,
@@ -234,6 +247,9 @@ impl<O: Output> Deriver<O> {
                     return Ok(());
                 }
                 if state.on_core() && !to.on_core() && to != PState::Terminated {
+                    if self.confirm_move(key, a) {
+                        return Ok(());
+                    }
                     if let Some(c) = self.core_elsewhere(key, a) {
                         let msg = format!(
                             "{} of {} instance {inst} from {} while it runs on {}; ignored (the event \
@@ -249,6 +265,11 @@ impl<O: Output> Deriver<O> {
                 }
                 if let Some(p) = self.procs.get_mut(&key) {
                     p.implicit = false;
+                }
+                if state == PState::Running && to == PState::Running {
+                    if let Some(c) = self.core_elsewhere(key, a) {
+                        return self.move_by_resume(key, c, a);
+                    }
                 }
                 if !from.contains(&state) {
                     let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
@@ -285,6 +306,67 @@ impl<O: Output> Deriver<O> {
             }
         }
         true
+    }
+
+    /// A resume of `key` from another core while it runs on `from`: equal-time events of two
+    /// cores come in either order, so this is taken as its preempt on `from` (same time)
+    /// followed by the resume, as if written the other way round. The preempt from `from`
+    /// at that time confirms it (`confirm_move`); without one, the instance is not clean
+    /// and an `invalid_transition` says so (`report_moves`).
+    fn move_by_resume(&mut self, key: (Sym, i64), from: Sym, a: Act) -> Result<()> {
+        let Some(was_clean) = self.procs.get(&key).map(|p| p.row.clean) else { return Ok(()) };
+        let message = format!(
+            "{} of {} instance {} from {} while it runs on {}, with no preempt there at that \
+             time: taken as preempted on {} then",
+            self.names.resolve(a.action),
+            self.names.resolve(key.0),
+            key.1,
+            self.names.resolve(a.source),
+            self.names.resolve(from),
+            self.names.resolve(from)
+        );
+        let preempt =
+            Act { action: self.names.intern("preempt"), core: Some(from), source: from, ..a };
+        self.leave(key, preempt)?;
+        self.enter(key, PState::Ready, preempt)?;
+        if let Some(p) = self.procs.get_mut(&key) {
+            p.row.clean = false;
+        }
+        self.moves.push(PendingMove { key, from, ts: a.ts, pos: a.pos, was_clean, message });
+        self.leave(key, a)?;
+        self.enter(key, PState::Running, a)
+    }
+
+    /// Whether `a` is the preempt, from the core `key` left at this same time, that a
+    /// `move_by_resume` took as given: then it is folded in, and the instance is as clean
+    /// as before.
+    fn confirm_move(&mut self, key: (Sym, i64), a: Act) -> bool {
+        let Some(i) =
+            self.moves.iter().position(|m| m.key == key && m.ts == a.ts && Some(m.from) == a.core)
+        else {
+            return false;
+        };
+        if self.names.resolve(a.action) != "preempt" {
+            return false;
+        }
+        let m = self.moves.remove(i);
+        if let Some(p) = self.procs.get_mut(&key) {
+            p.row.clean = m.was_clean;
+        }
+        true
+    }
+
+    /// Reports the moves (`move_by_resume`) whose preempt did not come: those from before
+    /// `before`, or all.
+    pub(super) fn report_moves(&mut self, before: Option<i64>) -> Result<()> {
+        let due = |m: &PendingMove| before.is_none_or(|ts| m.ts < ts);
+        let (now, later): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.moves).into_iter().partition(due);
+        self.moves = later;
+        for m in now {
+            self.diag(Severity::Warning, "invalid_transition", m.pos, m.ts, m.message)?;
+        }
+        Ok(())
     }
 
     /// The core the instance runs on, when the event's source is another core (only a

@@ -798,17 +798,39 @@ fn a_resume_on_another_core_while_running_moves_the_process() {
          40,Core_1,0,T,TA,0,terminate\n",
     );
     assert_eq!(occupancy(&rows), ["running Core_0 TA [10,30) ", "running Core_1 TA [30,40) "]);
-    assert_eq!(rows.metrics, ["TA#0 net=30 ready=0 preempt=0 migr=1"]);
+    assert_eq!(rows.metrics, ["TA#0 net=30 ready=0 preempt=1 migr=1"]);
     assert_eq!(diag_count(&s, "invalid_transition"), 1);
+    assert!(rows.instances.iter().all(|i| i.contains("complete=false")), "{:?}", rows.instances);
 
-    // Same time, "wrong" order: the preempt from the core TA already left is ignored.
-    let (s, rows) = derive(
-        "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n50,Core_1,0,T,TA,0,resume\n\
-         50,Core_0,0,T,TA,0,preempt\n50,Core_0,0,T,TB,0,start\n70,Core_1,0,T,TA,0,terminate\n",
-    );
-    assert_eq!(metric(&rows, "TA#0"), "TA#0 net=60 ready=0 preempt=0 migr=1");
-    assert_eq!(diag_count(&s, "wrong_core"), 1);
-    assert_eq!(diag_count(&s, "core_conflict"), 0);
+    // Same time, "wrong" order: the resume on Core_1 comes first, then the preempt from
+    // Core_0. The same as the other order: a preemption, a migration, a clean instance.
+    for (first, second) in [
+        ("50,Core_1,0,T,TA,0,resume", "50,Core_0,0,T,TA,0,preempt"),
+        ("50,Core_0,0,T,TA,0,preempt", "50,Core_1,0,T,TA,0,resume"),
+    ] {
+        let (s, rows) = derive(&format!(
+            "0,STI,0,T,TA,0,activate\n10,Core_0,0,T,TA,0,start\n{first}\n{second}\n\
+             50,Core_0,0,T,TB,0,start\n70,Core_1,0,T,TA,0,terminate\n"
+        ));
+        assert_eq!(metric(&rows, "TA#0"), "TA#0 net=60 ready=0 preempt=1 migr=1", "{first}");
+        assert_eq!(
+            occupancy(&rows),
+            [
+                "running Core_0 TA [10,50) ",
+                "running Core_1 TA [50,70) ",
+                "running Core_0 TB [50,70) open"
+            ],
+            "{first}"
+        );
+        assert!(
+            rows.instances.iter().any(|i| i.starts_with("TA#0") && i.contains("complete=true")),
+            "{:?}",
+            rows.instances
+        );
+        for kind in ["wrong_core", "core_conflict", "invalid_transition"] {
+            assert_eq!(diag_count(&s, kind), 0, "{kind} {first}");
+        }
+    }
 }
 
 #[test]
