@@ -289,3 +289,47 @@ fn a_compressed_trace_cut_inside_its_header_says_so() {
         "{err}"
     );
 }
+
+#[test]
+fn companions_with_a_bom_not_utf8_or_zstd_compressed_are_read_and_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let prv = "#Paraver (01/01/2024 at 00:00):100_ns:1(2):1:1(1:1)\n1:2:1:1:1:0:40:1\n";
+    let pcf = "STATES\n1\tRunning\n";
+    // A BOM in front of both, and a Latin-1 byte in a CPU label.
+    let row = b"LEVEL CPU SIZE 2\nnode.cpu1\nn\xfacleo2\n\nLEVEL THREAD SIZE 1\nrank0\n";
+    std::fs::write(d.join("b.prv"), prv).unwrap();
+    std::fs::write(d.join("b.pcf"), format!("\u{feff}{pcf}")).unwrap();
+    std::fs::write(d.join("b.row"), [&b"\xef\xbb\xbf"[..], row].concat()).unwrap();
+    ok(d, &["ingest", "--archive", "db", "b.prv"]);
+    let q = |db: &str, sql: &str| scalar(d, db, sql);
+    assert_eq!(
+        q("db", "SELECT entity || ' ' || state || ' ' || core FROM intervals"),
+        "rank0 Running n\u{fffd}cleo2"
+    );
+    assert_eq!(
+        q("db", "SELECT kind || ': ' || message FROM diagnostics"),
+        "\"invalid_utf8: b.row: bytes that are not UTF-8, replaced by U+FFFD in the names it gives\""
+    );
+    // The text of the companions counts in the text size, as their bytes do in the size.
+    let total = (prv.len() + pcf.len() + row.len() + 6) as u64;
+    assert_eq!(
+        q("db", "SELECT source_bytes || ' ' || source_text_bytes FROM captures"),
+        format!("{total} {total}")
+    );
+
+    // zstd-compressed companions are found like gzipped ones.
+    let z = d.join("z");
+    std::fs::create_dir(&z).unwrap();
+    std::fs::write(z.join("b.prv"), prv).unwrap();
+    std::fs::write(z.join("b.pcf.zst"), zstd::encode_all(pcf.as_bytes(), 3).unwrap()).unwrap();
+    let row = "LEVEL CPU SIZE 2\nCPU 1.0\nCPU 1.1\n\nLEVEL THREAD SIZE 1\nTHREAD 7\n";
+    std::fs::write(z.join("b.row.zst"), zstd::encode_all(row.as_bytes(), 3).unwrap()).unwrap();
+    ok(&z, &["ingest", "--archive", "db", "b.prv"]);
+    // Labels that look like made names but are no other row's name stay as they are.
+    assert_eq!(
+        scalar(&z, "db", "SELECT entity || ' ' || state || ' ' || core FROM intervals"),
+        "THREAD 7 Running CPU 1.1"
+    );
+    assert_eq!(scalar(&z, "db", "SELECT count(*) FROM diagnostics"), "0");
+}

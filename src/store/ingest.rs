@@ -246,6 +246,7 @@ fn run(
     let mut first_format: Option<(Format, String)> = None;
     let mut sources = Vec::new();
     let mut companions = Vec::new();
+    let mut companion_digests = Vec::new();
     let mut digests = Vec::new();
     let mut text_bytes = 0;
     for (i, path) in paths.iter().enumerate() {
@@ -296,6 +297,8 @@ fn run(
                 let comp = prv::Companions::find(path);
                 prv::read(&mut lines, &shown, &comp, &mut deriver)?;
                 companions.extend(comp.found.iter().map(|p| p.display().to_string()));
+                companion_digests.extend(comp.digests.iter().cloned());
+                text_bytes += comp.text_bytes;
             }
         }
         if let Some(sig) = crate::signals::interrupted() {
@@ -334,9 +337,14 @@ fn run(
     // One file: its hash. Several (trace files, then a Paraver trace's .pcf and .row): the
     // hash of their hashes, one per line, in order. The companions count: a .prv ingested
     // again with a corrected .pcf is a different capture.
-    for c in &companions {
+    // The companions as they were read; one changed since is refused, as a trace file is.
+    for (c, read) in companions.iter().zip(companion_digests) {
         let p = Path::new(c);
-        digests.push(file_digest(p).map_err(|e| Error::io(p, e))?);
+        let now = file_digest(p).map_err(|e| Error::io(p, e))?;
+        if now != read {
+            return Err(changed_during_ingest(p, read.bytes, now.bytes, "hashed again"));
+        }
+        digests.push(read);
     }
     let hashes: Vec<String> = digests.iter().map(|d| d.sha256.clone()).collect();
     let sha256 = combined_sha256(&hashes);
@@ -553,13 +561,13 @@ fn file_name(src: &Path) -> String {
 
 /// The error when the bytes kept of `src` are not the ones read for the tables: the file
 /// changed (grew, was rewritten) during the ingest.
-fn changed_during_ingest(src: &Path, read: u64, kept: u64) -> Error {
+fn changed_during_ingest(src: &Path, read: u64, later: u64, when: &str) -> Error {
     Error::input(
         &src.display().to_string(),
         "",
         format!(
             "the file changed while it was being ingested ({read} bytes read for the tables, \
-             {kept} bytes when it was kept): nothing was stored; ingest it again once it is \
+             {later} bytes when it was {when}): nothing was stored; ingest it again once it is \
              complete"
         ),
     )
@@ -613,7 +621,7 @@ impl SourceKeeper {
             }
             let (s, kept) = store_source(&src, &self.dir)?;
             if let Some(r) = read.get(i).filter(|r| **r != kept) {
-                return Err(changed_during_ingest(&src, r.bytes, kept.bytes));
+                return Err(changed_during_ingest(&src, r.bytes, kept.bytes, "kept"));
             }
             stored.push((src, s, "companion"));
         }
@@ -937,6 +945,32 @@ mod tests {
         assert!(super::super::Manifest::load(&archive.dir).unwrap().captures.is_empty());
         assert!(!archive.dir.join("sources/capture_id=1").exists());
         assert!(!archive.dir.join("events/capture_id=1").exists());
+    }
+
+    #[test]
+    fn a_companion_changed_after_it_was_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (prv, pcf) = (dir.path().join("t.prv"), dir.path().join("t.pcf"));
+        std::fs::write(
+            &prv,
+            "#Paraver (01/01/2024 at 00:00):100_ns:1(1):1:1(1:1)\n1:1:1:1:1:0:40:1\n",
+        )
+        .unwrap();
+        std::fs::write(&pcf, "STATES\n1\tRunning\n").unwrap();
+        let (mut archive, _lock) = Archive::open_for_write(&dir.path().join("db")).unwrap();
+        // Its names are in the tables by the time the trace has been read; then it changes.
+        let mut edited = false;
+        let mut edit = |read: u64, size: u64| {
+            if read == size && !std::mem::replace(&mut edited, true) {
+                std::fs::write(&pcf, "STATES\n1\tRunnin!\n").unwrap();
+            }
+        };
+        let opts = IngestOptions { keep_source: true, ..Default::default() };
+        let e = ingest_files(&mut archive, std::slice::from_ref(&prv), "t", &opts, &mut edit)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.pcf: the file changed while it was being ingested"), "{e}");
+        assert!(super::super::Manifest::load(&archive.dir).unwrap().captures.is_empty());
     }
 
     #[test]

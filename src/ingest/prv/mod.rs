@@ -43,7 +43,7 @@ pub mod pcf;
 pub mod row;
 
 use super::diag::{Diagnostic, Severity};
-use super::input::Input;
+use super::input::{Digest256, Input};
 use super::lines::LineReader;
 use super::{ChannelSet, Message, Sink, Span};
 use crate::derive::Reorder;
@@ -85,6 +85,11 @@ pub struct Companions {
     pub missing: Vec<PathBuf>,
     /// Problems in the companions, reported when the trace is read.
     pub problems: Vec<Diagnostic>,
+    /// Hash and size on disk of each file of `found`, taken from the bytes read, so that a
+    /// companion changed before it is hashed again or kept is told.
+    pub digests: Vec<Digest256>,
+    /// Bytes of text of the companions read (decompressed).
+    pub text_bytes: u64,
 }
 
 /// `x.prv`, `x.prv.gz`, `x.prv.zst` -> `x.<ext>` in the same directory.
@@ -103,28 +108,35 @@ pub fn companion_path(prv: &Path, ext: &str) -> PathBuf {
     prv.with_file_name(format!("{stem}.{ext}"))
 }
 
-fn read_text(path: &Path) -> std::io::Result<String> {
+/// A companion's text (a byte-order mark dropped), the hash of its bytes on disk, and
+/// whether bytes that are not UTF-8 were replaced.
+fn read_text(path: &Path) -> std::io::Result<(String, Digest256, u64, bool)> {
     let mut input = Input::open(path)?;
     let mut bytes = Vec::new();
     input.read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    let digest = input.finish()?;
+    let len = bytes.len() as u64;
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    let lossy = std::str::from_utf8(text).is_err();
+    Ok((String::from_utf8_lossy(text).into_owned(), digest, len, lossy))
 }
 
 /// What is lost without the companion at `path` (a `.pcf` or a `.row`).
 fn without(path: &Path) -> &'static str {
     let name = path.to_string_lossy();
-    if name.ends_with(".pcf") || name.ends_with(".pcf.gz") {
+    if [".pcf", ".pcf.gz", ".pcf.zst"].iter().any(|e| name.ends_with(e)) {
         "state and event names and value labels are shown as numbers"
     } else {
         "threads and CPUs are named by their numbers"
     }
 }
 
-/// The `.pcf` or `.row` file (`ext`) beside `prv`, plain or `.gz`, when there is one.
+/// The `.pcf` or `.row` file (`ext`) beside `prv`, plain, `.gz` or `.zst`, when there is
+/// one.
 fn companion_file(prv: &Path, ext: &str) -> Option<PathBuf> {
     let plain = companion_path(prv, ext);
-    let gz = PathBuf::from(format!("{}.gz", plain.display()));
-    [plain, gz].into_iter().find(|p| p.is_file())
+    let packed = [".gz", ".zst"].map(|c| PathBuf::from(format!("{}{c}", plain.display())));
+    std::iter::once(plain).chain(packed).find(|p| p.is_file())
 }
 
 impl Companions {
@@ -134,7 +146,7 @@ impl Companions {
         ["pcf", "row"].iter().filter_map(|ext| companion_file(prv, ext)).collect()
     }
 
-    /// Looks for the `.pcf` and `.row` beside `prv` (also compressed: `.pcf.gz`).
+    /// Looks for the `.pcf` and `.row` beside `prv` (also compressed: `.pcf.gz`, `.pcf.zst`).
     pub fn find(prv: &Path) -> Companions {
         let mut c = Companions::default();
         for ext in ["pcf", "row"] {
@@ -154,9 +166,28 @@ impl Companions {
                         ts: None,
                         message: format!("{}: {e}: {}", p.display(), without(&p)),
                     });
-                    c.found.push(p);
+                    // Hashed as it is on disk (it is part of what was ingested), if it can be.
+                    if let Ok(d) = super::input::file_digest(&p) {
+                        c.digests.push(d);
+                        c.found.push(p);
+                    }
                 }
-                Some((p, Ok(text))) => {
+                Some((p, Ok((text, digest, len, lossy)))) => {
+                    c.digests.push(digest);
+                    c.text_bytes += len;
+                    if lossy {
+                        c.problems.push(Diagnostic {
+                            severity: Severity::Warning,
+                            kind: "invalid_utf8",
+                            pos: Pos::None,
+                            ts: None,
+                            message: format!(
+                                "{}: bytes that are not UTF-8, replaced by U+FFFD in the names \
+                                 it gives",
+                                p.display()
+                            ),
+                        });
+                    }
                     if ext == "pcf" {
                         c.pcf = Some(Pcf::parse(&text));
                     } else {
@@ -425,6 +456,7 @@ fn unique_labels(
     what: &str,
     path: &str,
     id: impl Fn(usize) -> String,
+    row_of: impl Fn(&str) -> Option<usize>,
     taken: &HashSet<String>,
     notes: &mut Vec<(u64, String)>,
 ) -> Vec<Option<String>> {
@@ -447,13 +479,15 @@ fn unique_labels(
         let mut renamed: Vec<(usize, String)> = Vec::new();
         for (l, rows) in &holders {
             // `THREAD 1.1.2` on another row than 1.1.2 (or `CPU 3` on another CPU than 3)
-            // is the name an unlabelled row gets: it would merge with that row.
+            // is the name row 1.1.2 gets when it has no label: it would merge with that row.
             let posing =
                 !made.get(rows.first().copied().unwrap_or_default()).copied().unwrap_or(true)
-                    && l.strip_prefix(what).and_then(|r| r.strip_prefix(' ')).is_some_and(|r| {
-                        !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.')
-                    })
-                    && rows.iter().any(|&i| *l != format!("{what} {}", id(i)));
+                    && l.strip_prefix(what)
+                        .and_then(|r| r.strip_prefix(' '))
+                        .and_then(&row_of)
+                        .is_some_and(|j| {
+                            names.get(j).is_none_or(Option::is_none) && rows.iter().any(|&i| i != j)
+                        });
             let clash = taken.contains(*l) || posing;
             if rows.len() < 2 && !clash {
                 continue;
@@ -549,6 +583,10 @@ impl Names {
                 "CPU",
                 &path,
                 |i| (i + 1).to_string(),
+                |r| {
+                    let j = r.parse::<usize>().ok()?.checked_sub(1)?;
+                    (j < n && (j + 1).to_string() == r).then_some(j)
+                },
                 &HashSet::new(),
                 &mut notes,
             );
@@ -578,14 +616,36 @@ impl Names {
             // ovni's way of saying the row is that CPU, and stays).
             let taken: HashSet<String> =
                 names.cpu_labels.iter().flatten().filter(|l| !is_cpu_label(l)).cloned().collect();
-            names.thread_labels =
-                unique_labels(l, n, "THREAD", &path, |i| names.flat_id(i), &taken, &mut notes);
+            names.thread_labels = unique_labels(
+                l,
+                n,
+                "THREAD",
+                &path,
+                |i| names.flat_id(i),
+                |r| names.flat_of(r).filter(|&j| j < n),
+                &taken,
+                &mut notes,
+            );
         }
         notes.sort_by_key(|n| n.0);
         let mut notes: Vec<(&'static str, String)> =
             notes.into_iter().map(|n| ("duplicate_row_label", n.1)).collect();
         notes.extend(unused.map(|m| ("bad_header", m)));
         (names, notes)
+    }
+
+    /// The flat row (0-based) whose Paraver id is `id` (`appl.task.thread`, as
+    /// [`Names::flat_id`] writes it).
+    fn flat_of(&self, id: &str) -> Option<usize> {
+        let mut parts = id.split('.').map(|p| p.parse::<usize>().ok());
+        let (a, t, th) = (parts.next()??, parts.next()??, parts.next()??);
+        if parts.next().is_some() {
+            return None;
+        }
+        let &(base, n) = self.task_base.get(a.checked_sub(1)?)?.get(t.checked_sub(1)?)?;
+        let th = u64::try_from(th.checked_sub(1)?).ok()?;
+        let flat = usize::try_from(base.checked_add(th).filter(|_| th < n)?).ok()?;
+        (self.flat_id(flat) == id).then_some(flat)
     }
 
     /// The Paraver id `appl.task.thread` of flat row `flat` (0-based).
