@@ -25,7 +25,7 @@ pub struct Args {
 /// Runs `reingest`.
 pub fn run(args: Args) -> Result<()> {
     let dir = &args.archive.archive;
-    Archive::open(dir)?;
+    Archive::must_exist(dir)?;
     // Ctrl-C stops the capture being rebuilt, which stays as it was, and ends the command.
     crate::signals::watch(crate::signals::Ending::Soon);
     let (mut archive, _lock) = Archive::open_for_write(dir)?;

@@ -17,15 +17,15 @@ pub struct Args {
 /// Runs `rm`.
 pub fn run(args: Args) -> Result<()> {
     let dir = &args.archive.archive;
-    Archive::open(dir)?; // a missing archive is an error, not created here
+    Archive::must_exist(dir)?; // a missing archive is an error, not created here
     let (mut archive, _lock) = Archive::open_for_write(dir)?;
     let id = archive.manifest.resolve(&args.capture, dir)?.capture_id;
     let (gone, deleted) = archive.remove(id)?;
     eprintln!("removed capture {} '{}' ({} events)", gone.capture_id, gone.name, gone.event_count);
     if !deleted {
         eprintln!(
-            "note: a query is reading the archive, so the capture's files stay until the next \
-             ingest, rm or reingest (no capture lists them)"
+            "note: a query may be reading the archive, so the capture's files stay until the \
+             next ingest, rm or reingest (no capture lists them)"
         );
     }
     Ok(())

@@ -183,8 +183,8 @@ pub fn ingest_files(
     let result = run(archive, paths, default, opts, id, &staging, started, progress);
     if result.is_err() {
         // Files already renamed into the capture's partitions (kept sources, a part of the
-        // tables) when the error or signal came: the manifest does not list them.
-        let _ = archive.remove_unlisted_of(id);
+        // tables) when the error or signal came: no manifest ever listed them.
+        let _ = archive.remove_never_listed(id, opts.replace.as_ref().map(next_generation));
     }
     let _ = std::fs::remove_dir_all(&staging);
     if let Some(parent) = staging.parent() {
@@ -413,11 +413,15 @@ fn run(
         .and_then(|_| archive.manifest.captures.iter().position(|c| c.capture_id == id))
     {
         Some(at) => {
-            let old = std::mem::replace(&mut archive.manifest.captures[at], capture.clone());
-            archive.manifest.save(&archive.dir)?;
+            // Changed in memory only once saved: a failed save (a full disk) leaves the
+            // manifest in use as it was, which the clean-up after an error relies on.
+            let mut next = archive.manifest.clone();
+            let old = std::mem::replace(&mut next.captures[at], capture.clone());
+            next.save(&archive.dir)?;
+            archive.manifest = next;
             // The old generation, unless a query may be reading it: then the next writer
             // removes it (see `ReadLock`).
-            if let Some(_unread) = super::ReadLock::exclusive(&archive.dir)? {
+            if let Some(_unread) = archive.unread()? {
                 for f in old.files.values() {
                     if !capture.files.values().any(|n| n.path == f.path) {
                         let _ = std::fs::remove_file(archive.dir.join(&f.path));
@@ -426,9 +430,11 @@ fn run(
             }
         }
         None => {
-            archive.manifest.captures.push(capture.clone());
-            archive.manifest.next_capture_id = id + 1;
-            archive.manifest.save(&archive.dir)?;
+            let mut next = archive.manifest.clone();
+            next.captures.push(capture.clone());
+            next.next_capture_id = id + 1;
+            next.save(&archive.dir)?;
+            archive.manifest = next;
         }
     }
 
@@ -982,10 +988,18 @@ mod tests {
             std::fs::create_dir_all(db.join(f).parent().unwrap()).unwrap();
             std::fs::write(db.join(f), "x").unwrap();
         }
-        archive.remove_unlisted_of(7).unwrap();
+        archive.remove_never_listed(7, None).unwrap();
         assert!(
             !db.join("sources/capture_id=7").exists() && !db.join("events/capture_id=7").exists()
         );
+        // A rebuild's own generation only.
+        for f in ["events/capture_id=8/part-0.parquet", "events/capture_id=8/part-1.parquet"] {
+            std::fs::create_dir_all(db.join(f).parent().unwrap()).unwrap();
+            std::fs::write(db.join(f), "x").unwrap();
+        }
+        archive.remove_never_listed(8, Some(1)).unwrap();
+        assert!(db.join("events/capture_id=8/part-0.parquet").exists());
+        assert!(!db.join("events/capture_id=8/part-1.parquet").exists());
         // The next writer removes a manifest a killed writer was writing.
         std::fs::write(db.join(".manifest.json.99999.tmp"), "{").unwrap();
         drop((archive, lock));

@@ -38,6 +38,9 @@ pub struct Archive {
     created: Created,
     /// A reader's lock, held while this is open for reading (see [`ReadLock`]).
     read_lock: Option<ReadLock>,
+    /// Opened for writing with no `.readers` yet: a reader may be reading without a lock,
+    /// so this writer deletes nothing readers could read (see [`Archive::unread`]).
+    readers_new: bool,
 }
 
 /// What [`Archive::open_for_write`] had to create.
@@ -55,16 +58,7 @@ enum Created {
 impl Archive {
     /// Opens an existing archive for reading.
     pub fn open(dir: &Path) -> Result<Archive> {
-        if !dir.join(manifest::FILE).is_file() {
-            let message = if dir.exists() && !dir.is_dir() {
-                "not a directory: an archive is a directory".to_string()
-            } else if dir.exists() {
-                format!("not a tracedb archive (no {})", manifest::FILE)
-            } else {
-                "no archive here; create one with `tracedb ingest FILE --archive DIR`".to_string()
-            };
-            return Err(Error::Archive { path: dir.to_path_buf(), message });
-        }
+        Self::must_exist(dir)?;
         // Taken before the manifest is read: the files it lists stay while it is held.
         let read_lock = ReadLock::take(dir);
         Ok(Archive {
@@ -72,7 +66,23 @@ impl Archive {
             manifest: Manifest::load(dir)?,
             created: Created::Nothing,
             read_lock,
+            readers_new: false,
         })
+    }
+
+    /// An error unless `dir` holds an archive (for writers that must not create one).
+    pub fn must_exist(dir: &Path) -> Result<()> {
+        if dir.join(manifest::FILE).is_file() {
+            return Ok(());
+        }
+        let message = if dir.exists() && !dir.is_dir() {
+            "not a directory: an archive is a directory".to_string()
+        } else if dir.exists() {
+            format!("not a tracedb archive (no {})", manifest::FILE)
+        } else {
+            "no archive here; create one with `tracedb ingest FILE --archive DIR`".to_string()
+        };
+        Err(Error::Archive { path: dir.to_path_buf(), message })
     }
 
     /// Lets go of the reader's lock taken by [`Archive::open`], for a reader that takes one
@@ -137,6 +147,7 @@ impl Archive {
             }
         }
         let Some(lock) = WriteLock::take(dir)? else { return Ok(None) };
+        let readers_new = !dir.join(READERS).exists();
         let manifest = Manifest::load(dir)?;
         let created = if dir.join(manifest::FILE).is_file() {
             Created::Nothing
@@ -148,7 +159,8 @@ impl Archive {
                 Created::Directory
             }
         };
-        let archive = Archive { dir: dir.to_path_buf(), manifest, created, read_lock: None };
+        let archive =
+            Archive { dir: dir.to_path_buf(), manifest, created, read_lock: None, readers_new };
         archive.remove_orphans()?;
         Ok(Some((archive, lock)))
     }
@@ -207,7 +219,7 @@ impl Archive {
             }
         }
         // Files of removed captures and old generations: only while nobody reads them.
-        let Some(_unread) = ReadLock::exclusive(&self.dir)? else { return Ok(()) };
+        let Some(_unread) = self.unread()? else { return Ok(()) };
         let listed = self.listed_files();
         for dir_name in data_dirs() {
             let tdir = self.dir.join(&dir_name);
@@ -220,7 +232,7 @@ impl Archive {
                 };
                 let p = entry.path();
                 if !self.manifest.captures.iter().any(|c| c.capture_id == id) {
-                    std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+                    remove_any(&p)?;
                     continue;
                 }
                 // A listed capture: drop files of a rebuild that did not commit.
@@ -235,24 +247,30 @@ impl Archive {
         Ok(())
     }
 
-    /// Removes the files in capture `id`'s partitions that the manifest does not list (all
-    /// of them when it does not list the capture), when no reader holds the readers' lock:
-    /// what a failed or interrupted write of that capture had already put in place.
-    pub(crate) fn remove_unlisted_of(&self, id: i64) -> Result<()> {
-        let Some(_unread) = ReadLock::exclusive(&self.dir)? else { return Ok(()) };
-        let listed = self.listed_files();
+    /// The readers' lock held exclusively, when no reader holds it and this writer found
+    /// the lock file there (see [`ReadLock::exclusive`]): files that no capture lists may be
+    /// deleted while it is held.
+    pub(crate) fn unread(&self) -> Result<Option<ReadLock>> {
+        let lock = ReadLock::exclusive(&self.dir)?;
+        Ok(lock.filter(|_| !self.readers_new))
+    }
+
+    /// Removes what an ingest of capture `id` that failed had put in place: everything in
+    /// its partitions for a new capture, or the tables of `generation` for a rebuild. No
+    /// manifest ever listed them, so no reader can be reading them.
+    pub(crate) fn remove_never_listed(&self, id: i64, generation: Option<u64>) -> Result<()> {
         for dir_name in data_dirs() {
-            let part = format!("capture_id={id}");
-            let p = self.dir.join(&dir_name).join(&part);
-            let Ok(entries) = p.read_dir() else { continue };
-            for f in entries.flatten() {
-                let rel = format!("{dir_name}/{part}/{}", f.file_name().to_string_lossy());
-                if !listed.contains(&rel) {
-                    remove_any(&f.path())?;
+            let p = self.dir.join(&dir_name).join(format!("capture_id={id}"));
+            match generation {
+                None if p.symlink_metadata().is_ok() => remove_any(&p)?,
+                None => {}
+                Some(g) => {
+                    let f = p.join(format!("part-{g}.parquet"));
+                    if f.symlink_metadata().is_ok() {
+                        remove_any(&f)?;
+                    }
                 }
             }
-            // Only when empty: the partition of a listed capture stays.
-            let _ = std::fs::remove_dir(&p);
         }
         Ok(())
     }
@@ -280,9 +298,11 @@ impl Archive {
             self.manifest.captures.iter().position(|c| c.capture_id == id).ok_or_else(|| {
                 Error::Archive { path: self.dir.clone(), message: format!("no capture {id}") }
             })?;
-        let entry = self.manifest.captures.remove(at);
-        self.manifest.save(&self.dir)?;
-        let Some(_unread) = ReadLock::exclusive(&self.dir)? else { return Ok((entry, false)) };
+        let mut next = self.manifest.clone();
+        let entry = next.captures.remove(at);
+        next.save(&self.dir)?;
+        self.manifest = next;
+        let Some(_unread) = self.unread()? else { return Ok((entry, false)) };
         for t in data_dirs() {
             let part = self.dir.join(&t).join(format!("capture_id={id}"));
             if part.exists() {
@@ -463,13 +483,29 @@ impl ReadLock {
         }
     }
 
-    /// The exclusive lock if no reader holds the shared one, without waiting.
+    /// The exclusive lock if no reader holds the shared one, without waiting. `None` also
+    /// when the lock file is new (an archive of an older tracedb, or one whose file was
+    /// removed): a reader that could not create it may be reading without it.
     pub(crate) fn exclusive(dir: &Path) -> Result<Option<ReadLock>> {
         let path = dir.join(READERS);
+        let existed = path.exists();
         let file = Self::file(dir).ok_or_else(|| Error::Archive {
             path: path.clone(),
             message: "cannot open the readers' lock file".into(),
         })?;
+        // Every reader must be able to open it, whatever the umask of its creator.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(m) = file.metadata() {
+                if m.permissions().mode() & 0o444 != 0o444 {
+                    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
+                }
+            }
+        }
+        if !existed {
+            return Ok(None);
+        }
         match file.try_lock() {
             Ok(()) => Ok(Some(ReadLock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),

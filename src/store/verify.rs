@@ -25,6 +25,7 @@ pub struct Problem {
 
 /// Checks every file of every capture; returns the files checked and the problems.
 pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
+    let writing = super::writer_running(&archive.dir);
     let mut problems = Vec::new();
     let mut checked = 0;
     let tables = super::schema::tables();
@@ -116,27 +117,34 @@ pub fn verify(archive: &Archive) -> (usize, Vec<Problem>) {
             }
         }
     }
-    problems.extend(unlisted(archive));
+    problems.extend(unlisted(archive, writing));
     (checked, problems)
 }
 
 /// Files in the table and source directories that the manifest does not list. tracedb never
 /// reads them, but an engine globbing a table's directory would.
-fn unlisted(archive: &Archive) -> Vec<Problem> {
-    let listed = archive.listed_files();
-    let writing = super::writer_running(&archive.dir);
+fn unlisted(archive: &Archive, writing_before: bool) -> Vec<Problem> {
     let mut found = Vec::new();
     for dir in super::data_dirs() {
         files_under(&archive.dir.join(&dir), &dir, &mut found);
     }
+    // Listed when verify began, or now: a capture committed meanwhile is no leftover.
+    let mut listed = archive.listed_files();
+    if let Ok(now) = super::Archive::open(&archive.dir) {
+        listed.extend(now.listed_files());
+    }
+    let writing = writing_before || super::writer_running(&archive.dir);
     found
         .into_iter()
         .filter(|rel| !listed.contains(rel))
         .map(|rel| {
-            // `<dir>/capture_id=<N>/<file>` is what a writer stopped midway leaves behind.
-            let mut parts = rel.split('/');
-            let capture = parts.nth(1).and_then(|p| p.strip_prefix("capture_id="));
-            let in_partition = capture.is_some() && parts.count() == 1;
+            // Anything under `<dir>/capture_id=<N>` is what a writer stopped midway leaves
+            // behind, and what the next one removes (`Archive::remove_orphans`).
+            let in_partition = rel
+                .split('/')
+                .nth(1)
+                .and_then(|p| p.strip_prefix("capture_id="))
+                .is_some_and(|n| n.parse::<i64>().is_ok());
             let detail = if in_partition && writing {
                 "no capture lists it: another tracedb is writing to the archive now, and this \
                  may be a file it is committing; verify again when it ends"
