@@ -671,8 +671,8 @@ impl<O: Output> Sink for Deriver<O> {
         // A process an ISR gave its core back to resumes before anything else happens at
         // that time, except another ISR arriving (which may take the core on from it).
         if !self.resumes.is_empty()
-            && !(class == Class::Process
-                && self.isr_arrival(target, target_type, ev.target_instance, action))
+            && (class != Class::Process
+                || !self.isr_arrival(target, target_type, ev.target_instance, action))
         {
             self.resume_pending(None)?;
         }

@@ -450,6 +450,7 @@ struct Names {
 /// id appended (`id(i)` of row `i`), with a note (line, message) per repeat. So does a label
 /// that is one of the `taken` names (another level's), and a name made so that equals
 /// another row's label, until every name is unique.
+#[allow(clippy::too_many_arguments)]
 fn unique_labels(
     level: &row::Level,
     n: usize,
