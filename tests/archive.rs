@@ -225,6 +225,10 @@ fn chrome_json_and_parquet_exports() {
     let file = run(tmp.path(), &["export", "1", "--archive", "db", "--to", "parquet", "x.btf"]);
     let err = String::from_utf8_lossy(&file.stderr);
     assert!(err.contains("x.btf: not a directory; --to parquet writes"), "{err}");
+    std::os::unix::fs::symlink("/nonexistent/dir", tmp.path().join("dangling")).unwrap();
+    let link = run(tmp.path(), &["export", "1", "--archive", "db", "--to", "parquet", "dangling"]);
+    let err = String::from_utf8_lossy(&link.stderr);
+    assert!(err.contains("dangling: not a directory"), "{err}");
     assert_eq!(
         run(tmp.path(), &["export", "9", "--archive", "db", "--to", "btf", "x.btf"]).status.code(),
         Some(2)

@@ -368,13 +368,21 @@ fn write_chrome_json(
 
 /// Writes every table of capture `id` to `dir/<table>.parquet` (zstd, with `capture_id`).
 pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
-    if dir.exists() && !dir.is_dir() {
+    // A file, or a symlink to none, where the directory should be.
+    if dir.symlink_metadata().is_ok() && !dir.is_dir() {
         return Err(Error::Usage(format!(
             "{}: not a directory; --to parquet writes one file per table into a directory",
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    super::out_file::create_dir(dir)?;
+    let written = write_tables(conn, id, dir);
+    // A failed export takes back the directory it made (when empty).
+    super::out_file::discard_dir(dir, written.is_ok());
+    written
+}
+
+fn write_tables(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
     // Every table to a temporary name first (see `OutFile`); renamed into place only when all
     // are written. DuckDB's own temporary file (`tmp_<name>`, made because ours exists
     // already) is not wanted: a signal would leave it behind.

@@ -18,12 +18,46 @@ fn pending() -> MutexGuard<'static, Vec<PathBuf>> {
     PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Removes every temporary file of an export in the making, and keeps any other from being
-/// created or renamed into place: for a process about to end on a signal.
+/// Directories an export in the making created for its output.
+static MADE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn made_dirs() -> MutexGuard<'static, Vec<PathBuf>> {
+    MADE_DIRS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Creates the directory `dir` (and its parents) for an export's files; when it is new, it
+/// is listed, so that an export interrupted or failed takes it back ([`discard_dir`]).
+pub fn create_dir(dir: &Path) -> Result<()> {
+    let made = !dir.exists();
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    if made {
+        made_dirs().push(dir.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Forgets `dir` as made by an export in the making: its export is complete (`keep`) or
+/// failed, when it is removed if it was made and is empty.
+pub fn discard_dir(dir: &Path, keep: bool) {
+    let mut list = made_dirs();
+    if let Some(i) = list.iter().position(|d| d == dir) {
+        let d = list.remove(i);
+        if !keep {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Removes every temporary file of an export in the making (and the directories it made
+/// for them, when empty), and keeps any other from being created or renamed into place: for
+/// a process about to end on a signal.
 pub fn discard_all() {
     let mut list = pending();
     for tmp in list.drain(..) {
         let _ = std::fs::remove_file(tmp);
+    }
+    for d in made_dirs().drain(..) {
+        let _ = std::fs::remove_dir(d);
     }
     // Held until the process ends.
     std::mem::forget(list);
