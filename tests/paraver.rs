@@ -158,6 +158,17 @@ fn shared_ovni_output_directories_ingest_as_one_capture() {
         let n_cpus =
             q(format!("SELECT count(*) FROM entities WHERE capture_id = {id} AND type = 'CPU'"));
         assert_eq!(n_cpus, cpus.len().to_string(), "{name}: CPUs");
+        // A thread's channels and their mirror on the CPUs are summed apart.
+        let by_kind = format!(
+            "SELECT coalesce(string_agg(k, ' ' ORDER BY k), '') FROM (SELECT kind || '=' || sum(time) AS k \
+             FROM channel_time WHERE capture_id = {id} GROUP BY kind)"
+        );
+        let from_intervals = format!(
+            "SELECT coalesce(string_agg(k, ' ' ORDER BY k), '') FROM (SELECT entity_type || '=' || sum(dur) AS k \
+             FROM intervals WHERE capture_id = {id} AND channel NOT IN ('state', 'running', 'value') \
+             GROUP BY entity_type)"
+        );
+        assert_eq!(q(by_kind), q(from_intervals), "{name}: channel_time per kind");
     }
 }
 
