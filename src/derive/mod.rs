@@ -668,13 +668,11 @@ impl<O: Output> Sink for Deriver<O> {
             source,
             source_instance: ev.source_instance,
         };
-        // A process an ISR gave its core back to resumes before anything else happens at
-        // that time, except another ISR arriving (which may take the core on from it).
-        if !self.resumes.is_empty()
-            && (class != Class::Process
-                || !self.isr_arrival(target, target_type, ev.target_instance, action))
-        {
-            self.resume_pending(None)?;
+        // A process an ISR gave its core back to resumes before an event of its own (or of
+        // its runnables) at that time; another ISR arriving may take the core on from it,
+        // and another process taking the core leaves it ready (see `occupy`).
+        if !self.resumes.is_empty() {
+            self.resume_involved(source, target, action)?;
         }
         let core = match class {
             Class::Process => {

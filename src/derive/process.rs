@@ -609,16 +609,29 @@ impl<O: Output> Deriver<O> {
     /// `core_conflict`), the displaced process staying ready until its next event.
     fn occupy(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
         if let Some(i) = self.resumes.iter().position(|r| r.core == core) {
-            let is_isr = self.procs.get(&key).is_some_and(|p| {
-                p.etype == self.known.isr_type || p.etype == self.known.isr_type_old
-            });
+            let is_isr = self.is_isr(key);
             let r = self.resumes.remove(i);
-            if is_isr && r.act.ts == a.ts && r.key != key {
+            if r.key == key {
+                // Its own event gives it the core.
+            } else if is_isr && r.act.ts == a.ts {
                 // Tail-chaining: the next ISR takes the core at the instant the last left
                 // it; the process stays interrupted, now by this one.
                 self.cores.entry(core).or_default().interrupted.push((r.key, key));
+            } else if r.act.ts == a.ts {
+                // Another process gets the core as the ISR leaves it: the interrupted one
+                // stays ready (preempted once, by the ISR) until its next event.
             } else {
                 self.resume_now(r.core, r.key, r.act)?;
+            }
+        }
+        // An ISR arriving on the core a process left for another at this same instant, by
+        // a resume written first: for a logger of ISRs only, that is the preempt awaited.
+        if self.is_isr(key) {
+            if let Some(m) = self.moves.iter().position(|m| m.from == core && m.ts == a.ts) {
+                let m = self.moves.remove(m);
+                if let Some(p) = self.procs.get_mut(&m.key) {
+                    p.row.clean = m.was_clean;
+                }
             }
         }
         let slot = self.cores.entry(core).or_default();
@@ -697,12 +710,24 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
-    /// Whether an event is an ISR's activate, start or resume that does not concern a
-    /// process waiting to resume: one that may take a core at the instant an ISR left it.
-    pub(super) fn isr_arrival(&self, e: Sym, etype: Sym, inst: i64, action: Sym) -> bool {
-        (etype == self.known.isr_type || etype == self.known.isr_type_old)
-            && matches!(self.names.resolve(action), "activate" | "start" | "resume")
-            && !self.resumes.iter().any(|r| r.key == (e, inst))
+    /// Resumes the processes waiting for it (see `resume_interrupted`) that are the source
+    /// or target of an event: their own, or their runnables'. Its own preempt at that time
+    /// says it did not get the core back: it stays ready, and the preempt is folded in.
+    pub(super) fn resume_involved(&mut self, source: Sym, target: Sym, action: Sym) -> Result<()> {
+        if !self.resumes.iter().any(|r| r.key.0 == source || r.key.0 == target) {
+            return Ok(());
+        }
+        let preempt = self.names.resolve(action) == "preempt";
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.resumes)
+            .into_iter()
+            .partition(|r| r.key.0 == source || r.key.0 == target);
+        self.resumes = later;
+        for r in now {
+            if !(preempt && r.key.0 == target) {
+                self.resume_now(r.core, r.key, r.act)?;
+            }
+        }
+        Ok(())
     }
 
     /// Resumes the processes waiting for it (see `resume_interrupted`): all of them, or
@@ -718,12 +743,20 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
+    fn is_isr(&self, key: (Sym, i64)) -> bool {
+        self.procs
+            .get(&key)
+            .is_some_and(|p| p.etype == self.known.isr_type || p.etype == self.known.isr_type_old)
+    }
+
     fn resume_now(&mut self, core: Sym, key: (Sym, i64), a: Act) -> Result<()> {
         if self.cores.get(&core).is_none_or(|slot| slot.occupant.is_some()) {
             return Ok(());
         }
         let Some(p) = self.procs.get(&key) else { return Ok(()) };
-        if !p.implicit || p.core != Some(core) {
+        // Still off the core it was interrupted on: ready (also made ready meanwhile, as a
+        // spinning task whose lock came while the ISR had it parked) or parked.
+        if p.core != Some(core) || !matches!(p.state, PState::Ready | PState::Parking) {
             return Ok(());
         }
         let (to, action) = if p.state == PState::Parking {
@@ -891,16 +924,16 @@ impl<O: Output> Deriver<O> {
                 Ok(())
             }
             ("terminate", Some((true, _))) => self.runnable_close(key, a, true),
+            ("terminate", None)
+                if self.pending_ends_ts == a.ts
+                    && self.pending_ends.iter().any(|p| p.runnable == key) =>
+            {
+                // Its task's terminate came first at the same time and ended it already
+                // (whatever other instances of the runnable ended since).
+                self.pending_ends.retain(|p| p.runnable != key);
+                Ok(())
+            }
             ("terminate", None) if self.runnable_ended.get(&e) == Some(&inst) => {
-                let same = self
-                    .pending_ends
-                    .iter()
-                    .position(|p| p.runnable == key && self.pending_ends_ts == a.ts);
-                if let Some(i) = same {
-                    // Its task's terminate came first at the same time and ended it already.
-                    self.pending_ends.swap_remove(i);
-                    return Ok(());
-                }
                 let msg = format!(
                     "terminate of runnable {} instance {inst} after it ended",
                     self.names.resolve(e)

@@ -941,6 +941,74 @@ fn tail_chained_isrs_interrupt_the_task_once() {
 }
 
 #[test]
+fn an_isr_only_logger_is_read_as_a_logger_of_everything_would_be() {
+    // Tail-chaining with other events of that instant in between.
+    let (s, rows) = derive(
+        "0,STI_T,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n0,T1,0,R,R1,0,start\n\
+         100,STI_A,0,I,ISR_A,0,activate\n100,Core_0,0,I,ISR_A,0,start\n\
+         200,Core_0,0,I,ISR_A,0,terminate\n200,STI_B,0,STI,STI_B,0,trigger\n\
+         200,STI_U,0,T,U,0,activate\n200,STI_B,0,I,ISR_B,0,activate\n\
+         200,Core_0,0,I,ISR_B,0,start\n300,Core_0,0,I,ISR_B,0,terminate\n\
+         400,T1,0,R,R1,0,terminate\n400,Core_0,0,T,T1,0,terminate\n",
+    );
+    assert_eq!(metric(&rows, "T1#0"), "T1#0 net=200 ready=200 preempt=1 migr=0");
+    assert_eq!(metric(&rows, "R1#0"), "R1#0 net=200 ready=200 preempt=1 migr=0");
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+
+    // The ISR leaves and another task gets the core (its preempt of T1 logged or not): T1
+    // was preempted once, by the ISR.
+    for preempt in ["200,Core_0,0,T,T1,0,preempt\n", ""] {
+        let (s, rows) = derive(&format!(
+            "0,STI_T1,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n100,STI_I,0,I,ISR,0,activate\n\
+             100,Core_0,0,I,ISR,0,start\n200,Core_0,0,I,ISR,0,terminate\n\
+             200,STI_T2,0,T,T2,0,activate\n{preempt}200,Core_0,0,T,T2,0,start\n\
+             300,Core_0,0,T,T2,0,terminate\n300,Core_0,0,T,T1,0,resume\n\
+             400,Core_0,0,T,T1,0,terminate\n"
+        ));
+        assert_eq!(metric(&rows, "T1#0"), "T1#0 net=200 ready=200 preempt=1 migr=0", "{preempt}");
+        assert_eq!(diag_count(&s, "core_conflict") + diag_count(&s, "invalid_transition"), 0);
+    }
+
+    // A spinning task parked by the ISR gets its lock meanwhile: it runs when the ISR ends.
+    let (s, rows) = derive(
+        "0,STI_A,0,T,A,0,activate\n0,Core_1,0,T,A,0,start\n0,A,0,SEM,S,0,requestsemaphore\n\
+         0,A,0,SEM,S,0,assigned\n0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n\
+         0,T,0,SEM,S,0,requestsemaphore\n0,T,0,SEM,S,0,waiting\n0,Core_0,0,T,T,0,poll\n\
+         100,STI_I,0,I,ISR,0,activate\n100,Core_0,0,I,ISR,0,start\n150,A,0,SEM,S,0,released\n\
+         150,Core_1,0,T,A,0,terminate\n150,T,0,SEM,S,0,assigned\n\
+         150,Core_0,0,T,T,0,release_parking\n200,Core_0,0,I,ISR,0,terminate\n\
+         300,T,0,SEM,S,0,released\n300,Core_0,0,T,T,0,terminate\n",
+    );
+    assert_eq!(metric(&rows, "T#0"), "T#0 net=100 ready=50 preempt=0 migr=0");
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+
+    // A resume on Core_1 written before the ISR that takes Core_0 from the task: the ISR's
+    // arrival is the preempt awaited.
+    let (s, rows) = derive(
+        "0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n100,STI_I,0,I,ISR,0,activate\n\
+         100,Core_1,0,T,T,0,resume\n100,Core_0,0,I,ISR,0,start\n\
+         200,Core_0,0,I,ISR,0,terminate\n300,Core_1,0,T,T,0,terminate\n",
+    );
+    assert_eq!(metric(&rows, "T#0"), "T#0 net=300 ready=0 preempt=1 migr=1");
+    assert!(rows.instances.iter().any(|i| i.starts_with("T#0") && i.contains("complete=true")));
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+}
+
+#[test]
+fn a_runnables_own_terminate_after_its_tasks_is_folded_whatever_ended_between() {
+    let (s, rows) = derive(
+        "0,STI_A,0,T,A,0,activate\n0,Core_0,0,T,A,0,start\n0,A,0,R,R,0,start\n\
+         0,STI_A,1,T,A,1,activate\n0,Core_1,0,T,A,1,start\n0,A,1,R,R,1,start\n\
+         100,Core_0,0,T,A,0,terminate\n100,A,1,R,R,1,terminate\n100,A,0,R,R,0,terminate\n\
+         200,Core_1,0,T,A,1,terminate\n",
+    );
+    let r: Vec<&String> = rows.instances.iter().filter(|i| i.starts_with("R#")).collect();
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(r.iter().all(|i| i.contains("complete=true")), "{r:?}");
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+}
+
+#[test]
 fn a_runnable_naming_an_instance_that_is_not_open_runs_in_the_running_one() {
     let (s, rows) = derive(
         "0,STI,0,T,TA,5,activate\n1,Core_0,0,T,TA,5,start\n2,TA,0,R,R1,0,start\n\
