@@ -266,7 +266,8 @@ impl<O: Output> Deriver<O> {
                 if let Some(p) = self.procs.get_mut(&key) {
                     p.implicit = false;
                 }
-                if state == PState::Running && to == PState::Running {
+                // A resume (or poll_parking) from another core while it runs (or spins) here.
+                if state == to && matches!(state, PState::Running | PState::Polling) {
                     if let Some(c) = self.core_elsewhere(key, a) {
                         return self.move_by_resume(key, c, a);
                     }
@@ -315,26 +316,33 @@ impl<O: Output> Deriver<O> {
     /// and an `invalid_transition` says so (`report_moves`).
     fn move_by_resume(&mut self, key: (Sym, i64), from: Sym, a: Act) -> Result<()> {
         let Some(was_clean) = self.procs.get(&key).map(|p| p.row.clean) else { return Ok(()) };
+        // Running: preempted, then resumed; spinning: parked, then back to polling.
+        let Some(state) = self.procs.get(&key).map(|p| p.state) else { return Ok(()) };
+        let (out, off) = if state == PState::Polling {
+            ("park", PState::Parking)
+        } else {
+            ("preempt", PState::Ready)
+        };
         let message = format!(
-            "{} of {} instance {} from {} while it runs on {}, with no preempt there at that \
-             time: taken as preempted on {} then",
+            "{} of {} instance {} from {} while it runs on {}, with no {out} there at that \
+             time: taken as {} on {} then",
             self.names.resolve(a.action),
             self.names.resolve(key.0),
             key.1,
             self.names.resolve(a.source),
             self.names.resolve(from),
+            if out == "park" { "parked" } else { "preempted" },
             self.names.resolve(from)
         );
-        let preempt =
-            Act { action: self.names.intern("preempt"), core: Some(from), source: from, ..a };
-        self.leave(key, preempt)?;
-        self.enter(key, PState::Ready, preempt)?;
+        let left = Act { action: self.names.intern(out), core: Some(from), source: from, ..a };
+        self.leave(key, left)?;
+        self.enter(key, off, left)?;
         if let Some(p) = self.procs.get_mut(&key) {
             p.row.clean = false;
         }
         self.moves.push(PendingMove { key, from, ts: a.ts, pos: a.pos, was_clean, message });
         self.leave(key, a)?;
-        self.enter(key, PState::Running, a)
+        self.enter(key, state, a)
     }
 
     /// Whether `a` is the preempt, from the core `key` left at this same time, that a
@@ -346,7 +354,7 @@ impl<O: Output> Deriver<O> {
         else {
             return false;
         };
-        if self.names.resolve(a.action) != "preempt" {
+        if !matches!(self.names.resolve(a.action), "preempt" | "park") {
             return false;
         }
         let m = self.moves.remove(i);
@@ -901,6 +909,20 @@ impl<O: Output> Deriver<O> {
             &["start", "suspend", "resume", "terminate"],
         );
         let exists = self.runnables.get(&key).map(|r| (r.running, r.implicit));
+        // Its task was preempted and resumed at this instant (a migration, its lines in any
+        // order): the runnable followed it out and back already, so its own suspend of that
+        // instant, wherever it was written, is folded in.
+        if action == "suspend" && exists.is_some_and(|(running, _)| running) {
+            let task = self.runnables.get(&key).and_then(|r| r.task);
+            let back = task.and_then(|t| self.procs.get(&t)).is_some_and(|p| {
+                p.state == PState::Running
+                    && p.since == a.ts
+                    && self.names.resolve(p.since_action) == "resume"
+            });
+            if back {
+                return Ok(());
+            }
+        }
         match (action, exists) {
             ("start", None) => self.runnable_start(key, etype, a, true),
             ("start", Some(_)) => {

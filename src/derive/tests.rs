@@ -995,6 +995,64 @@ fn an_isr_only_logger_is_read_as_a_logger_of_everything_would_be() {
 }
 
 #[test]
+fn a_migration_written_in_any_order_moves_the_task_and_its_runnable_alike() {
+    // The task's and the runnable's lines of one instant, in the orders of two cores' logs.
+    let orders = [
+        [
+            "100,Core_0,0,T,T,0,preempt",
+            "100,T,0,R,R,0,suspend",
+            "100,Core_1,0,T,T,0,resume",
+            "100,T,0,R,R,0,resume",
+        ],
+        [
+            "100,Core_0,0,T,T,0,preempt",
+            "100,Core_1,0,T,T,0,resume",
+            "100,T,0,R,R,0,resume",
+            "100,T,0,R,R,0,suspend",
+        ],
+        [
+            "100,Core_1,0,T,T,0,resume",
+            "100,T,0,R,R,0,resume",
+            "100,Core_0,0,T,T,0,preempt",
+            "100,T,0,R,R,0,suspend",
+        ],
+        [
+            "100,Core_1,0,T,T,0,resume",
+            "100,Core_0,0,T,T,0,preempt",
+            "100,T,0,R,R,0,suspend",
+            "100,T,0,R,R,0,resume",
+        ],
+    ];
+    // The first order is the one of a single log; every other gives what it gives.
+    let mut first = None;
+    for lines in orders {
+        let (s, rows) = derive(&format!(
+            "0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n0,T,0,R,R,0,start\n{}\n\
+             200,T,0,R,R,0,terminate\n200,Core_1,0,T,T,0,terminate\n",
+            lines.join("\n")
+        ));
+        assert_eq!(metric(&rows, "T#0"), "T#0 net=200 ready=0 preempt=1 migr=1", "{lines:?}");
+        let r = metric(&rows, "R#0").to_string();
+        assert!(r.starts_with("R#0 net=200 ready=0 preempt=1"), "{lines:?} {r}");
+        assert_eq!(&r, first.get_or_insert_with(|| r.clone()), "{lines:?}");
+        assert!(s.diag_counts.is_empty(), "{lines:?} {:?}", s.diag_counts);
+    }
+    // A spinning task parked on Core_0 and back to polling on Core_1, either order.
+    for (a, b) in [
+        ("100,Core_0,0,T,T,0,park", "100,Core_1,0,T,T,0,poll_parking"),
+        ("100,Core_1,0,T,T,0,poll_parking", "100,Core_0,0,T,T,0,park"),
+    ] {
+        let (s, rows) = derive(&format!(
+            "0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n0,Core_0,0,T,T,0,poll\n{a}\n{b}\n\
+             200,Core_1,0,T,T,0,run\n300,Core_1,0,T,T,0,terminate\n"
+        ));
+        assert_eq!(metric(&rows, "T#0"), "T#0 net=100 ready=0 preempt=0 migr=1", "{a}");
+        assert!(rows.instances.iter().any(|i| i.starts_with("T#0") && i.contains("complete=true")));
+        assert!(s.diag_counts.is_empty(), "{a} {:?}", s.diag_counts);
+    }
+}
+
+#[test]
 fn a_runnables_own_terminate_after_its_tasks_is_folded_whatever_ended_between() {
     let (s, rows) = derive(
         "0,STI_A,0,T,A,0,activate\n0,Core_0,0,T,A,0,start\n0,A,0,R,R,0,start\n\
