@@ -344,3 +344,31 @@ fn companions_with_a_bom_not_utf8_or_zstd_compressed_are_read_and_said() {
     );
     assert_eq!(scalar(&z, "db", "SELECT count(*) FROM diagnostics"), "0");
 }
+
+#[test]
+fn a_trace_cut_short_does_not_run_its_open_states_to_the_declared_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut prv = String::from("#Paraver (01/01/2024 at 00:00):1000000_ns:1(1):1:1(1:1)\n");
+    for i in 0..20000u64 {
+        // State records, and an event that sets a channel at each one.
+        prv.push_str(&format!(
+            "1:1:1:1:1:{}:{}:1\n2:1:1:1:1:{}:77:{}\n",
+            i * 10,
+            i * 10 + 10,
+            i * 10,
+            i % 5 + 1
+        ));
+    }
+    let gz = util::gzip(prv.as_bytes());
+    std::fs::write(d.join("cut.prv.gz"), &gz[..gz.len() * 6 / 10]).unwrap();
+    ok(d, &["ingest", "--archive", "db", "cut.prv.gz"]);
+    let q = |sql: &str| scalar(d, "db", sql);
+    assert_eq!(q("SELECT count(*) FROM diagnostics WHERE kind = 'input_truncated'"), "1");
+    let last: i64 = q("SELECT max(ts) FROM events").parse().unwrap();
+    assert!(last < 200_000, "{last}");
+    // The channel left open at the cut ends where the data ends, not at the header's 1 ms.
+    assert_eq!(q("SELECT max(ts + dur) FROM intervals"), q("SELECT ts_max FROM captures"));
+    let ts_max: i64 = q("SELECT ts_max FROM captures").parse().unwrap();
+    assert!(ts_max <= last + 10, "{ts_max} {last}");
+}

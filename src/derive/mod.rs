@@ -440,7 +440,10 @@ impl<O: Output> Deriver<O> {
         if let Some((_, hi)) = self.ts_range {
             end = end.max(hi);
         }
-        if let Some(d) = self.declared_end {
+        // Not when the input was cut short: the states open at the cut are not known to
+        // have lasted to the declared end (the `input_truncated` row says where it was cut).
+        let cut = self.diags.counts().contains_key("input_truncated");
+        if let Some(d) = self.declared_end.filter(|_| !cut) {
             end = end.max(d);
             // The capture spans what its header declares: open intervals run to that end,
             // and so must `captures.ts_max` (CPU load and report spans use it).
