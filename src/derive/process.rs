@@ -726,11 +726,7 @@ impl<O: Output> Deriver<O> {
             return Ok(());
         }
         let preempt = self.names.resolve(action) == "preempt";
-        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.resumes)
-            .into_iter()
-            .partition(|r| r.key.0 == source || r.key.0 == target);
-        self.resumes = later;
-        for r in now {
+        for r in self.take_resumes(|r| r.key.0 == source || r.key.0 == target) {
             if !(preempt && r.key.0 == target) {
                 self.resume_now(r.core, r.key, r.act)?;
             }
@@ -741,14 +737,17 @@ impl<O: Output> Deriver<O> {
     /// Resumes the processes waiting for it (see `resume_interrupted`): all of them, or
     /// (`Some(ts)`) those from before `ts`.
     pub(super) fn resume_pending(&mut self, before: Option<i64>) -> Result<()> {
-        let due = |r: &PendingResume| before.is_none_or(|ts| r.act.ts < ts);
-        let (now, later): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.resumes).into_iter().partition(due);
-        self.resumes = later;
-        for r in now {
+        for r in self.take_resumes(|r| before.is_none_or(|ts| r.act.ts < ts)) {
             self.resume_now(r.core, r.key, r.act)?;
         }
         Ok(())
+    }
+
+    /// The waiting resumes that `pick` picks, taken out of the list.
+    fn take_resumes(&mut self, pick: impl Fn(&PendingResume) -> bool) -> Vec<PendingResume> {
+        let (picked, rest) = std::mem::take(&mut self.resumes).into_iter().partition(pick);
+        self.resumes = rest;
+        picked
     }
 
     fn is_isr(&self, key: (Sym, i64)) -> bool {
