@@ -372,3 +372,23 @@ fn a_trace_cut_short_does_not_run_its_open_states_to_the_declared_end() {
     let ts_max: i64 = q("SELECT ts_max FROM captures").parse().unwrap();
     assert!(ts_max <= last + 10, "{ts_max} {last}");
 }
+
+#[test]
+fn a_companion_too_large_to_be_one_is_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("b.prv"),
+        "#Paraver (01/01/2024 at 00:00):100_ns:1(1):1:1(1:1)\n1:1:1:1:1:0:40:1\n",
+    )
+    .unwrap();
+    // 129 MiB of text in a small .gz (a decompression bomb, or not a .pcf at all).
+    let mut text = b"STATES\n".to_vec();
+    text.resize(129 << 20, b'x');
+    std::fs::write(d.join("b.pcf.gz"), util::gzip(&text)).unwrap();
+    ok(d, &["ingest", "--archive", "db", "b.prv"]);
+    assert_eq!(
+        scalar(d, "db", "SELECT severity || ' ' || message FROM diagnostics WHERE kind = 'unreadable_companion'"),
+        "warning b.pcf.gz: more than 128 MiB of text: not read: state and event names and value labels are shown as numbers"
+    );
+}

@@ -108,12 +108,23 @@ pub fn companion_path(prv: &Path, ext: &str) -> PathBuf {
     prv.with_file_name(format!("{stem}.{ext}"))
 }
 
+/// Most text read of a companion (decompressed).
+const MAX_COMPANION: u64 = 128 << 20;
+
 /// A companion's text (a byte-order mark dropped), the hash of its bytes on disk, and
 /// whether bytes that are not UTF-8 were replaced.
 fn read_text(path: &Path) -> std::io::Result<(String, Digest256, u64, bool)> {
     let mut input = Input::open(path)?;
     let mut bytes = Vec::new();
-    input.read_to_end(&mut bytes)?;
+    (&mut input).take(MAX_COMPANION + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_COMPANION {
+        // A .pcf or .row is kilobytes to megabytes: this is not one (or a decompression
+        // bomb), and holding it would break the memory bound.
+        return Err(std::io::Error::other(format!(
+            "more than {} MiB of text: not read",
+            MAX_COMPANION >> 20
+        )));
+    }
     let digest = input.finish()?;
     let len = bytes.len() as u64;
     let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
