@@ -16,6 +16,10 @@ use crate::ingest::Severity;
 use crate::model::Sym;
 use crate::Result;
 
+/// Requests of one semaphore open at once beyond which the oldest is closed unreleased
+/// (`too_many_open_requests`).
+const MAX_OPEN_REQUESTS: usize = 4096;
+
 /// State of a semaphore.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SemState {
@@ -306,6 +310,24 @@ impl<O: Output> Deriver<O> {
             }
             "increment" | "decrement" => {}
             _ => return self.unknown_action(self.known.sem_type, a),
+        }
+        // Requests open at once on one semaphore are bounded: each event looks through them,
+        // and a trace whose requests never end would otherwise hold them all.
+        let over = self.requests.get(&sem).map_or(0, |l| l.len().saturating_sub(MAX_OPEN_REQUESTS));
+        if over > 0 {
+            let oldest: Vec<Request> =
+                self.requests.get_mut(&sem).map(|l| l.drain(..over).collect()).unwrap_or_default();
+            for r in oldest {
+                let msg = format!(
+                    "more than {MAX_OPEN_REQUESTS} requests of semaphore {} are open at once: \
+                     the oldest, by {} instance {}, is closed unreleased",
+                    self.names.resolve(sem),
+                    self.names.resolve(r.process),
+                    r.instance
+                );
+                self.diag(Severity::Warning, "too_many_open_requests", a.pos, a.ts, msg)?;
+                self.emit_unreleased(sem, r)?;
+            }
         }
         Ok(())
     }

@@ -1053,6 +1053,19 @@ fn a_migration_written_in_any_order_moves_the_task_and_its_runnable_alike() {
 }
 
 #[test]
+fn requests_open_at_once_on_one_semaphore_are_bounded() {
+    let mut text = String::new();
+    for i in 0..5000 {
+        text.push_str(&format!(
+            "{i},T{i},0,SEM,S,0,requestsemaphore\n{i},T{i},0,SEM,S,0,assigned\n"
+        ));
+    }
+    let (s, rows) = derive(&text);
+    assert_eq!(s.diag_counts.get("too_many_open_requests").map(|c| c.1), Some(5000 - 4096));
+    assert_eq!(rows.locks.len(), 5000);
+}
+
+#[test]
 fn a_runnables_own_terminate_after_its_tasks_is_folded_whatever_ended_between() {
     let (s, rows) = derive(
         "0,STI_A,0,T,A,0,activate\n0,Core_0,0,T,A,0,start\n0,A,0,R,R,0,start\n\
