@@ -392,3 +392,33 @@ fn a_companion_too_large_to_be_one_is_not_read() {
         "warning b.pcf.gz: more than 128 MiB of text: not read: state and event names and value labels are shown as numbers"
     );
 }
+
+#[test]
+fn row_labels_chained_to_clash_at_every_renaming_end_unique() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let n = 300;
+    std::fs::write(
+        d.join("c.prv"),
+        format!("#Paraver (01/01/2024 at 10:00):1000_ns:0:1:1({n}:1)\n2:0:1:1:1:10:5:1\n"),
+    )
+    .unwrap();
+    // "a", "a", "a (1.1.2)", "a (1.1.2) (1.1.3)", ...: each renaming makes the next clash.
+    let mut row = format!("LEVEL THREAD SIZE {n}\na\n");
+    let mut label = "a".to_string();
+    for t in 2..=n {
+        row.push_str(&label);
+        row.push('\n');
+        label = format!("{label} (1.1.{t})");
+    }
+    std::fs::write(d.join("c.row"), row).unwrap();
+    ok(d, &["ingest", "--archive", "db", "c.prv"]);
+    assert_eq!(
+        scalar(
+            d,
+            "db",
+            "SELECT count(*) || ' ' || count(DISTINCT name) FROM entities WHERE type = 'THREAD'"
+        ),
+        format!("{n} {n}")
+    );
+}

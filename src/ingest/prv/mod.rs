@@ -481,7 +481,10 @@ fn unique_labels(
     let line = |i: usize| level.first_line.saturating_add(i as u64);
     let mut made = vec![false; names.len()];
     // Each round appends ids to the names still shared; ids differ, so it ends.
-    for round in 0..=names.len() {
+    // Each round can make a name that clashes again (a `.row` written to chain them): after
+    // a few, what is still shared is made unique in one pass below.
+    let rounds = names.len().min(MAX_RENAME_ROUNDS);
+    for round in 0..=rounds {
         let mut holders: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, l) in names.iter().enumerate() {
             if let Some(l) = l {
@@ -544,8 +547,29 @@ fn unique_labels(
             }
         }
     }
+    // Still shared after the rounds: a counter appended, in row order, makes every name
+    // unique in one pass.
+    let all: HashSet<String> = names.iter().flatten().cloned().collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (i, n) in names.iter_mut().enumerate() {
+        let Some(name) = n else { continue };
+        if seen.insert(name.clone()) {
+            continue;
+        }
+        let base = format!("{name} ({})", id(i));
+        let unique = (1u64..)
+            .map(|k| format!("{base} #{k}"))
+            .find(|c| !all.contains(c) && !seen.contains(c))
+            .unwrap_or(base);
+        notes.push((line(i), format!("{path}:{}: {what} label named '{unique}'", line(i))));
+        seen.insert(unique.clone());
+        *name = unique;
+    }
     names
 }
+
+/// Renaming rounds of [`unique_labels`] before the one-pass fallback.
+const MAX_RENAME_ROUNDS: usize = 16;
 
 /// Rows (threads) of the process model's applications `appls`.
 fn task_rows(appls: &[Appl]) -> u64 {
