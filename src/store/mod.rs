@@ -483,12 +483,10 @@ impl ReadLock {
         }
     }
 
-    /// The exclusive lock if no reader holds the shared one, without waiting. `None` also
-    /// when the lock file is new (an archive of an older tracedb, or one whose file was
-    /// removed): a reader that could not create it may be reading without it.
+    /// The exclusive lock if no reader holds the shared one, without waiting. (A writer that
+    /// found no lock file deletes nothing all the same: see [`Archive::unread`].)
     pub(crate) fn exclusive(dir: &Path) -> Result<Option<ReadLock>> {
         let path = dir.join(READERS);
-        let existed = path.exists();
         let file = Self::file(dir).ok_or_else(|| Error::Archive {
             path: path.clone(),
             message: "cannot open the readers' lock file".into(),
@@ -502,9 +500,6 @@ impl ReadLock {
                     let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
                 }
             }
-        }
-        if !existed {
-            return Ok(None);
         }
         match file.try_lock() {
             Ok(()) => Ok(Some(ReadLock { _file: file })),
