@@ -147,6 +147,22 @@ fn zstd_input_is_detected_by_content() {
     std::fs::write(tmp.path().join("trace.data"), z).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "trace.data"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3");
+
+    // Damage in the only block: no text to tell the format by, and the error says why.
+    let mut z = zstd::encode_all(GOOD.as_bytes(), 3).unwrap();
+    let single_segment = z[4] & 0x20 != 0;
+    let size_bytes = [usize::from(single_segment), 2, 4, 8][usize::from(z[4] >> 6)];
+    let header = 5 + usize::from(!single_segment) + size_bytes; // no dictionary id
+    z[header] |= 0b110; // reserved block type
+    std::fs::write(tmp.path().join("bad.btf.zst"), z).unwrap();
+    let out = run(tmp.path(), &["ingest", "--archive", "db", "bad.btf.zst"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.btf.zst: unrecognised format")
+            && err.contains("only 0 bytes of text decode (zstd stream is corrupt"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -173,7 +173,7 @@ impl Input {
                 Compression::Gzip => {
                     pump(&mut flate2::read::MultiGzDecoder::new(&mut hashing), &tx, compression)
                 }
-                Compression::Zstd => match zstd::stream::read::Decoder::new(&mut hashing) {
+                Compression::Zstd => match ZstdReader::new(&mut hashing) {
                     Ok(mut d) => pump(&mut d, &tx, compression),
                     Err(e) => Err(e),
                 },
@@ -221,6 +221,11 @@ impl Input {
         Ok(self.current.get(self.offset..end).unwrap_or_default())
     }
 
+    /// The decoding error [`Input::peek`] met, if any: the text ends where it stops.
+    pub fn damage(&self) -> Option<&io::Error> {
+        self.pending.as_ref()
+    }
+
     /// Waits for the reading thread and returns the file's hash and size. Call after the
     /// text was read to the end.
     pub fn finish(mut self) -> io::Result<Digest256> {
@@ -258,6 +263,110 @@ impl Read for Input {
                     return Err(e);
                 }
                 Err(_) => self.done = true,
+            }
+        }
+    }
+}
+
+/// Size of a zstd block header, which the decoder's input hint counts in.
+const ZSTD_BLOCK_HEADER: usize = 3;
+
+/// Zstandard decoding that keeps everything decoded before damage.
+///
+/// `zstd::stream::read::Decoder` hands the input over in large pieces; when a block is
+/// corrupt, the call that meets it fails and the text of the whole blocks decoded in the same
+/// call is lost with it (a megabyte of good lines, or the whole file when it is small). Here
+/// each call of the decoder completes at most one block or header (the input given is its
+/// hint less the next block header), and output left over from a full buffer is flushed by a
+/// call given no input, so an error costs only the damaged block itself.
+struct ZstdReader<R> {
+    inner: R,
+    decoder: zstd::stream::raw::Decoder<'static>,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// Input the decoder asked for last.
+    hint: usize,
+    /// Bytes of a frame were given and the frame is not finished.
+    in_frame: bool,
+    /// The last call filled the caller's buffer, so the decoder may hold more output.
+    flush_first: bool,
+}
+
+impl<R: Read> ZstdReader<R> {
+    fn new(inner: R) -> io::Result<ZstdReader<R>> {
+        Ok(ZstdReader {
+            inner,
+            decoder: zstd::stream::raw::Decoder::new()?,
+            buf: vec![0u8; 256 << 10].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            eof: false,
+            hint: 1,
+            in_frame: false,
+            flush_first: false,
+        })
+    }
+}
+
+impl<R: Read> Read for ZstdReader<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let give = if self.flush_first {
+                0
+            } else {
+                if self.start == self.end && !self.eof {
+                    self.start = 0;
+                    self.end = 0;
+                    let n = loop {
+                        match self.inner.read(&mut self.buf) {
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            r => break r?,
+                        }
+                    };
+                    self.end = n;
+                    self.eof = n == 0;
+                }
+                let avail = self.end - self.start;
+                if avail == 0 {
+                    return if self.in_frame {
+                        Err(io::Error::new(io::ErrorKind::UnexpectedEof, "frame not finished"))
+                    } else {
+                        Ok(0)
+                    };
+                }
+                let want = if self.hint > ZSTD_BLOCK_HEADER {
+                    self.hint - ZSTD_BLOCK_HEADER
+                } else {
+                    self.hint.max(1)
+                };
+                avail.min(want)
+            };
+            let src = self.buf.get(self.start..self.start + give).unwrap_or_default();
+            let mut input = InBuffer::around(src);
+            let mut output = OutBuffer::around(&mut *out);
+            let hint = self.decoder.run(&mut input, &mut output)?;
+            let (consumed, produced) = (input.pos(), output.pos());
+            self.start += consumed;
+            self.flush_first = produced == out.len();
+            if consumed > 0 {
+                self.in_frame = true;
+            }
+            if hint == 0 {
+                // A frame ended and is flushed; the next bytes, if any, begin another.
+                self.decoder.reinit()?;
+                self.in_frame = false;
+                self.hint = 1;
+            } else {
+                self.hint = hint;
+            }
+            if produced > 0 {
+                return Ok(produced);
             }
         }
     }
@@ -316,4 +425,115 @@ pub fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Text of `lines` numbered lines, which compresses to many blocks at level 1.
+    fn text(lines: u64) -> Vec<u8> {
+        let mut t = Vec::new();
+        for i in 0..lines {
+            // A little noise so blocks are not trivially small.
+            t.extend_from_slice(
+                format!("{i},{},line {}\n", i * 7919 % 10007, i ^ 0x5a5a).as_bytes(),
+            );
+        }
+        t
+    }
+
+    /// Everything `Input` yields for the bytes `file`, and the error that ended it, if any.
+    fn decode(file: &[u8]) -> (Vec<u8>, Option<io::Error>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.zst");
+        std::fs::write(&path, file).unwrap();
+        let mut input = Input::open(&path).unwrap();
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 100_000];
+        let err = loop {
+            match input.read(&mut buf) {
+                Ok(0) => break None,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) => break Some(e),
+            }
+        };
+        let digest = input.finish().unwrap();
+        assert_eq!(digest.bytes, file.len() as u64, "the whole file is hashed");
+        (out, err)
+    }
+
+    /// Offsets of the block headers of the single zstd frame `file`.
+    fn block_headers(file: &[u8]) -> Vec<usize> {
+        let fhd = file[4];
+        let single_segment = fhd & 0x20 != 0;
+        let fcs = match fhd >> 6 {
+            0 => usize::from(single_segment),
+            1 => 2,
+            2 => 4,
+            _ => 8,
+        };
+        let dict = [0, 1, 2, 4][usize::from(fhd & 3)];
+        let mut at = 5 + usize::from(!single_segment) + dict + fcs;
+        let mut headers = Vec::new();
+        loop {
+            headers.push(at);
+            let h = u32::from_le_bytes([file[at], file[at + 1], file[at + 2], 0]);
+            let size = if (h >> 1) & 3 == 1 { 1 } else { (h >> 3) as usize }; // RLE: one byte
+            at += 3 + size;
+            if h & 1 == 1 {
+                return headers;
+            }
+        }
+    }
+
+    #[test]
+    fn zstd_frames_are_decoded_whole_and_in_order() {
+        let a = text(200_000);
+        let b = text(1_000);
+        let mut file = zstd::encode_all(&a[..], 1).unwrap();
+        file.extend(zstd::encode_all(&b[..], 1).unwrap());
+        let (out, err) = decode(&file);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(out.len(), a.len() + b.len());
+        assert!(out[..a.len()] == a[..] && out[a.len()..] == b[..]);
+    }
+
+    #[test]
+    fn damaged_zstd_keeps_every_block_before_the_damage() {
+        for lines in [30_000, 400_000] {
+            damaged_zstd_keeps_blocks(lines);
+        }
+    }
+
+    fn damaged_zstd_keeps_blocks(lines: u64) {
+        let plain = text(lines); // 128 KiB blocks: 6 of them, then 80
+        let mut file = zstd::encode_all(&plain[..], 1).unwrap();
+        // Damage at the end, so all blocks but one come before it: the last block header
+        // gets the reserved block type.
+        let headers = block_headers(&file);
+        let damaged = headers.len() - 1;
+        file[headers[damaged]] |= 0b110;
+        let (out, err) = decode(&file);
+        let err = err.expect("the damage is reported");
+        assert!(err.to_string().contains("zstd stream is corrupt"), "{err}");
+        assert!(plain.starts_with(&out), "what is decoded is the text as it was");
+        // Every block before the damaged one is kept (each holds 128 KiB of text). The zstd
+        // reader used before lost all the blocks decoded in the call that met the damage:
+        // several here, and the whole file when it is small.
+        assert_eq!(out.len(), damaged * (128 << 10), "{damaged} whole blocks before the damage");
+    }
+
+    #[test]
+    fn truncated_zstd_keeps_what_decodes_and_says_truncated() {
+        let plain = text(100_000);
+        let file = zstd::encode_all(&plain[..], 1).unwrap();
+        let cut = &file[..file.len() / 2];
+        let (out, err) = decode(cut);
+        let err = err.expect("the truncation is reported");
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(err.to_string().contains("ends early"), "{err}");
+        assert!(plain.starts_with(&out));
+        assert!(out.len() > plain.len() / 3, "{} of {}", out.len(), plain.len());
+    }
 }

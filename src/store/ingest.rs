@@ -262,7 +262,15 @@ fn run(
         let mut input = Input::open_copying(path, copy).map_err(|e| Error::io(path, e))?;
         let prefix =
             input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
-        let f = format_of(&prefix, &shown, opts)?;
+        let f = format_of(&prefix, &shown, opts).map_err(|e| match (e, input.damage()) {
+            // Too little text to tell the format: the damage is the news.
+            (Error::Input { message, .. }, Some(d)) => Error::input(
+                &shown,
+                "",
+                format!("{message}: only {} bytes of text decode ({d})", prefix.len()),
+            ),
+            (e, _) => e,
+        })?;
         match &first_format {
             Some((g, first_shown)) if *g != f => {
                 return Err(Error::input(
