@@ -168,7 +168,10 @@ pub struct Deriver<O: Output> {
     /// `MAX_OPEN_TOTAL`); entries of instances closed since are skipped and dropped lazily.
     open_order: std::collections::VecDeque<(Sym, i64)>,
     /// Runnables started by a process instance not seen yet, by that instance.
-    orphans: FastMap<(Sym, i64), Vec<(Sym, i64)>>,
+    orphans: FastMap<(Sym, i64), std::collections::VecDeque<(Sym, i64)>>,
+    /// Runnable instances in the order they started (see `MAX_OPEN_RUNNABLES`); entries of
+    /// instances ended since are skipped and dropped lazily.
+    runnable_order: std::collections::VecDeque<(Sym, i64)>,
     /// Last instance of each runnable that ended (terminated, or ended with its task).
     runnable_ended: FastMap<Sym, i64>,
     /// Runnables ended by their task's terminate at [`Deriver::pending_ends_ts`]: their own
@@ -242,6 +245,7 @@ impl<O: Output> Deriver<O> {
             inst_core: FastMap::default(),
             runnable_ended: FastMap::default(),
             orphans: FastMap::default(),
+            runnable_order: std::collections::VecDeque::new(),
             open_by_entity: FastMap::default(),
             open_order: std::collections::VecDeque::new(),
             overfull_pending: FastMap::default(),

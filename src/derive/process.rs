@@ -13,6 +13,7 @@ use super::{Class, Deriver, InstanceRow, IntervalRow, Output, StateText};
 use crate::ingest::Severity;
 use crate::model::{Pos, Sym};
 use crate::Result;
+use std::collections::VecDeque;
 
 /// An event as the state machines see it.
 #[derive(Clone, Copy)]
@@ -114,7 +115,8 @@ pub(super) struct Proc {
     since_action: Sym,
     core: Option<Sym>,
     row: InstanceRow,
-    runnables: Vec<(Sym, i64)>,
+    /// Its open runnable instances, in the order they started.
+    runnables: VecDeque<(Sym, i64)>,
     /// The last transition was implied by an ISR taking or leaving its core; an explicit
     /// event saying the same is folded into it.
     implicit: bool,
@@ -144,6 +146,28 @@ const MAX_OPEN_INSTANCES: usize = 4096;
 /// Process instances open at once, all tasks and ISRs together, beyond which the oldest is
 /// closed: about 500 bytes each, so memory stays bounded whatever the number of tasks.
 pub(super) const MAX_OPEN_TOTAL: usize = 1 << 18;
+
+/// Runnable instances open at once in one task instance (or started by one not seen yet)
+/// beyond which the oldest is closed: runnables nest or follow each other, so a real task
+/// holds a few dozen at most; one whose runnables never terminate would otherwise hold
+/// them all in memory.
+const MAX_RUNNABLES_PER_TASK: usize = 4096;
+
+/// Runnable instances open at once, all together, beyond which the oldest is closed (about
+/// 700 bytes each).
+pub(super) const MAX_OPEN_RUNNABLES: usize = 1 << 17;
+
+/// Takes `key` out of `list`, looking at its ends first: runnables end last-started first
+/// (nested) or first-started first (evicted), so this is constant time but for odd orders.
+fn unlist(list: &mut VecDeque<(Sym, i64)>, key: (Sym, i64)) {
+    if list.front() == Some(&key) {
+        list.pop_front();
+    } else if list.back() == Some(&key) {
+        list.pop_back();
+    } else if let Some(i) = list.iter().rposition(|k| *k == key) {
+        list.remove(i);
+    }
+}
 
 /// A runnable ended by its task's terminate, waiting for its own terminate at the same time.
 pub(super) struct PendingEnd {
@@ -222,7 +246,7 @@ impl<O: Output> Deriver<O> {
                     since_action: a.action,
                     core: None,
                     row,
-                    runnables: Vec::new(),
+                    runnables: VecDeque::new(),
                     implicit: false,
                 };
                 self.procs.insert(key, p);
@@ -415,7 +439,7 @@ impl<O: Output> Deriver<O> {
             since_action: a.action,
             core: None,
             row,
-            runnables: Vec::new(),
+            runnables: VecDeque::new(),
             implicit: false,
         };
         self.procs.insert(key, p);
@@ -830,7 +854,7 @@ impl<O: Output> Deriver<O> {
             r.task = Some(task);
             r.orphan_of = None;
             if let Some(p) = self.procs.get_mut(&task) {
-                p.runnables.push(rk);
+                p.runnables.push_back(rk);
             }
             if let Some(ent) = self.entity_ids.get(&rk.0).copied() {
                 if let Some(info) = self.entities.get_mut(ent) {
@@ -1028,13 +1052,23 @@ impl<O: Output> Deriver<O> {
         } else {
             (None, None)
         };
+        // The oldest open runnable of the same task (or waiting for the same one) beyond
+        // MAX_RUNNABLES_PER_TASK of them.
+        let mut evict = None;
         if let Some(t) = task {
             if let Some(p) = self.procs.get_mut(&t) {
-                p.runnables.push(key);
+                p.runnables.push_back(key);
+                if p.runnables.len() > MAX_RUNNABLES_PER_TASK {
+                    evict = p.runnables.front().copied().map(|r| (r, t));
+                }
             }
         }
         if let Some(o) = orphan_of {
-            self.orphans.entry(o).or_default().push(key);
+            let list = self.orphans.entry(o).or_default();
+            list.push_back(key);
+            if list.len() > MAX_RUNNABLES_PER_TASK {
+                evict = list.front().copied().map(|r| (r, o));
+            }
         }
         let parent = task.map(|t| t.0).or((src_class == Some(Class::Process)).then_some(a.source));
         if let Some(parent) = parent {
@@ -1070,7 +1104,48 @@ impl<O: Output> Deriver<O> {
             row,
         };
         self.runnables.insert(key, r);
+        if let Some((old, task)) = evict {
+            let msg = format!(
+                "{} instance {} has more than {MAX_RUNNABLES_PER_TASK} runnable instances open \
+                 at once; the oldest, {} instance {}, is kept as incomplete from here on (its \
+                 state is shown open)",
+                self.names.resolve(task.0),
+                task.1,
+                self.names.resolve(old.0),
+                old.1
+            );
+            self.runnable_evict(old, a, msg)?;
+        }
+        self.runnable_order.push_back(key);
+        while self.runnables.len() > MAX_OPEN_RUNNABLES {
+            let Some(old) = self.runnable_order.pop_front() else { break };
+            if old == key || !self.runnables.contains_key(&old) {
+                continue;
+            }
+            let msg = format!(
+                "more than {MAX_OPEN_RUNNABLES} runnable instances are open at once; the oldest, \
+                 {} instance {}, is kept as incomplete from here on (its state is shown open)",
+                self.names.resolve(old.0),
+                old.1
+            );
+            self.runnable_evict(old, a, msg)?;
+        }
+        // Entries of instances ended since: dropped once they outnumber the open ones.
+        if self.runnable_order.len() > 2 * self.runnables.len() + 1024 {
+            let open = &self.runnables;
+            self.runnable_order.retain(|k| open.contains_key(k));
+        }
         Ok(())
+    }
+
+    /// Closes open runnable instance `old` as incomplete at `a.ts` (too many open), its
+    /// state shown open, saying `msg`.
+    fn runnable_evict(&mut self, old: (Sym, i64), a: Act, msg: String) -> Result<()> {
+        self.diag(Severity::Warning, "too_many_open_instances", a.pos, a.ts, msg)?;
+        if let Some(row) = self.runnable_interval(old, a.ts, None, true) {
+            self.emit_interval(row)?;
+        }
+        self.runnable_end(old, a.ts, false)
     }
 
     /// The one open instance of process `e` on a core (running or polling), if exactly one
@@ -1138,31 +1213,37 @@ impl<O: Output> Deriver<O> {
         if let Some(row) = self.runnable_interval(key, a.ts, Some(a.action), false) {
             self.emit_interval(row)?;
         }
+        self.runnable_end(key, a.ts, terminated)
+    }
+
+    /// Forgets runnable instance `key` and emits its instance row, ended at `ts` (its last
+    /// interval is emitted already).
+    fn runnable_end(&mut self, key: (Sym, i64), ts: i64, terminated: bool) -> Result<()> {
         let Some(mut r) = self.runnables.remove(&key) else { return Ok(()) };
         self.inst_core.remove(&key);
         self.runnable_ended.insert(key.0, key.1);
         if let Some(o) = r.orphan_of {
             if let Some(list) = self.orphans.get_mut(&o) {
-                list.retain(|k| *k != key);
+                unlist(list, key);
                 if list.is_empty() {
                     self.orphans.remove(&o);
                 }
             }
         }
-        let dur = a.ts - r.since;
+        let dur = ts - r.since;
         if r.running {
             r.row.net_exec += dur;
         } else {
             r.row.ready_time += dur;
         }
         if terminated {
-            r.row.terminate_ts = Some(a.ts);
+            r.row.terminate_ts = Some(ts);
         } else {
             r.row.clean = false;
         }
         if let Some(t) = r.task {
             if let Some(p) = self.procs.get_mut(&t) {
-                p.runnables.retain(|k| *k != key);
+                unlist(&mut p.runnables, key);
             }
         }
         self.emit_instance(r.row)

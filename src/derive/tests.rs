@@ -1221,3 +1221,47 @@ fn open_instances_are_bounded_across_all_tasks() {
     // Nothing is lost: every instance has its row, the closed ones marked incomplete.
     assert_eq!(rows.instances.len(), tasks * each);
 }
+
+#[test]
+fn runnables_that_never_end_are_not_all_kept_open() {
+    // One task starts 5000 runnables and ends none, then one more that it ends.
+    let mut text = String::from("0,S,0,T,A,0,activate\n0,C0,0,T,A,0,start\n");
+    for i in 0..5000 {
+        text.push_str(&format!("{},A,0,R,R,{i},start\n", i + 1));
+    }
+    text.push_str("6000,A,0,R,Last,0,start\n6001,A,0,R,Last,0,terminate\n");
+    let (s, rows) = derive(&text);
+    assert_eq!(diag_count(&s, "too_many_open_instances"), 5001 - 4096);
+    // Every runnable instance has its row; the evicted ones end where the bound was passed,
+    // incomplete, their running state shown open.
+    let r: Vec<&String> = rows.instances.iter().filter(|r| r.starts_with("R#")).collect();
+    assert_eq!(r.len(), 5000);
+    assert!(r.iter().all(|r| r.ends_with("complete=false")), "{:?}", &r[..3]);
+    assert!(rows.instances.contains(&"R#0 rt=None net=4096 complete=false".to_string()));
+    assert!(rows.intervals.contains(&"state R running [1,4097) open".to_string()));
+    // The runnables still open and the task go on: the last runnable runs and ends whole.
+    assert!(rows.instances.contains(&"Last#0 rt=Some(1) net=1 complete=true".to_string()));
+}
+
+#[test]
+fn open_runnables_are_bounded_across_all_tasks() {
+    // 40 tasks × 4000 runnables, none ended: under the per-task bound, over the total.
+    let (tasks, each) = (40, 4000);
+    let mut text = String::with_capacity(tasks * each * 24);
+    for t in 0..tasks {
+        text.push_str(&format!("0,S,0,T,T{t},0,activate\n"));
+    }
+    for i in 0..each {
+        for t in 0..tasks {
+            text.push_str(&format!("{},T{t},0,R,R{t},{i},start\n", i * tasks + t + 1));
+        }
+    }
+    let mut d = Deriver::new(Rows::default(), "t.btf", false);
+    crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap();
+    assert_eq!(d.runnables.len(), process::MAX_OPEN_RUNNABLES);
+    assert!(d.runnable_order.len() <= 2 * d.runnables.len() + 1024);
+    let (s, rows) = d.finish().unwrap();
+    let closed = (tasks * each - process::MAX_OPEN_RUNNABLES) as u64;
+    assert_eq!(diag_count(&s, "too_many_open_instances"), closed);
+    assert_eq!(rows.instances.len(), tasks + tasks * each);
+}
