@@ -71,10 +71,32 @@ pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 /// Slots of the interner's recent-name cache.
 const RECENT: usize = 1024;
 
+/// Bytes of one block of the interner's name store: names are appended to the current
+/// block and never move (a growing `String` would copy them all, and hold two copies while
+/// it does).
+const BLOCK: usize = 1 << 20;
+
+/// Where an interned name lies in the store.
+#[derive(Clone, Copy)]
+struct Span {
+    block: u32,
+    start: u32,
+    len: u32,
+}
+
 /// Interns strings.
+///
+/// Each name is stored once, in large blocks, and the index holds only ids: about the name's
+/// length plus 25 bytes per name (a map of boxed names and a vector of them held two copies
+/// and cost about 100 bytes more), which is what bounds memory for traces of millions of
+/// distinct names.
 pub struct Interner {
-    map: FastMap<Box<str>, Sym>,
-    names: Vec<Box<str>>,
+    /// Ids, found by the hash of their name.
+    index: hashbrown::HashTable<Sym>,
+    /// Where each id's name is.
+    spans: Vec<Span>,
+    /// The names, back to back; a name longer than a block has a block of its own.
+    blocks: Vec<String>,
     /// Direct-mapped cache of recent lookups, indexed by a few of the name's bytes: a trace
     /// names the same few hundred entities and actions over and over, and comparing one
     /// candidate costs less than hashing the name and probing the map.
@@ -84,8 +106,9 @@ pub struct Interner {
 impl Default for Interner {
     fn default() -> Self {
         Interner {
-            map: FastMap::default(),
-            names: Vec::new(),
+            index: hashbrown::HashTable::new(),
+            spans: Vec::new(),
+            blocks: Vec::new(),
             recent: Box::new([Sym::MAX; RECENT]),
         }
     }
@@ -103,21 +126,43 @@ fn slot(s: &[u8]) -> usize {
     mix % RECENT
 }
 
+/// Hash of a name in the index.
+fn hash_of(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    BuildHasherDefault::<Fnv>::default().hash_one(s)
+}
+
+/// The name at `span` ("" if there is none).
+fn name_at<'a>(blocks: &'a [String], span: Option<&Span>) -> &'a str {
+    span.and_then(|sp| {
+        let start = sp.start as usize;
+        blocks.get(sp.block as usize)?.get(start..start + sp.len as usize)
+    })
+    .unwrap_or("")
+}
+
 impl Interner {
     /// Id of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> Sym {
         let k = slot(s.as_bytes());
         if let Some(&c) = self.recent.get(k) {
-            if self.names.get(c as usize).is_some_and(|n| **n == *s) {
+            if c != Sym::MAX && self.resolve(c) == s {
                 return c;
             }
         }
-        let id = match self.map.get(s) {
+        let hash = hash_of(s);
+        let (spans, blocks) = (&self.spans, &self.blocks);
+        let found = self.index.find(hash, |&id| name_at(blocks, spans.get(id as usize)) == s);
+        let id = match found {
             Some(&id) => id,
             None => {
-                let id = Sym::try_from(self.names.len()).unwrap_or(Sym::MAX);
-                self.names.push(s.into());
-                self.map.insert(s.into(), id);
+                let id = Sym::try_from(self.spans.len()).unwrap_or(Sym::MAX);
+                let span = self.store(s);
+                self.spans.push(span);
+                let (spans, blocks) = (&self.spans, &self.blocks);
+                self.index.insert_unique(hash, id, |&id| {
+                    hash_of(name_at(blocks, spans.get(id as usize)))
+                });
                 id
             }
         };
@@ -127,24 +172,43 @@ impl Interner {
         id
     }
 
+    /// Appends `s` to the store.
+    fn store(&mut self, s: &str) -> Span {
+        // Blocks hold at most max(1 MiB, one name) bytes, and a name is at most a line of
+        // 16 MiB: the offsets fit in u32.
+        let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let len = to_u32(s.len());
+        let last = self.blocks.len().wrapping_sub(1);
+        if let Some(b) = self.blocks.last_mut().filter(|b| b.capacity() - b.len() >= s.len()) {
+            let start = to_u32(b.len());
+            b.push_str(s);
+            return Span { block: to_u32(last), start, len };
+        }
+        let mut b = String::with_capacity(s.len().max(BLOCK));
+        b.push_str(s);
+        self.blocks.push(b);
+        Span { block: to_u32(self.blocks.len() - 1), start: 0, len }
+    }
+
     /// Id of `s` if it was interned.
     pub fn get(&self, s: &str) -> Option<Sym> {
-        self.map.get(s).copied()
+        let (spans, blocks) = (&self.spans, &self.blocks);
+        self.index.find(hash_of(s), |&id| name_at(blocks, spans.get(id as usize)) == s).copied()
     }
 
     /// The string of `id` ("" for an unknown id).
     pub fn resolve(&self, id: Sym) -> &str {
-        self.names.get(id as usize).map_or("", |s| s)
+        name_at(&self.blocks, self.spans.get(id as usize))
     }
 
     /// Number of interned strings.
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.spans.len()
     }
 
     /// True when nothing was interned.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.spans.is_empty()
     }
 }
 
