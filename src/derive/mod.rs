@@ -51,13 +51,24 @@ pub trait Output {
     }
 }
 
+/// Channels of one entity with a state at once beyond which the oldest is closed: real
+/// threads have a few to a few hundred event types; one with millions would hold them all.
+pub(crate) const MAX_OPEN_CHANNELS: usize = 1 << 16;
+
 /// The current state of one channel of one entity (Paraver event types).
 struct Chan {
     entity_type: Sym,
     ts: i64,
     value: i128,
-    state: StateText,
+    /// The value's label; without one the state is the value, written out when emitted.
+    label: Option<Sym>,
     core: Option<Sym>,
+}
+
+impl Chan {
+    fn state(&self) -> StateText {
+        self.label.map_or_else(|| StateText::Owned(self.value.to_string().into()), StateText::Sym)
+    }
 }
 
 /// What kind of state machine an entity type has.
@@ -203,6 +214,9 @@ pub struct Deriver<O: Output> {
     counts: [u64; 4],
     /// Channels with a current state, by (entity, channel).
     channels: FastMap<(Sym, Sym), Chan>,
+    /// Per entity, its channels in the order they got a state (see `MAX_OPEN_CHANNELS`), and
+    /// how many have one now; entries of channels ended since are dropped lazily.
+    channel_order: FastMap<Sym, (std::collections::VecDeque<Sym>, usize)>,
     /// When each channel that a 0 ended was ended: a change dated before that is as late
     /// as a change before the current state's start.
     channels_ended: FastMap<(Sym, Sym), i64>,
@@ -271,6 +285,7 @@ impl<O: Output> Deriver<O> {
             counts: [0; 4],
             channels: FastMap::default(),
             channels_ended: FastMap::default(),
+            channel_order: FastMap::default(),
             open_spans: Vec::new(),
             last_span: FastMap::default(),
             messages: Reorder::new(REORDER_CAP),
@@ -405,21 +420,82 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
+    /// Counts a channel of `entity` that got a state; past [`MAX_OPEN_CHANNELS`] of them,
+    /// the one that got its state first is closed, so that a trace of millions of event
+    /// types on one thread keeps memory bounded.
+    fn channel_opened(&mut self, entity: Sym, channel: Sym, pos: Pos, ts: i64) -> Result<()> {
+        let (order, open) = self.channel_order.entry(entity).or_default();
+        order.push_back(channel);
+        *open += 1;
+        let mut evict = None;
+        if *open > MAX_OPEN_CHANNELS {
+            while let Some(c) = order.pop_front() {
+                if c != channel && self.channels.contains_key(&(entity, c)) {
+                    *open -= 1;
+                    evict = Some(c);
+                    break;
+                }
+            }
+        }
+        if order.len() > 2 * *open + 1024 {
+            // Keep each open channel's latest entry, in order.
+            let mut seen = FastMap::default();
+            let channels = &self.channels;
+            let mut kept: Vec<Sym> = order
+                .iter()
+                .rev()
+                .filter(|c| channels.contains_key(&(entity, **c)) && seen.insert(**c, ()).is_none())
+                .copied()
+                .collect();
+            kept.reverse();
+            *order = kept.into();
+        }
+        let Some(old) = evict else { return Ok(()) };
+        let Some(c) = self.channels.remove(&(entity, old)) else { return Ok(()) };
+        let msg = format!(
+            "{} has more than {MAX_OPEN_CHANNELS} channels (event types) with a state at once; \
+             the state of the oldest, {}, is closed here, shown open",
+            self.names.resolve(entity),
+            self.names.resolve(old)
+        );
+        self.diag(Severity::Warning, "too_many_open_channels", pos, ts, msg)?;
+        let row = IntervalRow {
+            entity,
+            entity_type: c.entity_type,
+            instance: -1,
+            channel: old,
+            state: c.state(),
+            #[allow(clippy::cast_precision_loss)]
+            value: Some(c.value as f64),
+            ts: c.ts,
+            dur: (ts - c.ts).max(0),
+            core: c.core,
+            start_action: Some(old),
+            end_action: None,
+            open: true,
+        };
+        self.emit_interval(row)
+    }
+
     /// Closes the open Paraver spans and channel states at `end`.
     fn close_channels(&mut self, end: i64) -> Result<()> {
         for mut row in std::mem::take(&mut self.open_spans) {
             row.dur = (end - row.ts).max(0);
             self.emit_interval(row)?;
         }
-        let mut open: Vec<((Sym, Sym), Chan)> = self.channels.drain().collect();
-        open.sort_by_key(|(k, c)| (c.ts, k.0, k.1));
-        for ((entity, channel), c) in open {
+        // Sorted by keys alone: a copy of every open state would double the memory of
+        // traces with millions of them.
+        let mut open: Vec<(i64, Sym, Sym)> =
+            self.channels.iter().map(|(k, c)| (c.ts, k.0, k.1)).collect();
+        open.sort_unstable();
+        for (_, entity, channel) in open {
+            let Some(c) = self.channels.remove(&(entity, channel)) else { continue };
             let row = IntervalRow {
                 entity,
                 entity_type: c.entity_type,
                 instance: -1,
                 channel,
-                state: c.state,
+                state: c.state(),
                 #[allow(clippy::cast_precision_loss)]
                 value: Some(c.value as f64),
                 ts: c.ts,
@@ -827,13 +903,14 @@ impl<O: Output> Sink for Deriver<O> {
                 ts = cur_ts;
             }
         }
+        let was_open = self.channels.contains_key(&key);
         if let Some(cur) = self.channels.remove(&key) {
             let row = IntervalRow {
                 entity,
                 entity_type: cur.entity_type,
                 instance: -1,
                 channel,
-                state: cur.state,
+                state: cur.state(),
                 #[allow(clippy::cast_precision_loss)]
                 value: Some(cur.value as f64),
                 ts: cur.ts,
@@ -846,16 +923,19 @@ impl<O: Output> Sink for Deriver<O> {
             self.emit_interval(row)?;
             if set.value == 0 && set.zero_ends {
                 self.channels_ended.insert(key, ts);
+                if let Some((_, open)) = self.channel_order.get_mut(&entity) {
+                    *open = open.saturating_sub(1);
+                }
             }
         }
         if set.value != 0 || !set.zero_ends {
             self.channels_ended.remove(&key);
-            let state = match set.label {
-                Some(l) => StateText::Sym(self.names.intern(l)),
-                None => StateText::Owned(set.value.to_string().into_boxed_str()),
-            };
+            let label = set.label.map(|l| self.names.intern(l));
             let core = set.core.map(|c| self.names.intern(c));
-            self.channels.insert(key, Chan { entity_type, ts, value: set.value, state, core });
+            self.channels.insert(key, Chan { entity_type, ts, value: set.value, label, core });
+            if !was_open {
+                self.channel_opened(entity, channel, set.pos, ts)?;
+            }
         }
         Ok(())
     }

@@ -1265,3 +1265,43 @@ fn open_runnables_are_bounded_across_all_tasks() {
     assert_eq!(diag_count(&s, "too_many_open_instances"), closed);
     assert_eq!(rows.instances.len(), tasks + tasks * each);
 }
+
+#[test]
+fn channels_of_one_thread_are_bounded() {
+    // One thread sets 70,000 event types (Paraver times in ns) and ends none; then type 7
+    // (the first one) goes on changing, and type 9 is ended by a 0 and set again.
+    let n = super::MAX_OPEN_CHANNELS + 4464;
+    let mut text = String::from("#Paraver (d):1000000_ns:0:1:1(1:1)\n");
+    for t in 0..n {
+        text.push_str(&format!("2:0:1:1:1:{}:{}:1\n", t + 1, t + 7));
+    }
+    let (s, rows) = derive_prv(&text);
+    assert_eq!(diag_count(&s, "too_many_open_channels"), (n - super::MAX_OPEN_CHANNELS) as u64);
+    // Every channel has its interval; the oldest were closed when the bound was passed,
+    // open, where the next type arrived.
+    assert_eq!(rows.intervals.len(), n);
+    assert!(rows.intervals.contains(&"7 THREAD 1.1.1 1 [1,65537) open".to_string()));
+    // The newest stay until the header's end.
+    let last = format!("{} THREAD 1.1.1 1 [{n},1000000) open", n + 6);
+    assert!(rows.intervals.contains(&last), "{:?}", rows.intervals.last());
+}
+
+#[test]
+fn a_channel_ended_and_set_again_is_counted_once() {
+    // Type 7 is set and ended by a 0 5000 times while type 8 stays set: the order kept for
+    // the bound stays small and nothing is closed early.
+    let mut text = String::from("#Paraver (d):1000000_ns:0:1:1(1:1)\n2:0:1:1:1:1:8:1\n");
+    for i in 0..5000 {
+        text.push_str(&format!("2:0:1:1:1:{}:7:1\n2:0:1:1:1:{}:7:0\n", 2 * i + 2, 2 * i + 3));
+    }
+    let mut d = Deriver::new(Rows::default(), "t.prv", false);
+    let comp = crate::ingest::prv::Companions::default();
+    crate::ingest::prv::read(&mut LineReader::new(text.as_bytes()), "t.prv", &comp, &mut d)
+        .unwrap();
+    let (order, open) = d.channel_order.values().next().unwrap();
+    assert_eq!(*open, 1);
+    assert!(order.len() <= 2 + 1024, "{}", order.len());
+    let (s, rows) = d.finish().unwrap();
+    assert_eq!(diag_count(&s, "too_many_open_channels"), 0);
+    assert_eq!(rows.intervals.len(), 5001);
+}
