@@ -21,12 +21,13 @@ CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%', ca
 WITH picked AS (
     SELECT * FROM captures WHERE capture IS NULL OR capture_id = capture
 ), cores AS (
-    -- Every core a process ran on, and every core the trace declares (BTF type C) even
-    -- if nothing ran on it: a core idle the whole capture is at 0, not missing.
+    -- Every core a process ran on, and every core the trace declares (BTF type C, older
+    -- files Core) even if nothing ran on it: a core idle the whole capture is at 0, not
+    -- missing.
     SELECT DISTINCT capture_id, core FROM intervals
     WHERE channel = 'running' AND (capture IS NULL OR capture_id = capture)
     UNION
-    SELECT capture_id, name FROM entities WHERE type = 'C' AND (capture IS NULL OR capture_id = capture)
+    SELECT capture_id, name FROM entities WHERE type IN ('C', 'Core') AND (capture IS NULL OR capture_id = capture)
 ), guard AS (
     -- Checked before the windows are made: 1 ns windows over a long capture would make
     -- billions of rows, run for minutes and fill memory.

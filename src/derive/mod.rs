@@ -754,13 +754,19 @@ impl<O: Output> Sink for Deriver<O> {
         // A process an ISR gave its core back to resumes before an event of its own (or of
         // its runnables) at that time; another ISR arriving may take the core on from it,
         // and another process taking the core leaves it ready (see `occupy`).
-        if !self.resumes.is_empty() {
-            self.resume_involved(source, target, action)?;
-        }
+        let folded = !self.resumes.is_empty()
+            && self.resume_involved(
+                (source, ev.source_instance),
+                (target, ev.target_instance),
+                action,
+                ts,
+            )?;
         let core = match class {
             Class::Process => {
                 let core = self.resolve_core(ev, source, target, true)?;
-                self.process_event(target, target_type, ev.target_instance, act(core))?;
+                if !folded {
+                    self.process_event(target, target_type, ev.target_instance, act(core))?;
+                }
                 core
             }
             Class::Runnable => {

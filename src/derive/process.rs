@@ -270,6 +270,11 @@ impl<O: Output> Deriver<O> {
                 if self.fold_implied(key, state, to, a) {
                     return Ok(());
                 }
+                if matches!(to, PState::Terminated | PState::Waiting)
+                    && self.end_displaced(key, state, a)
+                {
+                    return self.enter(key, to, a);
+                }
                 if state.on_core() && !to.on_core() && to != PState::Terminated {
                     if self.confirm_move(key, a) {
                         return Ok(());
@@ -329,6 +334,50 @@ impl<O: Output> Deriver<O> {
             if let Some(slot) = p.core.and_then(|c| self.cores.get_mut(&c)) {
                 slot.interrupted.retain(|(k, _)| *k != key);
             }
+        }
+        true
+    }
+
+    /// A process an ISR took the core from at this instant (`occupy`: no preempt in the
+    /// trace) terminating or waiting at the same instant: it ran until now and left the core
+    /// by this event, and the ISR took the core as it left, the two written the other way
+    /// round. The implied preemption is undone (its running interval ends with this event,
+    /// no preemption counted) and the processes it had interrupted itself, an ISR
+    /// tail-chained by the next, stay interrupted, now by that ISR. True when so.
+    fn end_displaced(&mut self, key: (Sym, i64), state: PState, a: Act) -> bool {
+        let Some(p) = self.procs.get(&key) else { return false };
+        if !p.implicit || p.since != a.ts || !matches!(state, PState::Ready | PState::Parking) {
+            return false;
+        }
+        let Some(core) = p.core else { return false };
+        if a.core.is_some_and(|c| c != core) {
+            return false;
+        }
+        let Some(slot) = self.cores.get_mut(&core) else { return false };
+        let Some(i) = slot.interrupted.iter().rposition(|(k, _)| *k == key) else { return false };
+        let (_, by) = slot.interrupted.remove(i);
+        for entry in &mut slot.interrupted {
+            if entry.1 == key {
+                entry.1 = by;
+            }
+        }
+        let implied = p.since_action;
+        if let Some(p) = self.procs.get_mut(&key) {
+            if state == PState::Ready {
+                p.row.preemptions = p.row.preemptions.saturating_sub(1);
+            }
+            p.implicit = false;
+        }
+        // Its running (or polling) interval, ended by the implied preempt (or park) just
+        // now, ends with this event instead: queries on preemptions do not see one.
+        let ts = a.ts;
+        if let Some(row) = self.intervals.recent_mut(256, |r| {
+            r.entity == key.0
+                && r.instance == key.1
+                && r.ts + r.dur == ts
+                && r.end_action == Some(implied)
+        }) {
+            row.end_action = Some(a.action);
         }
         true
     }
@@ -410,6 +459,20 @@ impl<O: Output> Deriver<O> {
 
     fn activate(&mut self, e: Sym, etype: Sym, inst: i64, a: Act) -> Result<()> {
         let key = (e, inst);
+        // Started at this instant as its first event, the activate written after the start:
+        // this is its activation, not a new life cycle.
+        if let Some(p) = self.procs.get_mut(&key) {
+            let started_now = p.row.activate_ts.is_none()
+                && p.row.start_ts == Some(a.ts)
+                && p.since == a.ts
+                && p.row.preemptions == 0
+                && p.row.migrations.unwrap_or(0) == 0;
+            if started_now {
+                p.row.activate_ts = Some(a.ts);
+                p.row.clean = true;
+                return Ok(());
+            }
+        }
         if let Some(state) = self.procs.get(&key).map(|p| p.state) {
             let msg = format!(
                 "activate of {} instance {inst} while it is {}; the earlier life cycle is closed \
@@ -742,20 +805,36 @@ impl<O: Output> Deriver<O> {
         Ok(())
     }
 
-    /// Resumes the processes waiting for it (see `resume_interrupted`) that are the source
-    /// or target of an event: their own, or their runnables'. Its own preempt at that time
-    /// says it did not get the core back: it stays ready, and the preempt is folded in.
-    pub(super) fn resume_involved(&mut self, source: Sym, target: Sym, action: Sym) -> Result<()> {
-        if !self.resumes.iter().any(|r| r.key.0 == source || r.key.0 == target) {
-            return Ok(());
+    /// Resumes the process instances waiting for it (see `resume_interrupted`) that are the
+    /// source or target of an event: their own, or their runnables'. Its own preempt at
+    /// that time says it did not get the core back: it stays ready, and the preempt is
+    /// folded in. Its own resume on that core at that time says what the ISR's leaving
+    /// implied: it stays pending, so that an ISR arriving at this instant still chains on
+    /// (no resume and second preemption in between); true then, and the event changes no
+    /// state of its own.
+    pub(super) fn resume_involved(
+        &mut self,
+        source: (Sym, i64),
+        target: (Sym, i64),
+        action: Sym,
+        ts: i64,
+    ) -> Result<bool> {
+        if !self.resumes.iter().any(|r| r.key == source || r.key == target) {
+            return Ok(false);
         }
-        let preempt = self.names.resolve(action) == "preempt";
-        for r in self.take_resumes(|r| r.key.0 == source || r.key.0 == target) {
-            if !(preempt && r.key.0 == target) {
+        let action = self.names.resolve(action);
+        let (preempt, resume) = (action == "preempt", action == "resume");
+        let from_core = resume && self.is_core(source.0);
+        let here = |r: &PendingResume| !from_core || source.0 == r.core;
+        if resume && self.resumes.iter().any(|r| r.key == target && r.act.ts == ts && here(r)) {
+            return Ok(true);
+        }
+        for r in self.take_resumes(|r| r.key == source || r.key == target) {
+            if !(preempt && r.key == target) {
                 self.resume_now(r.core, r.key, r.act)?;
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Resumes the processes waiting for it (see `resume_interrupted`): all of them, or

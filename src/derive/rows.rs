@@ -263,6 +263,14 @@ impl<T> Reorder<T> {
         }
     }
 
+    /// The latest row among the last `back` pushed that `pick` picks, if it is still held.
+    pub fn recent_mut(&mut self, back: usize, pick: impl Fn(&T) -> bool) -> Option<&mut T> {
+        let slot = self.keys.iter().rev().take(back).map(|k| k.1).find(|&s| {
+            self.slots.get(s).and_then(Option::as_ref).is_some_and(|(row, _)| pick(row))
+        })?;
+        self.slots.get_mut(slot).and_then(Option::as_mut).map(|(row, _)| row)
+    }
+
     /// Everything left, earliest first.
     pub fn drain(&mut self, out: &mut Vec<T>) {
         self.keys.sort_by_key(|k| k.0);

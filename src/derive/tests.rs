@@ -1305,3 +1305,77 @@ fn a_channel_ended_and_set_again_is_counted_once() {
     assert_eq!(diag_count(&s, "too_many_open_channels"), 0);
     assert_eq!(rows.intervals.len(), 5001);
 }
+
+/// The metrics row of `who` (entity#instance) in `rows`.
+fn metrics_of<'a>(rows: &'a Rows, who: &str) -> &'a str {
+    let prefix = format!("{who} ");
+    rows.metrics.iter().find(|m| m.starts_with(&prefix)).map_or("", String::as_str)
+}
+
+#[test]
+fn an_isr_ending_as_the_next_one_arrives_hands_the_interrupted_task_on() {
+    // ISR2 starts on the core before ISR1's terminate, both at 20 (tail-chaining written
+    // the other way round): ISR1 was not preempted, and TaskA, interrupted by ISR1, stays
+    // so until ISR2 leaves, then runs to its end.
+    let (s, rows) = derive(
+        "0,STI,0,T,TaskA,0,activate\n0,Core_0,0,T,TaskA,0,start\n\
+         10,STI_I,0,I,ISR1,0,activate\n10,Core_0,0,I,ISR1,0,start\n\
+         20,STI_J,0,I,ISR2,0,activate\n20,Core_0,0,I,ISR2,0,start\n\
+         20,Core_0,0,I,ISR1,0,terminate\n30,Core_0,0,I,ISR2,0,terminate\n\
+         50,Core_0,0,T,TaskA,0,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+    assert_eq!(metrics_of(&rows, "TaskA#0"), "TaskA#0 net=30 ready=20 preempt=1 migr=0");
+    assert_eq!(metrics_of(&rows, "ISR1#0"), "ISR1#0 net=10 ready=0 preempt=0 migr=0");
+    assert!(rows.instances.iter().all(|r| r.ends_with("complete=true")), "{:?}", rows.instances);
+    assert!(!rows.intervals.iter().any(|i| i.starts_with("state ISR1 ready")));
+}
+
+#[test]
+fn an_interrupted_instance_resumes_whatever_another_instance_does_meanwhile() {
+    // TaskA 1 is preempted on Core_1 as ISR1 leaves Core_0: that is not TaskA 0 staying
+    // off its core.
+    let (s, rows) = derive(
+        "0,STI,0,T,TaskA,0,activate\n0,Core_0,0,T,TaskA,0,start\n\
+         5,STI,0,T,TaskA,1,activate\n5,Core_1,0,T,TaskA,1,start\n\
+         10,STI_I,0,I,ISR1,0,activate\n10,Core_0,0,I,ISR1,0,start\n\
+         20,Core_0,0,I,ISR1,0,terminate\n20,Core_1,0,T,TaskA,1,preempt\n\
+         30,Core_1,0,T,TaskA,1,resume\n40,Core_0,0,T,TaskA,0,terminate\n\
+         50,Core_1,0,T,TaskA,1,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+    assert_eq!(metrics_of(&rows, "TaskA#0"), "TaskA#0 net=30 ready=10 preempt=1 migr=0");
+    assert!(rows.instances.iter().all(|r| r.ends_with("complete=true")), "{:?}", rows.instances);
+}
+
+#[test]
+fn tail_chaining_holds_whatever_comes_between_at_that_instant() {
+    // Between ISR1 leaving and ISR2 arriving at 20: an activate of another instance of
+    // the task, or the interrupted task's own resume. Either way one preemption.
+    for between in ["20,STI,0,T,TaskA,1,activate\n", "20,Core_0,0,T,TaskA,0,resume\n"] {
+        let text = format!(
+            "0,STI,0,T,TaskA,0,activate\n0,Core_0,0,T,TaskA,0,start\n\
+             10,STI_I,0,I,ISR1,0,activate\n10,Core_0,0,I,ISR1,0,start\n\
+             20,Core_0,0,I,ISR1,0,terminate\n{between}20,STI_J,0,I,ISR2,0,activate\n\
+             20,Core_0,0,I,ISR2,0,start\n30,Core_0,0,I,ISR2,0,terminate\n\
+             50,Core_0,0,T,TaskA,0,terminate\n"
+        );
+        let (s, rows) = derive(&text);
+        assert_eq!(diag_count(&s, "invalid_transition"), 0, "{between}");
+        assert_eq!(
+            metrics_of(&rows, "TaskA#0"),
+            "TaskA#0 net=30 ready=20 preempt=1 migr=0",
+            "{between}"
+        );
+    }
+}
+
+#[test]
+fn an_activate_written_after_the_start_of_the_same_instant_is_that_instance_s() {
+    let (s, rows) = derive(
+        "20,Core_0,0,I,ISR2,0,start\n20,STI_J,0,I,ISR2,0,activate\n\
+         30,Core_0,0,I,ISR2,0,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 0);
+    assert_eq!(rows.instances, ["ISR2#0 rt=Some(10) net=10 complete=true"]);
+}
