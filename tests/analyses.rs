@@ -519,6 +519,27 @@ fn jitter_pairs_each_instance_with_the_next_one() {
          start_to_start_min,start_to_start_avg,start_to_start_max,start_jitter\n\
          4,10,10,0,5,-3,10,23,26\n"
     );
+
+    // Instance 0 was activated before the capture began: it comes before instance 1 (BTF
+    // numbers instances in activation order), though it starts after instance 1's activate.
+    std::fs::write(
+        tmp.path().join("k.btf"),
+        "3,STI,0,T,TB,1,activate\n5,Core_0,0,T,TB,0,start\n8,Core_0,0,T,TB,0,terminate\n\
+         10,Core_0,0,T,TB,1,start\n12,Core_0,0,T,TB,1,terminate\n20,STI,0,T,TB,2,activate\n\
+         20,Core_0,0,T,TB,2,start\n22,Core_0,0,T,TB,2,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "k", "k.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "k",
+            "SELECT activations, activate_to_activate_min, activate_to_activate_max, starts, \
+             start_to_start_min, start_to_start_avg, start_to_start_max FROM activation_jitter"
+        ),
+        "activations,activate_to_activate_min,activate_to_activate_max,starts,\
+         start_to_start_min,start_to_start_avg,start_to_start_max\n2,17,17,3,5,7.5,10\n"
+    );
 }
 
 #[test]

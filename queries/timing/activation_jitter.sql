@@ -15,20 +15,31 @@
 -- @column start_jitter  start_to_start_max - start_to_start_min, ns
 -- Consecutive = one instance and the next of the same entity in one capture, as AMALTHEA
 -- defines both distances ("the first start of the succeeding instance"): instances in
--- activation order (the instance number breaks ties; an instance whose activate is before
--- the capture sorts by its start). When a later instance starts first (on another core), its
+-- activation order (the instance number breaks ties). An instance whose activate is not in
+-- the capture and whose number is below that of the first instance activated in it
+-- (activated before the capture began: BTF numbers instances in activation order) sorts
+-- before that one; any other instance without an activate sorts by its start. When a later instance starts first (on another core), its
 -- start-to-start distance is negative, and the pair still counts. A pair where either
 -- instance lacks the event has no distance: a lost activate does not make one distance span
 -- two periods. Jitter is max - min of those distances, the peak-to-peak definition; some
--- tools quote the deviation from the nominal period instead. One scan and one window.
+-- tools quote the deviation from the nominal period instead. One scan, a partition aggregate and one window.
 CREATE OR REPLACE TEMP VIEW activation_jitter AS
-WITH w AS (
+WITH i AS (
+    SELECT capture_id, entity, entity_type, instance, activate_ts, start_ts,
+           min(activate_ts) OVER e AS first_activate,
+           arg_min(instance, activate_ts) OVER e AS first_activated
+    FROM instances
+    WHERE entity_type IN ('T', 'I', 'ISR') AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
+    WINDOW e AS (PARTITION BY capture_id, entity)
+), w AS (
     SELECT capture_id, entity, entity_type, activate_ts, start_ts,
            activate_ts - lag(activate_ts) OVER seq AS a2a,
            start_ts - lag(start_ts) OVER seq AS s2s
-    FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR') AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
-    WINDOW seq AS (PARTITION BY capture_id, entity ORDER BY coalesce(activate_ts, start_ts), instance)
+    FROM i
+    WINDOW seq AS (PARTITION BY capture_id, entity ORDER BY
+        CASE WHEN activate_ts IS NOT NULL THEN activate_ts
+             WHEN instance < first_activated THEN first_activate
+             ELSE start_ts END, instance)
 )
 SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(activate_ts) AS activations,
        min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,
