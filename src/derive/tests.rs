@@ -1379,3 +1379,13 @@ fn an_activate_written_after_the_start_of_the_same_instant_is_that_instance_s() 
     assert_eq!(diag_count(&s, "invalid_transition"), 0);
     assert_eq!(rows.instances, ["ISR2#0 rt=Some(10) net=10 complete=true"]);
 }
+
+#[test]
+fn a_bare_cr_inside_an_lf_line_ends_a_record_too() {
+    // A CR-ended trace appended to an LF-ended one: the terminate is not a note of the start.
+    let (s, rows) =
+        derive("0,S,0,T,A,0,activate\n10,C0,0,T,A,0,start\r20,C0,0,T,A,0,terminate\r\n");
+    assert_eq!(diag_count(&s, "mixed_line_ends"), 1);
+    assert_eq!(s.events, 3);
+    assert_eq!(rows.instances, ["A#0 rt=Some(20) net=10 complete=true"]);
+}
