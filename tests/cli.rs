@@ -86,6 +86,22 @@ fn malformed_line_is_a_diagnostic_and_strict_makes_it_fatal() {
 }
 
 #[test]
+fn corrupt_gzip_keeps_the_lines_before_the_damage() {
+    // gzip -dc recovers 4,488 lines (the header and 4,487 events) before the damage; the
+    // decoder, asked for a megabyte at once, used to return none of them.
+    let tmp = tempfile::tempdir().unwrap();
+    let damaged = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/damaged/gz-corrupt-early.btf.gz");
+    let out = run(tmp.path(), &["ingest", "--archive", "db", damaged.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "4487");
+    assert_eq!(
+        scalar(tmp.path(), "db", "SELECT count(*) FROM diagnostics WHERE kind = 'input_truncated'"),
+        "1"
+    );
+}
+
+#[test]
 fn truncated_gzip_keeps_what_was_read_and_strict_refuses_it() {
     let tmp = tempfile::tempdir().unwrap();
     let mut text = String::from("#version 2.1.0\n");
