@@ -13,6 +13,18 @@
 //! by every format. Only `store` and `cli` touch DuckDB.
 #![warn(missing_docs)]
 
+/// `eprintln!` that drops the line when standard error cannot be written (`2>&1 | head -1`
+/// closes it). `eprintln!` panics then, which would stop an ingest between two files with
+/// exit status 101; a message nobody can read is no reason to stop the work or change its
+/// exit status.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod cli;
 pub mod derive;
 pub mod error;

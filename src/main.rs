@@ -14,7 +14,7 @@ fn main() {
         Ok(()) => {}
         Err(e) if e.is_broken_pipe() => {}
         Err(e) => {
-            eprintln!("tracedb: error: {e}");
+            tracedb::say!("tracedb: error: {e}");
             std::process::exit(e.exit_code());
         }
     }

@@ -275,6 +275,43 @@ fn a_closed_pipe_is_not_an_error() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
 }
 
+#[test]
+fn a_closed_stderr_loses_the_messages_not_the_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Three different files (identical ones would be skipped as already stored).
+    for (f, end) in [("a.btf", "30,"), ("b.btf", "31,"), ("c.btf", "32,")] {
+        std::fs::write(tmp.path().join(f), GOOD.replace("30,", end)).unwrap();
+    }
+    // Standard error is a pipe nobody reads (`2>&1 | head -1` once head is gone): each
+    // summary line fails to be written. That used to panic (exit 101) after the first
+    // file, leaving the other two out.
+    let closed_stderr = |args: &[&str]| {
+        let mut child = Command::new(util::bin())
+            .args(args)
+            .current_dir(tmp.path())
+            .env_remove("TRACEDB_ARCHIVE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        child.wait_with_output().unwrap()
+    };
+    let out = closed_stderr(&["ingest", "--archive", "db", "a.btf", "b.btf", "c.btf"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM captures"), "3");
+    // An error still gives its exit status, with no one to read its message.
+    let out = closed_stderr(&["sql", "--archive", "db", "-c", "selec"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = closed_stderr(&["rm", "--archive", "db", "a"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        scalar(tmp.path(), "db", "SELECT string_agg(name, ' ' ORDER BY name) FROM captures"),
+        "b c"
+    );
+}
+
 /// Runs tracedb, reads the first line of its output and closes the pipe, as `| head -1`
 /// does; returns that line and how tracedb ended.
 fn first_line_then_close(dir: &std::path::Path, args: &[&str]) -> (String, std::process::Output) {

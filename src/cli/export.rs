@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<()> {
             format!("{} tables", export::to_parquet(&conn, entry.capture_id, &args.out)?.len())
         }
     };
-    eprintln!(
+    crate::say!(
         "exported capture {} '{}' to {}: {what}",
         entry.capture_id,
         entry.name,

@@ -131,14 +131,14 @@ pub fn run(args: Args) -> Result<()> {
             Ok(c) => c,
             Err(e) => {
                 if let Err(cleanup) = archive.discard_if_unused(lock) {
-                    eprintln!("tracedb: warning: {cleanup}");
+                    crate::say!("tracedb: warning: {cleanup}");
                 }
                 return Err(e);
             }
         };
         {
             if let Some(c) = identical {
-                eprintln!(
+                crate::say!(
                     "{}: identical to capture {} '{}' (same SHA-256); not stored again (--force ingests it anyway)",
                     file.display(),
                     c.capture_id,
@@ -158,7 +158,7 @@ pub fn run(args: Args) -> Result<()> {
                 let rest: Vec<String> =
                     args.files.iter().skip(i + 1).map(|f| f.display().to_string()).collect();
                 if i > 0 || !rest.is_empty() {
-                    eprintln!(
+                    crate::say!(
                         "{} stopped the ingest: the files before it are in the archive (see \
                          above); not ingested: {}",
                         file.display(),
@@ -167,17 +167,17 @@ pub fn run(args: Args) -> Result<()> {
                 }
                 // A first ingest that stored nothing takes back the archive it created.
                 if let Err(cleanup) = archive.discard_if_unused(lock) {
-                    eprintln!("tracedb: warning: {cleanup}");
+                    crate::say!("tracedb: warning: {cleanup}");
                 }
                 // Whatever error the signal caused on its way (a cut read under --strict).
                 if let Some(sig) = crate::signals::interrupted() {
-                    eprintln!("tracedb: {}: {}", file.display(), Error::Interrupted(sig));
+                    crate::say!("tracedb: {}: {}", file.display(), Error::Interrupted(sig));
                     crate::signals::end_by_signal(sig);
                 }
                 return Err(e);
             }
         };
-        eprintln!("{}", summary_line(&report));
+        crate::say!("{}", summary_line(&report));
     }
     drop(lock);
     // A signal after the last file was committed: it is in the archive, and said above.

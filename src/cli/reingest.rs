@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<()> {
                 old.capture_id, old.name
             );
             if args.all {
-                eprintln!("{msg}; skipped");
+                crate::say!("{msg}; skipped");
                 continue;
             }
             return Err(Error::Archive { path: dir.clone(), message: msg });
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> Result<()> {
         let _ = std::fs::remove_dir_all(&tmp);
         if let Some(sig) = crate::signals::interrupted() {
             let done = if result.is_ok() { "rebuilt" } else { "left as it was" };
-            eprintln!(
+            crate::say!(
                 "tracedb: interrupted by {} (capture {} '{}' {done}; those after it not rebuilt)",
                 crate::signals::name(sig),
                 old.capture_id,
@@ -71,10 +71,10 @@ pub fn run(args: Args) -> Result<()> {
             crate::signals::end_by_signal(sig);
         }
         match result {
-            Ok(report) => eprintln!("reingested: {}", super::ingest::summary_line(&report)),
+            Ok(report) => crate::say!("reingested: {}", super::ingest::summary_line(&report)),
             // With --all, one damaged capture does not keep the others from their rebuild.
             Err(e) if args.all => {
-                eprintln!("capture {} '{}' not rebuilt: {e}", old.capture_id, old.name);
+                crate::say!("capture {} '{}' not rebuilt: {e}", old.capture_id, old.name);
                 failed.push(old.capture_id.to_string());
             }
             Err(e) => return Err(e),
@@ -108,7 +108,7 @@ fn stored_deadlines(archive: &Archive, id: i64) -> Result<Vec<(String, i64)>> {
     };
     let path = archive.dir.join(&f.path);
     if !path.is_file() {
-        eprintln!("capture {id}: {} is missing; rebuilt without its deadlines", f.path);
+        crate::say!("capture {id}: {} is missing; rebuilt without its deadlines", f.path);
         return Ok(Vec::new());
     }
     let conn = duckdb::Connection::open_in_memory()?;

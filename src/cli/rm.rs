@@ -21,9 +21,14 @@ pub fn run(args: Args) -> Result<()> {
     let (mut archive, _lock) = Archive::open_for_write(dir)?;
     let id = archive.manifest.resolve(&args.capture, dir)?.capture_id;
     let (gone, deleted) = archive.remove(id)?;
-    eprintln!("removed capture {} '{}' ({} events)", gone.capture_id, gone.name, gone.event_count);
+    crate::say!(
+        "removed capture {} '{}' ({} events)",
+        gone.capture_id,
+        gone.name,
+        gone.event_count
+    );
     if !deleted {
-        eprintln!(
+        crate::say!(
             "note: a query may be reading the archive, so the capture's files stay until the \
              next ingest, rm or reingest (no capture lists them)"
         );

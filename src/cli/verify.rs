@@ -19,13 +19,16 @@ pub fn run(args: Args) -> Result<()> {
     let (checked, problems) = verify::verify(&archive);
     for p in &problems {
         match p.capture_id {
-            Some(id) => eprintln!("capture {id}: {}: {} ({})", p.path, p.kind, p.detail),
-            None => eprintln!("{}: {} ({})", p.path, p.kind, p.detail),
+            Some(id) => crate::say!("capture {id}: {}: {} ({})", p.path, p.kind, p.detail),
+            None => crate::say!("{}: {} ({})", p.path, p.kind, p.detail),
         }
     }
     if problems.is_empty() {
-        println!("ok: {} captures, {checked} files checked", archive.manifest.captures.len());
-        Ok(())
+        use std::io::Write as _;
+        let mut out = super::stdout();
+        writeln!(out, "ok: {} captures, {checked} files checked", archive.manifest.captures.len())
+            .and_then(|()| out.flush())
+            .map_err(Error::Output)
     } else {
         Err(Error::Archive {
             path: archive.dir.clone(),

@@ -27,18 +27,18 @@ pub fn open<H: Helper>(rl: &mut Editor<H, FileHistory>) -> Option<PathBuf> {
     let p = path()?;
     if let Some(dir) = p.parent() {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("warning: no history ({}: {e})", dir.display());
+            crate::say!("warning: no history ({}: {e})", dir.display());
             return None;
         }
     }
     if p.is_dir() {
-        eprintln!("warning: no history ({} is a directory)", p.display());
+        crate::say!("warning: no history ({} is a directory)", p.display());
         return None;
     }
     if p.exists() {
         if let Err(e) = rl.load_history(&p) {
             // Said once: a file that cannot be read is not written after each entry either.
-            eprintln!("warning: no history ({}: {e})", p.display());
+            crate::say!("warning: no history ({}: {e})", p.display());
             return None;
         }
     }
@@ -50,7 +50,7 @@ pub fn add<H: Helper>(rl: &mut Editor<H, FileHistory>, file: Option<&Path>, entr
     if matches!(rl.add_history_entry(entry), Ok(true)) {
         if let Some(p) = file {
             if let Err(e) = rl.append_history(p) {
-                eprintln!("warning: history {}: {e}", p.display());
+                crate::say!("warning: history {}: {e}", p.display());
             }
         }
     }

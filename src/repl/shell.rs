@@ -94,7 +94,7 @@ pub fn run(mut archive: Archive, format: OutputFormat) -> Result<()> {
             handle.interrupt();
         }
     }) {
-        eprintln!("warning: Ctrl-C will not cancel queries: {e}");
+        crate::say!("warning: Ctrl-C will not cancel queries: {e}");
     }
     let config = Config::builder()
         .max_history_size(10_000)
@@ -110,7 +110,9 @@ pub fn run(mut archive: Archive, format: OutputFormat) -> Result<()> {
     // From here on the readers' lock is held per line run, not while the user types.
     archive.release_read_lock();
     let n = archive.manifest.captures.len();
-    println!(
+    // Not println!: it would panic on a closed pipe (`tracedb sql | head -1` on a terminal).
+    let _ = writeln!(
+        std::io::stdout(),
         "tracedb {}: archive {}, {n} capture{}. Statements end with ';'. .help lists commands.",
         crate::TOOL_VERSION,
         archive.dir.display(),
@@ -131,7 +133,7 @@ pub fn run(mut archive: Archive, format: OutputFormat) -> Result<()> {
             Err(ReadlineError::Eof) => break,
             // Bytes that are not UTF-8 (a paste from another encoding): say so, go on.
             Err(ReadlineError::Io(e)) if e.kind() == io::ErrorKind::InvalidData => {
-                eprintln!("Error: the line is not UTF-8 text; it was not run");
+                crate::say!("Error: the line is not UTF-8 text; it was not run");
                 continue;
             }
             Err(e) => return Err(Error::Usage(format!("reading the terminal: {e}"))),
@@ -175,7 +177,7 @@ impl Shell {
             return match meta::parse(line).and_then(|m| self.meta(m)) {
                 Ok(flow) => flow,
                 Err(e) => {
-                    eprintln!("Error: {e}");
+                    crate::say!("Error: {e}");
                     Flow::Go
                 }
             };
@@ -245,10 +247,13 @@ impl Shell {
         match reloaded {
             Ok(n) => {
                 self.manifest_seen = now;
-                eprintln!("(the archive changed: {n} capture{} now)", if n == 1 { "" } else { "s" })
+                crate::say!(
+                    "(the archive changed: {n} capture{} now)",
+                    if n == 1 { "" } else { "s" }
+                )
             }
             // Tried again before the next statement.
-            Err(e) => eprintln!("warning: the archive changed and cannot be re-read: {e}"),
+            Err(e) => crate::say!("warning: the archive changed and cannot be re-read: {e}"),
         }
     }
 
@@ -268,7 +273,7 @@ impl Shell {
         match result {
             Ok(rows) => {
                 if self.timer {
-                    eprintln!(
+                    crate::say!(
                         "Time: {} ({rows} row{})",
                         fmt_duration(elapsed),
                         if rows == 1 { "" } else { "s" }
@@ -278,10 +283,10 @@ impl Shell {
             // On its own line: the terminal has just echoed `^C`.
             Err(StreamError::Query(e)) if e.to_string().contains("INTERRUPT") => {
                 self.interrupted = true;
-                eprintln!("\nCancelled (Ctrl-C)")
+                crate::say!("\nCancelled (Ctrl-C)")
             }
-            Err(StreamError::Query(e)) => eprintln!("Error: {e}"),
-            Err(StreamError::Io(e)) => eprintln!("Error: writing the result: {e}"),
+            Err(StreamError::Query(e)) => crate::say!("Error: {e}"),
+            Err(StreamError::Io(e)) => crate::say!("Error: writing the result: {e}"),
         }
     }
 
@@ -457,7 +462,7 @@ impl Shell {
                 let flow = self.feed(&text);
                 self.read_depth -= 1;
                 if self.read_depth == 0 && std::mem::take(&mut self.interrupted) {
-                    eprintln!("(.read {}: the rest of the script was not run)", path.display());
+                    crate::say!("(.read {}: the rest of the script was not run)", path.display());
                 }
                 return Ok(flow);
             }
