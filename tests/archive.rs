@@ -1308,6 +1308,49 @@ fn export_follows_a_symlink_and_writes_into_a_fifo() {
 }
 
 #[test]
+fn an_export_whose_reader_leaves_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Far more than a pipe holds (64 KiB), so the export is still writing when the reader
+    // goes.
+    let cfg = tracedb::synth::SynthConfig { target_bytes: Some(1 << 20), ..Default::default() };
+    tracedb::synth::write_btf(std::fs::File::create(d.join("big.btf")).unwrap(), &cfg).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--no-keep-source", "big.btf"]);
+    // `export ... /dev/stdout | head -1`, for each text form.
+    for to in ["btf", "chrome-json"] {
+        let mut child = Command::new(crate::util::bin())
+            .args(["export", "1", "--archive", "db", "--to", to, "/dev/stdout"])
+            .current_dir(d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let msg = String::from_utf8_lossy(&out.stderr);
+        assert!(first.starts_with(if to == "btf" { "#version" } else { "{" }), "{first}");
+        assert_eq!(out.status.code(), Some(0), "{to}: {msg}");
+        // Neither an error nor the "exported" line of an export that went to the end.
+        assert_eq!(msg, "", "{to}");
+    }
+    // A FIFO whose reader reads one line and closes it.
+    let fifo = d.join("pipe.btf");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = fifo.clone();
+    let read = std::thread::spawn(move || {
+        let mut first = String::new();
+        BufReader::new(std::fs::File::open(reader).unwrap()).read_line(&mut first).unwrap();
+        first
+    });
+    let out = run(d, &["export", "1", "--archive", "db", "--to", "btf", "pipe.btf"]);
+    assert!(read.join().unwrap().starts_with("#version"));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn an_interrupted_export_leaves_no_temporary_file_and_ends_by_the_signal() {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let tmp = tempfile::tempdir().unwrap();

@@ -9,8 +9,17 @@ use arrow::datatypes::{Float64Type, Int64Type};
 use std::io::Write;
 use std::path::Path;
 
+/// A write error on the output `path`. A broken pipe (`--to btf /dev/stdout | head -1`, a
+/// FIFO whose reader left) is [`Error::Output`], which `main` ends quietly on with status 0
+/// as it does for `sql ... | head`: the reader has all it wanted.
 fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::io(path, e)
+    move |e| {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Error::Output(e)
+        } else {
+            Error::io(path, e)
+        }
+    }
 }
 
 /// Runs `sql` and calls `f` for every batch, as DuckDB produces them (streamed: a capture's
