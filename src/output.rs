@@ -4,7 +4,7 @@
 //! shell adds `markdown` and `line` ([`write_markdown`], [`write_line`]) and column types in
 //! the table header ([`TableStyle`]); `--format` output does not change with them.
 use arrow::array::{Array, AsArray, Float32Array, Float64Array};
-use arrow::datatypes::{DataType, Schema};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use std::io::{self, Write};
@@ -22,21 +22,57 @@ pub enum OutputFormat {
     Json,
 }
 
+/// A value Arrow could not turn into text. It travels as an `io::Error` through the writers
+/// and [`write_stream`] reports it as [`StreamError::Value`]: the statement fails, rather
+/// than print Arrow's `ERROR: ...` in place of the value with exit status 0.
+#[derive(Debug)]
+struct Unprintable(String);
+
+impl std::fmt::Display for Unprintable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unprintable {}
+
+fn unprintable(what: String) -> io::Error {
+    io::Error::other(Unprintable(what))
+}
+
+/// The message of an [`Unprintable`] error, `None` for any other.
+fn unprintable_message(e: &io::Error) -> Option<&str> {
+    e.get_ref().and_then(|i| i.downcast_ref::<Unprintable>()).map(|u| u.0.as_str())
+}
+
+/// Puts the column's name in front of an [`Unprintable`] error.
+fn in_column(name: &str) -> impl Fn(io::Error) -> io::Error + '_ {
+    move |e| match unprintable_message(&e) {
+        Some(m) => unprintable(format!("column {name}: {m}")),
+        None => e,
+    }
+}
+
 /// A cell as text, or `None` for NULL.
-fn cell(col: &dyn Array, fmt: &ArrayFormatter<'_>, row: usize) -> Option<String> {
+fn cell(col: &dyn Array, fmt: &ArrayFormatter<'_>, row: usize) -> io::Result<Option<String>> {
     // A column of type NULL (`SELECT NULL`) has no validity buffer: every value is NULL.
     if col.is_null(row) || col.data_type() == &DataType::Null {
-        return None;
+        return Ok(None);
     }
     // Floats: Rust's Display never uses an exponent; NaN/inf are spelled out.
     match col.data_type() {
         DataType::Float64 => {
-            col.as_any().downcast_ref::<Float64Array>().map(|a| a.value(row).to_string())
+            Ok(col.as_any().downcast_ref::<Float64Array>().map(|a| a.value(row).to_string()))
         }
         DataType::Float32 => {
-            col.as_any().downcast_ref::<Float32Array>().map(|a| a.value(row).to_string())
+            Ok(col.as_any().downcast_ref::<Float32Array>().map(|a| a.value(row).to_string()))
         }
-        _ => Some(fmt.value(row).to_string()),
+        t => fmt.value(row).try_to_string().map(Some).map_err(|e| {
+            unprintable(format!(
+                "a value of type {} cannot be shown ({e}); cast it to VARCHAR",
+                type_name(t)
+            ))
+        }),
     }
 }
 
@@ -78,9 +114,17 @@ fn formatters<'a>(
 ) -> io::Result<Vec<ArrayFormatter<'a>>> {
     b.columns()
         .iter()
-        .map(|c| ArrayFormatter::try_new(c.as_ref(), opts))
-        .collect::<Result<_, _>>()
-        .map_err(|e| io::Error::other(e.to_string()))
+        .zip(b.schema_ref().fields())
+        .map(|(c, f)| {
+            ArrayFormatter::try_new(c.as_ref(), opts).map_err(|e| {
+                let t = type_name(c.data_type());
+                unprintable(format!(
+                    "column {}: values of type {t} cannot be shown ({e}); cast it to VARCHAR",
+                    f.name()
+                ))
+            })
+        })
+        .collect()
 }
 
 fn for_each_row(
@@ -91,8 +135,13 @@ fn for_each_row(
     for b in batches {
         let fmts = formatters(b, &opts)?;
         for row in 0..b.num_rows() {
-            let cells =
-                b.columns().iter().zip(&fmts).map(|(c, f)| cell(c.as_ref(), f, row)).collect();
+            let cells = b
+                .columns()
+                .iter()
+                .zip(&fmts)
+                .zip(b.schema_ref().fields())
+                .map(|((c, f), field)| cell(c.as_ref(), f, row).map_err(in_column(field.name())))
+                .collect::<io::Result<_>>()?;
             f(cells)?;
         }
     }
@@ -157,7 +206,7 @@ fn json_nested(
                 out.push_str(", ");
             }
             match &flat {
-                Some(fmt) => out.push_str(&json_scalar(items.data_type(), cell(items, fmt, i))),
+                Some(fmt) => out.push_str(&json_scalar(items.data_type(), cell(items, fmt, i)?)),
                 None => json_nested(items, i, opts, out)?,
             }
         }
@@ -200,7 +249,7 @@ fn json_nested(
         t => {
             let fmt =
                 ArrayFormatter::try_new(col, opts).map_err(|e| io::Error::other(e.to_string()))?;
-            out.push_str(&json_scalar(t, cell(col, &fmt, row)));
+            out.push_str(&json_scalar(t, cell(col, &fmt, row)?));
         }
     }
     Ok(())
@@ -269,11 +318,15 @@ impl JsonRows {
                     if i > 0 {
                         w.write_all(b", ")?;
                     }
+                    let named = in_column(b.schema_ref().field(i).name());
                     let mut value = String::new();
                     if is_nested(col.data_type()) {
-                        json_nested(col.as_ref(), row, &opts, &mut value)?;
+                        json_nested(col.as_ref(), row, &opts, &mut value).map_err(named)?;
                     } else {
-                        value = json_scalar(col.data_type(), cell(col.as_ref(), fmt, row));
+                        value = json_scalar(
+                            col.data_type(),
+                            cell(col.as_ref(), fmt, row).map_err(named)?,
+                        );
                     }
                     write!(w, "{}: {}", self.names.get(i).map_or("\"\"", String::as_str), value)?;
                 }
@@ -326,8 +379,20 @@ impl From<OutputFormat> for Layout {
 pub enum StreamError<E> {
     /// The query failed (or was interrupted) while its rows were being fetched.
     Query(E),
+    /// A value cannot be shown as text (the message names the column): a failure of the
+    /// statement, like [`StreamError::Query`].
+    Value(String),
     /// Writing failed.
     Io(io::Error),
+}
+
+impl<E> From<io::Error> for StreamError<E> {
+    fn from(e: io::Error) -> Self {
+        match unprintable_message(&e) {
+            Some(m) => StreamError::Value(m.to_string()),
+            None => StreamError::Io(e),
+        }
+    }
 }
 
 /// Writes a result as its batches arrive and returns its row count. CSV and JSON rows are
@@ -340,7 +405,7 @@ pub fn write_stream<E>(
     stream: impl Iterator<Item = Result<RecordBatch, E>>,
     layout: Layout,
 ) -> Result<usize, StreamError<E>> {
-    let io = StreamError::Io;
+    let io = StreamError::from;
     let mut total = 0;
     match layout {
         Layout::Csv => {
@@ -443,6 +508,7 @@ fn write_all(
     match write_stream(w, schema, stream, layout) {
         Ok(_) => Ok(()),
         Err(StreamError::Io(e)) => Err(e),
+        Err(StreamError::Value(m)) => Err(unprintable(m)),
         Err(StreamError::Query(never)) => match never {},
     }
 }
@@ -471,6 +537,37 @@ pub fn write_table(
     max_rows: Option<usize>,
 ) -> io::Result<()> {
     write_table_styled(w, schema, batches, TableStyle { max_rows, ..TableStyle::default() })
+}
+
+/// Field metadata: the SQL type of a column DuckDB was asked to give as text
+/// ([`crate::cli::sql::prepare`]), so a table header says `timestamp with time zone`, not
+/// `varchar`.
+pub const SQL_TYPE: &str = "tracedb.sql_type";
+
+/// `schema` with the SQL type of each column in `types` (index, DuckDB's name) in its
+/// [`SQL_TYPE`] metadata.
+pub fn with_sql_types(schema: &SchemaRef, types: &[(usize, String)]) -> SchemaRef {
+    if types.is_empty() {
+        return schema.clone();
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match types.iter().find(|(j, _)| *j == i) {
+            Some((_, t)) => f.as_ref().clone().with_metadata(std::collections::HashMap::from([(
+                SQL_TYPE.to_string(),
+                t.to_lowercase(),
+            )])),
+            None => f.as_ref().clone(),
+        })
+        .collect();
+    std::sync::Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The SQL type of a column for table headers: its [`SQL_TYPE`] metadata, or [`type_name`].
+fn field_type_name(f: &Field) -> String {
+    f.metadata().get(SQL_TYPE).cloned().unwrap_or_else(|| type_name(f.data_type()))
 }
 
 /// The SQL name of an Arrow type as DuckDB spells it (lower case), for table headers.
@@ -598,7 +695,7 @@ fn table_of_head(
     style: TableStyle,
 ) -> io::Result<usize> {
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let mut types: Vec<String> = schema.fields().iter().map(|f| type_name(f.data_type())).collect();
+    let mut types: Vec<String> = schema.fields().iter().map(|f| field_type_name(f)).collect();
     let mut numeric: Vec<bool> = schema.fields().iter().map(|f| is_number(f.data_type())).collect();
     // A line break or tab inside a value would break the row: shown escaped.
     let mut rows: Vec<Vec<String>> = format_rows(head)?

@@ -459,6 +459,103 @@ fn lists_structs_and_maps_are_json_values_and_keep_their_nulls() {
 }
 
 #[test]
+fn values_print_as_duckdb_spells_them_or_the_statement_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    // Arrow printed BIT as its storage bytes (05fd), infinity as `ERROR: Cast error` in the
+    // data with exit status 0, and dropped TIMETZ's offset.
+    assert_eq!(
+        csv(
+            tmp.path(),
+            "db",
+            "SELECT '101'::BIT b, 'infinity'::DATE d, 'infinity'::TIMESTAMP t, \
+             '10:00:00+02'::TIMETZ tz, '24:00:00'::TIME t24, \
+             INTERVAL '1 month 2 days 3 seconds' i, '-infinity'::TIMESTAMP_NS tn"
+        ),
+        "b,d,t,tz,t24,i,tn\n101,infinity,infinity,10:00:00+02,24:00:00,1 month 2 days 00:00:03,\
+         -infinity\n"
+    );
+    // TIMESTAMPTZ failed whole ("Invalid timezone \"UTC\""); without a time zone database it
+    // is in UTC.
+    assert_eq!(
+        csv(
+            tmp.path(),
+            "db",
+            "SELECT to_timestamp(1) AS t, '2024-01-02 03:04:05.5'::TIMESTAMP AS u"
+        ),
+        "t,u\n1970-01-01 00:00:01+00,2024-01-02 03:04:05.5\n"
+    );
+    for sql in ["SELECT now()", "SELECT current_timestamp"] {
+        let now = csv(tmp.path(), "db", sql);
+        assert!(now.trim_end().ends_with("+00") && now.contains(" "), "{sql}: {now}");
+    }
+    // Other columns are untouched, names may repeat, and the order stays.
+    assert_eq!(
+        csv(
+            tmp.path(),
+            "db",
+            "SELECT '2024-01-01'::DATE + r::INT AS d, r AS d FROM range(3) t(r) ORDER BY r DESC"
+        ),
+        "d,d\n2024-01-03,2\n2024-01-02,1\n2024-01-01,0\n"
+    );
+    // Inside lists and structs too, which stay arrays and objects in JSON.
+    let json = ok(
+        tmp.path(),
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "json",
+            "-c",
+            "SELECT [to_timestamp(1), NULL] AS l, {'a': 'infinity'::DATE, 'b': 1} AS s, 2 AS n",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{"l": ["1970-01-01 00:00:01+00", null], "s": {"a": "infinity", "b": 1},
+                            "n": 2}])
+    );
+    // An error as the rows are made names the script's own line, not the query around it.
+    std::fs::write(
+        tmp.path().join("q.sql"),
+        "SELECT 1 AS x;\nSELECT r,\n  r::DATE AS d FROM range(2) t(r);\n",
+    )
+    .unwrap();
+    let bad = run(tmp.path(), &["sql", "--archive", "db", "-f", "q.sql"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("q.sql: line 3: Conversion Error"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("LINE 3:   r::DATE AS d"), "{}", stderr(&bad));
+    assert!(!stderr(&bad).contains("tracedb_result"), "{}", stderr(&bad));
+    // What is not a query cannot be cast: a value it cannot show fails the statement, named.
+    let returning = run(
+        tmp.path(),
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "csv",
+            "-c",
+            "CREATE TABLE z (d DATE)",
+            "-c",
+            "INSERT INTO z VALUES ('infinity') RETURNING d",
+        ],
+    );
+    assert_eq!(returning.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&returning.stdout);
+    assert!(!out.contains("ERROR"), "no error printed as a value: {out}");
+    assert!(
+        stderr(&returning)
+            .contains("-c #2: line 1: column d: a value of type date cannot be shown"),
+        "{}",
+        stderr(&returning)
+    );
+}
+
+#[test]
 fn btf_quirks_older_isr_code_stray_nul_forced_format_empty_type_first_preempt() {
     let tmp = tempfile::tempdir().unwrap();
     let w = |name: &str, text: &[u8]| std::fs::write(tmp.path().join(name), text).unwrap();

@@ -170,6 +170,12 @@ fn statements_span_lines_share_lines_and_survive_errors() {
     assert!(out.contains("LINE 1: SELEC 1") && out.contains('^'), "position marked:\n{out}");
     assert!(out.contains("       4\n(1 row)"), "the next statement runs:\n{out}");
 
+    // A timestamp with a time zone prints (DuckDB casts it to text), under its own type.
+    t.line("SELECT to_timestamp(1) AS t;");
+    let out = t.sync();
+    assert!(out.contains("timestamp with time zone\n"), "typed header:\n{out}");
+    assert!(out.contains(" 1970-01-01 00:00:01+00\n(1 row)"), "{out}");
+
     t.line(".mode csv");
     t.line("SELECT entity, response_time, fmt_ns(response_time) AS human FROM instances;");
     let out = t.sync();

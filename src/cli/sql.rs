@@ -100,31 +100,49 @@ fn read_stdin() -> Result<String> {
 /// (`LINE 2: ...` with a caret under it); that line becomes the script's own, with the
 /// caret kept under the same character.
 fn located(name: &str, first_line: usize, message: &str) -> Error {
-    let mut line = first_line;
+    let (message, line) = renumber(message, |n| first_line + n - 1);
+    let name = if name == "-" { "<stdin>" } else { name };
+    Error::input(name, format!("line {}", line.unwrap_or(first_line)), message)
+}
+
+/// `message` with every `LINE n: ` of DuckDB's excerpts made `LINE to(n): `, the caret
+/// line under it moved so that it stays under the same character; and the last new line
+/// number, if there was one.
+fn renumber(message: &str, to: impl Fn(usize) -> usize) -> (String, Option<usize>) {
+    let mut line = None;
     let mut out: Vec<String> = Vec::new();
-    let mut shift = 0;
+    // Columns the caret line under the last `LINE` moves by (the label grew or shrank).
+    let mut shift: Option<isize> = None;
     for text in message.lines() {
-        if shift > 0 {
-            out.push(format!("{}{text}", " ".repeat(shift)));
-            shift = 0;
+        if let Some(by) = shift.take() {
+            let moved = match usize::try_from(by) {
+                Ok(more) => format!("{}{text}", " ".repeat(more)),
+                Err(_) => {
+                    let fewer = by.unsigned_abs();
+                    let spaces = text.len() - text.trim_start_matches(' ').len();
+                    text.get(fewer.min(spaces)..).unwrap_or(text).to_string()
+                }
+            };
+            out.push(moved);
             continue;
         }
         let within = text
             .strip_prefix("LINE ")
             .and_then(|rest| rest.split_once(": "))
-            .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, n.len(), rest)));
+            .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, n, rest)));
         match within {
             Some((n, digits, rest)) if n >= 1 => {
-                line = first_line + n - 1;
-                let label = line.to_string();
-                shift = label.len() - digits;
+                let label = to(n).to_string();
+                line = Some(to(n));
+                #[allow(clippy::cast_possible_wrap)]
+                let by = label.len() as isize - digits.len() as isize;
+                shift = (by != 0).then_some(by);
                 out.push(format!("LINE {label}: {rest}"));
             }
             _ => out.push(text.to_string()),
         }
     }
-    let name = if name == "-" { "<stdin>" } else { name };
-    Error::input(name, format!("line {line}"), out.join("\n"))
+    (out.join("\n"), line)
 }
 
 /// Runs one statement and prints its result (nothing for a statement without columns). Rows
@@ -136,14 +154,16 @@ pub fn run_statement(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut stmt = conn.prepare(sql)?;
-    let mut stream = stmt.stream_arrow([])?;
-    let schema = stream.get_schema();
+    let mut printable = prepare(conn, sql)?;
+    let wrapped = printable.wrapped;
+    let sql_error = |e: duckdb::Error| Error::Sql(unwrapped(&e.to_string(), wrapped));
+    let mut stream = printable.stmt.stream_arrow([]).map_err(sql_error)?;
+    let schema = output::with_sql_types(&stream.get_schema(), &printable.as_text);
     if schema.fields().is_empty() {
         return Ok(());
     }
     if output::is_status_only(&schema) {
-        let batches = stream.collect::<duckdb::Result<Vec<_>>>()?;
+        let batches = stream.collect::<duckdb::Result<Vec<_>>>().map_err(sql_error)?;
         if batches.iter().all(|b| b.num_rows() == 0) {
             return Ok(());
         }
@@ -151,14 +171,194 @@ pub fn run_statement(
     }
     match output::write_stream(out, &schema, &mut stream, format.into()) {
         Ok(_) => Ok(()),
-        Err(output::StreamError::Query(e)) => Err(e.into()),
+        Err(output::StreamError::Query(e)) => Err(sql_error(e)),
+        // The statement's failure: its message names the script and the line.
+        Err(output::StreamError::Value(e)) => Err(Error::Sql(e)),
         Err(output::StreamError::Io(e)) => Err(Error::Output(e)),
     }
 }
 
+/// A statement ready to run and print.
+pub struct Printable<'c> {
+    /// The statement to run: the one given, or a query over it (see [`prepare`]).
+    pub stmt: duckdb::Statement<'c>,
+    /// The columns it gives as DuckDB's text, with the SQL type they have in the statement
+    /// given (`TIMESTAMP WITH TIME ZONE`), for table headers ([`output::with_sql_types`]).
+    pub as_text: Vec<(usize, String)>,
+    /// The statement given is inside another, from its second line: see [`unwrapped`].
+    pub wrapped: bool,
+}
+
+/// DuckDB's `message` for a statement as the user wrote it. The query [`prepare`] wraps
+/// around it starts a line earlier: an error in it (a conversion that fails as rows are
+/// produced) says `LINE 3` for the user's line 2. The excerpt itself is the user's line.
+pub fn unwrapped(message: &str, wrapped: bool) -> String {
+    if wrapped {
+        renumber(message, |n| n.saturating_sub(1).max(1)).0
+    } else {
+        message.to_string()
+    }
+}
+
+/// Prepares `sql` so that every value prints as DuckDB spells it. Results are read through
+/// Arrow, whose text is not DuckDB's for some types, or is an error: a TIMESTAMPTZ in a
+/// named zone fails (no time zone database in this build), BIT shows its storage bytes
+/// (`05fd` for `101`), TIMETZ loses its offset, `infinity` and dates beyond year 262143
+/// become errors, TIME `24:00:00` cannot be shown, and INTERVAL, BIGNUM, UNION and GEOMETRY
+/// are spelled otherwise. A query with such columns (at any depth of a list, struct or map)
+/// is run as `SELECT CAST(#n AS VARCHAR) ... FROM (query)`: DuckDB casts those columns to
+/// its own text, the others are untouched, and the query still runs once. A statement that
+/// is not a query (`INSERT ... RETURNING`) runs as given, and a value it cannot show is an
+/// error, never text in place of the value.
+pub fn prepare<'c>(conn: &'c duckdb::Connection, sql: &str) -> duckdb::Result<Printable<'c>> {
+    let stmt = conn.prepare(sql)?;
+    let as_given = |stmt| Ok(Printable { stmt, as_text: Vec::new(), wrapped: false });
+    // The type each column is cast to, for those that need it.
+    let casts: Vec<Option<String>> =
+        (0..stmt.column_count()).map(|i| text_type(&stmt.column_logical_type(i))).collect();
+    if casts.iter().all(Option::is_none) {
+        return as_given(stmt);
+    }
+    // DESCRIBE binds a query without running it, and refuses anything else: the names and
+    // types of the columns, and whether the statement can be wrapped at all.
+    let columns = match describe(conn, sql) {
+        Ok(c) if c.len() == casts.len() => c,
+        _ => return as_given(stmt),
+    };
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    let mut select = Vec::with_capacity(columns.len());
+    let mut as_text = Vec::new();
+    for (i, ((name, ty), cast)) in columns.into_iter().zip(casts).enumerate() {
+        // `#n` is the n-th column: names may repeat (`SELECT 1 AS a, 2 AS a`).
+        match cast {
+            Some(to) => {
+                select.push(format!("CAST(#{} AS {to}) AS {}", i + 1, quote(&name)));
+                as_text.push((i, ty));
+            }
+            None => select.push(format!("#{} AS {}", i + 1, quote(&name))),
+        }
+    }
+    // The query on lines of its own: DuckDB's excerpt of an error in it is the user's line
+    // ([`unwrapped`] renumbers it), and a `--` comment on its last line ends there.
+    let wrapper = format!("SELECT {} FROM (\n{sql}\n) AS tracedb_result", select.join(", "));
+    match conn.prepare(&wrapper) {
+        Ok(stmt) => Ok(Printable { stmt, as_text, wrapped: true }),
+        Err(_) => as_given(stmt),
+    }
+}
+
+/// The type a column of type `t` is cast to so that it prints as DuckDB spells it, `None`
+/// when Arrow shows it as it is (see [`prepare`]). A list, struct or map keeps its shape,
+/// its values that need it becoming VARCHAR (the JSON form is still an array or object).
+fn text_type(t: &duckdb::core::LogicalTypeHandle) -> Option<String> {
+    if !needs_text(t) {
+        return None;
+    }
+    Some(shaped(t).unwrap_or_else(|| "VARCHAR".to_string()))
+}
+
+/// [`text_type`] of a type that needs it, `None` when a value inside it has a type
+/// [`sql_name`] cannot spell.
+fn shaped(t: &duckdb::core::LogicalTypeHandle) -> Option<String> {
+    use duckdb::core::LogicalTypeId as Id;
+    let kept = |t: &duckdb::core::LogicalTypeHandle| text_type(t).or_else(|| sql_name(t));
+    let cast = match t.id() {
+        // ARRAY becomes a list: the same values, and the same JSON.
+        Id::List | Id::Array => format!("{}[]", kept(&t.child(0))?),
+        Id::Map => format!("MAP({}, {})", kept(&t.child(0))?, kept(&t.child(1))?),
+        Id::Struct => {
+            let fields = (0..t.num_children())
+                .map(|i| {
+                    let name = t.child_name(i).replace('"', "\"\"");
+                    Some(format!("\"{name}\" {}", kept(&t.child(i))?))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            format!("STRUCT({})", fields.join(", "))
+        }
+        _ => "VARCHAR".to_string(),
+    };
+    Some(cast)
+}
+
+/// The SQL name of a type that keeps its values inside a list, struct or map cast by
+/// [`text_type`]; `None` for one this cannot spell, which makes the whole column VARCHAR.
+fn sql_name(t: &duckdb::core::LogicalTypeHandle) -> Option<String> {
+    use duckdb::core::LogicalTypeId as Id;
+    let name = match t.id() {
+        Id::Boolean => "BOOLEAN",
+        Id::Tinyint => "TINYINT",
+        Id::Smallint => "SMALLINT",
+        Id::Integer => "INTEGER",
+        Id::Bigint => "BIGINT",
+        Id::Hugeint => "HUGEINT",
+        Id::UTinyint => "UTINYINT",
+        Id::USmallint => "USMALLINT",
+        Id::UInteger => "UINTEGER",
+        Id::UBigint => "UBIGINT",
+        Id::UHugeint => "UHUGEINT",
+        Id::Float => "FLOAT",
+        Id::Double => "DOUBLE",
+        Id::Decimal => {
+            return Some(format!("DECIMAL({},{})", t.decimal_width(), t.decimal_scale()))
+        }
+        // An ENUM's values are its labels.
+        Id::Varchar | Id::Enum => "VARCHAR",
+        Id::Blob => "BLOB",
+        Id::Uuid => "UUID",
+        _ => return None,
+    };
+    Some(name.to_string())
+}
+
+/// True for a DuckDB type Arrow does not show as DuckDB does, or one holding such values.
+fn needs_text(t: &duckdb::core::LogicalTypeHandle) -> bool {
+    use duckdb::core::LogicalTypeId as Id;
+    match t.id() {
+        Id::Date
+        | Id::Time
+        | Id::TimeNs
+        | Id::TimeTZ
+        | Id::Timestamp
+        | Id::TimestampS
+        | Id::TimestampMs
+        | Id::TimestampNs
+        | Id::TimestampTZ
+        | Id::Interval
+        | Id::Bit
+        | Id::Bignum
+        | Id::Union
+        | Id::Geometry
+        | Id::Variant
+        | Id::Unsupported => true,
+        Id::List | Id::Array | Id::Struct | Id::Map => {
+            (0..t.num_children()).any(|i| needs_text(&t.child(i)))
+        }
+        _ => false,
+    }
+}
+
+/// Name and SQL type of each column of the query `sql`, which DESCRIBE binds but does not
+/// run; an error when `sql` is not a query.
+fn describe(conn: &duckdb::Connection, sql: &str) -> duckdb::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(&format!("DESCRIBE {sql}\n"))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    rows.collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::located;
+    use super::{located, unwrapped};
+
+    #[test]
+    fn a_wrapped_statement_s_lines_are_its_own_with_the_caret_in_place() {
+        // Line 10 of the wrapper is line 9 of the statement: the label is a digit shorter.
+        let message = "Conversion Error: x\n\nLINE 10:   r::DATE\n             ^";
+        let e = unwrapped(message, true);
+        assert_eq!(e, "Conversion Error: x\n\nLINE 9:   r::DATE\n            ^");
+        let caret = |s: &str| s.lines().last().unwrap().len();
+        assert_eq!(caret(&e) - "LINE 9: ".len(), caret(message) - "LINE 10: ".len());
+        assert_eq!(unwrapped(message, false), message);
+    }
 
     #[test]
     fn duckdb_lines_become_script_lines_with_the_caret_kept_in_place() {

@@ -286,6 +286,7 @@ impl Shell {
                 crate::say!("\nCancelled (Ctrl-C)")
             }
             Err(StreamError::Query(e)) => crate::say!("Error: {e}"),
+            Err(StreamError::Value(e)) => crate::say!("Error: {e}"),
             Err(StreamError::Io(e)) => crate::say!("Error: writing the result: {e}"),
         }
     }
@@ -321,9 +322,14 @@ impl Shell {
     fn stream(&mut self, sql: &str) -> std::result::Result<usize, StreamError<Error>> {
         let layout = self.layout();
         let query = |e: duckdb::Error| StreamError::Query(Error::from(e));
-        let mut stmt = self.conn.prepare(sql).map_err(query)?;
-        let stream = stmt.stream_arrow([]).map_err(query)?;
-        let schema = stream.get_schema();
+        let mut printable = crate::cli::sql::prepare(&self.conn, sql).map_err(query)?;
+        // Errors of the statement as the user wrote it (see `unwrapped`).
+        let wrapped = printable.wrapped;
+        let sql_error =
+            move |e: duckdb::Error| Error::Sql(crate::cli::sql::unwrapped(&e.to_string(), wrapped));
+        let query = |e: duckdb::Error| StreamError::Query(sql_error(e));
+        let stream = printable.stmt.stream_arrow([]).map_err(query)?;
+        let schema = output::with_sql_types(&stream.get_schema(), &printable.as_text);
         if schema.fields().is_empty() {
             return Ok(0);
         }
@@ -340,8 +346,7 @@ impl Shell {
             Some((_, f)) => f,
             None => &mut stdout,
         };
-        let rows =
-            output::write_stream(w, &schema, stream.map(|b| b.map_err(Error::from)), layout)?;
+        let rows = output::write_stream(w, &schema, stream.map(|b| b.map_err(sql_error)), layout)?;
         w.flush().map_err(StreamError::Io)?;
         Ok(rows)
     }
