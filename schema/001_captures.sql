@@ -2,7 +2,7 @@
 -- Written from the manifest; a capture is listed only once all its files are complete.
 CREATE TABLE captures (
     capture_id     BIGINT,    -- archive-wide id, assigned at ingest, never reused while listed
-    name           VARCHAR,   -- --name, or the source file name without its extensions
+    name           VARCHAR,   -- --name, or the source file name without its extensions (with them when that is a number: `5.btf`; `capture-63` when the whole name is one, as `ingest <(...)` gives)
     format         VARCHAR,   -- importer that read it: btf, ...
     source_files   VARCHAR,   -- JSON array of the source paths as given on the command line
     source_sha256  VARCHAR,   -- SHA-256 of the source bytes as stored on disk (compressed if the file was)

@@ -360,6 +360,28 @@ fn each_file_is_its_own_capture() {
 }
 
 #[test]
+fn a_default_name_is_never_a_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("5.btf"), GOOD).unwrap();
+    std::fs::write(tmp.path().join("7"), GOOD.replace("30,", "31,")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "5.btf", "7"]);
+    // `/dev/fd/0` is what `ingest <(zcat t.btf.gz)` gives (`/dev/fd/63`).
+    let piped = util::run_with_stdin(
+        tmp.path(),
+        &["ingest", "--archive", "db", "/dev/fd/0"],
+        GOOD.replace("30,", "32,").as_bytes(),
+    );
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert_eq!(
+        csv(tmp.path(), "db", "SELECT capture_id, name FROM captures ORDER BY 1"),
+        "capture_id,name\n1,5.btf\n2,capture-7\n3,capture-0\n"
+    );
+    // Named '5', capture 1 could not be removed by name: `rm 5` read 5 as an id.
+    let out = run(tmp.path(), &["rm", "--archive", "db", "5.btf"]);
+    assert!(stderr(&out).contains("removed capture 1 '5.btf'"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_table_form_prints_ten_thousand_rows_and_counts_the_rest() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("t.btf"), "#version 2.1\n0,S,0,T,A,0,activate\n").unwrap();

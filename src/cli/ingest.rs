@@ -24,7 +24,8 @@ pub struct Args {
     /// Input format: auto (detect), btf, prv (ovni binary streams, qs, shark and hw are planned).
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
-    /// Name of the capture (default: the file name without extensions); one file only.
+    /// Name of the capture (default: the file name without extensions, with them when it
+    /// would be a number: `5.btf`); one file only.
     #[arg(long)]
     name: Option<String>,
     /// Fail (exit status 1) on the first diagnostic of severity warning or worse (error,
@@ -96,7 +97,7 @@ pub fn run(args: Args) -> Result<()> {
         return Err(Error::Usage("--name is empty: give the capture a name".into()));
     }
     // `--capture N` reads N as an id first: a name that is a number could not be chosen.
-    if let Some(n) = args.name.as_deref().filter(|n| n.trim().parse::<i64>().is_ok()) {
+    if let Some(n) = args.name.as_deref().filter(|n| crate::store::ingest::is_number(n)) {
         return Err(Error::Usage(format!(
             "--name {n}: a capture name cannot be a number (commands read it as a capture id)"
         )));

@@ -165,7 +165,7 @@ pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
-    Ok((files, name))
+    Ok((files, not_a_number(name)))
 }
 
 /// Ingests `paths` into `archive` as ONE new capture named `default` unless `opts` names it.
@@ -833,7 +833,8 @@ fn durable_rename(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The file name without directory and without `.gz`/`.zst`/`.btf`-like extensions.
+/// The file name without directory and without `.gz`/`.zst`/`.btf`-like extensions; the
+/// whole file name when that would be a number (`5.btf`), see [`not_a_number`].
 pub fn default_name(path: &Path) -> String {
     let mut name = path
         .file_name()
@@ -846,10 +847,26 @@ pub fn default_name(path: &Path) -> String {
         }
     }
     // A file called `.btf` keeps its whole name rather than none.
-    if name.is_empty() {
+    if name.is_empty() || is_number(&name) {
         name = whole;
     }
-    name
+    not_a_number(name)
+}
+
+/// True when commands would read `name` as a capture id (`5`, ` 5`, `+5`, `05`): such a
+/// name could never be given to `rm`, `export` or `--capture`.
+pub fn is_number(name: &str) -> bool {
+    name.trim().parse::<i64>().is_ok()
+}
+
+/// `name`, or `capture-<name>` when it is a number: the name of `ingest <(zcat t.btf.gz)`
+/// (`/dev/fd/63`) or of an experiment directory called `2024`.
+pub fn not_a_number(name: String) -> String {
+    if is_number(&name) {
+        format!("capture-{}", name.trim())
+    } else {
+        name
+    }
 }
 
 /// Current UTC time as RFC 3339 (seconds), without a date crate.
@@ -883,6 +900,11 @@ mod tests {
         assert_eq!(default_name(Path::new("a.BTF")), "a.BTF");
         assert_eq!(default_name(Path::new("/x/.btf")), ".btf");
         assert_eq!(default_name(Path::new(".btf.gz")), ".btf.gz");
+        // Commands read a number as a capture id: such a name could not be given to them.
+        assert_eq!(default_name(Path::new("/x/5.btf")), "5.btf");
+        assert_eq!(default_name(Path::new("/x/+5.btf.gz")), "+5.btf.gz");
+        assert_eq!(default_name(Path::new("/dev/fd/63")), "capture-63");
+        assert_eq!(default_name(Path::new("5.0.btf")), "5.0");
     }
 
     #[test]
