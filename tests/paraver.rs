@@ -173,6 +173,38 @@ fn shared_ovni_output_directories_ingest_as_one_capture() {
 }
 
 #[test]
+fn an_ovni_directory_is_named_after_the_experiment_however_it_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("emu-run/ovni");
+    std::fs::create_dir_all(&out).unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prv/applications");
+    std::fs::copy(case.join("input.prv"), out.join("thread.prv")).unwrap();
+    std::os::unix::fs::symlink("emu-run/ovni", tmp.path().join("link")).unwrap();
+    let db = tmp.path().join("db");
+    let db = db.to_str().unwrap();
+    // `.` inside the ovni folder was named `ovni`; the same folder written out, `emu-run`.
+    for (cwd, arg) in [
+        (out.as_path(), "."),
+        (out.as_path(), "./"),
+        (tmp.path(), "emu-run/ovni"),
+        (tmp.path(), "emu-run/ovni/"),
+        (tmp.path(), "emu-run"),
+        (tmp.path(), "emu-run/ovni/.."),
+        (tmp.path(), "link"),
+    ] {
+        ok(cwd, &["ingest", "--archive", db, "--force", arg]);
+    }
+    assert_eq!(
+        scalar(
+            tmp.path(),
+            db,
+            "SELECT string_agg(DISTINCT name, ' ') || ' ' || count(*) FROM captures"
+        ),
+        "emu-run 7"
+    );
+}
+
+#[test]
 fn a_file_that_is_not_paraver_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("x.prv"), "hello, world\n1:2:3\n").unwrap();

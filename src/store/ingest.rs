@@ -141,15 +141,16 @@ pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
         Ok(files)
     };
     let mut files = pick(dir)?;
-    let mut named = dir.to_path_buf();
+    // The name comes from the resolved path, so that however the directory is written
+    // (`.` inside `emu-x/ovni`, `ovni/`, `emu-x/ovni/..`, a symlink) it names the same capture.
+    let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut named = resolved.clone();
     if files.is_empty() {
         files = pick(&dir.join("ovni"))?;
-    } else if dir.file_name().is_some_and(|n| n == "ovni") {
+    } else if resolved.file_name().is_some_and(|n| n == "ovni") {
         // `emu-x/ovni/`: the experiment's directory names the capture.
-        if let Some(parent) =
-            dir.canonicalize().ok().and_then(|d| d.parent().map(Path::to_path_buf))
-        {
-            named = parent;
+        if let Some(parent) = resolved.parent() {
+            named = parent.to_path_buf();
         }
     }
     if files.is_empty() {
@@ -160,8 +161,6 @@ pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
         ));
     }
     let name = named
-        .canonicalize()
-        .unwrap_or(named)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
