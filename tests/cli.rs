@@ -226,6 +226,18 @@ fn unknown_format_and_usage_errors() {
 }
 
 #[test]
+fn the_help_names_every_input_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    // It said "Ingest BTF traces", though Paraver and ovni output are read too.
+    let help = ok(tmp.path(), &["--help"]);
+    let about = help.split("Usage:").next().unwrap();
+    for format in ["BTF", "Paraver .prv", "ovni", ".gz", ".zst"] {
+        assert!(about.contains(format), "{format} is not named:\n{about}");
+    }
+    assert!(!about.contains("Ingest BTF traces"), "{about}");
+}
+
+#[test]
 fn sql_reads_c_f_and_stdin_and_formats_agree() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();

@@ -17,8 +17,11 @@ use std::path::PathBuf;
 
 /// tracedb: a trace database for embedded and real-time systems.
 ///
-/// Ingest BTF traces into a compressed archive of Parquet tables (events, state intervals,
+/// Ingest traces into a compressed archive of Parquet tables (events, state intervals,
 /// task instances, lock requests, diagnostics) and ask questions about them in SQL.
+/// Formats: BTF text, and Paraver .prv with its .pcf and .row (as Extrae and ovni's
+/// emulator write them; an ovni output directory is one capture); plain, .gz or .zst,
+/// detected by content.
 #[derive(Debug, Parser)]
 #[command(name = "tracedb", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
