@@ -11,6 +11,6 @@ CREATE TABLE events (
     target_instance BIGINT,   -- instance of the target (-1: none)
     action          VARCHAR,  -- what happened (activate, start, preempt, write, ...), unknown actions kept
     note            VARCHAR,  -- rest of the line after the action (may contain commas), NULL when absent
-    value           DOUBLE,   -- numeric payload when there is one (signal value, semaphore counter), else NULL
-    core            VARCHAR   -- core the event happened on, when it can be told (process and runnable events)
+    value           DOUBLE,   -- numeric payload when there is one (signal value, semaphore counter): a note that is a decimal number, or a hexadecimal one with `0x` (`0x1F` → 31); else NULL
+    core            VARCHAR   -- core the event happened on, when it can be told (process and runnable events); an `activate` is on its source's core, NULL when the source (a stimulus) is on none
 );

@@ -19,6 +19,6 @@ CREATE TABLE instances (
     polling_time  BIGINT,   -- total time polling (active wait)
     parking_time  BIGINT,   -- total time parking
     preemptions   BIGINT,   -- preempt (runnables: suspend) transitions
-    migrations    BIGINT,   -- resumes on another core than the one last run on
+    migrations    BIGINT,   -- changes of core: resumes (or `poll_parking`) on another core than the one last run on
     complete      BOOLEAN   -- activate and terminate both in the capture, with no resynchronisation in between
 );

@@ -1,7 +1,7 @@
 -- deadlines: one row per deadline given for an entity of a capture (ingest --deadlines FILE).
 CREATE TABLE deadlines (
     capture_id BIGINT,   -- capture the deadline applies to
-    entity     VARCHAR,  -- entity name or glob pattern (*, ?, [...]; an exact name matches itself even when it holds those characters)
+    entity     VARCHAR,  -- entity name or glob pattern (`*`, `?`, `[...]`; an exact name matches itself even when it holds those characters)
     deadline   BIGINT,   -- ns
     source     VARCHAR   -- file (a deadline file) or recorded (the trace itself)
 );

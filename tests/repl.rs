@@ -374,6 +374,24 @@ fn docs_follow_the_definitions() {
             assert!(readme.contains(&format!("`{name}(")), "README does not list {name}");
         }
     }
+    // `.schema TABLE` shows the schema files' column comments: the README's table reference
+    // says the same, column by column (`.schema captures` said `btf, ...` for `btf, prv`).
+    for table in tracedb::store::schema::tables() {
+        let heading = format!("\n### `{}`\n", table.name);
+        let at = readme.find(&heading).unwrap_or_else(|| panic!("README lacks {heading:?}"));
+        let section = &readme[at + heading.len()..];
+        let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+        let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+        let expected: Vec<String> = table
+            .columns
+            .iter()
+            .map(|c| {
+                let computed = if c.computed.is_some() { " (computed)" } else { "" };
+                format!("| `{}` | {} | {}{computed} |", c.name, c.sql_type, c.doc)
+            })
+            .collect();
+        assert_eq!(rows, expected, "README's {} columns differ from the schema", table.name);
+    }
 }
 
 #[test]
