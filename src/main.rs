@@ -3,6 +3,13 @@
 use clap::Parser;
 
 fn main() {
+    // An empty TRACEDB_ARCHIVE (`TRACEDB_ARCHIVE= tracedb captures`, or a script's unset
+    // variable) counts as unset, as the shell's own `${VAR:-default}` does. Left set, clap
+    // took it for an empty --archive and said "a value is required for '--archive <DIR>'"
+    // to a command line that has no --archive. Before any thread starts.
+    if std::env::var_os(tracedb::cli::ARCHIVE_ENV).is_some_and(|v| v.is_empty()) {
+        std::env::remove_var(tracedb::cli::ARCHIVE_ENV);
+    }
     let cli = match tracedb::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -46,6 +46,24 @@ fn archive_comes_from_the_environment() {
         .unwrap();
     assert!(out.status.success());
     assert!(tmp.path().join("elsewhere.tdb/manifest.json").is_file());
+    // Empty, it counts as unset: it was "a value is required for '--archive <DIR>'", with no
+    // --archive on the command line.
+    let with_empty = |args: &[&str]| {
+        Command::new(util::bin())
+            .args(args)
+            .current_dir(tmp.path())
+            .env("TRACEDB_ARCHIVE", "")
+            .output()
+            .unwrap()
+    };
+    let out = with_empty(&["ingest", "good.btf"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(tmp.path().join("traces.tdb/manifest.json").is_file(), "the default archive");
+    let listed = with_empty(&["captures", "--format", "csv"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("\n1,good,btf,"));
+    // --archive still wins.
+    let out = with_empty(&["captures", "--archive", "elsewhere.tdb"]);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]

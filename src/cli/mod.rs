@@ -60,11 +60,16 @@ pub enum Command {
     Reingest(reingest::Args),
 }
 
+/// The environment variable that gives the archive when `--archive` does not (`main`
+/// treats an empty one as unset).
+pub const ARCHIVE_ENV: &str = "TRACEDB_ARCHIVE";
+
 /// The `--archive` option shared by every subcommand.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ArchiveArg {
-    /// Archive directory (created by `ingest` when absent).
-    #[arg(long, env = "TRACEDB_ARCHIVE", default_value = crate::store::DEFAULT_ARCHIVE, value_name = "DIR")]
+    /// Archive directory (created by `ingest` when absent); an empty TRACEDB_ARCHIVE counts as
+    /// unset.
+    #[arg(long, env = ARCHIVE_ENV, default_value = crate::store::DEFAULT_ARCHIVE, value_name = "DIR")]
     pub archive: PathBuf,
 }
 
