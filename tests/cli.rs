@@ -244,6 +244,46 @@ fn unknown_format_and_usage_errors() {
 }
 
 #[test]
+fn a_duration_parameter_out_of_range_is_a_usage_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    // It was DuckDB's "Out of Range Error: Overflow in addition of INT64", exit 1.
+    let args = |window: &str| {
+        run(
+            tmp.path(),
+            &["query", "cpu_load", "--archive", "db", "--capture", "1", "--param", window],
+        )
+    };
+    let out = args("window=9223372036854775807ns");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("--param window=9223372036854775807ns: too long: at most 1000000000s"),
+        "{}",
+        stderr(&out)
+    );
+    // The longest allowed window gives one window per core.
+    let out = args("window=1000000000s");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| 1000000000000000000 |") && table.contains("(1 row)"), "{table}");
+    // In SQL the macro says so too.
+    let sql = run(
+        tmp.path(),
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "-c",
+            "SELECT * FROM cpu_load(window_ns := 9223372036854775807)",
+        ],
+    );
+    assert_eq!(sql.status.code(), Some(1));
+    assert!(stderr(&sql).contains("window_ns must be at most 10^18 ns"), "{}", stderr(&sql));
+}
+
+#[test]
 fn the_help_names_every_input_format() {
     let tmp = tempfile::tempdir().unwrap();
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.

@@ -1,6 +1,6 @@
 -- @name cpu_load
 -- @summary CPU load per core per time window (busy time / window length)
--- @param window/window_ns duration 1ms  length of each window
+-- @param window/window_ns duration 1ms  length of each window (at most 1000000000s)
 -- @param idle text %idle%  ILIKE pattern of process names that count as idle (FreeRTOS IDLE tasks, [idle])
 -- @capture
 -- @column capture_id  capture
@@ -34,6 +34,9 @@ WITH picked AS (
     SELECT CASE
         WHEN window_ns IS NULL OR window_ns <= 0
             THEN error('cpu_load: window_ns must be a positive number of ns')
+        -- Windows are added to times and to themselves: near 2^63 that overflows.
+        WHEN window_ns > 1000000000000000000
+            THEN error('cpu_load: window_ns must be at most 10^18 ns (about 31 years)')
         WHEN coalesce(sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n), 0) > 10000000
             THEN error(printf('cpu_load: a %d ns window makes %d rows (windows × cores); at most 10,000,000 (use a longer window%s)',
                               window_ns, sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n),

@@ -130,15 +130,26 @@ impl Query {
     }
 }
 
+/// Longest duration parameter, ns (10^18 ns, about 31 years). An analysis adds a duration
+/// to times and to itself (`ts + window`, `(ts % window) + window`): one near i64::MAX
+/// overflowed inside DuckDB ("Overflow in addition of INT64"), naming no parameter.
+pub const MAX_DURATION_NS: i64 = 1_000_000_000_000_000_000;
+
 impl Param {
     /// `value` as an SQL literal of this parameter's kind.
     pub fn literal(&self, value: &str) -> Result<String> {
         let bad = |what: &str| Error::Usage(format!("--param {}={value}: {what}", self.name));
         match self.kind.as_str() {
-            "duration" => parse_duration_ns(value)
-                .filter(|v| *v > 0)
-                .map(|v| v.to_string())
-                .ok_or_else(|| bad("expected a positive duration such as 1ms, 250us, 2s")),
+            "duration" => match parse_duration_ns(value) {
+                Some(v) if v > MAX_DURATION_NS => {
+                    Err(bad("too long: at most 1000000000s (10^18 ns, about 31 years)"))
+                }
+                Some(v) if v > 0 => Ok(v.to_string()),
+                // Past i64 (9223372036854775807s) too.
+                _ => Err(bad(
+                    "expected a positive duration such as 1ms, 250us, 2s (at most 1000000000s)",
+                )),
+            },
             "int" => value
                 .trim()
                 .parse::<i64>()
@@ -287,6 +298,12 @@ mod tests {
         };
         assert_eq!(p.literal("250us").unwrap(), "250000");
         assert!(p.literal("fast").is_err());
+        assert_eq!(p.literal("1000000000s").unwrap(), MAX_DURATION_NS.to_string());
+        for long in ["1000000001s", "9223372036854775807ns", "9223372036854775807s"] {
+            let e = p.literal(long).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--param window={long}: ")), "{e}");
+            assert!(e.contains("at most 1000000000s"), "{e}");
+        }
         let t = Param {
             name: "idle".into(),
             sql_name: "idle".into(),
