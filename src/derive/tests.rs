@@ -1388,4 +1388,8 @@ fn a_bare_cr_inside_an_lf_line_ends_a_record_too() {
     assert_eq!(diag_count(&s, "mixed_line_ends"), 1);
     assert_eq!(s.events, 3);
     assert_eq!(rows.instances, ["A#0 rt=Some(20) net=10 complete=true"]);
+    // The other way round: CR-ended (so read), then LF-ended lines.
+    let (s, rows) = derive("0,S,0,T,A,0,activate\r10,C0,0,T,A,0,start\r20,C0,0,T,A,0,terminate\n");
+    assert_eq!(diag_count(&s, "mixed_line_ends"), 1);
+    assert_eq!(rows.instances, ["A#0 rt=Some(20) net=10 complete=true"]);
 }

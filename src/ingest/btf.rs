@@ -127,22 +127,22 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink)
             continue;
         }
         let text = text.trim_ascii();
-        if memchr::memchr(b'\r', text.as_bytes()).is_some() {
-            // A CR inside an LF-ended line: a CR-ended file joined to an LF-ended one. Each
-            // piece is a record of its own (as a third of the trace would otherwise be
-            // read as notes of the first records).
-            let pieces = text.split('\r').count();
+        if memchr::memchr2(b'\r', b'\n', text.as_bytes()).is_some() {
+            // A CR inside an LF-ended line, or an LF inside a CR-ended one: files with
+            // different line ends joined. Each piece is a record of its own (they would
+            // otherwise be read as notes of the first records).
+            let pieces = text.split(['\r', '\n']).count();
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
                 kind: "mixed_line_ends",
                 pos,
                 ts: None,
                 message: format!(
-                    "line holds {pieces} lines separated by a bare CR (mixed line ends): each \
-                     is read as a line of its own, at this line number"
+                    "line holds {pieces} lines separated by a bare CR or LF (mixed line ends): \
+                     each is read as a line of its own, at this line number"
                 ),
             })?;
-            for piece in text.split('\r') {
+            for piece in text.split(['\r', '\n']) {
                 reader.line(piece.trim_ascii(), pos, sink)?;
             }
             continue;
