@@ -166,11 +166,7 @@ impl Pcf {
     /// The label of `value` of event type `ty`.
     pub fn value_label(&self, ty: i128, value: i128) -> Option<&str> {
         let tables = self.values.get(&ty)?;
-        tables
-            .iter()
-            .rev()
-            .find_map(|&t| self.value_tables.get(t)?.get(&value))
-            .map(String::as_str)
+        tables.iter().rev().find_map(|&t| self.value_tables.get(t)?.get(&value)).map(String::as_str)
     }
 }
 
