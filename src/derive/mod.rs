@@ -66,8 +66,26 @@ struct Chan {
 }
 
 impl Chan {
-    fn state(&self) -> StateText {
-        self.label.map_or_else(|| StateText::Owned(self.value.to_string().into()), StateText::Sym)
+    /// Its interval on `channel` of `entity`, up to `end`: ended by the channel's next
+    /// change, or still `open` (at the capture's end, or closed by the bound).
+    fn row(&self, entity: Sym, channel: Sym, end: i64, open: bool) -> IntervalRow {
+        IntervalRow {
+            entity,
+            entity_type: self.entity_type,
+            instance: -1,
+            channel,
+            state: self
+                .label
+                .map_or_else(|| StateText::Owned(self.value.to_string().into()), StateText::Sym),
+            #[allow(clippy::cast_precision_loss)]
+            value: Some(self.value as f64),
+            ts: self.ts,
+            dur: (end - self.ts).max(0),
+            core: self.core,
+            start_action: Some(channel),
+            end_action: (!open).then_some(channel),
+            open,
+        }
     }
 }
 
@@ -459,22 +477,7 @@ impl<O: Output> Deriver<O> {
             self.names.resolve(old)
         );
         self.diag(Severity::Warning, "too_many_open_channels", pos, ts, msg)?;
-        let row = IntervalRow {
-            entity,
-            entity_type: c.entity_type,
-            instance: -1,
-            channel: old,
-            state: c.state(),
-            #[allow(clippy::cast_precision_loss)]
-            value: Some(c.value as f64),
-            ts: c.ts,
-            dur: (ts - c.ts).max(0),
-            core: c.core,
-            start_action: Some(old),
-            end_action: None,
-            open: true,
-        };
-        self.emit_interval(row)
+        self.emit_interval(c.row(entity, old, ts, true))
     }
 
     /// Closes the open Paraver spans and channel states at `end`.
@@ -490,22 +493,7 @@ impl<O: Output> Deriver<O> {
         open.sort_unstable();
         for (_, entity, channel) in open {
             let Some(c) = self.channels.remove(&(entity, channel)) else { continue };
-            let row = IntervalRow {
-                entity,
-                entity_type: c.entity_type,
-                instance: -1,
-                channel,
-                state: c.state(),
-                #[allow(clippy::cast_precision_loss)]
-                value: Some(c.value as f64),
-                ts: c.ts,
-                dur: (end - c.ts).max(0),
-                core: c.core,
-                start_action: Some(channel),
-                end_action: None,
-                open: true,
-            };
-            self.emit_interval(row)?;
+            self.emit_interval(c.row(entity, channel, end, true))?;
         }
         Ok(())
     }
@@ -911,22 +899,7 @@ impl<O: Output> Sink for Deriver<O> {
         }
         let was_open = self.channels.contains_key(&key);
         if let Some(cur) = self.channels.remove(&key) {
-            let row = IntervalRow {
-                entity,
-                entity_type: cur.entity_type,
-                instance: -1,
-                channel,
-                state: cur.state(),
-                #[allow(clippy::cast_precision_loss)]
-                value: Some(cur.value as f64),
-                ts: cur.ts,
-                dur: ts - cur.ts,
-                core: cur.core,
-                start_action: Some(channel),
-                end_action: Some(channel),
-                open: false,
-            };
-            self.emit_interval(row)?;
+            self.emit_interval(cur.row(entity, channel, ts, false))?;
             if set.value == 0 && set.zero_ends {
                 self.channels_ended.insert(key, ts);
                 if let Some((_, open)) = self.channel_order.get_mut(&entity) {
