@@ -206,10 +206,15 @@ fn unknown_format_and_usage_errors() {
     let out = run(tmp.path(), &["ingest", "--archive", "db", "notes.txt"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("notes.txt: unrecognised format (supported: btf, prv)"),
+        stderr(&out).contains("notes.txt: line 1: unrecognised format (supported: btf, prv)"),
         "{}",
         stderr(&out)
     );
+
+    std::fs::write(tmp.path().join("empty.btf"), "").unwrap();
+    let empty = run(tmp.path(), &["ingest", "--archive", "db", "empty.btf"]);
+    assert_eq!(empty.status.code(), Some(1));
+    assert!(stderr(&empty).contains("empty.btf: empty file"), "{}", stderr(&empty));
 
     let missing = run(tmp.path(), &["ingest", "--archive", "db", "nope.btf"]);
     assert_eq!(missing.status.code(), Some(1));

@@ -195,6 +195,8 @@ pub fn ingest_files(
 
 /// Format of the file `shown` from its first bytes and the options.
 fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format> {
+    // Detection reads the first lines: a refusal points at the first.
+    let at = if prefix.is_empty() { "" } else { "line 1" };
     match opts.format {
         Some(f) => {
             // Forcing BTF reads any text: every line is an event or a malformed_line
@@ -202,7 +204,7 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
             if f != Format::Btf && !f.sniff(prefix) {
                 return Err(Error::input(
                     shown,
-                    "",
+                    at,
                     format!("not a {} file (its first lines do not look like one)", f.name()),
                 ));
             }
@@ -211,7 +213,7 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
         None => ingest::detect(prefix).ok_or_else(|| {
             Error::input(
                 shown,
-                "",
+                at,
                 format!(
                     "unrecognised format (supported: {}); use --format to force one",
                     ingest::format_names()
@@ -261,6 +263,9 @@ fn run(
         let mut input = Input::open_copying(path, copy).map_err(|e| Error::io(path, e))?;
         let prefix =
             input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
+        if prefix.is_empty() && input.damage().is_none() && opts.format.is_none() {
+            return Err(Error::input(&shown, "", "empty file: no trace to ingest"));
+        }
         let f = format_of(&prefix, &shown, opts).map_err(|e| match (e, input.damage()) {
             // Too little text to tell the format: the damage is the news.
             (Error::Input { message, .. }, Some(d)) => Error::input(
