@@ -42,7 +42,7 @@
 pub mod pcf;
 pub mod row;
 
-use super::diag::{Diagnostic, Severity};
+use super::diag::{Diagnostic, Severity, ROWS_PER_KIND};
 use super::input::{Digest256, Input};
 use super::lines::LineReader;
 use super::{ChannelSet, Message, Sink, Span};
@@ -52,7 +52,7 @@ use crate::{Error, Result};
 use pcf::{parse_value, Pcf};
 use row::Row;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -462,6 +462,38 @@ struct Names {
 /// that is one of the `taken` names (another level's), and a name made so that equals
 /// another row's label, until every name is unique.
 #[allow(clippy::too_many_arguments)]
+/// The `duplicate_row_label` notes of a `.row`: every one counted, only the first
+/// [`ROWS_PER_KIND`] by line with their text, as the diagnostics table lists no more (two
+/// million repeated labels made two million message strings: 1.2 GB).
+#[derive(Default)]
+struct Notes {
+    all: Vec<(u64, Option<String>)>,
+    /// Lines and indices of the notes holding their text, greatest line on top.
+    kept: BinaryHeap<(u64, usize)>,
+}
+
+impl Notes {
+    fn push(&mut self, line: u64, message: impl FnOnce() -> String) {
+        let i = self.all.len();
+        if self.kept.len() >= ROWS_PER_KIND {
+            match self.kept.peek() {
+                Some(&(max, j)) if line < max => {
+                    self.kept.pop();
+                    if let Some(n) = self.all.get_mut(j) {
+                        n.1 = None;
+                    }
+                }
+                _ => {
+                    self.all.push((line, None));
+                    return;
+                }
+            }
+        }
+        self.kept.push((line, i));
+        self.all.push((line, Some(message())));
+    }
+}
+
 fn unique_labels(
     level: &row::Level,
     n: usize,
@@ -470,7 +502,7 @@ fn unique_labels(
     id: impl Fn(usize) -> String,
     row_of: impl Fn(&str) -> Option<usize>,
     taken: &HashSet<String>,
-    notes: &mut Vec<(u64, String)>,
+    notes: &mut Notes,
 ) -> Vec<Option<String>> {
     let mut names: Vec<Option<String>> = level
         .labels
@@ -530,10 +562,9 @@ fn unique_labels(
                     renamed.push((i, name));
                     continue;
                 };
-                notes.push((
-                    line(i),
-                    format!("{path}:{}: {what} label '{l}' {why} '{name}'", line(i)),
-                ));
+                notes.push(line(i), || {
+                    format!("{path}:{}: {what} label '{l}' {why} '{name}'", line(i))
+                });
                 renamed.push((i, name));
             }
         }
@@ -561,7 +592,7 @@ fn unique_labels(
             .map(|k| format!("{base} #{k}"))
             .find(|c| !all.contains(c) && !seen.contains(c))
             .unwrap_or(base);
-        notes.push((line(i), format!("{path}:{}: {what} label named '{unique}'", line(i))));
+        notes.push(line(i), || format!("{path}:{}: {what} label named '{unique}'", line(i)));
         seen.insert(unique.clone());
         *name = unique;
     }
@@ -609,7 +640,7 @@ impl Names {
         let level = |name: &str| comp.row.as_ref().and_then(|r| r.levels.get(name));
         let limit =
             |n: Option<u64>| n.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
-        let mut notes = Vec::new();
+        let mut notes = Notes::default();
         let mut unused = None;
         if let Some(l) = level("CPU") {
             let n = limit(names.cpus);
@@ -663,9 +694,12 @@ impl Names {
                 &mut notes,
             );
         }
-        notes.sort_by_key(|n| n.0);
-        let mut notes: Vec<(&'static str, String)> =
-            notes.into_iter().map(|n| ("duplicate_row_label", n.1)).collect();
+        notes.all.sort_by_key(|n| n.0);
+        let mut notes: Vec<(&'static str, String)> = notes
+            .all
+            .into_iter()
+            .map(|n| ("duplicate_row_label", n.1.unwrap_or_default()))
+            .collect();
         notes.extend(unused.map(|m| ("bad_header", m)));
         (names, notes)
     }
@@ -1272,6 +1306,22 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_label_notes_keep_the_text_of_the_first_lines_only() {
+        // 3,000 notes in a scattered line order: all counted, the 1,000 of the smallest
+        // lines with their text, the others without.
+        let mut notes = Notes::default();
+        for k in 0..3000u64 {
+            let line = (k * 7919) % 3000 + 1;
+            notes.push(line, || format!("line {line}"));
+        }
+        assert_eq!(notes.all.len(), 3000);
+        notes.all.sort_by_key(|n| n.0);
+        let (with, without) = notes.all.split_at(ROWS_PER_KIND);
+        assert!(with.iter().all(|(l, m)| m.as_deref() == Some(format!("line {l}").as_str())));
+        assert!(without.iter().all(|(_, m)| m.is_none()));
+    }
 
     #[test]
     fn sniffs_paraver_headers() {
