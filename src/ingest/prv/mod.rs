@@ -456,12 +456,6 @@ struct Names {
     cpu_rows: bool,
 }
 
-/// Entity names of the first `n` labels of `level` (trimmed; `None` for an empty one). A
-/// label on several rows would merge them into one entity: each such row gets its Paraver
-/// id appended (`id(i)` of row `i`), with a note (line, message) per repeat. So does a label
-/// that is one of the `taken` names (another level's), and a name made so that equals
-/// another row's label, until every name is unique.
-#[allow(clippy::too_many_arguments)]
 /// The `duplicate_row_label` notes of a `.row`: every one counted, only the first
 /// [`ROWS_PER_KIND`] by line with their text, as the diagnostics table lists no more (two
 /// million repeated labels made two million message strings: 1.2 GB).
@@ -494,6 +488,12 @@ impl Notes {
     }
 }
 
+/// Entity names of the first `n` labels of `level` (trimmed; `None` for an empty one). A
+/// label on several rows would merge them into one entity: each such row gets its Paraver
+/// id appended (`id(i)` of row `i`), with a note (line, message) per repeat. So does a label
+/// that is one of the `taken` names (another level's), and a name made so that equals
+/// another row's label, until every name is unique.
+#[allow(clippy::too_many_arguments)]
 fn unique_labels(
     level: &row::Level,
     n: usize,
