@@ -75,6 +75,8 @@ pub(super) struct Request {
     request_ts: Option<i64>,
     assigned_ts: Option<i64>,
     contended: bool,
+    /// Opened by a `waiting` (or `queued`) with no request before it.
+    inferred: bool,
 }
 
 /// A signal's current value.
@@ -202,6 +204,13 @@ impl<O: Output> Deriver<O> {
         let mine = |r: &&mut Request| r.process == p && r.instance == i;
         match action {
             "requestsemaphore" | "exclusivesemaphore" => {
+                // Its `waiting` was logged first, at this same time: that opened this request.
+                if let Some(r) = list.iter_mut().rev().find(|r| {
+                    r.process == p && r.instance == i && r.inferred && r.request_ts == Some(a.ts)
+                }) {
+                    r.inferred = false;
+                    return Ok(());
+                }
                 // An open request of the same instance that was never assigned was given up
                 // (a failed exclusivesemaphore, a retry): it ends here, never assigned.
                 let stale = list
@@ -230,6 +239,7 @@ impl<O: Output> Deriver<O> {
                     request_ts: Some(a.ts),
                     assigned_ts: None,
                     contended,
+                    inferred: false,
                 });
                 if let Some(r) = stale {
                     return self.emit_unreleased(sem, r);
@@ -245,6 +255,7 @@ impl<O: Output> Deriver<O> {
                             request_ts: Some(a.ts),
                             assigned_ts: None,
                             contended: true,
+                            inferred: true,
                         });
                         let msg = format!(
                             "{action} of {} on semaphore {} with no request before it: the \
@@ -264,6 +275,7 @@ impl<O: Output> Deriver<O> {
                     request_ts: None,
                     assigned_ts: Some(a.ts),
                     contended: false,
+                    inferred: false,
                 }),
             },
             "released" => {

@@ -1393,3 +1393,18 @@ fn a_bare_cr_inside_an_lf_line_ends_a_record_too() {
     assert_eq!(diag_count(&s, "mixed_line_ends"), 1);
     assert_eq!(rows.instances, ["A#0 rt=Some(20) net=10 complete=true"]);
 }
+
+#[test]
+fn a_request_logged_after_its_waiting_at_one_instant_is_one_request() {
+    let (s, rows) = derive(
+        "0,STI,0,T,T1,0,activate\n0,STI,0,T,T2,0,activate\n0,Core_0,0,T,T1,0,start\n\
+         0,Core_1,0,T,T2,0,start\n1,T1,0,SEM,S,0,requestsemaphore\n1,T1,0,SEM,S,0,assigned\n\
+         3,T2,0,SEM,S,0,waiting\n3,T2,0,SEM,S,0,requestsemaphore\n8,T1,0,SEM,S,0,released\n\
+         8,T2,0,SEM,S,0,assigned\n9,T2,0,SEM,S,0,released\n",
+    );
+    assert_eq!(
+        rows.locks,
+        ["S T1 wait=Some(0) hold=Some(7)", "S T2 wait=Some(5) hold=Some(1) contended"]
+    );
+    assert_eq!(diag_count(&s, "request_inferred"), 1);
+}
