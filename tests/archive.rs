@@ -1310,7 +1310,7 @@ fn export_follows_a_symlink_and_writes_into_a_fifo() {
 #[test]
 fn an_export_whose_reader_leaves_ends_quietly() {
     use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     // Far more than a pipe holds (64 KiB), so the export is still writing when the reader
@@ -1320,16 +1320,10 @@ fn an_export_whose_reader_leaves_ends_quietly() {
     ok(d, &["ingest", "--archive", "db", "--no-keep-source", "big.btf"]);
     // `export ... /dev/stdout | head -1`, for each text form.
     for to in ["btf", "chrome-json"] {
-        let mut child = Command::new(crate::util::bin())
-            .args(["export", "1", "--archive", "db", "--to", to, "/dev/stdout"])
-            .current_dir(d)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let (first, out) = crate::util::first_line_then_close(
+            d,
+            &["export", "1", "--archive", "db", "--to", to, "/dev/stdout"],
+        );
         let msg = String::from_utf8_lossy(&out.stderr);
         assert!(first.starts_with(if to == "btf" { "#version" } else { "{" }), "{first}");
         assert_eq!(out.status.code(), Some(0), "{to}: {msg}");

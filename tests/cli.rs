@@ -1,6 +1,5 @@
 //! The command line: exit statuses, --strict, bad input, output formats, pipes.
 use crate::util::{self, csv, ok, run, scalar};
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 const GOOD: &str = "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n10,Core_0,0,T,TASK_A,0,start\n\
@@ -342,7 +341,7 @@ fn a_closed_pipe_is_not_an_error() {
     std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
     ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
     let sql = "SELECT range AS n FROM range(2000000)";
-    let (first, out) = first_line_then_close(
+    let (first, out) = util::first_line_then_close(
         tmp.path(),
         &["sql", "--archive", "db", "--format", "csv", "-c", sql],
     );
@@ -387,21 +386,6 @@ fn a_closed_stderr_loses_the_messages_not_the_work() {
     );
 }
 
-/// Runs tracedb, reads the first line of its output and closes the pipe, as `| head -1`
-/// does; returns that line and how tracedb ended.
-fn first_line_then_close(dir: &std::path::Path, args: &[&str]) -> (String, std::process::Output) {
-    let mut child = Command::new(util::bin())
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    (first, child.wait_with_output().unwrap())
-}
-
 #[test]
 fn a_table_piped_into_head_stops_when_head_does() {
     let tmp = tempfile::tempdir().unwrap();
@@ -411,7 +395,8 @@ fn a_table_piped_into_head_stops_when_head_does() {
     // stops once the reader has gone, long before the row that would fail the query.
     let sql = "SELECT CASE WHEN range < 200000000 THEN range ELSE error('counted on') END AS n \
                FROM range(1000000000)";
-    let (first, out) = first_line_then_close(tmp.path(), &["sql", "--archive", "db", "-c", sql]);
+    let (first, out) =
+        util::first_line_then_close(tmp.path(), &["sql", "--archive", "db", "-c", sql]);
     assert_eq!(first.trim(), "n");
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
 }

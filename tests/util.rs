@@ -78,3 +78,19 @@ pub fn shared_datasets() -> Option<PathBuf> {
         None
     }
 }
+
+/// Runs tracedb, reads the first line of its output and closes the pipe, as `| head -1`
+/// does; returns that line and how tracedb ended.
+pub fn first_line_then_close(dir: &Path, args: &[&str]) -> (String, Output) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    (first, child.wait_with_output().unwrap())
+}

@@ -897,8 +897,9 @@ impl<O: Output> Sink for Deriver<O> {
                 ts = cur_ts;
             }
         }
-        let was_open = self.channels.contains_key(&key);
-        if let Some(cur) = self.channels.remove(&key) {
+        let current = self.channels.remove(&key);
+        let was_open = current.is_some();
+        if let Some(cur) = current {
             self.emit_interval(cur.row(entity, channel, ts, false))?;
             if set.value == 0 && set.zero_ends {
                 self.channels_ended.insert(key, ts);

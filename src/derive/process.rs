@@ -1221,10 +1221,16 @@ impl<O: Output> Deriver<O> {
     /// state shown open, saying `msg`.
     fn runnable_evict(&mut self, old: (Sym, i64), a: Act, msg: String) -> Result<()> {
         self.diag(Severity::Warning, "too_many_open_instances", a.pos, a.ts, msg)?;
-        if let Some(row) = self.runnable_interval(old, a.ts, None, true) {
+        self.runnable_cut(old, a.ts)
+    }
+
+    /// Ends open runnable instance `key` at `ts` unfinished: its state shown open, the
+    /// instance incomplete (too many open, or the capture's end).
+    fn runnable_cut(&mut self, key: (Sym, i64), ts: i64) -> Result<()> {
+        if let Some(row) = self.runnable_interval(key, ts, None, true) {
             self.emit_interval(row)?;
         }
-        self.runnable_end(old, a.ts, false)
+        self.runnable_end(key, ts, false)
     }
 
     /// The one open instance of process `e` on a core (running or polling), if exactly one
@@ -1350,17 +1356,7 @@ impl<O: Output> Deriver<O> {
         let mut rkeys: Vec<(Sym, i64)> = self.runnables.keys().copied().collect();
         rkeys.sort_by(|a, b| (self.names.resolve(a.0), a.1).cmp(&(self.names.resolve(b.0), b.1)));
         for key in rkeys {
-            if let Some(row) = self.runnable_interval(key, end, None, true) {
-                self.emit_interval(row)?;
-            }
-            let Some(mut r) = self.runnables.remove(&key) else { continue };
-            let dur = end - r.since;
-            if r.running {
-                r.row.net_exec += dur;
-            } else {
-                r.row.ready_time += dur;
-            }
-            self.emit_instance(r.row)?;
+            self.runnable_cut(key, end)?;
         }
         let mut cores: Vec<Sym> = self.cores.keys().copied().collect();
         cores.sort_by(|a, b| self.names.resolve(*a).cmp(self.names.resolve(*b)));
