@@ -46,6 +46,89 @@ fn verify_names_altered_truncated_and_missing_files() {
 }
 
 #[test]
+fn a_damaged_capture_is_left_out_and_the_others_still_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    archive_with_two(tmp.path());
+    let sql = |q: &str| run(tmp.path(), &["sql", "--archive", "db", "--format", "csv", "-c", q]);
+    // CSV rows end in CRLF.
+    let text = |b: &[u8]| String::from_utf8_lossy(b).replace("\r\n", "\n");
+
+    // A truncated file: before, DuckDB refused every view, so no query answered at all.
+    let events = tmp.path().join("db/events/capture_id=1/part-0.parquet");
+    let len = std::fs::metadata(&events).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&events).unwrap().set_len(len - 100).unwrap();
+    let out = sql("SELECT capture_id, count(*) FROM events GROUP BY 1");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "capture_id,count_star()\n2,3\n");
+    let warning = text(&out.stderr);
+    assert!(
+        warning.contains(
+            "warning: capture 1 'one' is left out of every table: events/capture_id=1/part-0.parquet \
+             is truncated"
+        ) && warning.contains("`tracedb reingest 1` rebuilds it"),
+        "{warning}"
+    );
+    // Left out of every table, not of `events` alone.
+    let out = sql("SELECT count(*) FROM intervals WHERE capture_id = 1");
+    assert_eq!(text(&out.stdout), "count_star()\n0\n");
+    let out = run(tmp.path(), &["captures", "--archive", "db", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!text(&out.stdout).contains("\n1,one,"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("\n2,two,"), "{}", text(&out.stdout));
+    // Exporting it fails, naming the file; the other one exports.
+    let out = run(tmp.path(), &["export", "--archive", "db", "1", "--to", "btf", "one.out.btf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("capture 1 'one' cannot be read: events/"),
+        "{}",
+        text(&out.stderr)
+    );
+    ok(tmp.path(), &["export", "--archive", "db", "2", "--to", "btf", "two.out.btf"]);
+
+    // The kept source rebuilds it.
+    ok(tmp.path(), &["reingest", "--archive", "db", "1"]);
+    let out = sql("SELECT capture_id, count(*) FROM events GROUP BY 1 ORDER BY 1");
+    assert_eq!(text(&out.stdout), "capture_id,count_star()\n1,3\n2,3\n");
+    assert!(!text(&out.stderr).contains("warning"), "{}", text(&out.stderr));
+
+    // A footer altered in place (same size, Parquet's closing magic intact) is found too,
+    // by reading every footer once DuckDB refuses the views.
+    let intervals = tmp.path().join("db/intervals/capture_id=2/part-0.parquet");
+    let mut bytes = std::fs::read(&intervals).unwrap();
+    let n = bytes.len();
+    let footer = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    bytes[n - 8 - footer..n - 8 - footer + 16].fill(0xff);
+    std::fs::write(&intervals, &bytes).unwrap();
+    let out = sql("SELECT capture_id, count(*) FROM intervals GROUP BY 1");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "capture_id,count_star()\n1,3\n");
+    assert!(
+        text(&out.stderr).contains(
+            "capture 2 'two' is left out of every table: intervals/capture_id=2/part-0.parquet is \
+             altered: its Parquet footer does not read"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    // A missing file, of a capture whose source is not kept: the way out is `rm`.
+    std::fs::write(tmp.path().join("three.btf"), TRACE.replace("30,", "50,")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--no-keep-source", "three.btf"]);
+    std::fs::remove_file(tmp.path().join("db/deadlines/capture_id=3/part-0.parquet")).unwrap();
+    let out = sql("SELECT 1");
+    let warning = text(&out.stderr);
+    assert!(
+        warning.contains(
+            "capture 3 'three' is left out of every table: deadlines/capture_id=3/part-0.parquet \
+             is missing; its source is not kept: `tracedb rm 3` removes it"
+        ),
+        "{warning}"
+    );
+    ok(tmp.path(), &["rm", "--archive", "db", "3"]);
+    let out = sql("SELECT 1");
+    assert!(!text(&out.stderr).contains("capture 3"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn verify_names_files_no_capture_lists() {
     let tmp = tempfile::tempdir().unwrap();
     archive_with_two(tmp.path());

@@ -39,7 +39,19 @@ pub fn run(args: Args) -> Result<()> {
     crate::signals::watch(crate::signals::Ending::Now);
     let archive = Archive::open(&args.archive.archive)?;
     let entry = archive.manifest.resolve(&args.capture, &archive.dir)?.clone();
-    let conn = archive.connect()?;
+    // Only the exported capture's damage matters here: the others go unmentioned.
+    let (conn, damaged) = archive.connect_with_damage()?;
+    if let Some(d) = damaged.into_iter().find(|d| d.capture_id == entry.capture_id) {
+        let message = format!(
+            "capture {} '{}' cannot be read: {} {}; {}",
+            d.capture_id,
+            d.name,
+            d.path,
+            d.problem,
+            d.repair()
+        );
+        return Err(crate::Error::Archive { path: archive.dir.clone(), message });
+    }
     let what = match args.to {
         Target::Btf => {
             format!("{} events", export::to_btf(&conn, entry.capture_id, &entry.name, &args.out)?)

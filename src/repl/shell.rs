@@ -241,16 +241,19 @@ impl Shell {
             return;
         }
         let reloaded = Archive::open(&self.archive_dir).and_then(|a| {
-            a.create_views(&self.conn)?;
-            Ok(a.manifest.captures.len())
+            let damaged = a.create_views(&self.conn)?;
+            Ok((a.manifest.captures.len(), damaged))
         });
         match reloaded {
-            Ok(n) => {
+            Ok((n, damaged)) => {
                 self.manifest_seen = now;
                 crate::say!(
                     "(the archive changed: {n} capture{} now)",
                     if n == 1 { "" } else { "s" }
-                )
+                );
+                for d in damaged {
+                    crate::say!("warning: {d}");
+                }
             }
             // Tried again before the next statement.
             Err(e) => crate::say!("warning: the archive changed and cannot be re-read: {e}"),
