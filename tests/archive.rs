@@ -1391,6 +1391,26 @@ fn export_follows_a_symlink_and_writes_into_a_fifo() {
 }
 
 #[test]
+fn an_export_to_dash_goes_to_standard_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    ok(d, &["ingest", "--archive", "db", "one.btf"]);
+    for to in ["btf", "chrome-json"] {
+        ok(d, &["export", "1", "--archive", "db", "--to", to, "file.out"]);
+        let out = run(d, &["export", "1", "--archive", "db", "--to", to, "-"]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.stdout, std::fs::read(d.join("file.out")).unwrap(), "{to}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("to standard output"));
+        assert!(!d.join("-").exists(), "a file named - was written");
+    }
+    let out = run(d, &["export", "1", "--archive", "db", "--to", "parquet", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not to standard output"));
+    assert!(!d.join("-").exists());
+}
+
+#[test]
 fn an_export_whose_reader_leaves_ends_quietly() {
     use std::io::{BufRead, BufReader};
     use std::process::Command;
@@ -1401,11 +1421,11 @@ fn an_export_whose_reader_leaves_ends_quietly() {
     let cfg = tracedb::synth::SynthConfig { target_bytes: Some(1 << 20), ..Default::default() };
     tracedb::synth::write_btf(std::fs::File::create(d.join("big.btf")).unwrap(), &cfg).unwrap();
     ok(d, &["ingest", "--archive", "db", "--no-keep-source", "big.btf"]);
-    // `export ... /dev/stdout | head -1`, for each text form.
-    for to in ["btf", "chrome-json"] {
+    // `export ... /dev/stdout | head -1` (or `-`), for each text form.
+    for (to, dest) in [("btf", "/dev/stdout"), ("chrome-json", "/dev/stdout"), ("btf", "-")] {
         let (first, out) = crate::util::first_line_then_close(
             d,
-            &["export", "1", "--archive", "db", "--to", to, "/dev/stdout"],
+            &["export", "1", "--archive", "db", "--to", to, dest],
         );
         let msg = String::from_utf8_lossy(&out.stderr);
         assert!(first.starts_with(if to == "btf" { "#version" } else { "{" }), "{first}");

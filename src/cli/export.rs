@@ -25,7 +25,7 @@ pub struct Args {
     /// Output kind.
     #[arg(long, value_enum)]
     to: Target,
-    /// Output file (a directory for parquet).
+    /// Output file (a directory for parquet); `-` is standard output (btf, chrome-json).
     #[arg(value_name = "OUT")]
     out: PathBuf,
     #[command(flatten)]
@@ -63,11 +63,11 @@ pub fn run(args: Args) -> Result<()> {
             format!("{} tables", export::to_parquet(&conn, entry.capture_id, &args.out)?.len())
         }
     };
-    crate::say!(
-        "exported capture {} '{}' to {}: {what}",
-        entry.capture_id,
-        entry.name,
-        args.out.display()
-    );
+    let to = if args.out.as_os_str() == "-" {
+        "standard output".to_string()
+    } else {
+        args.out.display().to_string()
+    };
+    crate::say!("exported capture {} '{}' to {to}: {what}", entry.capture_id, entry.name);
     Ok(())
 }

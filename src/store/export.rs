@@ -377,6 +377,13 @@ fn write_chrome_json(
 
 /// Writes every table of capture `id` to `dir/<table>.parquet` (zstd, with `capture_id`).
 pub fn to_parquet(conn: &duckdb::Connection, id: i64, dir: &Path) -> Result<Vec<String>> {
+    if dir.as_os_str() == "-" {
+        return Err(Error::Usage(
+            "--to parquet writes one file per table into a directory, not to standard output \
+             (`-` is for btf and chrome-json)"
+                .into(),
+        ));
+    }
     // A file, or a symlink to none, where the directory should be.
     if dir.symlink_metadata().is_ok() && !dir.is_dir() {
         return Err(Error::Usage(format!(

@@ -2,7 +2,8 @@
 //! written beside it under a temporary name and renamed over it; a symlink is followed, so
 //! the link stays and its target gets the new content; anything else (a FIFO, a device,
 //! `/dev/stdout`) is written straight into, since renaming over it would replace the
-//! special file with a regular one (and a reader of the FIFO would wait forever).
+//! special file with a regular one (and a reader of the FIFO would wait forever). `-` is
+//! standard output.
 //!
 //! Temporary files in the making are listed, so that [`discard_all`] can remove them when
 //! the process is interrupted (SIGINT, SIGTERM): files are created, renamed into place and
@@ -81,6 +82,8 @@ enum Dest {
     Replace { path: PathBuf, tmp: PathBuf },
     /// Written straight into the output.
     Direct,
+    /// Written to standard output (the path `-`).
+    Stdout,
 }
 
 impl OutFile {
@@ -97,6 +100,9 @@ impl OutFile {
     }
 
     fn plan(path: &Path) -> Result<OutFile> {
+        if path.as_os_str() == "-" {
+            return Ok(OutFile { path: path.to_path_buf(), dest: Dest::Stdout });
+        }
         let mut p = path.to_path_buf();
         for _ in 0..MAX_LINKS {
             let meta = match std::fs::symlink_metadata(&p) {
@@ -124,7 +130,7 @@ impl OutFile {
     pub fn write_path(&self) -> &Path {
         match &self.dest {
             Dest::Replace { tmp, .. } => tmp,
-            Dest::Direct => &self.path,
+            Dest::Direct | Dest::Stdout => &self.path,
         }
     }
 
@@ -134,6 +140,10 @@ impl OutFile {
             Dest::Replace { tmp, .. } => std::fs::OpenOptions::new().write(true).open(tmp),
             // Appending: through /proc/self/fd/1, a shell's `>>` redirection is not written over.
             Dest::Direct => std::fs::OpenOptions::new().append(true).open(&self.path),
+            Dest::Stdout => {
+                use std::os::fd::AsFd;
+                std::io::stdout().as_fd().try_clone_to_owned().map(std::fs::File::from)
+            }
         };
         file.map_err(|e| Error::io(&self.path, e))
     }
