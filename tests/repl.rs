@@ -263,6 +263,22 @@ fn meta_commands() {
     assert!(out.contains(" five\n integer\n"), "the script set table mode back:\n{out}");
     t.line(".mode xml");
     assert!(t.sync().contains("Error: usage: .mode table|csv|json|markdown|line"));
+    // Errors in a script read by a script name that script and the line, DuckDB's own
+    // line numbers included; the statements around them still run.
+    std::fs::write(
+        tmp.path().join("bad.sql"),
+        "SELECT 1 AS a;\n\n-- a comment\nSELECT 2,\n  nosuch FROM events;\n.mode xml\nSELECT 3 AS c\n",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("outer.sql"), "SELECT 0 AS z;\n.read bad.sql\n.read none.sql\n")
+        .unwrap();
+    t.line(".read outer.sql");
+    let out = t.sync();
+    assert!(out.contains("Error: bad.sql: line 5: Binder Error"), "{out}");
+    assert!(out.contains("LINE 5:   nosuch FROM events"), "{out}");
+    assert!(out.contains("Error: bad.sql: line 6: usage: .mode"), "{out}");
+    assert!(out.contains("Error: outer.sql: line 3: none.sql: "), "{out}");
+    assert!(out.contains(" c\n integer\n"), "{out}");
     t.line(".quit");
     t.wait_for("shell exited with 0");
 }

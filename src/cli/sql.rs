@@ -99,7 +99,7 @@ fn read_stdin() -> Result<String> {
 /// as an error naming the script and the line. DuckDB counts lines within the statement
 /// (`LINE 2: ...` with a caret under it); that line becomes the script's own, with the
 /// caret kept under the same character.
-fn located(name: &str, first_line: usize, message: &str) -> Error {
+pub(crate) fn located(name: &str, first_line: usize, message: &str) -> Error {
     let (message, line) = renumber(message, |n| first_line + n - 1);
     let name = if name == "-" { "<stdin>" } else { name };
     Error::input(name, format!("line {}", line.unwrap_or(first_line)), message)

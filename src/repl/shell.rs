@@ -40,6 +40,28 @@ enum Flow {
     Quit,
 }
 
+/// A script being read by `.read`.
+struct Reading {
+    /// Its path, as given.
+    name: String,
+    /// The line being run (1-based).
+    line: usize,
+    /// The line the statement being gathered starts on.
+    pending_from: usize,
+}
+
+/// Where a statement comes from, for its error message.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// Typed, or run by a meta-command typed at the prompt.
+    Typed,
+    /// Line `n` of the script being read, from where DuckDB's own line numbers count.
+    Script(usize),
+    /// Made by a meta-command (`.query`) on the script's current line: DuckDB's line
+    /// numbers are those of the statement made, not of the script.
+    Meta,
+}
+
 /// The shell's state.
 pub struct Shell {
     conn: duckdb::Connection,
@@ -49,7 +71,8 @@ pub struct Shell {
     output: Option<(PathBuf, io::BufWriter<std::fs::File>)>,
     running: Arc<AtomicBool>,
     schema_changed: bool,
-    read_depth: usize,
+    /// The scripts being read (`.read`), innermost last: where errors are said to be.
+    reading: Vec<Reading>,
     /// Ctrl-C cancelled a statement: a script being read (`.read`) stops too.
     interrupted: bool,
     /// The archive directory, and the identity of its manifest when the views were made.
@@ -83,7 +106,7 @@ pub fn run(mut archive: Archive, format: OutputFormat) -> Result<()> {
         output: None,
         running: Arc::new(AtomicBool::new(false)),
         schema_changed: false,
-        read_depth: 0,
+        reading: Vec::new(),
         interrupted: false,
         archive_dir: archive.dir.clone(),
         manifest_seen: manifest_stamp(&archive.dir),
@@ -177,7 +200,10 @@ impl Shell {
             return match meta::parse(line).and_then(|m| self.meta(m)) {
                 Ok(flow) => flow,
                 Err(e) => {
-                    crate::say!("Error: {e}");
+                    match self.reading.last() {
+                        Some(r) => crate::say!("Error: {}: line {}: {e}", r.name, r.line),
+                        None => crate::say!("Error: {e}"),
+                    }
                     Flow::Go
                 }
             };
@@ -197,37 +223,60 @@ impl Shell {
         }
         if split::is_complete(pending) {
             // Ctrl-C cancels the statement and those after it on the line.
-            if self.read_depth == 0 {
+            if self.reading.is_empty() {
                 self.interrupted = false;
             }
-            for stmt in split::split(&std::mem::take(pending)).statements {
+            for stmt in split::complete_statements(&std::mem::take(pending)) {
                 if self.interrupted {
                     break;
                 }
-                self.statement(&stmt);
+                let origin = self.origin(stmt.line);
+                self.statement(&stmt.text, origin);
             }
         }
         Flow::Go
     }
 
-    /// Runs the lines of a script (`.read`) as if typed; a statement left without `;` at
-    /// the end still runs.
-    fn feed(&mut self, text: &str) -> Flow {
+    /// Where a statement starting on line `line` of the text gathered so far comes from.
+    fn origin(&self, line: usize) -> Origin {
+        match self.reading.last() {
+            Some(r) => Origin::Script(r.pending_from + line - 1),
+            None => Origin::Typed,
+        }
+    }
+
+    /// Runs the lines of script `name` (`.read`) as if typed, errors naming the script and
+    /// the line; a statement left without `;` at the end still runs.
+    fn feed(&mut self, name: &str, text: &str) -> Flow {
+        self.reading.push(Reading { name: name.to_string(), line: 0, pending_from: 1 });
+        let flow = self.feed_lines(text);
+        self.reading.pop();
+        flow
+    }
+
+    fn feed_lines(&mut self, text: &str) -> Flow {
         let mut pending = String::new();
-        for line in text.lines() {
+        for (i, line) in text.lines().enumerate() {
             // Ctrl-C cancels the script, not only its running statement.
             if self.interrupted {
                 return Flow::Go;
+            }
+            if let Some(r) = self.reading.last_mut() {
+                r.line = i + 1;
+                if pending.is_empty() {
+                    r.pending_from = i + 1;
+                }
             }
             if self.line(&mut pending, line) == Flow::Quit {
                 return Flow::Quit;
             }
         }
-        for stmt in split::split_script(&pending) {
+        for stmt in split::script_statements(&pending) {
             if self.interrupted {
                 return Flow::Go;
             }
-            self.statement(&stmt);
+            let origin = self.origin(stmt.line);
+            self.statement(&stmt.text, origin);
         }
         Flow::Go
     }
@@ -260,8 +309,9 @@ impl Shell {
         }
     }
 
-    /// Runs one statement and prints its result, or DuckDB's message.
-    fn statement(&mut self, sql: &str) {
+    /// Runs one statement and prints its result, or DuckDB's message (with the script and
+    /// line it comes from, in a `.read`).
+    fn statement(&mut self, sql: &str, origin: Origin) {
         self.follow_archive();
         let code = sql.get(split::leading_comments(sql)..).unwrap_or(sql);
         let first = code.split_whitespace().next().unwrap_or("").to_lowercase();
@@ -288,9 +338,22 @@ impl Shell {
                 self.interrupted = true;
                 crate::say!("\nCancelled (Ctrl-C)")
             }
-            Err(StreamError::Query(e)) => crate::say!("Error: {e}"),
-            Err(StreamError::Value(e)) => crate::say!("Error: {e}"),
+            Err(StreamError::Query(e)) => self.error(&e.to_string(), origin),
+            Err(StreamError::Value(e)) => self.error(&e.to_string(), origin),
             Err(StreamError::Io(e)) => crate::say!("Error: writing the result: {e}"),
+        }
+    }
+
+    /// Says a statement's error, where it comes from first.
+    fn error(&self, message: &str, origin: Origin) {
+        match (origin, self.reading.last()) {
+            (Origin::Script(line), Some(r)) => {
+                crate::say!("Error: {}", crate::cli::sql::located(&r.name, line, message))
+            }
+            (Origin::Meta, Some(r)) => {
+                crate::say!("Error: {}: line {}: {message}", r.name, r.line)
+            }
+            _ => crate::say!("Error: {message}"),
         }
     }
 
@@ -439,7 +502,8 @@ impl Shell {
                 }
                 // A file parameter (deadlines=FILE) fills its table for this run only.
                 let (values, loaded) = crate::cli::query::load_file_params(&self.conn, &q, values)?;
-                let run = q.invocation(&values, capture).map(|sql| self.statement(&sql));
+                let run =
+                    q.invocation(&values, capture).map(|sql| self.statement(&sql, Origin::Meta));
                 // For this run only, whether it ran or not.
                 if loaded {
                     self.conn.execute_batch("DELETE FROM param_deadlines")?;
@@ -456,20 +520,18 @@ impl Shell {
             Meta::Timer(on) => self.timer = on,
             Meta::Output(to) => self.set_output(to)?,
             Meta::Read(path) => {
-                if self.read_depth >= MAX_READ_DEPTH {
+                if self.reading.len() >= MAX_READ_DEPTH {
                     return Err(Error::Usage(format!(
                         ".read {}: files read each other too deep",
                         path.display()
                     )));
                 }
                 let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-                if self.read_depth == 0 {
+                if self.reading.is_empty() {
                     self.interrupted = false;
                 }
-                self.read_depth += 1;
-                let flow = self.feed(&text);
-                self.read_depth -= 1;
-                if self.read_depth == 0 && std::mem::take(&mut self.interrupted) {
+                let flow = self.feed(&path.to_string_lossy(), &text);
+                if self.reading.is_empty() && std::mem::take(&mut self.interrupted) {
                     crate::say!("(.read {}: the rest of the script was not run)", path.display());
                 }
                 return Ok(flow);

@@ -137,14 +137,23 @@ pub fn split_script(input: &str) -> Vec<String> {
 pub fn script_statements(input: &str) -> Vec<Located> {
     let (mut statements, rest) = split_located(input);
     statements.extend(rest);
-    for s in &mut statements {
-        let code = leading_comments(&s.text);
-        if code > 0 && code < s.text.len() {
-            s.line += s.text[..code].matches('\n').count();
-            s.text = s.text[code..].to_string();
-        }
+    statements.into_iter().map(from_first_token).collect()
+}
+
+/// [`split`]'s complete statements, each from its first token and with the line that is on
+/// (as [`script_statements`] gives them).
+pub fn complete_statements(input: &str) -> Vec<Located> {
+    split_located(input).0.into_iter().map(from_first_token).collect()
+}
+
+/// `s` without the comments in front of it, its line moved to where the code starts.
+fn from_first_token(mut s: Located) -> Located {
+    let code = leading_comments(&s.text);
+    if code > 0 && code < s.text.len() {
+        s.line += s.text[..code].matches('\n').count();
+        s.text = s.text[code..].to_string();
     }
-    statements
+    s
 }
 
 /// Length of the whitespace and comments (`-- ...` to the end of the line, `/* ... */`,
@@ -748,6 +757,13 @@ mod tests {
         );
         // A leading comment is part of the statement's text.
         assert_eq!(split("-- first\nSELECT 1;"), split_of(&["-- first\nSELECT 1"], None));
+    }
+
+    #[test]
+    fn complete_statements_start_at_their_code() {
+        let got = complete_statements("SELECT 1; -- one\n\n/* two */ SELECT\n 2;\nSELECT 3");
+        let lines: Vec<_> = got.iter().map(|s| (s.text.as_str(), s.line)).collect();
+        assert_eq!(lines, [("SELECT 1", 1), ("SELECT\n 2", 3)]);
     }
 
     #[test]
