@@ -255,9 +255,12 @@ fn json_nested(
     Ok(())
 }
 
-/// Quotes a CSV field when RFC 4180 requires it.
+/// Quotes a CSV field when RFC 4180 requires it, and an empty string, so that it reads apart
+/// from NULL (an empty field), as DuckDB's and PostgreSQL's CSV do.
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
+    if s.is_empty() {
+        "\"\"".to_string()
+    } else if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
@@ -919,6 +922,12 @@ mod tests {
             render(OutputFormat::Csv),
             "n,s,f\r\n1000000000000,\"a,\"\"b\"\"\",100000000000000000000\r\n,x,0.5\r\n"
         );
+    }
+
+    #[test]
+    fn csv_tells_an_empty_string_from_null() {
+        assert_eq!(csv_field(""), "\"\"");
+        assert_eq!(csv_field("x"), "x");
     }
 
     #[test]

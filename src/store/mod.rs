@@ -358,9 +358,9 @@ impl Archive {
         Ok(damaged)
     }
 
-    /// Captures (not among `known`) with a listed table file that is missing, of another
-    /// size than the manifest records or not ending in Parquet's magic; with `footers`,
-    /// also one whose footer does not parse. The first problem found per capture.
+    /// Captures (not among `known`) with a listed table file that is missing or does not end
+    /// in Parquet's magic; with `footers`, one whose footer does not parse. The first
+    /// problem found per capture.
     fn damaged(&self, footers: bool, known: &[Damaged]) -> Vec<Damaged> {
         let mut out = Vec::new();
         for c in &self.manifest.captures {
@@ -660,8 +660,10 @@ impl std::fmt::Display for Damaged {
 }
 
 /// What keeps DuckDB from opening the Parquet file at `path`, which the manifest says has
-/// `bytes` bytes, found without reading more than its last four: it is missing, has
-/// another size, or does not end in Parquet's magic.
+/// `bytes` bytes, found without reading more than its last four: it is missing, or does not
+/// end in Parquet's magic (a truncated file, mostly). A file of another size that still
+/// ends as Parquet does is read: `verify` reports it, and a query should not lose what can
+/// be read.
 fn file_problem(path: &Path, bytes: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = match std::fs::File::open(path) {
@@ -673,14 +675,17 @@ fn file_problem(path: &Path, bytes: u64) -> Option<String> {
         Ok(m) => m.len(),
         Err(e) => return Some(format!("cannot be read ({e})")),
     };
-    if size != bytes {
-        let how = if size < bytes { "truncated" } else { "altered" };
-        return Some(format!("is {how}: {size} bytes, the manifest says {bytes}"));
-    }
     let mut magic = [0u8; 4];
-    let read = file.seek(SeekFrom::End(-4)).and_then(|_| file.read_exact(&mut magic));
+    let read = if size < 4 {
+        Ok(())
+    } else {
+        file.seek(SeekFrom::End(-4)).and_then(|_| file.read_exact(&mut magic))
+    };
     match read {
         Ok(()) if &magic == b"PAR1" => None,
+        Ok(()) if size < bytes => {
+            Some(format!("is truncated: {size} bytes, the manifest says {bytes}"))
+        }
         Ok(()) => Some("is altered: it does not end as a Parquet file does".into()),
         Err(e) => Some(format!("cannot be read ({e})")),
     }
