@@ -267,6 +267,47 @@ fn btf_export_round_trips_a_real_freertos_capture() {
 }
 
 #[test]
+fn btf_export_keeps_the_header_declarations_the_tables_depend_on() {
+    // Sched is declared a core and is a source before it is a target: without the
+    // declaration in the export, the resume would be caused by nobody known and the
+    // running interval would stay on Core_0 (audit). A second declaration of Sched loses
+    // to the first. Spare is named only in the entity table; Foo is inferred to be a core
+    // (no declaration), and Core_1 is typed by its own line, so neither is declared.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("decl.btf"),
+        "#timeScale ns\n#entityTypeTable\n#-C Sched\n#-R Sched\n#entityTable\n#-0 Spare\n\
+         0,Core_0,0,T,T0,0,activate\n1,Core_0,0,T,T0,0,start\n2,Core_0,0,T,T0,0,preempt\n\
+         3,Sched,0,T,T0,0,resume\n4,Sched,0,T,T0,0,terminate\n5,Sched,0,C,Sched,0,idle\n\
+         6,Stim,0,T,T1,0,activate\n7,Foo,0,T,T1,0,start\n8,Foo,0,T,T1,0,terminate\n\
+         9,Foo,0,C,Foo,0,idle\n10,Core_1,0,C,Core_1,0,idle\n",
+    )
+    .unwrap();
+    round_trip(d, &d.join("decl.btf"));
+    let back = std::fs::read_to_string(d.join("back.btf")).unwrap();
+    assert!(back.contains("#entityTypeTable\n#-C Sched\n#entityTable\n#-0 Spare\n"), "{back}");
+    assert!(!back.contains("#-C Foo") && !back.contains("#-C Core_1"), "{back}");
+    for t in ["entities", "diagnostics"] {
+        let rows = |a: &str| {
+            csv(
+                d,
+                a,
+                &format!(
+                    "SELECT * EXCLUDE (capture_id{}) FROM {t} ORDER BY ALL",
+                    if t == "entities" { ", entity_id, attrs" } else { ", position, message" }
+                ),
+            )
+        };
+        assert_eq!(rows("a.tdb"), rows("b.tdb"), "{t}");
+    }
+    assert_eq!(
+        csv(d, "b.tdb", "SELECT source_type, core FROM events WHERE seq = 3"),
+        "source_type,core\nC,Sched\n"
+    );
+}
+
+#[test]
 fn chrome_json_and_parquet_exports() {
     let tmp = tempfile::tempdir().unwrap();
     archive_with_two(tmp.path());

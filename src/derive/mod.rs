@@ -126,6 +126,8 @@ pub struct EntityInfo {
     pub btf_id: Option<i64>,
     /// The type was inferred (a core named as a source), not written in the file.
     pub inferred: bool,
+    /// The type is the one a header declared (a BTF `#entityTypeTable`).
+    pub declared: bool,
 }
 
 /// What the derive stage knows at the end.
@@ -334,6 +336,7 @@ impl<O: Output> Deriver<O> {
             first_line,
             btf_id: None,
             inferred: false,
+            declared: false,
         });
         self.entity_ids.insert(name, id);
         id
@@ -672,6 +675,9 @@ impl<O: Output> Sink for Deriver<O> {
         if let Some(t) = entity_type {
             let t = self.names.intern(t);
             self.set_type(n, t, false, Pos::None);
+            if let Some(info) = self.entities.get_mut(e) {
+                info.declared |= info.entity_type == Some(t);
+            }
         }
         if let (Some(id), Some(info)) = (id, self.entities.get_mut(e)) {
             info.btf_id = Some(id);

@@ -111,20 +111,35 @@ fn write_btf(
         name.replace(['\n', '\r'], " ")
     );
     w.write_all(header.as_bytes()).map_err(out_err(path))?;
-    // Declared types of entities that never appear as a target keep their type.
+    // The header's declarations: the type of an entity that a header declared (its source
+    // lines before its first target line know it from there) or that never appears as a
+    // target (archives from before `declared_type`); and, in an entity table, a name no
+    // event mentions. An entity typed by its target lines, or inferred to be a core, is not
+    // declared: its earlier source lines would gain a type they did not have.
     let mut decl = Vec::new();
+    let mut untyped = Vec::new();
     each_batch(
         conn,
         &format!(
-            "SELECT name, type FROM entities e WHERE capture_id = {id} AND type IS NOT NULL \
-             AND coalesce(json_extract(attrs, '$.inferred_type')::BOOLEAN, false) = false \
-             AND NOT EXISTS (SELECT 1 FROM events v WHERE v.capture_id = {id} AND v.target = e.name) ORDER BY entity_id"
+            "WITH v AS (SELECT * FROM events WHERE capture_id = {id}), \
+             first_target AS (SELECT target AS name, min(seq) AS seq FROM v GROUP BY target) \
+             SELECT e.name, e.type FROM entities e LEFT JOIN first_target f USING (name) \
+             WHERE e.capture_id = {id} AND ( \
+               (e.type IS NOT NULL \
+                AND coalesce(json_extract(e.attrs, '$.inferred_type')::BOOLEAN, false) = false \
+                AND (f.seq IS NULL \
+                  OR coalesce(json_extract(e.attrs, '$.declared_type')::BOOLEAN, false))) \
+               OR (e.type IS NULL AND f.seq IS NULL \
+                   AND NOT EXISTS (SELECT 1 FROM v WHERE v.source = e.name))) \
+             ORDER BY e.entity_id"
         ),
         |b| {
             let c = Cells::new(b);
             for r in 0..b.num_rows() {
-                if let (Some(n), Some(t)) = (c.text(0, r), c.text(1, r)) {
-                    decl.push(format!("#-{} {}\n", field(&t), field(&n)));
+                match (c.text(0, r), c.text(1, r)) {
+                    (Some(n), Some(t)) => decl.push(format!("#-{} {}\n", field(&t), field(&n))),
+                    (Some(n), None) => untyped.push(field(&n)),
+                    _ => {}
                 }
             }
             Ok(())
@@ -134,6 +149,12 @@ fn write_btf(
         w.write_all(b"#entityTypeTable\n").map_err(out_err(path))?;
         for d in decl {
             w.write_all(d.as_bytes()).map_err(out_err(path))?;
+        }
+    }
+    if !untyped.is_empty() {
+        w.write_all(b"#entityTable\n").map_err(out_err(path))?;
+        for (i, n) in untyped.iter().enumerate() {
+            w.write_all(format!("#-{i} {n}\n").as_bytes()).map_err(out_err(path))?;
         }
     }
     // BTF is in ascending time. A BTF capture keeps its own order (seq): a source whose time

@@ -771,6 +771,9 @@ fn write_side_tables(
         if e.inferred {
             attrs.insert("inferred_type".into(), true.into());
         }
+        if e.declared {
+            attrs.insert("declared_type".into(), true.into());
+        }
         let attrs = serde_json::Value::Object(attrs).to_string();
         if let Some(b) = w.batch(ent) {
             b.i64(i64::try_from(id).ok())
