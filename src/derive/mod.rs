@@ -167,6 +167,8 @@ struct Known {
     isr_type: Sym,
     /// `ISR`, the older files' code for an ISR.
     isr_type_old: Sym,
+    /// `Core`, the older files' code for a core.
+    core_type_old: Sym,
     sem_type: Sym,
     sig_type: Sym,
 }
@@ -261,6 +263,7 @@ impl<O: Output> Deriver<O> {
             core_type: names.intern("C"),
             isr_type: names.intern("I"),
             isr_type_old: names.intern("ISR"),
+            core_type_old: names.intern("Core"),
             sem_type: names.intern("SEM"),
             sig_type: names.intern("SIG"),
         };
@@ -351,6 +354,38 @@ impl<O: Output> Deriver<O> {
                 e.inferred = inferred;
             }
         }
+    }
+
+    /// Reports a target line giving `entity` another type than the one it has (declared or
+    /// written first; names are unique across types, SEMANTICS.md). The entity keeps its
+    /// first type; the line's own type drives this event's state machine, as before.
+    fn type_conflict(&mut self, entity: Sym, written: Sym, ev: &Event<'_>, ts: i64) -> Result<()> {
+        let Some(e) = self.entity_ids.get(&entity).and_then(|&id| self.entities.get(id)) else {
+            return Ok(());
+        };
+        let Some(known) = e.entity_type.filter(|&t| t != written && !e.inferred) else {
+            return Ok(());
+        };
+        let k = &self.known;
+        let same = |a: Sym, b: Sym| {
+            [(k.isr_type, k.isr_type_old), (k.core_type, k.core_type_old)]
+                .iter()
+                .any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
+        };
+        if same(known, written) {
+            return Ok(());
+        }
+        let whence = if e.declared { "declared" } else { "first written" };
+        let msg = format!(
+            "{} is written as type {} here but was {whence} as {}: names are unique across \
+             types; the entity keeps type {}, this event is read as a {} event",
+            ev.target,
+            ev.target_type,
+            self.names.resolve(known),
+            self.names.resolve(known),
+            ev.target_type
+        );
+        self.diag(Severity::Warning, "type_conflict", ev.pos, ts, msg)
     }
 
     fn type_of(&self, name: Sym) -> Option<Sym> {
@@ -730,6 +765,7 @@ impl<O: Output> Sink for Deriver<O> {
             self.diag(severity, "missing_type", ev.pos, ts, msg)?;
             self.entity(target, ev.pos);
         } else {
+            self.type_conflict(target, target_type, ev, ts)?;
             self.set_type(target, target_type, false, ev.pos);
         }
         let class = self.class(target_type);

@@ -581,6 +581,28 @@ fn an_undeclared_source_that_starts_a_task_is_a_core() {
 }
 
 #[test]
+fn a_name_written_with_two_types_is_a_type_conflict() {
+    // Names are unique across types: a second type is reported, the first kept.
+    let (s, _) = derive(
+        "#entityTypeTable\n#-R Y\n0,Core_0,0,T,Y,0,activate\n1,Core_0,0,T,X,0,activate\n\
+         2,Core_0,0,I,X,0,start\n",
+    );
+    assert_eq!(diag_count(&s, "type_conflict"), 2);
+    let ty = |n: &str| {
+        let e = s.entities.iter().find(|e| s.names.resolve(e.name) == n).unwrap();
+        (e.entity_type.map(|t| s.names.resolve(t).to_string()), e.declared)
+    };
+    assert_eq!(ty("Y"), (Some("R".into()), true));
+    assert_eq!(ty("X"), (Some("T".into()), false));
+    // Older files' codes for the same type, and a core first inferred, are no conflict.
+    let (s, _) = derive(
+        "0,Core_0,0,ISR,Q,0,start\n1,Core_0,0,I,Q,0,terminate\n2,Core,0,Core,Core_0,0,idle\n\
+         3,Core_0,0,C,Core_0,0,idle\n4,PE_0,0,T,T1,0,start\n5,PE_0,0,C,PE_0,0,idle\n",
+    );
+    assert_eq!(diag_count(&s, "type_conflict"), 0);
+}
+
+#[test]
 fn a_skipped_line_does_not_move_the_clock() {
     let (s, rows) =
         derive("0,S,0,T,A,0,activate\n1000,Core_0,0,T,,0,start\n20,Core_0,0,T,A,0,start\n");
