@@ -1,0 +1,1 @@
+//! Importer tests on hand-built byte streams.
