@@ -270,7 +270,7 @@ mod tests {
     fn unescapes_and_checks_the_sum() {
         // seq 0x7E and a payload with both special bytes: all escaped on the wire.
         let wire = encode(&[0x7E, 0x40, 0x7D, 0x7E, 0x01]);
-        assert_eq!(wire, vec![0x7D, 0x5E, 0x40, 0x7D, 0x5D, 0x7D, 0x5E, 0x01, 0xC4, 0x7E]);
+        assert_eq!(wire, vec![0x7D, 0x5E, 0x40, 0x7D, 0x5D, 0x7D, 0x5E, 0x01, 0x45, 0x7E]);
         let got = items(&wire);
         match got.as_slice() {
             [Item::Frame(f)] => {
@@ -308,7 +308,7 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["resync", "frame", "bad_checksum", "frame"]);
         if let Some(Item::Problem(d)) = got.get(2) {
-            assert_eq!(d.pos, Pos::Byte(7));
+            assert_eq!(d.pos, Pos::Byte(8));
             assert_eq!(d.severity, Severity::Warning);
         }
         // [3, 8] alone: seq, rec, checksum = 3 bytes, the shortest good record.

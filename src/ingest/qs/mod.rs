@@ -1053,12 +1053,14 @@ impl<'a> Reader<'a> {
     /// A target reset: dictionaries start over; open states, ISRs and posts end here.
     fn reset(&mut self, f: &Frame) -> Result<()> {
         self.resets += 1;
+        // Pending posts end with the names they had.
+        self.close(Some(self.ts), f.pos())?;
         self.obj.clear();
         self.fun.clear();
         self.usr.clear();
         self.sig.clear();
         self.enums.clear();
-        self.close(Some(self.ts), f.pos())
+        Ok(())
     }
 
     /// Ends every open stretch at `end` (`None`: open at the end of the capture).
