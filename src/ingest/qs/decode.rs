@@ -76,6 +76,7 @@ pub fn fields(payload: &[u8], fields: &[Field], cfg: &Config) -> (Vec<Val>, Shap
         let v = match records::size(k, cfg) {
             Some(n) => match c.uint(n) {
                 Some(num) => Val { k, label, num, bytes: None },
+                None if k == K::OptU8 && c.left() == 0 => continue,
                 None => {
                     shape.missing = usize::from(n) - c.left();
                     return (out, shape);

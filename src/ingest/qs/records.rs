@@ -143,6 +143,9 @@ pub enum K {
     Fun,
     /// u8.
     U8,
+    /// A trailing u8 some targets leave out (the tick rate of QP 5 tick and time-event
+    /// records: the QP 5 `dpp.qs` sample has none).
+    OptU8,
     /// u16.
     U16,
     /// u32.
@@ -262,11 +265,11 @@ const NEW: &[Field] = &[(Time, ""), (ESize, "Size"), (Sig, "Sig")];
 const PUBLISH: &[Field] = &[(Time, ""), (Obj, "Sdr"), (Sig, "Sig"), (U8, "Pool"), (U8, "Ref")];
 const EVT_REF: &[Field] = &[(Time, ""), (Sig, "Sig"), (U8, "Pool"), (U8, "Ref")];
 const TE_ARM: &[Field] =
-    &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (TCtr, "Tim"), (TCtr, "Int"), (U8, "Rate")];
+    &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (TCtr, "Tim"), (TCtr, "Int"), (OptU8, "Rate")];
 const TE_ARM_4: &[Field] = &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (TCtr, "Tim"), (TCtr, "Int")];
-const TE_ADIS: &[Field] = &[(Obj, "Obj"), (Obj, "AO"), (U8, "Rate")];
+const TE_ADIS: &[Field] = &[(Obj, "Obj"), (Obj, "AO"), (OptU8, "Rate")];
 const TE_ADIS_4: &[Field] = &[(Obj, "Obj"), (Obj, "AO")];
-const TE_DISA: &[Field] = &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (U8, "Rate")];
+const TE_DISA: &[Field] = &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (OptU8, "Rate")];
 const TE_DISA_4: &[Field] = &[(Time, ""), (Obj, "Obj"), (Obj, "AO")];
 const TE_REARM: &[Field] = &[
     (Time, ""),
@@ -275,13 +278,13 @@ const TE_REARM: &[Field] = &[
     (TCtr, "Tim"),
     (TCtr, "Int"),
     (U8, "Was"),
-    (U8, "Rate"),
+    (OptU8, "Rate"),
 ];
 const TE_REARM_4: &[Field] =
     &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (TCtr, "Tim"), (TCtr, "Int"), (U8, "Was")];
-const TE_POST: &[Field] = &[(Time, ""), (Obj, "Obj"), (Sig, "Sig"), (Obj, "AO"), (U8, "Rate")];
+const TE_POST: &[Field] = &[(Time, ""), (Obj, "Obj"), (Sig, "Sig"), (Obj, "AO"), (OptU8, "Rate")];
 const TE_POST_4: &[Field] = &[(Time, ""), (Obj, "Obj"), (Sig, "Sig"), (Obj, "AO")];
-const TICK: &[Field] = &[(TCtr, "Ctr"), (U8, "Rate")];
+const TICK: &[Field] = &[(TCtr, "Ctr"), (OptU8, "Rate")];
 const TICK_4: &[Field] = &[(TCtr, "Ctr")];
 const T_NEST: &[Field] = &[(Time, ""), (U8, "Nest")];
 const T_NEST_PRI: &[Field] = &[(Time, ""), (U8, "Nest"), (U8, "Pri")];
@@ -461,7 +464,7 @@ pub fn size(k: K, c: &Config) -> Option<u8> {
         Sig => c.sig,
         Obj => c.obj,
         Fun => c.fun,
-        U8 => 1,
+        U8 | OptU8 => 1,
         U16 => 2,
         U32 => 4,
         QCtr => c.queue,
