@@ -184,20 +184,17 @@ pub fn sniff(prefix: &[u8]) -> bool {
     }
     let mut d = Deframer::new(prefix);
     let (mut good, mut total) = (0usize, 0usize);
-    // The first frame may be cut (a capture starting mid-record): it does not count.
-    let mut first = true;
     while let Ok(Some(item)) = d.next_item() {
-        let whole = d.read as usize != prefix.len() || prefix.last() == Some(&frame::FLAG);
         match item {
-            Item::Frame(_) => good += 1,
-            Item::Problem(p) if p.kind == "resync" && first => {}
-            Item::Problem(p) if p.kind == "frame_too_short" && !whole => {}
-            Item::Problem(_) => {}
+            Item::Frame(_) => {
+                good += 1;
+                total += 1;
+            }
+            // The first frame cut (a capture starting mid-record: `resync`), or the prefix
+            // ending inside a record: neither counts.
+            Item::Problem(p) if p.severity == Severity::Info => {}
+            Item::Problem(_) => total += 1,
         }
-        if !first || good > 0 {
-            total += 1;
-        }
-        first = false;
         if total >= 64 {
             break;
         }
@@ -861,8 +858,9 @@ impl<'a> Reader<'a> {
         let target_text = target.clone().unwrap_or_default();
         let (target_ref, type_ref) =
             if target.is_some() { (target_text.as_str(), target_type) } else { ("", "") };
-        let target_type_final =
-            if target.is_some() { self.declared_type(target_ref, type_ref) } else { "" };
+        // Never a type the derive stage runs a state machine for (T, I, ISR, R, SEM, SIG,
+        // C): QS rows pass through it as they are.
+        let target_type_final = type_ref;
         self.sink.event(&Event {
             ts,
             source: &source,
@@ -926,12 +924,6 @@ impl<'a> Reader<'a> {
             _ => {}
         }
         Ok(())
-    }
-
-    /// The type an event names for its target: never one with a state machine of its own in
-    /// the derive stage (T, I, ISR, R, SEM, SIG, C), so that QS rows pass through it as they are.
-    fn declared_type(&self, _target: &str, ty: &'static str) -> &'static str {
-        ty
     }
 
     fn message(
@@ -1008,7 +1000,9 @@ impl<'a> Reader<'a> {
     /// ISR entry or exit at nesting `nest` (1 = outermost) and priority `pri`.
     fn isr(&mut self, entry: bool, nest: u64, pri: u64, pos: Pos) -> Result<()> {
         let ts = self.ts;
-        let depth = if entry { nest.saturating_sub(1) } else { nest.saturating_sub(1) };
+        // Entry: the new ISR's depth is `nest`; exit: the leaving one's (QP logs the nesting
+        // before it is decremented), so either way `nest - 1` ISRs stay below it.
+        let depth = nest.saturating_sub(1);
         // Entries whose exits were lost end here.
         while self.isr.len() as u64 > depth {
             let Some((p, since)) = self.isr.pop() else { break };
