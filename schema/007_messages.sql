@@ -7,9 +7,9 @@ CREATE TABLE messages (
     receiver          VARCHAR,  -- receiving entity
     receiver_instance BIGINT,   -- its instance
     send_ts           BIGINT,   -- logical send time, ns
-    recv_ts           BIGINT,   -- logical receive time, ns
+    recv_ts           BIGINT,   -- logical receive time, ns (NULL: a QS post never received within the trace)
     phys_send_ts      BIGINT,   -- physical send time, ns
-    phys_recv_ts      BIGINT,   -- physical receive time, ns
+    phys_recv_ts      BIGINT,   -- physical receive time, ns (NULL as recv_ts)
     size              BIGINT,   -- bytes
     tag               BIGINT    -- message tag
 );

@@ -6,6 +6,7 @@
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
 //! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
+//! * `qs`          — Quantum Leaps QS: shared samples vs QSPY's decode, a generated capture
 //! * `repl`        — the interactive shell in a real terminal (tmux)
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
@@ -17,6 +18,7 @@ mod conformance;
 mod golden;
 mod layout;
 mod paraver;
+mod qs;
 mod repl;
 mod report;
 mod synthetic;

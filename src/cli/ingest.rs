@@ -21,9 +21,18 @@ pub struct Args {
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv (ovni binary streams, qs, shark and hw are planned).
+    /// Input format: auto (detect), btf, prv, qs (ovni binary streams, shark and hw are
+    /// planned). QS has no magic number: it is detected only when its first frames check.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
+    /// QS: target ticks per second (1000000, 32768Hz, 10kHz, 1MHz); without it QS times
+    /// stay in ticks (captures.time_unit = tick).
+    #[arg(long, value_name = "HZ", value_parser = parse_tick_rate)]
+    tick_rate: Option<u64>,
+    /// QS: a QSPY dictionary file (.dic: -v version and size options, Obj/Fun/Usr/Sig
+    /// dictionaries) instead of the x.dic found beside x.bin; kept with the capture.
+    #[arg(long, value_name = "FILE")]
+    qs_dic: Option<PathBuf>,
     /// Name of the capture (default: the file name without extensions, with them when it
     /// would be a number: `5.btf`); one file only.
     #[arg(long)]
@@ -53,19 +62,27 @@ pub struct Args {
     zstd_level: Option<i32>,
 }
 
+/// `--tick-rate` as clap parses it.
+fn parse_tick_rate(s: &str) -> std::result::Result<u64, String> {
+    crate::ingest::qs::parse_tick_rate(s)
+}
+
 /// Runs `ingest`.
 pub fn run(args: Args) -> Result<()> {
     let format = match args.format.as_str() {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["ovni", "qs", "shark", "hw"].contains(&f) => {
+            None if ["ovni", "shark", "hw"].contains(&f) => {
                 return Err(Error::Usage(format!(
-                    "format '{f}' is not supported by this build yet (supported: auto, btf, prv)"
+                    "format '{f}' is not supported by this build yet (supported: auto, btf, prv, \
+                     qs)"
                 )))
             }
             None => {
-                return Err(Error::Usage(format!("unknown format '{f}' (expected auto, btf, prv)")))
+                return Err(Error::Usage(format!(
+                    "unknown format '{f}' (expected auto, btf, prv, qs)"
+                )))
             }
         },
     };
@@ -121,6 +138,7 @@ pub fn run(args: Args) -> Result<()> {
         keep_source: !args.no_keep_source,
         replace: None,
         zstd_level: args.zstd_level,
+        qs: crate::ingest::qs::QsOptions { tick_rate: args.tick_rate, dic: args.qs_dic.clone() },
     };
     for (i, file) in args.files.iter().enumerate() {
         let identical = if args.force {

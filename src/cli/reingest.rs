@@ -50,7 +50,16 @@ pub fn run(args: Args) -> Result<()> {
         let tmp = archive.dir.join(format!(".reingest.{}", std::process::id()));
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let result = extract_sources(&archive, &old, &tmp).and_then(|traces| {
+            // QS has no magic number and needs what was given on the command line: the
+            // format, the tick rate and the .dic are taken from the capture as recorded.
+            let is_qs = old.format == "qs";
+            let qs = crate::ingest::qs::QsOptions {
+                tick_rate: old.meta.get("qs.tick_rate_hz").and_then(|s| s.parse().ok()),
+                dic: old.meta.get("qs.dic").map(|n| tmp.join(n)).filter(|p| p.is_file()),
+            };
             let opts = IngestOptions {
+                format: is_qs.then_some(crate::ingest::Format::Qs),
+                qs,
                 deadlines,
                 keep_source: true,
                 replace: Some(old.clone()),

@@ -744,7 +744,11 @@ impl<O: Output> Sink for Deriver<O> {
         let mut target_type = self.names.intern(ev.target_type);
         let action = self.names.intern(ev.action);
         self.entity(source, ev.pos);
-        if ev.target_type.is_empty() {
+        // An event about its source alone (a QS tick, an ISR entry): no target entity, and
+        // no state machine runs.
+        let targetless = ev.target.is_empty() && ev.target_type.is_empty();
+        if targetless {
+        } else if ev.target_type.is_empty() {
             // Names are unique across types: the type the target has elsewhere is its type.
             let known = self.type_of(target);
             let (severity, then) = match known {
@@ -768,7 +772,7 @@ impl<O: Output> Sink for Deriver<O> {
             self.type_conflict(target, target_type, ev, ts)?;
             self.set_type(target, target_type, false, ev.pos);
         }
-        let class = self.class(target_type);
+        let class = if targetless { Class::Other } else { self.class(target_type) };
         // The numeric payload, parsed once for the row and the state machines.
         let value = ev.value.or_else(|| numeric(ev.note));
 
@@ -842,8 +846,8 @@ impl<O: Output> Sink for Deriver<O> {
             source,
             source_type,
             source_instance: ev.source_instance,
-            target,
-            target_type,
+            target: (!targetless).then_some(target),
+            target_type: (!targetless).then_some(target_type),
             target_instance: ev.target_instance,
             action,
             note: ev.note,
@@ -965,7 +969,9 @@ impl<O: Output> Sink for Deriver<O> {
     fn message(&mut self, m: &Message<'_>) -> Result<()> {
         let sender = self.names.intern(m.sender);
         let receiver = self.names.intern(m.receiver);
-        for t in [m.send_ts, m.recv_ts, m.phys_send_ts, m.phys_recv_ts] {
+        for t in
+            [Some(m.send_ts), m.recv_ts, Some(m.phys_send_ts), m.phys_recv_ts].into_iter().flatten()
+        {
             self.see(t);
         }
         self.emit_message(MessageRow {

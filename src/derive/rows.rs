@@ -35,10 +35,10 @@ pub struct EventRow<'a> {
     pub source_type: Option<Sym>,
     /// Source instance.
     pub source_instance: i64,
-    /// Target entity.
-    pub target: Sym,
+    /// Target entity (`None`: the event has none, e.g. a QS tick).
+    pub target: Option<Sym>,
     /// Target type as written.
-    pub target_type: Sym,
+    pub target_type: Option<Sym>,
     /// Target instance.
     pub target_instance: i64,
     /// Action.
@@ -148,11 +148,11 @@ pub struct MessageRow {
     /// Logical send time.
     pub send_ts: i64,
     /// Logical receive time.
-    pub recv_ts: i64,
+    pub recv_ts: Option<i64>,
     /// Physical send time.
     pub phys_send_ts: i64,
     /// Physical receive time.
-    pub phys_recv_ts: i64,
+    pub phys_recv_ts: Option<i64>,
     /// Bytes.
     pub size: i64,
     /// Tag.

@@ -21,7 +21,7 @@ impl Output for Rows {
     fn event(&mut self, r: &EventRow<'_>, n: &Interner) -> Result<()> {
         self.events.push(format!(
             "{}#{} {} @{}",
-            n.resolve(r.target),
+            r.target.map_or("-", |t| n.resolve(t)),
             r.target_instance,
             n.resolve(r.action),
             r.core.map_or("-", |c| n.resolve(c))

@@ -22,6 +22,7 @@ pub mod diag;
 pub mod input;
 pub mod lines;
 pub mod prv;
+pub mod qs;
 
 use crate::model::{Event, Pos, TimeUnit};
 use crate::Result;
@@ -117,12 +118,12 @@ pub struct Message<'a> {
     pub receiver: &'a str,
     /// Logical send time.
     pub send_ts: i64,
-    /// Logical receive time.
-    pub recv_ts: i64,
+    /// Logical receive time (`None`: not received within the trace, a QS post never got).
+    pub recv_ts: Option<i64>,
     /// Physical send time.
     pub phys_send_ts: i64,
     /// Physical receive time.
-    pub phys_recv_ts: i64,
+    pub phys_recv_ts: Option<i64>,
     /// Bytes.
     pub size: i64,
     /// Tag.
@@ -138,17 +139,20 @@ pub enum Format {
     Btf,
     /// Paraver `.prv` (with `.pcf`/`.row` companions), as written by Extrae and ovni.
     Prv,
+    /// Quantum Leaps QS binary frames (QSPY input), with an optional `.dic` companion.
+    Qs,
 }
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv];
+    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Btf => "btf",
             Format::Prv => "prv",
+            Format::Qs => "qs",
         }
     }
 
@@ -162,6 +166,7 @@ impl Format {
         match self {
             Format::Btf => btf::sniff(prefix),
             Format::Prv => prv::sniff(prefix),
+            Format::Qs => qs::sniff(prefix),
         }
     }
 }

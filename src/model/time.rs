@@ -13,6 +13,9 @@ pub enum TimeUnit {
     Ms,
     /// Seconds.
     S,
+    /// Target clock ticks of unknown rate (QS without `--tick-rate`): 1 tick = 1 unit of the
+    /// tables' time columns.
+    Tick,
 }
 
 impl TimeUnit {
@@ -36,6 +39,7 @@ impl TimeUnit {
             TimeUnit::Us => "us",
             TimeUnit::Ms => "ms",
             TimeUnit::S => "s",
+            TimeUnit::Tick => "tick",
         }
     }
 
@@ -49,6 +53,7 @@ impl TimeUnit {
             TimeUnit::Us => (raw.checked_mul(1_000)?, false),
             TimeUnit::Ms => (raw.checked_mul(1_000_000)?, false),
             TimeUnit::S => (raw.checked_mul(1_000_000_000)?, false),
+            TimeUnit::Tick => (raw, false),
         };
         (ns.unsigned_abs() < MAX_ABS_NS.unsigned_abs()).then_some((ns, lost))
     }
@@ -74,6 +79,7 @@ pub fn parse_duration_ns(s: &str) -> Option<i64> {
         TimeUnit::Us => 1e3,
         TimeUnit::Ms => 1e6,
         TimeUnit::S => 1e9,
+        TimeUnit::Tick => return None,
     };
     if let Ok(i) = num.parse::<i64>() {
         if factor >= 1.0 {

@@ -8,7 +8,7 @@ use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
 use crate::ingest::input::{file_digest, Compression, Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
-use crate::ingest::{self, btf, prv, Format};
+use crate::ingest::{self, btf, prv, qs, Format};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -34,6 +34,8 @@ pub struct IngestOptions {
     pub replace: Option<CaptureEntry>,
     /// zstd level of the Parquet files (`None`: [`DEFAULT_ZSTD_LEVEL`]).
     pub zstd_level: Option<i32>,
+    /// QS options (`--tick-rate`, `--qs-dic`).
+    pub qs: qs::QsOptions,
 }
 
 /// What an ingest produced.
@@ -200,8 +202,9 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
     match opts.format {
         Some(f) => {
             // Forcing BTF reads any text: every line is an event or a malformed_line
-            // diagnostic. Paraver's reader needs its header line.
-            if f != Format::Btf && !f.sniff(prefix) {
+            // diagnostic. Paraver's reader needs its header line. QS has no magic: forced,
+            // any bytes are read as frames (bad ones become diagnostics).
+            if f == Format::Prv && !f.sniff(prefix) {
                 return Err(Error::input(
                     shown,
                     at,
@@ -302,28 +305,43 @@ fn run(
             size,
             progress: &mut *progress,
         };
-        let mut lines = LineReader::new(&mut counting);
-        match f {
-            Format::Btf => btf::read(&mut lines, &shown, &mut deriver)?,
-            Format::Prv => {
-                let comp = prv::Companions::find(path);
-                prv::read(&mut lines, &shown, &comp, &mut deriver)?;
-                companions.extend(comp.found.iter().map(|p| p.display().to_string()));
-                companion_digests.extend(comp.digests.iter().cloned());
-                text_bytes += comp.text_bytes;
+        // Where the reading stopped, for an error found after it: a line, or a byte offset
+        // in a binary format.
+        let last_line = if f == Format::Qs {
+            let comp = qs::Companion::find(path, opts.qs.dic.as_deref())?;
+            qs::read(&mut counting, &shown, &opts.qs, &comp, &mut deriver)?;
+            if let (Some(p), Some(d)) = (&comp.path, &comp.digest) {
+                let p = p.display().to_string();
+                if !companions.contains(&p) {
+                    companions.push(p);
+                    companion_digests.push(d.clone());
+                    text_bytes += comp.text_bytes;
+                }
             }
-        }
+            format!("byte {}", counting.read)
+        } else {
+            let mut lines = LineReader::new(&mut counting);
+            match f {
+                Format::Btf | Format::Qs => btf::read(&mut lines, &shown, &mut deriver)?,
+                Format::Prv => {
+                    let comp = prv::Companions::find(path);
+                    prv::read(&mut lines, &shown, &comp, &mut deriver)?;
+                    companions.extend(comp.found.iter().map(|p| p.display().to_string()));
+                    companion_digests.extend(comp.digests.iter().cloned());
+                    text_bytes += comp.text_bytes;
+                }
+            }
+            format!("line {}", lines.line_number())
+        };
         if let Some(sig) = crate::signals::interrupted() {
             return Err(Error::Interrupted(sig));
         }
-        let last_line = lines.line_number();
-        drop(lines);
         text_bytes += counting.read;
         (counting.progress)(size, size);
         // A truncated or corrupt .gz/.zst may only show here, after its last whole line.
         let digest = input
             .finish()
-            .map_err(|e| Error::input(&shown, format!("after line {last_line}"), e.to_string()))?;
+            .map_err(|e| Error::input(&shown, format!("after {last_line}"), e.to_string()))?;
         if let Some(before) = before {
             let now = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
             if now.len() != digest.bytes || now.modified().ok() != before.modified().ok() {
@@ -717,7 +735,10 @@ pub fn combined_sha256(hashes: &[String]) -> String {
 /// same total size exists.
 pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEntry>> {
     let files = if path.is_dir() { capture_dir(path)?.0 } else { vec![path.to_path_buf()] };
-    let companions: Vec<PathBuf> = files.iter().flat_map(|f| prv::Companions::paths(f)).collect();
+    let companions: Vec<PathBuf> = files
+        .iter()
+        .flat_map(|f| prv::Companions::paths(f).into_iter().chain(qs::Companion::paths(f)))
+        .collect();
     let size_of = |files: &[PathBuf]| -> Option<u64> {
         files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum()
     };
@@ -848,7 +869,7 @@ pub fn default_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
     let whole = name.clone();
-    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".txt"] {
+    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".txt"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
         }

@@ -601,8 +601,8 @@ impl Output for TableSink {
                 .sym(Some(r.source), n)
                 .sym(r.source_type, n)
                 .i64(Some(r.source_instance))
-                .sym(Some(r.target), n)
-                .sym(Some(r.target_type), n)
+                .sym(r.target, n)
+                .sym(r.target_type, n)
                 .i64(Some(r.target_instance))
                 .sym(Some(r.action), n)
                 .str(r.note)
@@ -689,9 +689,9 @@ impl Output for TableSink {
                     .sym(Some(r.receiver), n)
                     .i64(Some(r.receiver_instance))
                     .i64(Some(r.send_ts))
-                    .i64(Some(r.recv_ts))
+                    .i64(r.recv_ts)
                     .i64(Some(r.phys_send_ts))
-                    .i64(Some(r.phys_recv_ts))
+                    .i64(r.phys_recv_ts)
                     .i64(Some(r.size))
                     .i64(Some(r.tag))
                     .end_row();
@@ -809,8 +809,8 @@ mod tests {
             source: a,
             source_type: None,
             source_instance: 0,
-            target: a,
-            target_type: t,
+            target: Some(a),
+            target_type: Some(t),
             target_instance: 0,
             action: t,
             note: Some("x"),
@@ -850,9 +850,9 @@ mod tests {
             receiver: a,
             receiver_instance: -1,
             send_ts: 0,
-            recv_ts: 1,
+            recv_ts: Some(1),
             phys_send_ts: 0,
-            phys_recv_ts: 1,
+            phys_recv_ts: Some(1),
             size: 8,
             tag: 1,
         };

@@ -353,6 +353,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
                 TimeUnit::Us => 1e3,
                 TimeUnit::Ms => 1e6,
                 TimeUnit::S => 1e9,
+                TimeUnit::Tick => 1.0,
             };
             let ns = (v * ns_per_unit).round();
             #[allow(clippy::cast_precision_loss)]
@@ -1293,9 +1294,9 @@ impl Reader<'_> {
             sender: &sender,
             receiver: &receiver,
             send_ts: times[0],
-            recv_ts: times[2],
+            recv_ts: Some(times[2]),
             phys_send_ts: times[1],
-            phys_recv_ts: times[3],
+            phys_recv_ts: Some(times[3]),
             size,
             tag,
             pos,

@@ -1,0 +1,280 @@
+//! Importer tests on hand-built byte streams: every expected value below is worked out by
+//! hand from the bytes written.
+use super::frame::encode;
+use super::*;
+use crate::model::Event;
+
+#[derive(Default)]
+struct Rec {
+    meta: Vec<(String, String)>,
+    unit: Option<TimeUnit>,
+    decl: Vec<(String, Option<String>)>,
+    events: Vec<String>,
+    spans: Vec<String>,
+    messages: Vec<String>,
+    diags: Vec<(String, String)>,
+}
+
+impl Sink for Rec {
+    fn meta(&mut self, key: &str, value: &str) {
+        self.meta.push((key.into(), value.into()));
+    }
+    fn time_unit(&mut self, unit: TimeUnit) {
+        self.unit = Some(unit);
+    }
+    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
+        self.decl.push((name.into(), t.map(Into::into)));
+    }
+    fn event(&mut self, e: &Event<'_>) -> Result<()> {
+        self.events.push(format!(
+            "{}|{}|{}:{}|{}|{}|{:?}",
+            e.ts,
+            e.source,
+            e.target_type,
+            e.target,
+            e.action,
+            e.note.unwrap_or("-"),
+            e.value
+        ));
+        Ok(())
+    }
+    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
+        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
+        Ok(())
+    }
+    fn span(&mut self, s: &Span<'_>) -> Result<()> {
+        let end = s.end.map_or("open".to_string(), |e| e.to_string());
+        self.spans.push(format!("{} {} {} [{},{})", s.channel, s.entity, s.state, s.begin, end));
+        Ok(())
+    }
+    fn message(&mut self, m: &Message<'_>) -> Result<()> {
+        self.messages.push(format!(
+            "{}->{} tag {} sent {} got {:?}",
+            m.sender, m.receiver, m.tag, m.send_ts, m.recv_ts
+        ));
+        Ok(())
+    }
+}
+
+/// Writes records as a QP 6.9.4 target with 16-bit timestamps would.
+struct Gen {
+    seq: u8,
+    out: Vec<u8>,
+}
+
+impl Gen {
+    fn new() -> Self {
+        Gen { seq: 0, out: Vec::new() }
+    }
+    fn rec(&mut self, id: u8, payload: &[u8]) -> &mut Self {
+        self.seq = self.seq.wrapping_add(1);
+        let mut b = vec![self.seq, id];
+        b.extend(payload);
+        self.out.extend(encode(&b));
+        self
+    }
+    fn target_info(&mut self) -> &mut Self {
+        // reset, QP 694; sig 2 / evt 2, queue 1 / tevt 2, blk 2 / pool ctr 2, obj 4 / fun 4,
+        // tstamp 2; max active 8, ...; built 24-01-01 00:00:00.
+        self.rec(64, &[0xFF, 0xB6, 0x02, 0x22, 0x21, 0x22, 0x44, 0x02, 8, 0x21, 0, 0, 0, 1, 1, 24])
+    }
+}
+
+const SM: [u8; 4] = 0x7E7D_0010u32.to_le_bytes();
+const S_A: [u8; 4] = 0x2000_007Eu32.to_le_bytes();
+const S_B: [u8; 4] = 0x2000_007Du32.to_le_bytes();
+const SIG: [u8; 2] = 126u16.to_le_bytes();
+
+fn cat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
+fn stream() -> Vec<u8> {
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(61, &cat(&[&SM, b"&sm\0"]));
+    g.rec(62, &cat(&[&S_A, b"S_a\0"]));
+    g.rec(62, &cat(&[&S_B, b"S_b\0"]));
+    g.rec(60, &cat(&[&SIG, &[0, 0, 0, 0], b"SIG_7E\0"]));
+    g.rec(4, &cat(&[&[0x7D, 0x00], &SM, &S_A])); // t=125: init to S_a
+    g.rec(6, &cat(&[&[0xF0, 0xFF], &SIG, &SM, &S_A, &S_B])); // t=65520: S_a -> S_b
+    g.rec(8, &cat(&[&[0x10, 0x00], &SIG, &SM, &S_B])); // t=16: wrapped, 65552
+                                                       // A record whose checksum is wrong (seq 9), then seq 11: one record lost.
+    let mut bad = encode(&[9, 8, 1, 2, 3]);
+    bad[2] ^= 0x01;
+    g.out.extend(bad);
+    g.seq = 10;
+    g.rec(41, &[0x20, 0x00, 1, 5]); // ISR prio 5 enters at 65568
+    g.rec(41, &[0x30, 0x00, 2, 7]); // prio 7 nests at 65584
+    g.rec(42, &[0x40, 0x00, 2, 7]); // and leaves at 65600
+    g.rec(42, &[0x50, 0x00, 1, 5]); // prio 5 leaves at 65616
+    g.rec(14, &cat(&[&[0x60, 0], &[0; 4], &SIG, &SM, &[0, 0, 5, 4]])); // post at 65632
+    g.rec(17, &cat(&[&[0x70, 0], &SIG, &SM, &[0, 0]])); // got at 65648
+    g.rec(14, &cat(&[&[0x80, 0], &[0; 4], &SIG, &SM, &[0, 0, 5, 4]])); // post at 65664, never got
+    g.rec(8, &[0x88, 0, 126, 0]); // dispatch cut after its signal: t 65672
+    g.rec(90, &[1, 2]); // reserved in 6.9
+    g.rec(63, b"\x64MY_REC\0");
+    g.rec(100, &[0x90, 0, 0x01, 7, 0x08, b'x', 0]); // MY_REC(U8 7, STR "x") at 65680
+    g.rec(101, &[0xA0, 0, 0x02, 0xFE, 0xFF]); // USER_101(I16 -2) at 65696
+    g.seq = 0;
+    g.target_info(); // reset: the dictionaries start over
+    g.rec(1, &cat(&[&SM, &S_A])); // names unknown now
+    g.out
+}
+
+fn run(bytes: &[u8], opts: &QsOptions) -> Rec {
+    let mut sink = Rec::default();
+    read(bytes, "t.bin", opts, &Companion::default(), &mut sink).unwrap();
+    sink
+}
+
+#[test]
+fn decodes_a_generated_capture() {
+    let r = run(&stream(), &QsOptions::default());
+    assert_eq!(r.unit, Some(TimeUnit::Tick));
+    let ev: Vec<&str> = r.events.iter().map(String::as_str).collect();
+    let expected = [
+        "0|QS|:|TARGET_INFO|QP-Ver=694,Build=240101_000000,Reset=1|None",
+        "0|QS|:|OBJ_DICT|Ptr=0x7E7D0010,Name=sm|None",
+        "0|QS|:|FUN_DICT|Ptr=0x2000007E,Name=S_a|None",
+        "0|QS|:|FUN_DICT|Ptr=0x2000007D,Name=S_b|None",
+        "0|QS|:|SIG_DICT|Sig=126,Obj=NULL,Name=SIG_7E|None",
+        "125|sm|FUNC:S_a|QEP_INIT_TRAN|Obj=sm,State=S_a|None",
+        "65520|sm|FUNC:S_b|QEP_TRAN|Sig=SIG_7E,Obj=sm,State=S_a->S_b|None",
+        "65552|sm|QSIG:SIG_7E|QEP_DISPATCH|Sig=SIG_7E,Obj=sm,State=S_b|None",
+        "65568|ISR|:|QF_ISR_ENTRY|Nest=1,Pri=5|Some(5.0)",
+        "65584|ISR|:|QF_ISR_ENTRY|Nest=2,Pri=7|Some(7.0)",
+        "65600|ISR|:|QF_ISR_EXIT|Nest=2,Pri=7|Some(7.0)",
+        "65616|ISR|:|QF_ISR_EXIT|Nest=1,Pri=5|Some(5.0)",
+        "65632|NULL|AO:sm|QF_ACTIVE_POST|Sdr=NULL,Sig=SIG_7E,Obj=sm,Pool=0,Ref=0,Free=5,Min=4|Some(5.0)",
+        "65648|sm|QSIG:SIG_7E|QF_ACTIVE_GET_LAST|Sig=SIG_7E,Obj=sm,Pool=0,Ref=0|Some(0.0)",
+        "65664|NULL|AO:sm|QF_ACTIVE_POST|Sdr=NULL,Sig=SIG_7E,Obj=sm,Pool=0,Ref=0,Free=5,Min=4|Some(5.0)",
+        "65672|QF|QSIG:SIG_7E|QEP_DISPATCH|Sig=SIG_7E|None",
+        "65672|QS|:|REC_90|01 02|None",
+        "65672|QS|:|USR_DICT|Rec=100,Name=MY_REC|None",
+        "65680|MY_REC|:|MY_REC|7 x|Some(7.0)",
+        "65696|USER_101|:|USER_101|-2|Some(-2.0)",
+        "65696|QS|:|TARGET_INFO|QP-Ver=694,Build=240101_000000,Reset=1|None",
+        "65696|0x7E7D0010|FUNC:0x2000007E|QEP_STATE_ENTRY|Obj=0x7E7D0010,State=0x2000007E|None",
+    ];
+    assert_eq!(ev, expected);
+    // sm is an active object: a QF post names it (found before any row is written).
+    assert!(r.decl.contains(&("sm".into(), Some("AO".into()))), "{:?}", r.decl);
+    assert_eq!(
+        r.spans,
+        [
+            "state sm S_a [125,65520)",
+            "running ISR 5 [65568,65584)",
+            "running ISR 7 [65584,65600)",
+            "running ISR 5 [65600,65616)",
+            "state sm S_b [65520,65696)",
+        ]
+    );
+    assert_eq!(
+        r.messages,
+        [
+            "NULL->sm tag 126 sent 65632 got Some(65648)",
+            // The reset ends what was pending: never received.
+            "NULL->sm tag 126 sent 65664 got None",
+        ]
+    );
+    let kinds: Vec<&str> = r.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "unknown_tick_rate",
+            "bad_checksum",
+            "seq_gap",
+            "truncated_record",
+            "unknown_object",
+            "unknown_object",
+            "unknown_record",
+            "time_wrapped",
+        ]
+    );
+    let msg = |k: &str| r.diags.iter().find(|d| d.0 == k).map(|d| d.1.clone()).unwrap();
+    assert!(
+        msg("seq_gap").contains("sequence jumps from 8 to 11: 2 records lost"),
+        "{}",
+        msg("seq_gap")
+    );
+    assert!(msg("time_wrapped").contains("the 16-bit timestamp wrapped 1 times"));
+    assert!(msg("unknown_record").contains("record ID 90"));
+    assert!(msg("unknown_record").contains("1 records kept as REC_90"));
+    let meta: std::collections::HashMap<_, _> = r.meta.iter().cloned().collect();
+    assert_eq!(meta.get("qp_version").map(String::as_str), Some("6.9.4"));
+    assert_eq!(
+        meta.get("qs.sizes").map(String::as_str),
+        Some("-T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2")
+    );
+    assert_eq!(meta.get("qs.target_resets").map(String::as_str), Some("2"));
+}
+
+#[test]
+fn tick_rate_scales_exactly() {
+    let r = run(&stream(), &QsOptions { tick_rate: Some(32_768), dic: None });
+    assert_eq!(r.unit, Some(TimeUnit::Ns));
+    // 125 ticks at 32768 Hz = 3814697.265625 ns, floored.
+    assert!(r.events[5].starts_with("3814697|sm|"), "{}", r.events[5]);
+    assert!(!r.diags.iter().any(|d| d.0 == "unknown_tick_rate"));
+    assert_eq!(parse_tick_rate("1000000"), Ok(1_000_000));
+    assert_eq!(parse_tick_rate("1MHz"), Ok(1_000_000));
+    assert_eq!(parse_tick_rate("32768Hz"), Ok(32_768));
+    assert_eq!(parse_tick_rate("10kHz"), Ok(10_000));
+    assert_eq!(parse_tick_rate("1.5 MHz"), Ok(1_500_000));
+    assert!(parse_tick_rate("0").is_err());
+    assert!(parse_tick_rate("1.5Hz").is_err());
+    assert!(parse_tick_rate("fast").is_err());
+}
+
+#[test]
+fn without_sizes_the_file_is_refused_and_a_dic_gives_them() {
+    // A QP 8 capture without target info.
+    let mut g = Gen::new();
+    g.rec(1, &cat(&[&SM, &S_A]));
+    let mut sink = Rec::default();
+    let e = read(&g.out[..], "x.bin", &QsOptions::default(), &Companion::default(), &mut sink)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("QS needs the target's sizes: no target-info record and no .dic beside it"),
+        "{e}"
+    );
+    assert!(e.contains("x.dic"), "{e}");
+    let comp = Companion {
+        dic: Some(Dic::parse("-v800 -T2\nObj-Dic:\n4\n0x7E7D0010 Philo\n***\n")),
+        ..Companion::default()
+    };
+    let mut sink = Rec::default();
+    read(&g.out[..], "x.bin", &QsOptions::default(), &comp, &mut sink).unwrap();
+    assert_eq!(
+        sink.events,
+        ["0|Philo|FUNC:0x2000007E|QEP_STATE_ENTRY|Obj=Philo,State=0x2000007E|None"]
+    );
+}
+
+#[test]
+fn sniffs_frames_not_text() {
+    assert!(sniff(&stream()));
+    assert!(!sniff(b"#version 2.1.0\n#timeScale ns\n0,Core_0,0,T,A,0,start\n"));
+    assert!(!sniff(b"#Paraver (01/01/2024 at 00:00):100_ns:1(1):1:1(1:1)\n2:1:1:1:1:0:1:1\n"));
+    // Random binary does not pass the checksums.
+    let noise: Vec<u8> =
+        (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    assert!(!sniff(&noise));
+}
+
+#[test]
+fn no_panic_on_any_truncation_or_flip() {
+    let s = stream();
+    for cut in 0..s.len() {
+        let mut sink = Rec::default();
+        let _ = read(&s[..cut], "t.bin", &QsOptions::default(), &Companion::default(), &mut sink);
+    }
+    for i in 0..s.len() {
+        let mut b = s.clone();
+        b[i] ^= 0x5A;
+        let mut sink = Rec::default();
+        let _ = read(&b[..], "t.bin", &QsOptions::default(), &Companion::default(), &mut sink);
+    }
+}
