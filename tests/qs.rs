@@ -100,6 +100,23 @@ fn shared_qs_captures_ingest_cleanly() {
         "entity_type,state,ts,dur,open\nAO,Philo_hungry,1774236293,1464230,false\n\
          AO,Philo_eating,1775700523,4666823,false\nAO,Philo_thinking,1780367346,1309770,true\n"
     );
+    // state_time sums them per active object (kind AO), open states up to the end.
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT kind, state, intervals, time FROM state_time WHERE capture_id = 2 AND \
+             entity = 'Philo_inst[1]' ORDER BY state"
+        ),
+        "kind,state,intervals,time\nAO,Philo_eating,1,4666823\nAO,Philo_hungry,1,1464230\n\
+         AO,Philo_thinking,1,1309770\n"
+    );
+    // The records before the first timestamp (target info, dictionaries) take it: the
+    // capture starts at its first time (QSPY's first, 2942309049), not at tick 0.
+    assert_eq!(
+        csv(d, "db", "SELECT action, ts FROM events WHERE capture_id = 1 AND seq IN (1, 22) ORDER BY seq"),
+        "action,ts\nTARGET_INFO,2942309049\nQF_ACTIVE_SUBSCRIBE,2942309049\n"
+    );
 }
 
 /// QSPY's MATLAB export of qp694-dpp-qpc.bin: one line per record, `recID field ...`.

@@ -861,7 +861,7 @@ fn durable_rename(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The file name without directory and without `.gz`/`.zst`/`.btf`-like extensions; the
+/// The file name without directory and without `.gz`/`.zst`/`.btf`/`.bin`-like extensions; the
 /// whole file name when that would be a number (`5.btf`), see [`not_a_number`].
 pub fn default_name(path: &Path) -> String {
     let mut name = path
@@ -869,7 +869,7 @@ pub fn default_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
     let whole = name.clone();
-    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".txt"] {
+    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".bin", ".txt"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
         }

@@ -205,7 +205,7 @@ pub fn sniff(prefix: &[u8]) -> bool {
 
 /// Frames held before the first is imported: enough to find the target info and the
 /// active objects of a whole capture of usual size (see [`Reader::classify`]).
-const WINDOW: usize = 1 << 20;
+const WINDOW: usize = 1 << 18;
 
 /// Most unmatched posts kept per (active object, signal): beyond, the oldest is written
 /// without its receive.
@@ -533,6 +533,9 @@ impl<'a> Reader<'a> {
             })?;
         }
         self.classify(window);
+        if let Some(raw) = self.first_time(window) {
+            self.ts = self.scale(raw);
+        }
         Ok(())
     }
 
@@ -609,14 +612,37 @@ impl<'a> Reader<'a> {
             }
         }
         self.last_raw = Some(raw);
-        let ticks = self.epoch.saturating_add(raw);
+        let t = self.scale(self.epoch.saturating_add(raw));
+        self.ts = t;
+        t
+    }
+
+    /// Unwrapped ticks as the tables' time.
+    fn scale(&self, ticks: u64) -> i64 {
         let t = match self.tick_rate {
             Some(hz) => i128::from(ticks) * 1_000_000_000 / i128::from(hz),
             None => i128::from(ticks),
         };
-        let t = i64::try_from(t).unwrap_or(i64::MAX).min(MAX_ABS_NS - 1);
-        self.ts = t;
-        t
+        i64::try_from(t).unwrap_or(i64::MAX).min(MAX_ABS_NS - 1)
+    }
+
+    /// The first timestamp among the window's records, for the records before it (target
+    /// info, dictionaries) to take: with 0 instead, a capture whose clock reads 2.9 s
+    /// when it starts would span from 0 and its first records stand apart.
+    fn first_time(&self, window: &[Item]) -> Option<u64> {
+        let cfg = self.cfg;
+        window.iter().find_map(|i| {
+            let Item::Frame(f) = i else { return None };
+            if f.rec() >= cfg.user() {
+                return Cursor::new(f.payload()).uint(cfg.tstamp);
+            }
+            let spec = records::spec_of(f.rec(), cfg.version)?;
+            if spec.role == Role::Dict {
+                return None;
+            }
+            let (vals, _) = decode::fields(f.payload(), spec.fields, &cfg);
+            vals.iter().find(|v| v.k == K::Time).map(|v| v.num)
+        })
     }
 
     fn obj_name(&mut self, ptr: u64, f: &Frame) -> Result<String> {

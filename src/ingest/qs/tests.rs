@@ -133,12 +133,14 @@ fn decodes_a_generated_capture() {
     let r = run(&stream(), &QsOptions::default());
     assert_eq!(r.unit, Some(TimeUnit::Tick));
     let ev: Vec<&str> = r.events.iter().map(String::as_str).collect();
+    // The records before the first timestamp take it (not 0: the capture would span back
+    // to tick 0).
     let expected = [
-        "0|QS|:|TARGET_INFO|QP-Ver=694,Build=240101_000000,Reset=1|None",
-        "0|QS|:|OBJ_DICT|Ptr=0x7E7D0010,Name=sm|None",
-        "0|QS|:|FUN_DICT|Ptr=0x2000007E,Name=S_a|None",
-        "0|QS|:|FUN_DICT|Ptr=0x2000007D,Name=S_b|None",
-        "0|QS|:|SIG_DICT|Sig=126,Obj=NULL,Name=SIG_7E|None",
+        "125|QS|:|TARGET_INFO|QP-Ver=694,Build=240101_000000,Reset=1|None",
+        "125|QS|:|OBJ_DICT|Ptr=0x7E7D0010,Name=sm|None",
+        "125|QS|:|FUN_DICT|Ptr=0x2000007E,Name=S_a|None",
+        "125|QS|:|FUN_DICT|Ptr=0x2000007D,Name=S_b|None",
+        "125|QS|:|SIG_DICT|Sig=126,Obj=NULL,Name=SIG_7E|None",
         "125|sm|FUNC:S_a|QEP_INIT_TRAN|Obj=sm,State=S_a|None",
         "65520|sm|FUNC:S_b|QEP_TRAN|Sig=SIG_7E,Obj=sm,State=S_a->S_b|None",
         "65552|sm|QSIG:SIG_7E|QEP_DISPATCH|Sig=SIG_7E,Obj=sm,State=S_b|None",
