@@ -114,7 +114,11 @@ fn shared_qs_captures_ingest_cleanly() {
     // The records before the first timestamp (target info, dictionaries) take it: the
     // capture starts at its first time (QSPY's first, 2942309049), not at tick 0.
     assert_eq!(
-        csv(d, "db", "SELECT action, ts FROM events WHERE capture_id = 1 AND seq IN (1, 22) ORDER BY seq"),
+        csv(
+            d,
+            "db",
+            "SELECT action, ts FROM events WHERE capture_id = 1 AND seq IN (1, 22) ORDER BY seq"
+        ),
         "action,ts\nTARGET_INFO,2942309049\nQF_ACTIVE_SUBSCRIBE,2942309049\n"
     );
 }
