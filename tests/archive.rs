@@ -1432,6 +1432,34 @@ fn export_follows_a_symlink_and_writes_into_a_fifo() {
 }
 
 #[test]
+fn an_export_of_a_capture_that_lost_data_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let damaged =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/damaged/gz-corrupt-early.btf.gz");
+    ok(d, &["ingest", "--archive", "db", damaged.to_str().unwrap()]);
+    for (to, out) in [("btf", "x.btf"), ("chrome-json", "x.json")] {
+        let r = run(d, &["export", "1", "--archive", "db", "--to", to, out]);
+        assert_eq!(r.status.code(), Some(0));
+        let msg = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            msg.contains(
+                "warning: capture 1 lost data when it was ingested (1 input_truncated (data_loss))"
+            ),
+            "{msg}"
+        );
+    }
+    // Parquet copies the diagnostics table with the rest: nothing to warn of.
+    let r = run(d, &["export", "1", "--archive", "db", "--to", "parquet", "p"]);
+    assert!(!String::from_utf8_lossy(&r.stderr).contains("warning"));
+    // A whole capture exports without a word of warning.
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    ok(d, &["ingest", "--archive", "db", "one.btf"]);
+    let r = run(d, &["export", "2", "--archive", "db", "--to", "btf", "y.btf"]);
+    assert!(!String::from_utf8_lossy(&r.stderr).contains("warning"));
+}
+
+#[test]
 fn an_export_to_dash_goes_to_standard_output() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

@@ -52,6 +52,9 @@ pub fn run(args: Args) -> Result<()> {
         );
         return Err(crate::Error::Archive { path: archive.dir.clone(), message });
     }
+    if args.to != Target::Parquet {
+        warn_of_losses(&conn, entry.capture_id)?;
+    }
     let what = match args.to {
         Target::Btf => {
             format!("{} events", export::to_btf(&conn, entry.capture_id, &entry.name, &args.out)?)
@@ -69,5 +72,34 @@ pub fn run(args: Args) -> Result<()> {
         args.out.display().to_string()
     };
     crate::say!("exported capture {} '{}' to {to}: {what}", entry.capture_id, entry.name);
+    Ok(())
+}
+
+/// Says on stderr when the capture lost data at ingest (`data_loss` and `error` rows of
+/// `diagnostics`): a BTF or Chrome JSON file holds the events that were read and nothing of
+/// that, so it would pass for a complete trace.
+fn warn_of_losses(conn: &duckdb::Connection, id: i64) -> Result<()> {
+    let sql = format!(
+        "SELECT severity, kind, sum(count) FROM diagnostics WHERE capture_id = {id} \
+         AND severity IN ('data_loss', 'error') GROUP BY ALL ORDER BY severity DESC, kind"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok(format!(
+            "{} {} ({})",
+            r.get::<_, i64>(2)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(0)?
+        ))
+    })?;
+    let found = rows.collect::<std::result::Result<Vec<_>, _>>()?;
+    if !found.is_empty() {
+        crate::say!(
+            "warning: capture {id} lost data when it was ingested ({}): the export holds the \
+             events that were read, and says nothing of what was lost (the `diagnostics` \
+             table does)",
+            found.join(", ")
+        );
+    }
     Ok(())
 }
