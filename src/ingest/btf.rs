@@ -375,7 +375,8 @@ impl BtfReader<'_> {
                     pos,
                     ts: Some(ts),
                     message: format!(
-                        "{which} instance '{}' is not an integer; taken as -1",
+                        "{which} instance '{}' is not an integer from -2^63 to 2^63 - 1; taken as \
+                         -1",
                         clip(field)
                     ),
                 })?;
@@ -411,9 +412,12 @@ fn parse_int(s: &str) -> Option<i64> {
         if !d.is_ascii_digit() {
             return None;
         }
-        v = v.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+        // Counted towards its sign, so that i64::MIN, whose magnitude no i64 holds, parses.
+        let d = i64::from(d - b'0');
+        v = v.checked_mul(10)?;
+        v = if neg { v.checked_sub(d)? } else { v.checked_add(d)? };
     }
-    Some(if neg { -v } else { v })
+    Some(v)
 }
 
 /// The first 120 characters of `s`, for messages.
@@ -571,6 +575,8 @@ mod tests {
     fn parse_int_rejects_overflow_and_junk() {
         assert_eq!(parse_int("-12"), Some(-12));
         assert_eq!(parse_int("9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_int("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_int("-9223372036854775809"), None);
         assert_eq!(parse_int("9223372036854775808"), None);
         assert_eq!(parse_int("1.5"), None);
         assert_eq!(parse_int(""), None);
