@@ -2,7 +2,8 @@
 //! hand from the bytes written.
 use super::frame::encode;
 use super::*;
-use crate::model::Event;
+use crate::ingest::{Message, Span};
+use crate::model::{Event, TimeUnit};
 
 #[derive(Default)]
 struct Rec {

@@ -1,0 +1,369 @@
+//! A decoded record's `events` row and the rows derived from it: the `state` channel of
+//! state machines, the `running` channel of ISRs and `critical` of QF, and messages paired
+//! from posts and gets.
+use super::decode::Val;
+use super::frame::Frame;
+use super::names::MAX_DICT;
+use super::reader::{hex_bytes, Reader};
+use super::records::{Role, K};
+use crate::ingest::{Message, Span};
+use crate::model::{Event, Pos};
+use crate::Result;
+use std::collections::VecDeque;
+
+/// Most unmatched posts kept per (active object, signal): beyond, the oldest is written
+/// without its receive.
+const MAX_PENDING: usize = 4096;
+
+/// A post waiting for its get.
+pub(super) struct Pending {
+    sender: String,
+    ts: i64,
+}
+
+/// The state of one state machine.
+pub(super) struct SmState {
+    entity_type: &'static str,
+    state: String,
+    since: i64,
+    pos: Pos,
+}
+
+impl Reader<'_> {
+    /// A decoded record's `events` row and derived rows.
+    pub(super) fn emit(&mut self, f: &Frame, name: &str, role: Role, vals: &[Val]) -> Result<()> {
+        let get = |label: &str| vals.iter().find(|v| v.label == label);
+        let ctx = get("AO").or_else(|| get("Obj")).filter(|v| v.k == K::Obj).map_or(0, |v| v.num);
+        // The note, and names of the parts.
+        let mut note = String::new();
+        let mut names: Vec<(&'static str, String)> = Vec::with_capacity(vals.len());
+        for v in vals {
+            let text = match v.k {
+                K::Time => continue,
+                K::Obj => self.obj_name(v.num, f)?,
+                K::Fun => self.name(v.num, true, f)?,
+                K::Sig => self.sig_name(v.num, ctx),
+                K::Str => {
+                    String::from_utf8_lossy(v.bytes.as_deref().unwrap_or_default()).into_owned()
+                }
+                K::Rest => hex_bytes(v.bytes.as_deref().unwrap_or_default()),
+                _ => v.num.to_string(),
+            };
+            if v.label == "->" {
+                note.push_str("->");
+            } else {
+                if !note.is_empty() {
+                    note.push(',');
+                }
+                note.push_str(v.label);
+                note.push('=');
+            }
+            note.push_str(&text);
+            names.push((v.label, text));
+        }
+        let named = |label: &str| names.iter().find(|(l, _)| *l == label).map(|(_, n)| n.clone());
+        let ptr = |label: &str| get(label).filter(|v| v.k == K::Obj).map(|v| v.num);
+        let hint = match role {
+            Role::Sm | Role::SmState => Some("SM"),
+            Role::Ao | Role::PostLifo | Role::Get => Some("AO"),
+            Role::Queue => Some("QUEUE"),
+            Role::Pool => Some("POOL"),
+            Role::Timer => Some("TIMER"),
+            Role::Sem => Some("SEM"),
+            Role::Mutex => Some("MUTEX"),
+            _ => None,
+        };
+        // Source: what the record is about.
+        let sender_role = role == Role::PostFifo
+            || name == "QF_PUBLISH"
+            || name.ends_with("POST_ATTEMPT") && ptr("Sdr").is_some();
+        let (source, source_type) = if matches!(role, Role::IsrEntry | Role::IsrExit) {
+            ("ISR".to_string(), Some("I"))
+        } else if sender_role {
+            let p = ptr("Sdr").unwrap_or(0);
+            let t = if p == 0 { None } else { self.type_of(p, None) };
+            (named("Sdr").unwrap_or_else(|| "NULL".into()), t)
+        } else if let Some(p) = ptr("Obj") {
+            let t = if p == 0 { None } else { self.type_of(p, hint) };
+            (named("Obj").unwrap_or_default(), t)
+        } else if matches!(role, Role::Link | Role::Reset) {
+            ("QS".to_string(), None)
+        } else {
+            ("QF".to_string(), Some("SCHED"))
+        };
+        self.declare(&source, source_type);
+        // Target: the other party.
+        let sig = get("Sig").map(|v| v.num);
+        let last_fun =
+            names.iter().rev().find(|(l, _)| *l == "->" || *l == "State").map(|(_, n)| n.clone());
+        let (target, target_type): (Option<String>, &str) = match role {
+            Role::SmState => (last_fun, "FUNC"),
+            Role::Sm if sig.is_some() => (named("Sig"), "QSIG"),
+            Role::Sm => (last_fun, "FUNC"),
+            Role::PostFifo => (named("Obj"), "AO"),
+            Role::Ao if sender_role => (named("Obj"), "AO"),
+            Role::Ao if ptr("Que").is_some() => (named("Que"), "QUEUE"),
+            Role::Timer => (named("AO"), "AO"),
+            _ if sig.is_some() => (named("Sig"), "QSIG"),
+            _ => (None, ""),
+        };
+        if let Some(t) = &target {
+            if target_type == "AO" || target_type == "QUEUE" {
+                let p = ptr(if role == Role::Timer {
+                    "AO"
+                } else if target_type == "QUEUE" {
+                    "Que"
+                } else {
+                    "Obj"
+                });
+                let ty = p.filter(|&p| p != 0).and_then(|p| self.type_of(p, Some(target_type)));
+                self.declare(t, ty);
+            } else {
+                self.declare(t, Some(target_type));
+            }
+        }
+        let value = ["Free", "Len", "Blocks", "Size", "Ctr", "Tim", "Pri", "Nest", "Ref"]
+            .iter()
+            .find_map(|l| get(l).filter(|v| v.k != K::Obj && v.k != K::Sig))
+            .map(|v| {
+                #[allow(clippy::cast_precision_loss)]
+                let x = v.num as f64;
+                x
+            });
+        let ts = self.ts;
+        let action = name.to_string();
+        let target_text = target.clone().unwrap_or_default();
+        let (target_ref, type_ref) =
+            if target.is_some() { (target_text.as_str(), target_type) } else { ("", "") };
+        // Never a type the derive stage runs a state machine for (T, I, ISR, R, SEM, SIG,
+        // C): QS rows pass through it as they are.
+        let target_type_final = type_ref;
+        self.sink.event(&Event {
+            ts,
+            source: &source,
+            source_instance: -1,
+            target_type: target_type_final,
+            target: target_ref,
+            target_instance: -1,
+            action: &action,
+            note: if note.is_empty() { None } else { Some(&note) },
+            value,
+            core: None,
+            pos: f.pos(),
+        })?;
+        // Derived rows.
+        match role {
+            Role::SmState => {
+                if let (Some(p), Some(state)) = (ptr("Obj"), target) {
+                    let ty = self.type_of(p, Some("SM")).unwrap_or("SM");
+                    self.set_state(&source, ty, state, f.pos())?;
+                }
+            }
+            Role::PostFifo | Role::PostLifo => {
+                if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
+                    let sender = if role == Role::PostFifo {
+                        source.clone()
+                    } else {
+                        named("Obj").unwrap_or_default()
+                    };
+                    let q = self.pending.entry((p, s)).or_default();
+                    let pend = Pending { sender, ts };
+                    if role == Role::PostFifo {
+                        q.push_back(pend);
+                    } else {
+                        q.push_front(pend);
+                    }
+                    if q.len() > MAX_PENDING {
+                        if let Some(old) = q.pop_front() {
+                            let receiver = named("Obj").unwrap_or_default();
+                            self.message(&old, &receiver, s, None, f.pos())?;
+                        }
+                    }
+                }
+            }
+            Role::Get => {
+                if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
+                    let taken = self.pending.get_mut(&(p, s)).and_then(VecDeque::pop_front);
+                    if let Some(post) = taken {
+                        self.message(&post, &source, s, Some(ts), f.pos())?;
+                    }
+                }
+            }
+            Role::IsrEntry | Role::IsrExit => {
+                let nest = get("Nest").map_or(1, |v| v.num);
+                let pri = get("Pri").map_or(0, |v| v.num);
+                self.isr(role == Role::IsrEntry, nest, pri, f.pos())?;
+            }
+            Role::CritEntry | Role::CritExit => {
+                let nest = get("Nest").map_or(1, |v| v.num);
+                self.critical(role == Role::CritEntry, nest, f.pos())?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn message(
+        &mut self,
+        p: &Pending,
+        receiver: &str,
+        sig: u64,
+        recv: Option<i64>,
+        pos: Pos,
+    ) -> Result<()> {
+        self.sink.message(&Message {
+            sender: &p.sender,
+            receiver,
+            send_ts: p.ts,
+            recv_ts: recv,
+            phys_send_ts: p.ts,
+            phys_recv_ts: recv,
+            size: 0,
+            tag: i64::try_from(sig).unwrap_or(i64::MAX),
+            pos,
+        })
+    }
+
+    fn set_state(&mut self, entity: &str, ty: &'static str, state: String, pos: Pos) -> Result<()> {
+        let ts = self.ts;
+        if let Some(cur) = self.sm.get(entity) {
+            if cur.state == state {
+                return Ok(());
+            }
+        }
+        if let Some(old) = self.sm.remove(entity) {
+            self.span(
+                entity,
+                old.entity_type,
+                "state",
+                &old.state,
+                None,
+                old.since,
+                Some(ts),
+                old.pos,
+            )?;
+        }
+        if self.sm.len() < MAX_DICT {
+            self.sm.insert(entity.to_string(), SmState { entity_type: ty, state, since: ts, pos });
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn span(
+        &mut self,
+        entity: &str,
+        entity_type: &str,
+        channel: &str,
+        state: &str,
+        value: Option<f64>,
+        begin: i64,
+        end: Option<i64>,
+        pos: Pos,
+    ) -> Result<()> {
+        self.sink.span(&Span {
+            entity,
+            entity_type,
+            channel,
+            state,
+            value,
+            begin,
+            end,
+            core: None,
+            pos,
+        })
+    }
+
+    /// ISR entry or exit at nesting `nest` (1 = outermost) and priority `pri`.
+    fn isr(&mut self, entry: bool, nest: u64, pri: u64, pos: Pos) -> Result<()> {
+        let ts = self.ts;
+        // Entry: the new ISR's depth is `nest`; exit: the leaving one's (QP logs the nesting
+        // before it is decremented), so either way `nest - 1` ISRs stay below it.
+        let depth = nest.saturating_sub(1);
+        // Entries whose exits were lost end here.
+        while self.isr.len() as u64 > depth {
+            let Some((p, since)) = self.isr.pop() else { break };
+            self.isr_span(p, since, ts, pos)?;
+        }
+        if entry {
+            if let Some((p, since)) = self.isr.last().copied() {
+                // The ISR it interrupts: its stretch ends, to resume at the exit.
+                self.isr_span(p, since, ts, pos)?;
+            }
+            if self.isr.len() < 256 {
+                self.isr.push((pri, ts));
+            }
+        } else if let Some(top) = self.isr.last_mut() {
+            top.1 = ts;
+        }
+        Ok(())
+    }
+
+    fn isr_span(&mut self, pri: u64, since: i64, end: i64, pos: Pos) -> Result<()> {
+        #[allow(clippy::cast_precision_loss)]
+        let v = Some(pri as f64);
+        self.span("ISR", "I", "running", &pri.to_string(), v, since, Some(end), pos)
+    }
+
+    fn critical(&mut self, entry: bool, nest: u64, pos: Pos) -> Result<()> {
+        let ts = self.ts;
+        self.declare("QF", Some("SCHED"));
+        match (entry, self.crit) {
+            (true, None) => self.crit = Some((ts, nest)),
+            (true, Some((since, _))) => self.crit = Some((since, nest)),
+            (false, Some((since, _))) if nest <= 1 => {
+                self.crit = None;
+                self.span("QF", "SCHED", "critical", "critical", None, since, Some(ts), pos)?;
+            }
+            (false, Some((since, _))) => self.crit = Some((since, nest.saturating_sub(1))),
+            (false, None) => {}
+        }
+        Ok(())
+    }
+
+    /// A target reset: dictionaries start over; open states, ISRs and posts end here.
+    pub(super) fn reset(&mut self, f: &Frame) -> Result<()> {
+        self.resets += 1;
+        // Pending posts end with the names they had.
+        self.close(Some(self.ts), f.pos())?;
+        self.obj.clear();
+        self.fun.clear();
+        self.usr.clear();
+        self.sig.clear();
+        self.enums.clear();
+        Ok(())
+    }
+
+    /// Ends every open stretch at `end` (`None`: open at the end of the capture).
+    pub(super) fn close(&mut self, end: Option<i64>, pos: Pos) -> Result<()> {
+        let mut open: Vec<(String, SmState)> = self.sm.drain().collect();
+        open.sort_by(|a, b| (a.1.since, &a.0).cmp(&(b.1.since, &b.0)));
+        for (e, s) in open {
+            self.span(&e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
+        }
+        let at = end.unwrap_or(self.ts);
+        if let Some((p, since)) = self.isr.pop() {
+            self.isr_span(p, since, at, pos)?;
+        }
+        self.isr.clear();
+        if let Some((since, _)) = self.crit.take() {
+            self.span("QF", "SCHED", "critical", "critical", None, since, Some(at), pos)?;
+        }
+        let mut pend: Vec<((u64, u64), VecDeque<Pending>)> = self.pending.drain().collect();
+        pend.sort_by_key(|(k, _)| *k);
+        for ((p, s), q) in pend {
+            let receiver = self.obj.get(&p).or_else(|| self.dic_obj.get(&p)).cloned();
+            let receiver = receiver.unwrap_or_else(|| {
+                if self.cfg.obj <= 4 {
+                    format!("0x{p:08X}")
+                } else {
+                    format!("0x{p:016X}")
+                }
+            });
+            for post in q {
+                self.message(&post, &receiver, s, None, pos)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,79 @@
+//! Application (user) records: a timestamp, then self-described arguments.
+use super::decode::{self, Arg, Cursor};
+use super::frame::Frame;
+use super::reader::{hex_bytes, Reader};
+use crate::ingest::Severity;
+use crate::model::Event;
+use crate::Result;
+
+impl Reader<'_> {
+    /// An application record: timestamp, then self-described arguments.
+    pub(super) fn user(&mut self, f: &Frame) -> Result<()> {
+        let cfg = self.cfg;
+        let rec = f.rec();
+        let mut c = Cursor::new(f.payload());
+        match c.uint(cfg.tstamp) {
+            Some(t) => {
+                self.time(t, f);
+            }
+            None => {
+                let m = format!("user record {rec} has no room for its timestamp");
+                self.diag(f, Severity::Warning, "truncated_record", m)?;
+            }
+        }
+        let (args, err) = decode::user_args(&mut c, &cfg);
+        let action = match self.usr.get(&rec).or_else(|| self.dic_usr.get(&rec)) {
+            Some(n) => n.clone(),
+            None => format!("USER_{rec}"),
+        };
+        if let Some(e) = err {
+            let m = format!("{action}: {e}; the arguments before it are kept");
+            self.diag(f, Severity::Warning, "truncated_record", m)?;
+        }
+        let mut note = String::new();
+        for a in &args {
+            if !note.is_empty() {
+                note.push(' ');
+            }
+            let s = match a {
+                Arg::Int(i) => i.to_string(),
+                Arg::Uint(u, true, n) => format!("0x{u:0w$X}", w = usize::from(*n) * 2),
+                Arg::Uint(u, false, _) => u.to_string(),
+                Arg::Enum(v, g) => self
+                    .enums
+                    .get(&(*g, u64::from(*v)))
+                    .cloned()
+                    .unwrap_or_else(|| format!("{v:03}")),
+                Arg::Float(x) => x.to_string(),
+                Arg::Str(s) => s.clone(),
+                Arg::Mem(m) => hex_bytes(m),
+                Arg::Sig(s, o) => {
+                    let n = self.sig_name(*s, *o);
+                    if *o != 0 {
+                        format!("{n},Obj={}", self.obj_name(*o, f)?)
+                    } else {
+                        n
+                    }
+                }
+                Arg::Obj(o) => self.obj_name(*o, f)?,
+                Arg::Fun(p) => self.name(*p, true, f)?,
+            };
+            note.push_str(&s);
+        }
+        let value = args.iter().find_map(Arg::number);
+        self.declare(&action, Some("USER"));
+        self.sink.event(&Event {
+            ts: self.ts,
+            source: &action,
+            source_instance: -1,
+            target_type: "",
+            target: "",
+            target_instance: -1,
+            action: &action,
+            note: if note.is_empty() { None } else { Some(&note) },
+            value,
+            core: None,
+            pos: f.pos(),
+        })
+    }
+}
