@@ -394,3 +394,42 @@ fn generated_qs_capture_gives_hand_computed_tables() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad checksum"));
 }
+
+#[test]
+fn a_qs_capture_exports_to_btf_that_reads_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("gen.bin"), generated()).unwrap();
+    ok(d, &["ingest", "--archive", "db", "gen.bin"]);
+    // Records about their source alone (ticks, dictionaries, ISR records) have no target: the
+    // BTF line names the source there (a BTF line must have one). Ticks are written as ns,
+    // with a warning.
+    let out = run(d, &["export", "1", "--archive", "db", "--to", "btf", "back.btf"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning: capture 1 holds target ticks"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(d, &["ingest", "--archive", "db", "back.btf"]);
+    assert_eq!(
+        scalar(
+            d,
+            "db",
+            "SELECT count(*) FROM diagnostics WHERE capture_id = 2 AND severity IN ('error', \
+             'data_loss', 'warning')"
+        ),
+        "0"
+    );
+    assert_eq!(
+        scalar(
+            d,
+            "db",
+            "SELECT (SELECT event_count FROM captures WHERE capture_id = 1) = \
+             (SELECT event_count FROM captures WHERE capture_id = 2)"
+        ),
+        "true"
+    );
+    let back = std::fs::read_to_string(d.join("back.btf")).unwrap();
+    assert!(back.contains(",ISR,-1,I,ISR,-1,QF_ISR_ENTRY,"), "{back}");
+}

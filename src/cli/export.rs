@@ -54,6 +54,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     if args.to != Target::Parquet {
         warn_of_losses(&conn, entry.capture_id)?;
+        if entry.time_unit == "tick" {
+            crate::say!(
+                "warning: capture {} holds target ticks of unknown rate (a QS capture ingested \
+                 without --tick-rate): they are written as if they were nanoseconds",
+                entry.capture_id
+            );
+        }
     }
     let what = match args.to {
         Target::Btf => {

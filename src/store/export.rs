@@ -157,6 +157,9 @@ fn write_btf(
             w.write_all(format!("#-{i} {n}\n").as_bytes()).map_err(out_err(path))?;
         }
     }
+    // An event about its source alone (a QS tick, dictionary or ISR record: target NULL)
+    // names its source as the target, which a BTF line must have; a source of no known
+    // type is the system (`SIM`).
     // BTF is in ascending time. A BTF capture keeps its own order (seq): a source whose time
     // went backwards then exports as it was and ingests again to the same tables. Other
     // formats' seq is file order (an ovni directory's thread.prv, then cpu.prv), so their
@@ -170,8 +173,11 @@ fn write_btf(
     each_batch(
         conn,
         &format!(
-            "SELECT ts, source, source_instance, target_type, target, target_instance, action, note, \
-             value FROM events WHERE capture_id = {id} ORDER BY {order}"
+            "SELECT ts, source, source_instance, \
+             CASE WHEN target IS NULL THEN coalesce(source_type, 'SIM') ELSE target_type END, \
+             coalesce(target, source), \
+             CASE WHEN target IS NULL THEN source_instance ELSE target_instance END, \
+             action, note, value FROM events WHERE capture_id = {id} ORDER BY {order}"
         ),
         |b| {
             let c = Cells::new(b);
