@@ -299,6 +299,29 @@ fn write_json(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io
 }
 
 /// JSON objects written batch after batch, inside one array the caller opens.
+/// Column names as JSON object keys: a name already taken gets `_2`, `_3`, ... (the first
+/// free one), since a JSON reader keeps only one value per key (`SELECT 1 AS a, 2 AS a`).
+fn unique_keys<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let names: Vec<&str> = names.collect();
+    let mut taken: std::collections::HashSet<String> =
+        names.iter().map(|n| (*n).to_string()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        if seen.insert(n) {
+            out.push(n.to_string());
+            continue;
+        }
+        let key = (2..)
+            .map(|i| format!("{n}_{i}"))
+            .find(|k| !taken.contains(k))
+            .unwrap_or_else(|| n.to_string());
+        taken.insert(key.clone());
+        out.push(key);
+    }
+    out
+}
+
 struct JsonRows {
     names: Vec<String>,
     first: bool,
@@ -306,7 +329,10 @@ struct JsonRows {
 
 impl JsonRows {
     fn new(schema: &Schema) -> Self {
-        let names = schema.fields().iter().map(|f| json_string(f.name())).collect();
+        let names = unique_keys(schema.fields().iter().map(|f| f.name().as_str()))
+            .iter()
+            .map(|n| json_string(n))
+            .collect();
         JsonRows { names, first: true }
     }
 
@@ -922,6 +948,12 @@ mod tests {
             render(OutputFormat::Csv),
             "n,s,f\r\n1000000000000,\"a,\"\"b\"\"\",100000000000000000000\r\n,x,0.5\r\n"
         );
+    }
+
+    #[test]
+    fn json_keys_are_unique() {
+        let got = unique_keys(["a", "a", "a_2", "b", "a"].into_iter());
+        assert_eq!(got, ["a", "a_3", "a_2", "b", "a_4"]);
     }
 
     #[test]
