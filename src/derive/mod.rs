@@ -348,6 +348,11 @@ impl<O: Output> Deriver<O> {
     /// Records `ty` as the type of `name` unless it already has one.
     fn set_type(&mut self, name: Sym, ty: Sym, inferred: bool, pos: Pos) {
         let id = self.entity(name, pos);
+        self.set_type_of(id, ty, inferred);
+    }
+
+    /// [`Self::set_type`] of the entity with id `id`.
+    fn set_type_of(&mut self, id: usize, ty: Sym, inferred: bool) {
         if let Some(e) = self.entities.get_mut(id) {
             if e.entity_type.is_none() || (e.inferred && !inferred) {
                 e.entity_type = Some(ty);
@@ -359,10 +364,8 @@ impl<O: Output> Deriver<O> {
     /// Reports a target line giving `entity` another type than the one it has (declared or
     /// written first; names are unique across types, SEMANTICS.md). The entity keeps its
     /// first type; the line's own type drives this event's state machine, as before.
-    fn type_conflict(&mut self, entity: Sym, written: Sym, ev: &Event<'_>, ts: i64) -> Result<()> {
-        let Some(e) = self.entity_ids.get(&entity).and_then(|&id| self.entities.get(id)) else {
-            return Ok(());
-        };
+    fn type_conflict(&mut self, id: usize, written: Sym, ev: &Event<'_>, ts: i64) -> Result<()> {
+        let Some(e) = self.entities.get(id) else { return Ok(()) };
         let Some(known) = e.entity_type.filter(|&t| t != written && !e.inferred) else {
             return Ok(());
         };
@@ -769,8 +772,10 @@ impl<O: Output> Sink for Deriver<O> {
             self.diag(severity, "missing_type", ev.pos, ts, msg)?;
             self.entity(target, ev.pos);
         } else {
-            self.type_conflict(target, target_type, ev, ts)?;
-            self.set_type(target, target_type, false, ev.pos);
+            // One look-up of the target for both.
+            let id = self.entity(target, ev.pos);
+            self.type_conflict(id, target_type, ev, ts)?;
+            self.set_type_of(id, target_type, false);
         }
         let class = if targetless { Class::Other } else { self.class(target_type) };
         // The numeric payload, parsed once for the row and the state machines.
