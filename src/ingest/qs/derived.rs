@@ -6,6 +6,7 @@ use super::frame::Frame;
 use super::names::MAX_DICT;
 use super::reader::{hex_bytes, Reader};
 use super::records::{Role, K};
+use crate::ingest::Severity;
 use crate::ingest::{Message, Span};
 use crate::model::{Event, Pos};
 use crate::Result;
@@ -19,6 +20,15 @@ const MAX_PENDING: usize = 4096;
 pub(super) struct Pending {
     sender: String,
     ts: i64,
+}
+
+/// An ISR entered and not yet left.
+#[derive(Clone, Copy)]
+pub(super) struct OpenIsr {
+    pri: u64,
+    nest: u64,
+    /// When it last started running (entry, or the exit of the ISR nested in it).
+    since: i64,
 }
 
 /// The state of one state machine.
@@ -192,7 +202,7 @@ impl Reader<'_> {
             Role::IsrEntry | Role::IsrExit => {
                 let nest = get("Nest").map_or(1, |v| v.num);
                 let pri = get("Pri").map_or(0, |v| v.num);
-                self.isr(role == Role::IsrEntry, nest, pri, f.pos())?;
+                self.isr(role == Role::IsrEntry, nest, pri, f)?;
             }
             Role::CritEntry | Role::CritExit => {
                 let nest = get("Nest").map_or(1, |v| v.num);
@@ -275,34 +285,68 @@ impl Reader<'_> {
     }
 
     /// ISR entry or exit at nesting `nest` (1 = outermost) and priority `pri`.
-    fn isr(&mut self, entry: bool, nest: u64, pri: u64, pos: Pos) -> Result<()> {
+    ///
+    /// The stack holds the ISRs entered and not yet left, by strictly increasing nesting;
+    /// only the top one runs. An entry at nesting n interrupts the top one (its stretch ends;
+    /// it resumes at the nested exit); open ISRs at nesting n or deeper are ones whose exit
+    /// was lost, and end there. An exit at nesting n ends the open ISR at n (and deeper ones,
+    /// whose exits were lost) and the one below resumes. QP logs the nesting of the ISR
+    /// entering or leaving (before it is decremented), so both name the same level.
+    fn isr(&mut self, entry: bool, nest: u64, pri: u64, f: &Frame) -> Result<()> {
         let ts = self.ts;
-        // Entry: the new ISR's depth is `nest`; exit: the leaving one's (QP logs the nesting
-        // before it is decremented), so either way `nest - 1` ISRs stay below it.
-        let depth = nest.saturating_sub(1);
-        // Entries whose exits were lost end here.
-        while self.isr.len() as u64 > depth {
-            let Some((p, since)) = self.isr.pop() else { break };
-            self.isr_span(p, since, ts, pos)?;
+        let deeper = |top: &OpenIsr| if entry { top.nest >= nest } else { top.nest > nest };
+        // Whether the running ISR (the top) has ended here.
+        let mut ended = false;
+        while let Some(top) = self.isr.last().copied().filter(deeper) {
+            self.isr.pop();
+            if !ended {
+                self.isr_span(top.pri, top.since, Some(ts), f.pos())?;
+                ended = true;
+            }
+            let m = format!(
+                "ISR of priority {} entered at nesting {} has no exit: it ends at this {} at                  nesting {nest}",
+                top.pri,
+                top.nest,
+                if entry { "entry" } else { "exit" }
+            );
+            self.diag(f, Severity::Warning, "lost_isr_exit", m)?;
         }
         if entry {
-            if let Some((p, since)) = self.isr.last().copied() {
-                // The ISR it interrupts: its stretch ends, to resume at the exit.
-                self.isr_span(p, since, ts, pos)?;
+            if let Some(top) = self.isr.last().copied().filter(|_| !ended) {
+                // The ISR it interrupts: its stretch ends, to resume at the nested exit.
+                self.isr_span(top.pri, top.since, Some(ts), f.pos())?;
             }
-            if self.isr.len() < 256 {
-                self.isr.push((pri, ts));
+            self.isr.push(OpenIsr { pri, nest, since: ts });
+            return Ok(());
+        }
+        match self.isr.last().copied() {
+            Some(top) if top.nest == nest => {
+                self.isr.pop();
+                if !ended {
+                    self.isr_span(top.pri, top.since, Some(ts), f.pos())?;
+                }
+                ended = true;
             }
-        } else if let Some(top) = self.isr.last_mut() {
-            top.1 = ts;
+            _ => {
+                let m = format!(
+                    "ISR exit at nesting {nest} (priority {pri}) has no entry open at that                      nesting: the entry was lost"
+                );
+                self.diag(f, Severity::Info, "lost_isr_entry", m)?;
+            }
+        }
+        if ended {
+            // The ISR below resumes.
+            if let Some(below) = self.isr.last_mut() {
+                below.since = ts;
+            }
         }
         Ok(())
     }
 
-    fn isr_span(&mut self, pri: u64, since: i64, end: i64, pos: Pos) -> Result<()> {
+    fn isr_span(&mut self, pri: u64, since: i64, end: Option<i64>, pos: Pos) -> Result<()> {
         #[allow(clippy::cast_precision_loss)]
         let v = Some(pri as f64);
-        self.span("ISR", "I", "running", &pri.to_string(), v, since, Some(end), pos)
+        self.span("ISR", "I", "running", &pri.to_string(), v, since, end, pos)
     }
 
     fn critical(&mut self, entry: bool, nest: u64, pos: Pos) -> Result<()> {
@@ -342,8 +386,8 @@ impl Reader<'_> {
             self.span(&e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
         }
         let at = end.unwrap_or(self.ts);
-        if let Some((p, since)) = self.isr.pop() {
-            self.isr_span(p, since, at, pos)?;
+        if let Some(top) = self.isr.pop() {
+            self.isr_span(top.pri, top.since, Some(at), pos)?;
         }
         self.isr.clear();
         if let Some((since, _)) = self.crit.take() {

@@ -1,7 +1,7 @@
 //! The QS importer's state, [`Reader`]: it settles the target configuration, checks the
 //! sequence, and sends each frame to the handling of its kind of record.
 use super::decode;
-use super::derived::{Pending, SmState};
+use super::derived::{OpenIsr, Pending, SmState};
 use super::dic::Dic;
 use super::frame::{Frame, Item};
 use super::names::{dict_name, put};
@@ -47,7 +47,7 @@ pub(super) struct Reader<'a> {
     pub(super) unknown_rec: HashMap<u8, (u64, Pos, String)>,
     // Derived channels.
     pub(super) sm: HashMap<String, SmState>,
-    pub(super) isr: Vec<(u64, i64)>,
+    pub(super) isr: Vec<OpenIsr>,
     pub(super) crit: Option<(i64, u64)>,
     pub(super) pending: HashMap<(u64, u64), VecDeque<Pending>>,
     pub(super) resets: u64,
