@@ -385,13 +385,13 @@ impl Reader<'_> {
         for (e, s) in open {
             self.span(&e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
         }
-        let at = end.unwrap_or(self.ts);
+        // Only the top ISR runs; the ones below it wait for it.
         if let Some(top) = self.isr.pop() {
-            self.isr_span(top.pri, top.since, Some(at), pos)?;
+            self.isr_span(top.pri, top.since, end, pos)?;
         }
         self.isr.clear();
         if let Some((since, _)) = self.crit.take() {
-            self.span("QF", "SCHED", "critical", "critical", None, since, Some(at), pos)?;
+            self.span("QF", "SCHED", "critical", "critical", None, since, end, pos)?;
         }
         let mut pend: Vec<((u64, u64), VecDeque<Pending>)> = self.pending.drain().collect();
         pend.sort_by_key(|(k, _)| *k);

@@ -342,3 +342,14 @@ fn isr_nesting_survives_lost_records() {
         ["unknown_tick_rate", "lost_isr_entry", "lost_isr_exit", "lost_isr_exit", "lost_isr_entry"]
     );
 }
+
+#[test]
+fn isr_and_critical_section_open_at_the_end_stay_open() {
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(41, &[10, 0, 1, 3]); // ISR prio 3 enters at 10
+    g.rec(39, &[20, 0, 1]); // critical section from 20
+    g.rec(100, &[30, 0]); // a user record: the capture ends at 30
+    let r = run(&g.out, &QsOptions::default());
+    assert_eq!(r.spans, ["running ISR 3 [10,open)", "critical QF critical [20,open)"]);
+}
