@@ -4,23 +4,13 @@
 use super::decode::Val;
 use super::frame::Frame;
 use super::names::MAX_DICT;
+use super::posts::{Bound, Pending, MAX_ALL, MAX_PAIR};
 use super::reader::{hex_bytes, Reader};
 use super::records::{Role, K};
 use crate::ingest::Severity;
 use crate::ingest::{Message, Span};
 use crate::model::{Event, Pos};
 use crate::Result;
-use std::collections::VecDeque;
-
-/// Most unmatched posts kept per (active object, signal): beyond, the oldest is written
-/// without its receive.
-const MAX_PENDING: usize = 4096;
-
-/// A post waiting for its get.
-pub(super) struct Pending {
-    sender: String,
-    ts: i64,
-}
 
 /// An ISR entered and not yet left.
 #[derive(Clone, Copy)]
@@ -171,30 +161,31 @@ impl Reader<'_> {
             }
             Role::PostFifo | Role::PostLifo => {
                 if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
-                    let sender = if role == Role::PostFifo {
-                        source.clone()
-                    } else {
-                        named("Obj").unwrap_or_default()
-                    };
-                    let q = self.pending.entry((p, s)).or_default();
-                    let pend = Pending { sender, ts };
-                    if role == Role::PostFifo {
-                        q.push_back(pend);
-                    } else {
-                        q.push_front(pend);
-                    }
-                    if q.len() > MAX_PENDING {
-                        if let Some(old) = q.pop_front() {
-                            let receiver = named("Obj").unwrap_or_default();
-                            self.message(&old, &receiver, s, None, f.pos())?;
-                        }
+                    let lifo = role == Role::PostLifo;
+                    let sender = if lifo { named("Obj").unwrap_or_default() } else { source };
+                    if let Some((bound, (rp, rs), old)) = self.posts.post((p, s), sender, ts, lifo)
+                    {
+                        let receiver = self.receiver_name(rp);
+                        self.message(&old, &receiver, rs, None, f.pos())?;
+                        let m = match bound {
+                            Bound::Pair => format!(
+                                "more than {MAX_PAIR} posts of signal {rs} to {receiver} wait for \
+                                 their get"
+                            ),
+                            Bound::All => format!("more than {MAX_ALL} posts wait for their get"),
+                        };
+                        let m = format!(
+                            "{m}: the oldest (signal {rs} from {} to {receiver}, sent at {}) is \
+                             written never received",
+                            old.sender, old.ts
+                        );
+                        self.diag(f, Severity::Warning, "too_many_pending_posts", m)?;
                     }
                 }
             }
             Role::Get => {
                 if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
-                    let taken = self.pending.get_mut(&(p, s)).and_then(VecDeque::pop_front);
-                    if let Some(post) = taken {
+                    if let Some(post) = self.posts.take((p, s)) {
                         self.message(&post, &source, s, Some(ts), f.pos())?;
                     }
                 }
@@ -211,6 +202,18 @@ impl Reader<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The name of a receiving object, without a diagnostic (it was named at its post).
+    fn receiver_name(&self, p: u64) -> String {
+        let known = self.obj.get(&p).or_else(|| self.dic_obj.get(&p)).cloned();
+        known.unwrap_or_else(|| {
+            if self.cfg.obj <= 4 {
+                format!("0x{p:08X}")
+            } else {
+                format!("0x{p:016X}")
+            }
+        })
     }
 
     fn message(
@@ -304,7 +307,8 @@ impl Reader<'_> {
                 ended = true;
             }
             let m = format!(
-                "ISR of priority {} entered at nesting {} has no exit: it ends at this {} at                  nesting {nest}",
+                "ISR of priority {} entered at nesting {} has no exit: it ends at this {} at \
+                 nesting {nest}",
                 top.pri,
                 top.nest,
                 if entry { "entry" } else { "exit" }
@@ -329,7 +333,8 @@ impl Reader<'_> {
             }
             _ => {
                 let m = format!(
-                    "ISR exit at nesting {nest} (priority {pri}) has no entry open at that                      nesting: the entry was lost"
+                    "ISR exit at nesting {nest} (priority {pri}) has no entry open at that \
+                     nesting: the entry was lost"
                 );
                 self.diag(f, Severity::Info, "lost_isr_entry", m)?;
             }
@@ -393,17 +398,8 @@ impl Reader<'_> {
         if let Some((since, _)) = self.crit.take() {
             self.span("QF", "SCHED", "critical", "critical", None, since, end, pos)?;
         }
-        let mut pend: Vec<((u64, u64), VecDeque<Pending>)> = self.pending.drain().collect();
-        pend.sort_by_key(|(k, _)| *k);
-        for ((p, s), q) in pend {
-            let receiver = self.obj.get(&p).or_else(|| self.dic_obj.get(&p)).cloned();
-            let receiver = receiver.unwrap_or_else(|| {
-                if self.cfg.obj <= 4 {
-                    format!("0x{p:08X}")
-                } else {
-                    format!("0x{p:016X}")
-                }
-            });
+        for ((p, s), q) in self.posts.drain() {
+            let receiver = self.receiver_name(p);
             for post in q {
                 self.message(&post, &receiver, s, None, pos)?;
             }

@@ -28,6 +28,7 @@ mod derived;
 pub mod dic;
 pub mod frame;
 mod names;
+mod posts;
 mod reader;
 pub mod records;
 mod user;

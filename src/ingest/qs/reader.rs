@@ -1,16 +1,17 @@
 //! The QS importer's state, [`Reader`]: it settles the target configuration, checks the
 //! sequence, and sends each frame to the handling of its kind of record.
 use super::decode;
-use super::derived::{OpenIsr, Pending, SmState};
+use super::derived::{OpenIsr, SmState};
 use super::dic::Dic;
 use super::frame::{Frame, Item};
 use super::names::{dict_name, put};
+use super::posts::Posts;
 use super::records::{self, Config, Era, Role, K};
 use super::{dic_path, Companion, QsOptions};
 use crate::ingest::{Diagnostic, Severity, Sink};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Importer state.
@@ -49,7 +50,7 @@ pub(super) struct Reader<'a> {
     pub(super) sm: HashMap<String, SmState>,
     pub(super) isr: Vec<OpenIsr>,
     pub(super) crit: Option<(i64, u64)>,
-    pub(super) pending: HashMap<(u64, u64), VecDeque<Pending>>,
+    pub(super) posts: Posts,
     pub(super) resets: u64,
 }
 
@@ -113,7 +114,7 @@ impl<'a> Reader<'a> {
             sm: HashMap::new(),
             isr: Vec::new(),
             crit: None,
-            pending: HashMap::new(),
+            posts: Posts::default(),
             resets: 0,
         };
         if let Some(d) = &comp.dic {

@@ -353,3 +353,32 @@ fn isr_and_critical_section_open_at_the_end_stay_open() {
     let r = run(&g.out, &QsOptions::default());
     assert_eq!(r.spans, ["running ISR 3 [10,open)", "critical QF critical [20,open)"]);
 }
+
+#[test]
+fn a_full_post_queue_evicts_its_oldest_post_with_a_diagnostic() {
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(61, &cat(&[&SM, b"sm\0"]));
+    for t in 1..=4096u16 {
+        g.rec(14, &cat(&[&t.to_le_bytes(), &[0; 4], &SIG, &SM, &[0, 0, 5, 4]]));
+    }
+    // A LIFO post at 5000 makes 4097: the oldest (sent at 1) goes, not the LIFO one.
+    g.rec(15, &cat(&[&5000u16.to_le_bytes(), &SIG, &SM, &[0, 0, 5, 4]]));
+    g.rec(16, &cat(&[&6000u16.to_le_bytes(), &SIG, &SM, &[0, 0, 5]])); // gets the LIFO one
+    let r = run(&g.out, &QsOptions::default());
+    assert_eq!(r.messages[0], "NULL->sm tag 126 sent 1 got None");
+    assert_eq!(r.messages[1], "sm->sm tag 126 sent 5000 got Some(6000)");
+    assert_eq!(r.messages[2], "NULL->sm tag 126 sent 2 got None");
+    assert_eq!(r.messages.len(), 4097);
+    let full: Vec<&String> =
+        r.diags.iter().filter(|d| d.0 == "too_many_pending_posts").map(|d| &d.1).collect();
+    assert_eq!(full.len(), 1);
+    assert!(
+        full[0].contains(
+            "more than 4096 posts of signal 126 to sm wait for their get: the oldest (signal \
+             126 from NULL to sm, sent at 1) is written never received"
+        ),
+        "{}",
+        full[0]
+    );
+}
