@@ -3,14 +3,17 @@
 //! from posts and gets.
 use super::decode::Val;
 use super::frame::Frame;
-use super::names::MAX_DICT;
 use super::posts::{Bound, Pending, MAX_ALL, MAX_PAIR};
 use super::reader::{hex_bytes, Reader};
 use super::records::{Role, K};
-use crate::ingest::Severity;
+use crate::ingest::{Diagnostic, Severity};
 use crate::ingest::{Message, Span};
 use crate::model::{Event, Pos};
 use crate::Result;
+
+/// State machines with a state at once: QP targets have tens to hundreds. Each costs about
+/// 250 bytes here and as an open interval at the end (2^20 of them peaked over 1 GB).
+pub(super) const MAX_MACHINES: usize = 1 << 18;
 
 /// An ISR entered and not yet left.
 #[derive(Clone, Copy)]
@@ -25,8 +28,16 @@ pub(super) struct OpenIsr {
 pub(super) struct SmState {
     entity_type: &'static str,
     state: String,
-    since: i64,
+    pub(super) since: i64,
     pos: Pos,
+}
+
+#[cfg(test)]
+impl SmState {
+    /// A state machine of type SM in `state` since `since`.
+    pub(super) fn test(since: i64, state: &str) -> Self {
+        SmState { entity_type: "SM", state: state.into(), since, pos: Pos::None }
+    }
 }
 
 impl Reader<'_> {
@@ -255,10 +266,19 @@ impl Reader<'_> {
                 Some(ts),
                 old.pos,
             )?;
+        } else if self.sm.len() >= MAX_MACHINES {
+            return self.sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "too_many_state_machines",
+                pos,
+                ts: Some(ts),
+                message: format!(
+                    "{entity} enters {state}, but {MAX_MACHINES} state machines have a state \
+                     already: its states are not derived (its events are kept)"
+                ),
+            });
         }
-        if self.sm.len() < MAX_DICT {
-            self.sm.insert(entity.to_string(), SmState { entity_type: ty, state, since: ts, pos });
-        }
+        self.sm.insert(entity.to_string(), SmState { entity_type: ty, state, since: ts, pos });
         Ok(())
     }
 
@@ -385,10 +405,12 @@ impl Reader<'_> {
 
     /// Ends every open stretch at `end` (`None`: open at the end of the capture).
     pub(super) fn close(&mut self, end: Option<i64>, pos: Pos) -> Result<()> {
-        let mut open: Vec<(String, SmState)> = self.sm.drain().collect();
-        open.sort_by(|a, b| (a.1.since, &a.0).cmp(&(b.1.since, &b.0)));
+        // In order, without a copy of them all (a million state machines take 150 MB).
+        let sm = std::mem::take(&mut self.sm);
+        let mut open: Vec<(&String, &SmState)> = sm.iter().collect();
+        open.sort_by(|a, b| (a.1.since, a.0).cmp(&(b.1.since, b.0)));
         for (e, s) in open {
-            self.span(&e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
+            self.span(e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
         }
         // Only the top ISR runs; the ones below it wait for it.
         if let Some(top) = self.isr.pop() {

@@ -27,6 +27,7 @@ mod decode;
 mod derived;
 pub mod dic;
 pub mod frame;
+mod namemap;
 mod names;
 mod posts;
 mod reader;

@@ -4,7 +4,8 @@ use super::decode;
 use super::derived::{OpenIsr, SmState};
 use super::dic::Dic;
 use super::frame::{Frame, Item};
-use super::names::{dict_name, put};
+use super::namemap::{NameMap, SigNames};
+use super::names::dict_name;
 use super::posts::Posts;
 use super::records::{self, Config, Era, Role, K};
 use super::{dic_path, Companion, QsOptions};
@@ -22,15 +23,15 @@ pub(super) struct Reader<'a> {
     pub(super) cfg: Config,
     pub(super) tick_rate: Option<u64>,
     // In-band dictionaries (cleared by a target reset), then the .dic's.
-    pub(super) obj: HashMap<u64, String>,
-    pub(super) fun: HashMap<u64, String>,
-    pub(super) usr: HashMap<u8, String>,
-    pub(super) sig: HashMap<u64, Vec<(u64, String)>>,
-    pub(super) enums: HashMap<(u8, u64), String>,
-    pub(super) dic_obj: HashMap<u64, String>,
-    pub(super) dic_fun: HashMap<u64, String>,
-    pub(super) dic_usr: HashMap<u8, String>,
-    pub(super) dic_sig: HashMap<u64, Vec<(u64, String)>>,
+    pub(super) obj: NameMap<u64>,
+    pub(super) fun: NameMap<u64>,
+    pub(super) usr: NameMap<u8>,
+    pub(super) sig: SigNames,
+    pub(super) enums: NameMap<(u8, u64)>,
+    pub(super) dic_obj: NameMap<u64>,
+    pub(super) dic_fun: NameMap<u64>,
+    pub(super) dic_usr: NameMap<u8>,
+    pub(super) dic_sig: SigNames,
     // Time.
     pub(super) last_raw: Option<u64>,
     pub(super) epoch: u64,
@@ -45,6 +46,7 @@ pub(super) struct Reader<'a> {
     pub(super) kind: HashMap<u64, &'static str>,
     pub(super) declared: HashSet<String>,
     pub(super) unknown_obj: HashSet<(bool, u64)>,
+    pub(super) unknown_full: bool,
     pub(super) unknown_rec: HashMap<u8, (u64, Pos, String)>,
     // Derived channels.
     pub(super) sm: HashMap<String, SmState>,
@@ -90,15 +92,15 @@ impl<'a> Reader<'a> {
             comp,
             cfg: placeholder,
             tick_rate: opts.tick_rate,
-            obj: HashMap::new(),
-            fun: HashMap::new(),
-            usr: HashMap::new(),
-            sig: HashMap::new(),
-            enums: HashMap::new(),
-            dic_obj: HashMap::new(),
-            dic_fun: HashMap::new(),
-            dic_usr: HashMap::new(),
-            dic_sig: HashMap::new(),
+            obj: NameMap::new("object"),
+            fun: NameMap::new("function"),
+            usr: NameMap::new("user record"),
+            sig: SigNames::new(),
+            enums: NameMap::new("enum"),
+            dic_obj: NameMap::new("object"),
+            dic_fun: NameMap::new("function"),
+            dic_usr: NameMap::new("user record"),
+            dic_sig: SigNames::new(),
             last_raw: None,
             epoch: 0,
             wraps: 0,
@@ -110,6 +112,7 @@ impl<'a> Reader<'a> {
             kind: HashMap::new(),
             declared: HashSet::new(),
             unknown_obj: HashSet::new(),
+            unknown_full: false,
             unknown_rec: HashMap::new(),
             sm: HashMap::new(),
             isr: Vec::new(),
@@ -119,20 +122,40 @@ impl<'a> Reader<'a> {
         };
         if let Some(d) = &comp.dic {
             // Pre-6.9 conversions are applied once the version is known (in `start`).
+            // The .dic is at most 16 MiB: what does not fit is said once per dictionary.
+            let mut full: Vec<String> = Vec::new();
+            let mut note = |r: std::result::Result<(), String>| {
+                if let Err(e) = r {
+                    if !full.contains(&e) {
+                        full.push(e);
+                    }
+                }
+            };
             for (k, v) in &d.obj {
-                put(&mut r.dic_obj, *k, v.clone());
+                note(r.dic_obj.put(*k, v.clone()));
             }
             for (k, v) in &d.fun {
-                put(&mut r.dic_fun, *k, v.clone());
+                note(r.dic_fun.put(*k, v.clone()));
             }
             for (k, v) in &d.usr {
-                put(&mut r.dic_usr, *k, v.clone());
+                note(r.dic_usr.put(*k, v.clone()));
             }
             for (s, o, v) in &d.sig {
-                let e = r.dic_sig.entry(*s).or_default();
-                if e.len() < 256 {
-                    e.push((*o, v.clone()));
-                }
+                note(r.dic_sig.put(*s, *o, v.clone()));
+            }
+            let refused =
+                r.dic_obj.refused + r.dic_fun.refused + r.dic_usr.refused + r.dic_sig.refused;
+            for why in full {
+                r.sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "dictionary_full",
+                    pos: Pos::None,
+                    ts: None,
+                    message: format!(
+                        "the .dic: {why}: {refused} names of the .dic in all are not kept (their \
+                         pointers and numbers are shown as numbers)"
+                    ),
+                })?;
             }
         }
         Ok(r)
@@ -181,9 +204,7 @@ impl<'a> Reader<'a> {
         self.cfg = cfg;
         if cfg.version < 690 {
             for m in [&mut self.dic_obj, &mut self.dic_fun] {
-                for v in m.values_mut() {
-                    *v = dict_name(v.as_bytes(), cfg.version);
-                }
+                m.rename(|v| dict_name(v.as_bytes(), cfg.version));
             }
         }
         self.sink.time_unit(match self.tick_rate {

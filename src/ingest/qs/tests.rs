@@ -382,3 +382,105 @@ fn a_full_post_queue_evicts_its_oldest_post_with_a_diagnostic() {
         full[0]
     );
 }
+
+/// The frames of `bytes` through a [`Reader`] made ready by `prepare`; `settle` runs before
+/// its finish.
+fn run_reader(
+    bytes: &[u8],
+    comp: &Companion,
+    prepare: impl FnOnce(&mut reader::Reader),
+    settle: impl FnOnce(&mut reader::Reader),
+) -> Rec {
+    let mut sink = Rec::default();
+    let mut d = frame::Deframer::new(bytes);
+    let items: Vec<frame::Item> = std::iter::from_fn(|| d.next_item().unwrap()).collect();
+    let mut r = reader::Reader::new("t.bin", &QsOptions::default(), comp, &mut sink).unwrap();
+    r.start(&items).unwrap();
+    prepare(&mut r);
+    for i in items {
+        r.item(i).unwrap();
+    }
+    settle(&mut r);
+    r.finish().unwrap();
+    sink
+}
+
+fn diags_of<'a>(r: &'a Rec, kind: &str) -> Vec<&'a str> {
+    r.diags.iter().filter(|d| d.0 == kind).map(|d| d.1.as_str()).collect()
+}
+
+#[test]
+fn a_full_dictionary_is_reported_and_unknown_object_says_so() {
+    // A .dic of 2^20 + 1 objects: the last one is not kept.
+    let mut dic = Dic::parse("-v694 -T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2\n");
+    dic.obj = (0..=namemap::MAX_ENTRIES as u64).map(|p| (p + 1, String::new())).collect();
+    let comp = Companion { dic: Some(dic), ..Companion::default() };
+    let last = namemap::MAX_ENTRIES as u64 + 1;
+    let mut g = Gen::new();
+    g.rec(1, &cat(&[&u32::try_from(last).unwrap().to_le_bytes(), &S_A]));
+    // 257 names of signal 126, one per object: the last is not kept.
+    for o in 0..=256u32 {
+        g.rec(60, &cat(&[&SIG, &(o + 1).to_le_bytes(), b"S\0"]));
+    }
+    let r = run_reader(&g.out, &comp, |_| {}, |_| {});
+    assert_eq!(
+        diags_of(&r, "dictionary_full"),
+        [
+            ": the .dic: the object dictionary holds 1048576 names, its bound: 1 names of \
+             the .dic in all are not kept (their pointers and numbers are shown as numbers)",
+            "byte 3347: SIG_DICT Sig=126,Obj=,Name=S: signal 126 has 256 names already, its \
+             bound: this name is not kept (what it names is shown as a number) at byte 3347 \
+             (frame 258)"
+        ]
+    );
+    let unknown = diags_of(&r, "unknown_object");
+    assert!(
+        unknown[0].contains(
+            "object 0x00100001 has no name kept: the object dictionary was full and refused 1 \
+             names (dictionary_full), its own may be one of them: shown as 0x00100001"
+        ),
+        "{}",
+        unknown[0]
+    );
+}
+
+#[test]
+fn state_machines_and_unnamed_pointers_beyond_their_bound_are_reported() {
+    let mut g = Gen::new();
+    // The target info of Gen::target_info without its reset flag (a reset ends the states).
+    g.rec(64, &[0x00, 0xB6, 0x02, 0x22, 0x21, 0x22, 0x44, 0x02, 8, 0x21, 0, 0, 0, 1, 1, 24]);
+    g.rec(4, &cat(&[&[1, 0], &SM, &S_A])); // a new state machine: beyond the bound
+    g.rec(4, &cat(&[&[2, 0], &[1, 0, 0, 0], &S_A])); // one already with a state
+    g.rec(6, &cat(&[&[3, 0], &SIG, &[1, 0, 0, 0], &S_A, &S_B])); // its change is derived
+    let prepare = |r: &mut reader::Reader| {
+        r.sm.reserve(derived::MAX_MACHINES);
+        for i in 0..derived::MAX_MACHINES {
+            let name = if i == 0 { "0x00000001".to_string() } else { i.to_string() };
+            r.sm.insert(name, derived::SmState::test(0, ""));
+        }
+        r.unknown_obj.reserve(names::MAX_OBJECTS);
+        for i in 0..names::MAX_OBJECTS {
+            r.unknown_obj.insert((false, i as u64 + 100));
+        }
+    };
+    // The state machines made up above end with no interval of their own.
+    let settle = |r: &mut reader::Reader| r.sm.retain(|_, s| s.since > 0);
+    let r = run_reader(&g.out, &Companion::default(), prepare, settle);
+    let sms = diags_of(&r, "too_many_state_machines");
+    assert_eq!(sms.len(), 1);
+    assert!(
+        sms[0].contains(
+            "0x7E7D0010 enters 0x2000007E, but 262144 state machines have a state already: its \
+             states are not derived (its events are kept)"
+        ),
+        "{}",
+        sms[0]
+    );
+    assert!(r.spans.contains(&"state 0x00000001 0x2000007E [2,3)".to_string()), "{:?}", r.spans);
+    let unknown = diags_of(&r, "unknown_object");
+    assert_eq!(unknown.len(), 1);
+    assert!(unknown[0].contains(
+        "more than 1048576 pointers have no name: the ones after are shown as numbers with no \
+         row of their own (first: 0x7E7D0010)"
+    ));
+}
