@@ -29,8 +29,9 @@ pub(super) fn dict_name(bytes: &[u8], version: u16) -> String {
 }
 
 impl Reader<'_> {
-    /// Ticks to the table's time.
-    pub(super) fn time(&mut self, raw: u64, f: &Frame) -> i64 {
+    /// Ticks to the table's time; a time beyond the tables' range is reported and taken as
+    /// their last instant (the record is kept).
+    pub(super) fn time(&mut self, raw: u64, f: &Frame) -> Result<i64> {
         let bits = 8 * u32::from(self.cfg.tstamp);
         if let Some(last) = self.last_raw {
             if raw < last {
@@ -42,18 +43,40 @@ impl Reader<'_> {
             }
         }
         self.last_raw = Some(raw);
-        let t = self.scale(self.epoch.saturating_add(raw));
+        let ticks = self.epoch.saturating_add(raw);
+        let t = self.scale(ticks);
         self.ts = t;
-        t
+        let ns = self.ns(ticks);
+        if ns > i128::from(t) {
+            let (unit, rate) = match self.tick_rate {
+                Some(hz) => ("ns", format!("{ticks} ticks at {hz} Hz = ")),
+                None => ("ticks", String::new()),
+            };
+            let wrapped = if self.wraps > 0 {
+                format!(" (the timestamp wrapped {} times so far)", self.wraps)
+            } else {
+                String::new()
+            };
+            let m = format!(
+                "time {rate}{ns} {unit}{wrapped} is beyond the tables' range (2^62 - 1, about \
+                 146 years in ns): the record is kept at {t}"
+            );
+            self.diag(f, Severity::Warning, "time_out_of_range", m)?;
+        }
+        Ok(t)
     }
 
-    /// Unwrapped ticks as the tables' time.
-    pub(super) fn scale(&self, ticks: u64) -> i64 {
-        let t = match self.tick_rate {
+    /// Unwrapped ticks in the tables' unit, unbounded.
+    fn ns(&self, ticks: u64) -> i128 {
+        match self.tick_rate {
             Some(hz) => i128::from(ticks) * 1_000_000_000 / i128::from(hz),
             None => i128::from(ticks),
-        };
-        i64::try_from(t).unwrap_or(i64::MAX).min(MAX_ABS_NS - 1)
+        }
+    }
+
+    /// Unwrapped ticks as the tables' time, at most 2^62 - 1.
+    pub(super) fn scale(&self, ticks: u64) -> i64 {
+        i64::try_from(self.ns(ticks)).unwrap_or(i64::MAX).min(MAX_ABS_NS - 1)
     }
 
     /// The first timestamp among the window's records, for the records before it (target

@@ -393,7 +393,7 @@ impl<'a> Reader<'a> {
             self.diag(f, Severity::Warning, "trailing_bytes", m)?;
         }
         if let Some(t) = vals.iter().find(|v| v.k == K::Time) {
-            self.time(t.num, f);
+            self.time(t.num, f)?;
         }
         if spec.role == Role::Reset {
             self.reset(f)?;

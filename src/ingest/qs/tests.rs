@@ -484,3 +484,31 @@ fn state_machines_and_unnamed_pointers_beyond_their_bound_are_reported() {
          row of their own (first: 0x7E7D0010)"
     ));
 }
+
+#[test]
+fn a_time_beyond_the_tables_range_is_reported() {
+    let mut g = Gen::new();
+    // Gen's target info with 32-bit timestamps.
+    g.rec(64, &[0xFF, 0xB6, 0x02, 0x22, 0x21, 0x22, 0x44, 0x04, 8, 0x21, 0, 0, 0, 1, 1, 24]);
+    for t in [0xFFFF_FFF0u32, 5, 3] {
+        g.rec(100, &t.to_le_bytes()); // the counter wraps twice
+    }
+    let r = run(&g.out, &QsOptions { tick_rate: Some(1), dic: None });
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split('|').next().unwrap()).collect();
+    // (2^32 + 5) s, then (2^33 + 3) s: beyond 2^62 - 1 ns, kept at that.
+    assert_eq!(
+        ts,
+        [
+            "4294967280000000000",
+            "4294967280000000000",
+            "4294967301000000000",
+            "4611686018427387903"
+        ]
+    );
+    assert_eq!(
+        diags_of(&r, "time_out_of_range"),
+        ["byte 36: time 8589934595 ticks at 1 Hz = 8589934595000000000 ns (the timestamp wrapped \
+          2 times so far) is beyond the tables' range (2^62 - 1, about 146 years in ns): the \
+          record is kept at 4611686018427387903 at byte 36 (frame 4)"]
+    );
+}

@@ -14,7 +14,7 @@ impl Reader<'_> {
         let mut c = Cursor::new(f.payload());
         match c.uint(cfg.tstamp) {
             Some(t) => {
-                self.time(t, f);
+                self.time(t, f)?;
             }
             None => {
                 let m = format!("user record {rec} has no room for its timestamp");
