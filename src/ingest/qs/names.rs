@@ -3,7 +3,7 @@
 use super::decode::{self, Cursor};
 use super::frame::{Frame, Item};
 use super::namemap::MAX_ENTRIES;
-use super::reader::{hex_bytes, Reader};
+use super::reader::{hex_bytes, sizes, Reader};
 use super::records::{self, Role, K};
 use crate::ingest::Severity;
 use crate::model::{Event, MAX_ABS_NS};
@@ -227,8 +227,17 @@ impl Reader<'_> {
                         t.build,
                         u8::from(t.reset)
                     );
-                    if t.config != self.cfg && t.config.check().is_ok() {
-                        self.cfg = t.config;
+                    match t.config.check() {
+                        Ok(()) => self.cfg = t.config,
+                        Err(e) => {
+                            let m = format!(
+                                "target info with unusable {e}: the configuration in use (QP {} \
+                                 {}) is kept",
+                                self.cfg.version_text(),
+                                sizes(&self.cfg)
+                            );
+                            self.diag(f, Severity::Warning, "bad_target_info", m)?;
+                        }
                     }
                     if t.reset {
                         self.reset(f)?;

@@ -67,6 +67,22 @@ pub(super) fn hex_bytes(b: &[u8]) -> String {
     s
 }
 
+/// The sizes of `cfg` as QSPY options: `-T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2`.
+pub(super) fn sizes(cfg: &Config) -> String {
+    format!(
+        "-T{} -O{} -F{} -S{} -E{} -Q{} -P{} -B{} -C{}",
+        cfg.tstamp,
+        cfg.obj,
+        cfg.fun,
+        cfg.sig,
+        cfg.evt,
+        cfg.queue,
+        cfg.pool_ctr,
+        cfg.pool_blk,
+        cfg.tevt
+    )
+}
+
 impl<'a> Reader<'a> {
     pub(super) fn new(
         path: &'a str,
@@ -214,21 +230,7 @@ impl<'a> Reader<'a> {
         let source = if in_band.is_some() { "target info" } else { "dic" };
         self.sink.meta("qp_version", &cfg.version_text());
         self.sink.meta("qs.config_from", source);
-        self.sink.meta(
-            "qs.sizes",
-            &format!(
-                "-T{} -O{} -F{} -S{} -E{} -Q{} -P{} -B{} -C{}",
-                cfg.tstamp,
-                cfg.obj,
-                cfg.fun,
-                cfg.sig,
-                cfg.evt,
-                cfg.queue,
-                cfg.pool_ctr,
-                cfg.pool_blk,
-                cfg.tevt
-            ),
-        );
+        self.sink.meta("qs.sizes", &sizes(&cfg));
         if let Some(t) = &in_band {
             self.sink.meta("qs.build", &t.build);
             self.sink.meta("qs.endianness", if t.big_endian { "big" } else { "little" });

@@ -512,3 +512,34 @@ fn a_time_beyond_the_tables_range_is_reported() {
           record is kept at 4611686018427387903 at byte 36 (frame 4)"]
     );
 }
+
+#[test]
+fn a_user_record_without_room_for_its_timestamp_reads_no_arguments() {
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(100, &[0x05]); // 1 byte of a 2-byte timestamp (0x05 would be a U32 format byte)
+    let r = run(&g.out, &QsOptions::default());
+    assert_eq!(r.events[1], "0|USER_100|:|USER_100|-|None");
+    assert_eq!(
+        diags_of(&r, "truncated_record"),
+        ["byte 20: user record 100 has no room for its 2-byte timestamp (payload: 05): no \
+          arguments are read at byte 20 (frame 2)"]
+    );
+}
+
+#[test]
+fn a_target_info_with_unusable_sizes_is_reported_and_ignored() {
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(100, &[7, 0]);
+    g.rec(64, &[0x00, 0xB6, 0x02, 0, 0, 0, 0, 0, 8, 0x21, 0, 0, 0, 1, 1, 24]); // all sizes 0
+    g.rec(100, &[9, 0]); // still read with 2-byte timestamps
+    let r = run(&g.out, &QsOptions::default());
+    assert_eq!(r.events[3], "9|USER_100|:|USER_100|-|None");
+    assert_eq!(
+        diags_of(&r, "bad_target_info"),
+        ["byte 26: target info with unusable object pointer size 0 (expected 1, 2 or 4 or 8): \
+          the configuration in use (QP 6.9.4 -T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2) is kept at \
+          byte 26 (frame 3)"]
+    );
+}
