@@ -433,3 +433,28 @@ fn a_qs_capture_exports_to_btf_that_reads_back() {
     let back = std::fs::read_to_string(d.join("back.btf")).unwrap();
     assert!(back.contains(",ISR,-1,I,ISR,-1,QF_ISR_ENTRY,"), "{back}");
 }
+
+/// Records `(id, payload)` after the target info of [`generated`] (QP 7.3, `-T2 -O4`).
+fn capture(recs: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let info = [0x00, 0xDE, 0x02, 0x22, 0x21, 0x22, 0x44, 0x02, 8, 0x21, 0, 0, 0, 6, 5, 24];
+    let mut out = frame(&[&[1, 64][..], &info].concat());
+    for (i, (id, p)) in recs.iter().enumerate() {
+        let seq = u8::try_from((i + 2) % 256).unwrap();
+        out.extend(frame(&[&[seq, *id][..], p].concat()));
+    }
+    out
+}
+
+#[test]
+fn qs_isr_and_critical_section_open_at_the_end_are_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // ISR prio 3 in at 10 (never out), critical section from 20, a user record at 30.
+    let recs = [(41, vec![10, 0, 1, 3]), (39, vec![20, 0, 1]), (100, vec![30, 0])];
+    std::fs::write(d.join("open.bin"), capture(&recs)).unwrap();
+    ok(d, &["ingest", "--archive", "db", "open.bin"]);
+    assert_eq!(
+        csv(d, "db", "SELECT entity, channel, state, ts, dur, open FROM intervals ORDER BY ts"),
+        "entity,channel,state,ts,dur,open\nISR,running,3,10,20,true\nQF,critical,critical,20,10,true\n"
+    );
+}

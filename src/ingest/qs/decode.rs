@@ -153,7 +153,8 @@ pub fn user_args(c: &mut Cursor<'_>, cfg: &Config) -> (Vec<Arg>, Option<String>)
             })
         };
         let arg = match kind {
-            0 if width & 0x8 != 0 => {
+            // ENUM (QP 7.0 on): I8 with the top bit of the width; before, that is a width.
+            0 if width & 0x8 != 0 && cfg.version >= 700 => {
                 c.uint(1).map(|v| Arg::Enum(u8::try_from(v).unwrap_or(0), width & 0x7))
             }
             0 => sint(c, 1).map(Arg::Int),
@@ -250,7 +251,7 @@ mod tests {
         p.push(0x0E);
         p.extend(5u64.to_le_bytes()); // U64
         p.extend([0x0F, 1, 0, 0, 0]); // HEX32
-        p.extend([0xA0, 3]); // ENUM group 2 (width 0b1010)
+        p.extend([0xA0, 0xFD]); // QP 7: ENUM group 2 (width 0b1010); before, I8 of width 10
         let (args, err) = user_args(&mut Cursor::new(&p), &cfg());
         assert_eq!(err, None);
         assert_eq!(
@@ -272,9 +273,14 @@ mod tests {
                 Arg::Int(-4),
                 Arg::Uint(5, false, 8),
                 Arg::Uint(1, true, 4),
-                Arg::Enum(3, 2),
+                Arg::Int(-3),
             ]
         );
+        let qp7 = Config { version: 700, ..cfg() };
+        let (args, _) = user_args(&mut Cursor::new(&[0xA0, 0xFD, 0x80, 0xFD]), &qp7);
+        assert_eq!(args, [Arg::Enum(0xFD, 2), Arg::Enum(0xFD, 0)]);
+        let (args, _) = user_args(&mut Cursor::new(&[0x80, 0xFD, 0x70, 0xFD]), &cfg());
+        assert_eq!(args, [Arg::Int(-3), Arg::Int(-3)]);
         let (args, err) = user_args(&mut Cursor::new(&[0x01, 5, 0x04, 1, 2]), &cfg());
         assert_eq!(args, vec![Arg::Uint(5, false, 1)]);
         assert_eq!(err.as_deref(), Some("the payload ends inside argument 2 (format 0x04)"));

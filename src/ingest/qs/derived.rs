@@ -3,30 +3,41 @@
 //! from posts and gets.
 use super::decode::Val;
 use super::frame::Frame;
-use super::names::MAX_DICT;
+use super::posts::{Bound, Pending, MAX_ALL, MAX_PAIR};
 use super::reader::{hex_bytes, Reader};
 use super::records::{Role, K};
+use crate::ingest::{Diagnostic, Severity};
 use crate::ingest::{Message, Span};
 use crate::model::{Event, Pos};
 use crate::Result;
-use std::collections::VecDeque;
 
-/// Most unmatched posts kept per (active object, signal): beyond, the oldest is written
-/// without its receive.
-const MAX_PENDING: usize = 4096;
+/// State machines with a state at once: QP targets have tens to hundreds. Each costs about
+/// 250 bytes here and as an open interval at the end (2^20 of them peaked over 1 GB).
+pub(super) const MAX_MACHINES: usize = 1 << 18;
 
-/// A post waiting for its get.
-pub(super) struct Pending {
-    sender: String,
-    ts: i64,
+/// An ISR entered and not yet left.
+#[derive(Clone, Copy)]
+pub(super) struct OpenIsr {
+    pri: u64,
+    nest: u64,
+    /// When it last started running (entry, or the exit of the ISR nested in it).
+    since: i64,
 }
 
 /// The state of one state machine.
 pub(super) struct SmState {
     entity_type: &'static str,
     state: String,
-    since: i64,
+    pub(super) since: i64,
     pos: Pos,
+}
+
+#[cfg(test)]
+impl SmState {
+    /// A state machine of type SM in `state` since `since`.
+    pub(super) fn test(since: i64, state: &str) -> Self {
+        SmState { entity_type: "SM", state: state.into(), since, pos: Pos::None }
+    }
 }
 
 impl Reader<'_> {
@@ -161,30 +172,31 @@ impl Reader<'_> {
             }
             Role::PostFifo | Role::PostLifo => {
                 if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
-                    let sender = if role == Role::PostFifo {
-                        source.clone()
-                    } else {
-                        named("Obj").unwrap_or_default()
-                    };
-                    let q = self.pending.entry((p, s)).or_default();
-                    let pend = Pending { sender, ts };
-                    if role == Role::PostFifo {
-                        q.push_back(pend);
-                    } else {
-                        q.push_front(pend);
-                    }
-                    if q.len() > MAX_PENDING {
-                        if let Some(old) = q.pop_front() {
-                            let receiver = named("Obj").unwrap_or_default();
-                            self.message(&old, &receiver, s, None, f.pos())?;
-                        }
+                    let lifo = role == Role::PostLifo;
+                    let sender = if lifo { named("Obj").unwrap_or_default() } else { source };
+                    if let Some((bound, (rp, rs), old)) = self.posts.post((p, s), sender, ts, lifo)
+                    {
+                        let receiver = self.receiver_name(rp);
+                        self.message(&old, &receiver, rs, None, f.pos())?;
+                        let m = match bound {
+                            Bound::Pair => format!(
+                                "more than {MAX_PAIR} posts of signal {rs} to {receiver} wait for \
+                                 their get"
+                            ),
+                            Bound::All => format!("more than {MAX_ALL} posts wait for their get"),
+                        };
+                        let m = format!(
+                            "{m}: the oldest (signal {rs} from {} to {receiver}, sent at {}) is \
+                             written never received",
+                            old.sender, old.ts
+                        );
+                        self.diag(f, Severity::Warning, "too_many_pending_posts", m)?;
                     }
                 }
             }
             Role::Get => {
                 if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
-                    let taken = self.pending.get_mut(&(p, s)).and_then(VecDeque::pop_front);
-                    if let Some(post) = taken {
+                    if let Some(post) = self.posts.take((p, s)) {
                         self.message(&post, &source, s, Some(ts), f.pos())?;
                     }
                 }
@@ -192,7 +204,7 @@ impl Reader<'_> {
             Role::IsrEntry | Role::IsrExit => {
                 let nest = get("Nest").map_or(1, |v| v.num);
                 let pri = get("Pri").map_or(0, |v| v.num);
-                self.isr(role == Role::IsrEntry, nest, pri, f.pos())?;
+                self.isr(role == Role::IsrEntry, nest, pri, f)?;
             }
             Role::CritEntry | Role::CritExit => {
                 let nest = get("Nest").map_or(1, |v| v.num);
@@ -201,6 +213,18 @@ impl Reader<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The name of a receiving object, without a diagnostic (it was named at its post).
+    fn receiver_name(&self, p: u64) -> String {
+        let known = self.obj.get(&p).or_else(|| self.dic_obj.get(&p)).cloned();
+        known.unwrap_or_else(|| {
+            if self.cfg.obj <= 4 {
+                format!("0x{p:08X}")
+            } else {
+                format!("0x{p:016X}")
+            }
+        })
     }
 
     fn message(
@@ -242,10 +266,19 @@ impl Reader<'_> {
                 Some(ts),
                 old.pos,
             )?;
+        } else if self.sm.len() >= MAX_MACHINES {
+            return self.sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "too_many_state_machines",
+                pos,
+                ts: Some(ts),
+                message: format!(
+                    "{entity} enters {state}, but {MAX_MACHINES} state machines have a state \
+                     already: its states are not derived (its events are kept)"
+                ),
+            });
         }
-        if self.sm.len() < MAX_DICT {
-            self.sm.insert(entity.to_string(), SmState { entity_type: ty, state, since: ts, pos });
-        }
+        self.sm.insert(entity.to_string(), SmState { entity_type: ty, state, since: ts, pos });
         Ok(())
     }
 
@@ -275,34 +308,70 @@ impl Reader<'_> {
     }
 
     /// ISR entry or exit at nesting `nest` (1 = outermost) and priority `pri`.
-    fn isr(&mut self, entry: bool, nest: u64, pri: u64, pos: Pos) -> Result<()> {
+    ///
+    /// The stack holds the ISRs entered and not yet left, by strictly increasing nesting;
+    /// only the top one runs. An entry at nesting n interrupts the top one (its stretch ends;
+    /// it resumes at the nested exit); open ISRs at nesting n or deeper are ones whose exit
+    /// was lost, and end there. An exit at nesting n ends the open ISR at n (and deeper ones,
+    /// whose exits were lost) and the one below resumes. QP logs the nesting of the ISR
+    /// entering or leaving (before it is decremented), so both name the same level.
+    fn isr(&mut self, entry: bool, nest: u64, pri: u64, f: &Frame) -> Result<()> {
         let ts = self.ts;
-        // Entry: the new ISR's depth is `nest`; exit: the leaving one's (QP logs the nesting
-        // before it is decremented), so either way `nest - 1` ISRs stay below it.
-        let depth = nest.saturating_sub(1);
-        // Entries whose exits were lost end here.
-        while self.isr.len() as u64 > depth {
-            let Some((p, since)) = self.isr.pop() else { break };
-            self.isr_span(p, since, ts, pos)?;
+        let deeper = |top: &OpenIsr| if entry { top.nest >= nest } else { top.nest > nest };
+        // Whether the running ISR (the top) has ended here.
+        let mut ended = false;
+        while let Some(top) = self.isr.last().copied().filter(deeper) {
+            self.isr.pop();
+            if !ended {
+                self.isr_span(top.pri, top.since, Some(ts), f.pos())?;
+                ended = true;
+            }
+            let m = format!(
+                "ISR of priority {} entered at nesting {} has no exit: it ends at this {} at \
+                 nesting {nest}",
+                top.pri,
+                top.nest,
+                if entry { "entry" } else { "exit" }
+            );
+            self.diag(f, Severity::Warning, "lost_isr_exit", m)?;
         }
         if entry {
-            if let Some((p, since)) = self.isr.last().copied() {
-                // The ISR it interrupts: its stretch ends, to resume at the exit.
-                self.isr_span(p, since, ts, pos)?;
+            if let Some(top) = self.isr.last().copied().filter(|_| !ended) {
+                // The ISR it interrupts: its stretch ends, to resume at the nested exit.
+                self.isr_span(top.pri, top.since, Some(ts), f.pos())?;
             }
-            if self.isr.len() < 256 {
-                self.isr.push((pri, ts));
+            self.isr.push(OpenIsr { pri, nest, since: ts });
+            return Ok(());
+        }
+        match self.isr.last().copied() {
+            Some(top) if top.nest == nest => {
+                self.isr.pop();
+                if !ended {
+                    self.isr_span(top.pri, top.since, Some(ts), f.pos())?;
+                }
+                ended = true;
             }
-        } else if let Some(top) = self.isr.last_mut() {
-            top.1 = ts;
+            _ => {
+                let m = format!(
+                    "ISR exit at nesting {nest} (priority {pri}) has no entry open at that \
+                     nesting: the entry was lost"
+                );
+                self.diag(f, Severity::Info, "lost_isr_entry", m)?;
+            }
+        }
+        if ended {
+            // The ISR below resumes.
+            if let Some(below) = self.isr.last_mut() {
+                below.since = ts;
+            }
         }
         Ok(())
     }
 
-    fn isr_span(&mut self, pri: u64, since: i64, end: i64, pos: Pos) -> Result<()> {
+    fn isr_span(&mut self, pri: u64, since: i64, end: Option<i64>, pos: Pos) -> Result<()> {
         #[allow(clippy::cast_precision_loss)]
         let v = Some(pri as f64);
-        self.span("ISR", "I", "running", &pri.to_string(), v, since, Some(end), pos)
+        self.span("ISR", "I", "running", &pri.to_string(), v, since, end, pos)
     }
 
     fn critical(&mut self, entry: bool, nest: u64, pos: Pos) -> Result<()> {
@@ -336,30 +405,23 @@ impl Reader<'_> {
 
     /// Ends every open stretch at `end` (`None`: open at the end of the capture).
     pub(super) fn close(&mut self, end: Option<i64>, pos: Pos) -> Result<()> {
-        let mut open: Vec<(String, SmState)> = self.sm.drain().collect();
-        open.sort_by(|a, b| (a.1.since, &a.0).cmp(&(b.1.since, &b.0)));
+        // In order, without a copy of them all (a million state machines take 150 MB).
+        let sm = std::mem::take(&mut self.sm);
+        let mut open: Vec<(&String, &SmState)> = sm.iter().collect();
+        open.sort_by(|a, b| (a.1.since, a.0).cmp(&(b.1.since, b.0)));
         for (e, s) in open {
-            self.span(&e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
+            self.span(e, s.entity_type, "state", &s.state, None, s.since, end, s.pos)?;
         }
-        let at = end.unwrap_or(self.ts);
-        if let Some((p, since)) = self.isr.pop() {
-            self.isr_span(p, since, at, pos)?;
+        // Only the top ISR runs; the ones below it wait for it.
+        if let Some(top) = self.isr.pop() {
+            self.isr_span(top.pri, top.since, end, pos)?;
         }
         self.isr.clear();
         if let Some((since, _)) = self.crit.take() {
-            self.span("QF", "SCHED", "critical", "critical", None, since, Some(at), pos)?;
+            self.span("QF", "SCHED", "critical", "critical", None, since, end, pos)?;
         }
-        let mut pend: Vec<((u64, u64), VecDeque<Pending>)> = self.pending.drain().collect();
-        pend.sort_by_key(|(k, _)| *k);
-        for ((p, s), q) in pend {
-            let receiver = self.obj.get(&p).or_else(|| self.dic_obj.get(&p)).cloned();
-            let receiver = receiver.unwrap_or_else(|| {
-                if self.cfg.obj <= 4 {
-                    format!("0x{p:08X}")
-                } else {
-                    format!("0x{p:016X}")
-                }
-            });
+        for ((p, s), q) in self.posts.drain() {
+            let receiver = self.receiver_name(p);
             for post in q {
                 self.message(&post, &receiver, s, None, pos)?;
             }

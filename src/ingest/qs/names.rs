@@ -2,21 +2,19 @@
 //! entity types) and dictionary records.
 use super::decode::{self, Cursor};
 use super::frame::{Frame, Item};
-use super::reader::{hex_bytes, Reader};
+use super::namemap::MAX_ENTRIES;
+use super::reader::{hex_bytes, sizes, Reader};
 use super::records::{self, Role, K};
 use crate::ingest::Severity;
 use crate::model::{Event, MAX_ABS_NS};
 use crate::Result;
-use std::collections::HashMap;
 
-/// Dictionary entries kept per kind: a flood of dictionary records cannot grow memory.
-pub(super) const MAX_DICT: usize = 1 << 16;
-
-pub(super) fn put<K: std::hash::Hash + Eq, V>(m: &mut HashMap<K, V>, k: K, v: V) {
-    if m.len() < MAX_DICT || m.contains_key(&k) {
-        m.insert(k, v);
-    }
-}
+/// Objects kept track of (their entity type, whether they were reported unnamed): as many
+/// as a dictionary holds names.
+pub(super) const MAX_OBJECTS: usize = MAX_ENTRIES;
+/// Entity names remembered as declared: beyond, a name is declared again at each use (the
+/// sink keeps its first type), which costs time, not memory.
+const MAX_DECLARED: usize = 1 << 16;
 
 /// A name from a dictionary string: as QSPY shows it (a leading `&` dropped; before QP 6.9
 /// `[i]` shown `<i>`).
@@ -31,8 +29,9 @@ pub(super) fn dict_name(bytes: &[u8], version: u16) -> String {
 }
 
 impl Reader<'_> {
-    /// Ticks to the table's time.
-    pub(super) fn time(&mut self, raw: u64, f: &Frame) -> i64 {
+    /// Ticks to the table's time; a time beyond the tables' range is reported and taken as
+    /// their last instant (the record is kept).
+    pub(super) fn time(&mut self, raw: u64, f: &Frame) -> Result<i64> {
         let bits = 8 * u32::from(self.cfg.tstamp);
         if let Some(last) = self.last_raw {
             if raw < last {
@@ -44,18 +43,40 @@ impl Reader<'_> {
             }
         }
         self.last_raw = Some(raw);
-        let t = self.scale(self.epoch.saturating_add(raw));
+        let ticks = self.epoch.saturating_add(raw);
+        let t = self.scale(ticks);
         self.ts = t;
-        t
+        let ns = self.ns(ticks);
+        if ns > i128::from(t) {
+            let (unit, rate) = match self.tick_rate {
+                Some(hz) => ("ns", format!("{ticks} ticks at {hz} Hz = ")),
+                None => ("ticks", String::new()),
+            };
+            let wrapped = if self.wraps > 0 {
+                format!(" (the timestamp wrapped {} times so far)", self.wraps)
+            } else {
+                String::new()
+            };
+            let m = format!(
+                "time {rate}{ns} {unit}{wrapped} is beyond the tables' range (2^62 - 1, about \
+                 146 years in ns): the record is kept at {t}"
+            );
+            self.diag(f, Severity::Warning, "time_out_of_range", m)?;
+        }
+        Ok(t)
     }
 
-    /// Unwrapped ticks as the tables' time.
-    pub(super) fn scale(&self, ticks: u64) -> i64 {
-        let t = match self.tick_rate {
+    /// Unwrapped ticks in the tables' unit, unbounded.
+    fn ns(&self, ticks: u64) -> i128 {
+        match self.tick_rate {
             Some(hz) => i128::from(ticks) * 1_000_000_000 / i128::from(hz),
             None => i128::from(ticks),
-        };
-        i64::try_from(t).unwrap_or(i64::MAX).min(MAX_ABS_NS - 1)
+        }
+    }
+
+    /// Unwrapped ticks as the tables' time, at most 2^62 - 1.
+    pub(super) fn scale(&self, ticks: u64) -> i64 {
+        i64::try_from(self.ns(ticks)).unwrap_or(i64::MAX).min(MAX_ABS_NS - 1)
     }
 
     /// The first timestamp among the window's records, for the records before it (target
@@ -90,14 +111,30 @@ impl Reader<'_> {
         if let Some(n) = m.get(&ptr).or_else(|| d.get(&ptr)) {
             return Ok(n.clone());
         }
+        let refused = m.refused + d.refused;
         let width = if fun { self.cfg.fun } else { self.cfg.obj };
         let shown = if width <= 4 { format!("0x{ptr:08X}") } else { format!("0x{ptr:016X}") };
-        if self.unknown_obj.len() < MAX_DICT && self.unknown_obj.insert((fun, ptr)) {
+        if self.unknown_obj.len() >= MAX_OBJECTS {
+            if !self.unknown_full {
+                self.unknown_full = true;
+                let m = format!(
+                    "more than {MAX_OBJECTS} pointers have no name: the ones after are shown as \
+                     numbers with no row of their own (first: {shown})"
+                );
+                self.diag(f, Severity::Info, "unknown_object", m)?;
+            }
+        } else if self.unknown_obj.insert((fun, ptr)) {
             let what = if fun { "function (state)" } else { "object" };
-            let m = format!(
-                "{what} {shown} is in no dictionary (in-band or .dic): shown as {shown}; first \
-                 seen"
-            );
+            let whence = if refused > 0 {
+                format!(
+                    "has no name kept: the {} dictionary was full and refused {refused} names \
+                     (dictionary_full), its own may be one of them",
+                    if fun { "function" } else { "object" }
+                )
+            } else {
+                "is in no dictionary (in-band or .dic)".to_string()
+            };
+            let m = format!("{what} {shown} {whence}: shown as {shown}; first seen");
             self.diag(f, Severity::Info, "unknown_object", m)?;
         }
         Ok(shown)
@@ -108,7 +145,7 @@ impl Reader<'_> {
             return "NULL".into();
         }
         for d in [&self.sig, &self.dic_sig] {
-            if let Some(list) = d.get(&sig) {
+            if let Some(list) = d.get(sig) {
                 if let Some((_, n)) = list
                     .iter()
                     .find(|(o, _)| *o == obj)
@@ -135,16 +172,39 @@ impl Reader<'_> {
             return Some(k);
         }
         let k = hint?;
-        if self.kind.len() < MAX_DICT {
+        if self.kind.len() < MAX_OBJECTS {
             self.kind.insert(ptr, k);
         }
         Some(k)
     }
 
     pub(super) fn declare(&mut self, name: &str, ty: Option<&'static str>) {
-        if ty.is_some() && !self.declared.contains(name) && self.declared.len() < MAX_DICT {
+        if ty.is_none() || self.declared.contains(name) {
+            return;
+        }
+        if self.declared.len() < MAX_DECLARED {
             self.declared.insert(name.to_string());
-            self.sink.declare_entity(name, ty, None);
+        }
+        self.sink.declare_entity(name, ty, None);
+    }
+
+    /// Reports a dictionary record whose name was not kept.
+    fn refused(
+        &mut self,
+        f: &Frame,
+        record: &str,
+        note: &str,
+        kept: std::result::Result<(), String>,
+    ) -> Result<()> {
+        match kept {
+            Ok(()) => Ok(()),
+            Err(why) => {
+                let m = format!(
+                    "{record} {note}: {why}: this name is not kept (what it names is shown as a \
+                     number)"
+                );
+                self.diag(f, Severity::Warning, "dictionary_full", m)
+            }
         }
     }
 
@@ -167,8 +227,17 @@ impl Reader<'_> {
                         t.build,
                         u8::from(t.reset)
                     );
-                    if t.config != self.cfg && t.config.check().is_ok() {
-                        self.cfg = t.config;
+                    match t.config.check() {
+                        Ok(()) => self.cfg = t.config,
+                        Err(e) => {
+                            let m = format!(
+                                "target info with unusable {e}: the configuration in use (QP {} \
+                                 {}) is kept",
+                                self.cfg.version_text(),
+                                sizes(&self.cfg)
+                            );
+                            self.diag(f, Severity::Warning, "bad_target_info", m)?;
+                        }
                     }
                     if t.reset {
                         self.reset(f)?;
@@ -182,13 +251,11 @@ impl Reader<'_> {
                 match (s, o, n) {
                     (Some(s), Some(o), Some(n)) => {
                         let n = dict_name(n, v);
-                        let e = self.sig.entry(s).or_default();
-                        e.retain(|(x, _)| *x != o);
-                        if e.len() < 256 {
-                            e.push((o, n.clone()));
-                        }
+                        let kept = self.sig.put(s, o, n.clone());
                         let on = self.obj_name(o, f)?;
-                        Some(format!("Sig={s},Obj={on},Name={n}"))
+                        let note = format!("Sig={s},Obj={on},Name={n}");
+                        self.refused(f, name, &note, kept)?;
+                        Some(note)
                     }
                     _ => None,
                 }
@@ -199,10 +266,12 @@ impl Reader<'_> {
                     (Some(p), Some(n)) => {
                         let n = dict_name(n, v);
                         let m = if name == "OBJ_DICT" { &mut self.obj } else { &mut self.fun };
-                        put(m, p, n.clone());
+                        let kept = m.put(p, n.clone());
                         let shown =
                             if size <= 4 { format!("0x{p:08X}") } else { format!("0x{p:016X}") };
-                        Some(format!("Ptr={shown},Name={n}"))
+                        let note = format!("Ptr={shown},Name={n}");
+                        self.refused(f, name, &note, kept)?;
+                        Some(note)
                     }
                     _ => None,
                 }
@@ -210,16 +279,20 @@ impl Reader<'_> {
             "USR_DICT" => match (c.uint(1), c.cstr()) {
                 (Some(r), Some(n)) => {
                     let n = dict_name(n, 690);
-                    put(&mut self.usr, u8::try_from(r).unwrap_or(0), n.clone());
-                    Some(format!("Rec={r},Name={n}"))
+                    let kept = self.usr.put(u8::try_from(r).unwrap_or(0), n.clone());
+                    let note = format!("Rec={r},Name={n}");
+                    self.refused(f, name, &note, kept)?;
+                    Some(note)
                 }
                 _ => None,
             },
             "ENUM_DICT" => match (c.uint(1), c.uint(1), c.cstr()) {
                 (Some(val), Some(g), Some(n)) => {
                     let n = dict_name(n, 690);
-                    put(&mut self.enums, (u8::try_from(g & 7).unwrap_or(0), val), n.clone());
-                    Some(format!("Value={val},Grp={},Name={n}", g & 7))
+                    let kept = self.enums.put((u8::try_from(g & 7).unwrap_or(0), val), n.clone());
+                    let note = format!("Value={val},Grp={},Name={n}", g & 7);
+                    self.refused(f, name, &note, kept)?;
+                    Some(note)
                 }
                 _ => None,
             },

@@ -1,16 +1,18 @@
 //! The QS importer's state, [`Reader`]: it settles the target configuration, checks the
 //! sequence, and sends each frame to the handling of its kind of record.
 use super::decode;
-use super::derived::{Pending, SmState};
+use super::derived::{OpenIsr, SmState};
 use super::dic::Dic;
 use super::frame::{Frame, Item};
-use super::names::{dict_name, put};
+use super::namemap::{NameMap, SigNames};
+use super::names::dict_name;
+use super::posts::Posts;
 use super::records::{self, Config, Era, Role, K};
 use super::{dic_path, Companion, QsOptions};
 use crate::ingest::{Diagnostic, Severity, Sink};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Importer state.
@@ -21,15 +23,15 @@ pub(super) struct Reader<'a> {
     pub(super) cfg: Config,
     pub(super) tick_rate: Option<u64>,
     // In-band dictionaries (cleared by a target reset), then the .dic's.
-    pub(super) obj: HashMap<u64, String>,
-    pub(super) fun: HashMap<u64, String>,
-    pub(super) usr: HashMap<u8, String>,
-    pub(super) sig: HashMap<u64, Vec<(u64, String)>>,
-    pub(super) enums: HashMap<(u8, u64), String>,
-    pub(super) dic_obj: HashMap<u64, String>,
-    pub(super) dic_fun: HashMap<u64, String>,
-    pub(super) dic_usr: HashMap<u8, String>,
-    pub(super) dic_sig: HashMap<u64, Vec<(u64, String)>>,
+    pub(super) obj: NameMap<u64>,
+    pub(super) fun: NameMap<u64>,
+    pub(super) usr: NameMap<u8>,
+    pub(super) sig: SigNames,
+    pub(super) enums: NameMap<(u8, u64)>,
+    pub(super) dic_obj: NameMap<u64>,
+    pub(super) dic_fun: NameMap<u64>,
+    pub(super) dic_usr: NameMap<u8>,
+    pub(super) dic_sig: SigNames,
     // Time.
     pub(super) last_raw: Option<u64>,
     pub(super) epoch: u64,
@@ -44,12 +46,13 @@ pub(super) struct Reader<'a> {
     pub(super) kind: HashMap<u64, &'static str>,
     pub(super) declared: HashSet<String>,
     pub(super) unknown_obj: HashSet<(bool, u64)>,
+    pub(super) unknown_full: bool,
     pub(super) unknown_rec: HashMap<u8, (u64, Pos, String)>,
     // Derived channels.
     pub(super) sm: HashMap<String, SmState>,
-    pub(super) isr: Vec<(u64, i64)>,
+    pub(super) isr: Vec<OpenIsr>,
     pub(super) crit: Option<(i64, u64)>,
-    pub(super) pending: HashMap<(u64, u64), VecDeque<Pending>>,
+    pub(super) posts: Posts,
     pub(super) resets: u64,
 }
 
@@ -62,6 +65,22 @@ pub(super) fn hex_bytes(b: &[u8]) -> String {
         s.push_str(&format!("{x:02X}"));
     }
     s
+}
+
+/// The sizes of `cfg` as QSPY options: `-T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2`.
+pub(super) fn sizes(cfg: &Config) -> String {
+    format!(
+        "-T{} -O{} -F{} -S{} -E{} -Q{} -P{} -B{} -C{}",
+        cfg.tstamp,
+        cfg.obj,
+        cfg.fun,
+        cfg.sig,
+        cfg.evt,
+        cfg.queue,
+        cfg.pool_ctr,
+        cfg.pool_blk,
+        cfg.tevt
+    )
 }
 
 impl<'a> Reader<'a> {
@@ -89,15 +108,15 @@ impl<'a> Reader<'a> {
             comp,
             cfg: placeholder,
             tick_rate: opts.tick_rate,
-            obj: HashMap::new(),
-            fun: HashMap::new(),
-            usr: HashMap::new(),
-            sig: HashMap::new(),
-            enums: HashMap::new(),
-            dic_obj: HashMap::new(),
-            dic_fun: HashMap::new(),
-            dic_usr: HashMap::new(),
-            dic_sig: HashMap::new(),
+            obj: NameMap::new("object"),
+            fun: NameMap::new("function"),
+            usr: NameMap::new("user record"),
+            sig: SigNames::new(),
+            enums: NameMap::new("enum"),
+            dic_obj: NameMap::new("object"),
+            dic_fun: NameMap::new("function"),
+            dic_usr: NameMap::new("user record"),
+            dic_sig: SigNames::new(),
             last_raw: None,
             epoch: 0,
             wraps: 0,
@@ -109,29 +128,50 @@ impl<'a> Reader<'a> {
             kind: HashMap::new(),
             declared: HashSet::new(),
             unknown_obj: HashSet::new(),
+            unknown_full: false,
             unknown_rec: HashMap::new(),
             sm: HashMap::new(),
             isr: Vec::new(),
             crit: None,
-            pending: HashMap::new(),
+            posts: Posts::default(),
             resets: 0,
         };
         if let Some(d) = &comp.dic {
             // Pre-6.9 conversions are applied once the version is known (in `start`).
+            // The .dic is at most 16 MiB: what does not fit is said once per dictionary.
+            let mut full: Vec<String> = Vec::new();
+            let mut note = |r: std::result::Result<(), String>| {
+                if let Err(e) = r {
+                    if !full.contains(&e) {
+                        full.push(e);
+                    }
+                }
+            };
             for (k, v) in &d.obj {
-                put(&mut r.dic_obj, *k, v.clone());
+                note(r.dic_obj.put(*k, v.clone()));
             }
             for (k, v) in &d.fun {
-                put(&mut r.dic_fun, *k, v.clone());
+                note(r.dic_fun.put(*k, v.clone()));
             }
             for (k, v) in &d.usr {
-                put(&mut r.dic_usr, *k, v.clone());
+                note(r.dic_usr.put(*k, v.clone()));
             }
             for (s, o, v) in &d.sig {
-                let e = r.dic_sig.entry(*s).or_default();
-                if e.len() < 256 {
-                    e.push((*o, v.clone()));
-                }
+                note(r.dic_sig.put(*s, *o, v.clone()));
+            }
+            let refused =
+                r.dic_obj.refused + r.dic_fun.refused + r.dic_usr.refused + r.dic_sig.refused;
+            for why in full {
+                r.sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "dictionary_full",
+                    pos: Pos::None,
+                    ts: None,
+                    message: format!(
+                        "the .dic: {why}: {refused} names of the .dic in all are not kept (their \
+                         pointers and numbers are shown as numbers)"
+                    ),
+                })?;
             }
         }
         Ok(r)
@@ -180,9 +220,7 @@ impl<'a> Reader<'a> {
         self.cfg = cfg;
         if cfg.version < 690 {
             for m in [&mut self.dic_obj, &mut self.dic_fun] {
-                for v in m.values_mut() {
-                    *v = dict_name(v.as_bytes(), cfg.version);
-                }
+                m.rename(|v| dict_name(v.as_bytes(), cfg.version));
             }
         }
         self.sink.time_unit(match self.tick_rate {
@@ -192,21 +230,7 @@ impl<'a> Reader<'a> {
         let source = if in_band.is_some() { "target info" } else { "dic" };
         self.sink.meta("qp_version", &cfg.version_text());
         self.sink.meta("qs.config_from", source);
-        self.sink.meta(
-            "qs.sizes",
-            &format!(
-                "-T{} -O{} -F{} -S{} -E{} -Q{} -P{} -B{} -C{}",
-                cfg.tstamp,
-                cfg.obj,
-                cfg.fun,
-                cfg.sig,
-                cfg.evt,
-                cfg.queue,
-                cfg.pool_ctr,
-                cfg.pool_blk,
-                cfg.tevt
-            ),
-        );
+        self.sink.meta("qs.sizes", &sizes(&cfg));
         if let Some(t) = &in_band {
             self.sink.meta("qs.build", &t.build);
             self.sink.meta("qs.endianness", if t.big_endian { "big" } else { "little" });
@@ -371,7 +395,7 @@ impl<'a> Reader<'a> {
             self.diag(f, Severity::Warning, "trailing_bytes", m)?;
         }
         if let Some(t) = vals.iter().find(|v| v.k == K::Time) {
-            self.time(t.num, f);
+            self.time(t.num, f)?;
         }
         if spec.role == Role::Reset {
             self.reset(f)?;

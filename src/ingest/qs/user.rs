@@ -12,16 +12,23 @@ impl Reader<'_> {
         let cfg = self.cfg;
         let rec = f.rec();
         let mut c = Cursor::new(f.payload());
-        match c.uint(cfg.tstamp) {
+        let (args, err) = match c.uint(cfg.tstamp) {
             Some(t) => {
-                self.time(t, f);
+                self.time(t, f)?;
+                decode::user_args(&mut c, &cfg)
             }
             None => {
-                let m = format!("user record {rec} has no room for its timestamp");
+                // What there is would be read again as arguments: made-up values.
+                let m = format!(
+                    "user record {rec} has no room for its {}-byte timestamp (payload: {}): no \
+                     arguments are read",
+                    cfg.tstamp,
+                    if f.payload().is_empty() { "none".into() } else { hex_bytes(f.payload()) }
+                );
                 self.diag(f, Severity::Warning, "truncated_record", m)?;
+                (Vec::new(), None)
             }
-        }
-        let (args, err) = decode::user_args(&mut c, &cfg);
+        };
         let action = match self.usr.get(&rec).or_else(|| self.dic_usr.get(&rec)) {
             Some(n) => n.clone(),
             None => format!("USER_{rec}"),
