@@ -199,18 +199,7 @@ mod tests {
     use super::*;
 
     fn cfg() -> Config {
-        Config {
-            version: 694,
-            obj: 4,
-            fun: 4,
-            tstamp: 2,
-            sig: 2,
-            evt: 2,
-            queue: 1,
-            pool_ctr: 2,
-            pool_blk: 2,
-            tevt: 2,
-        }
+        Config { tstamp: 2, ..Config::typical(694) }
     }
 
     #[test]

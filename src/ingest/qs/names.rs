@@ -6,7 +6,7 @@ use super::namemap::MAX_ENTRIES;
 use super::reader::{hex_bytes, sizes, Reader};
 use super::records::{self, Role, K};
 use crate::ingest::Severity;
-use crate::model::{Event, MAX_ABS_NS};
+use crate::model::MAX_ABS_NS;
 use crate::Result;
 
 /// Objects kept track of (their entity type, whether they were reported unnamed): as many
@@ -316,18 +316,6 @@ impl Reader<'_> {
             }
         };
         self.declare("QS", None);
-        self.sink.event(&Event {
-            ts: self.ts,
-            source: "QS",
-            source_instance: -1,
-            target_type: "",
-            target: "",
-            target_instance: -1,
-            action: name,
-            note: Some(&note),
-            value: None,
-            core: None,
-            pos: f.pos(),
-        })
+        self.own_event("QS", name, &note, None, f)
     }
 }

@@ -90,18 +90,7 @@ impl<'a> Reader<'a> {
         comp: &'a Companion,
         sink: &'a mut dyn Sink,
     ) -> Result<Self> {
-        let placeholder = Config {
-            version: 0,
-            obj: 4,
-            fun: 4,
-            tstamp: 4,
-            sig: 2,
-            evt: 2,
-            queue: 1,
-            pool_ctr: 2,
-            pool_blk: 2,
-            tevt: 2,
-        };
+        let placeholder = Config::typical(0);
         let mut r = Reader {
             path,
             sink,
@@ -410,16 +399,29 @@ impl<'a> Reader<'a> {
         e.0 += 1;
         let action = format!("REC_{rec}");
         let note = hex_bytes(f.payload());
+        self.own_event("QS", &action, &note, None, f)
+    }
+
+    /// The `events` row of frame `f` about `source` alone (no target), at the current time;
+    /// an empty `note` is none.
+    pub(super) fn own_event(
+        &mut self,
+        source: &str,
+        action: &str,
+        note: &str,
+        value: Option<f64>,
+        f: &Frame,
+    ) -> Result<()> {
         self.sink.event(&Event {
             ts: self.ts,
-            source: "QS",
+            source,
             source_instance: -1,
             target_type: "",
             target: "",
             target_instance: -1,
-            action: &action,
-            note: Some(&note),
-            value: None,
+            action,
+            note: (!note.is_empty()).then_some(note),
+            value,
             core: None,
             pos: f.pos(),
         })

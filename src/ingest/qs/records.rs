@@ -31,6 +31,23 @@ pub struct Config {
 }
 
 impl Config {
+    /// The sizes of a 32-bit target with 16-bit signals, for QP `version`: the importer's
+    /// placeholder until the capture's own are known, and the tests' target.
+    pub fn typical(version: u16) -> Config {
+        Config {
+            version,
+            obj: 4,
+            fun: 4,
+            tstamp: 4,
+            sig: 2,
+            evt: 2,
+            queue: 1,
+            pool_ctr: 2,
+            pool_blk: 2,
+            tevt: 2,
+        }
+    }
+
     /// Whether every size is one QSPY can decode (1, 2, 4, or 8 for pointers).
     pub fn check(&self) -> Result<(), String> {
         let ok = |n: u8, ptr: bool| matches!(n, 1 | 2 | 4) || (ptr && n == 8);
@@ -534,18 +551,7 @@ mod tests {
             }
         }
         // User records start at 70 before 6.6, at 100 since.
-        let c = |version| Config {
-            version,
-            obj: 4,
-            fun: 4,
-            tstamp: 4,
-            sig: 2,
-            evt: 2,
-            queue: 1,
-            pool_ctr: 2,
-            pool_blk: 2,
-            tevt: 2,
-        };
+        let c = Config::typical;
         assert_eq!((c(650).user(), c(660).user(), c(812).user()), (70, 100, 100));
         // Early 5.x: QS_EMPTY is 64, 0 is the target reset, dictionaries 60-63, QK records.
         assert_eq!((name(64, 540), c(540).empty(), name(0, 540)), ("EMPTY", 64, "QP_RESET"));

@@ -3,7 +3,6 @@ use super::decode::{self, Arg, Cursor};
 use super::frame::Frame;
 use super::reader::{hex_bytes, Reader};
 use crate::ingest::Severity;
-use crate::model::Event;
 use crate::Result;
 
 impl Reader<'_> {
@@ -69,18 +68,6 @@ impl Reader<'_> {
         }
         let value = args.iter().find_map(Arg::number);
         self.declare(&action, Some("USER"));
-        self.sink.event(&Event {
-            ts: self.ts,
-            source: &action,
-            source_instance: -1,
-            target_type: "",
-            target: "",
-            target_instance: -1,
-            action: &action,
-            note: if note.is_empty() { None } else { Some(&note) },
-            value,
-            core: None,
-            pos: f.pos(),
-        })
+        self.own_event(&action, &action, &note, value, f)
     }
 }
