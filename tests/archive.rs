@@ -277,7 +277,8 @@ fn btf_export_keeps_the_header_declarations_the_tables_depend_on() {
     let d = tmp.path();
     std::fs::write(
         d.join("decl.btf"),
-        "#timeScale ns\n#entityTypeTable\n#-C Sched\n#-R Sched\n#entityTable\n#-0 Spare\n\
+        "#creationDate 2026-01-01T00:00:00Z\n#inputFile model.amxmi\n#comment two words\n\
+         #timeScale ns\n#entityTypeTable\n#-C Sched\n#-R Sched\n#entityTable\n#-0 Spare\n\
          0,Core_0,0,T,T0,0,activate\n1,Core_0,0,T,T0,0,start\n2,Core_0,0,T,T0,0,preempt\n\
          3,Sched,0,T,T0,0,resume\n4,Sched,0,T,T0,0,terminate\n5,Sched,0,C,Sched,0,idle\n\
          6,Stim,0,T,T1,0,activate\n7,Foo,0,T,T1,0,start\n8,Foo,0,T,T1,0,terminate\n\
@@ -305,6 +306,19 @@ fn btf_export_keeps_the_header_declarations_the_tables_depend_on() {
         csv(d, "b.tdb", "SELECT source_type, core FROM events WHERE seq = 3"),
         "source_type,core\nC,Sched\n"
     );
+    // The header's own lines come back (#version, #creator and #timeScale are the export's).
+    assert!(back.contains("#creationDate 2026-01-01T00:00:00Z\n"), "{back}");
+    let meta = |a: &str| {
+        scalar(
+            d,
+            a,
+            "SELECT json_object('c', json_extract_string(meta, '$.creationdate'), 'i', \
+             json_extract_string(meta, '$.inputfile'), 'm', json_extract_string(meta, '$.comment')) \
+             FROM captures",
+        )
+    };
+    assert_eq!(meta("a.tdb"), meta("b.tdb"));
+    assert!(meta("b.tdb").contains("two words"), "{}", meta("b.tdb"));
 }
 
 #[test]

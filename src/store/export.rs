@@ -111,6 +111,14 @@ fn write_btf(
         name.replace(['\n', '\r'], " ")
     );
     w.write_all(header.as_bytes()).map_err(out_err(path))?;
+    let (format, meta): (String, String) = conn.query_row(
+        &format!("SELECT format, meta FROM captures WHERE capture_id = {id}"),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if format == "btf" {
+        w.write_all(carried_header(&meta).as_bytes()).map_err(out_err(path))?;
+    }
     // The header's declarations: the type of an entity that a header declared (its source
     // lines before its first target line know it from there) or that never appears as a
     // target (archives from before `declared_type`); and, in an entity table, a name no
@@ -164,10 +172,6 @@ fn write_btf(
     // went backwards then exports as it was and ingests again to the same tables. Other
     // formats' seq is file order (an ovni directory's thread.prv, then cpu.prv), so their
     // events are sorted by time; equal times keep file order.
-    let format: String =
-        conn.query_row(&format!("SELECT format FROM captures WHERE capture_id = {id}"), [], |r| {
-            r.get(0)
-        })?;
     let order = if format == "btf" { "seq" } else { "ts, seq" };
     let mut n = 0u64;
     each_batch(
@@ -207,6 +211,31 @@ fn write_btf(
     )?;
     w.flush().map_err(out_err(path))?;
     Ok(n)
+}
+
+/// The source header's own lines (`#creationDate`, `#inputFile`, `#createdBy`, free keys) from
+/// a BTF capture's `meta`, so that they survive an export: all but those the export writes
+/// itself (`#version`, `#creator`, `#timeScale`) and the entity tables. The reader keeps
+/// keys lower-cased; BTF's own come back in BTF's spelling.
+fn carried_header(meta: &str) -> String {
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_str(meta) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for (k, v) in &m {
+        let skip = ["version", "creator", "timescale"].contains(&k.as_str()) || k.contains('.');
+        let Some(v) = v.as_str().filter(|_| !skip && !k.is_empty()) else { continue };
+        let key = match k.as_str() {
+            "creationdate" => "creationDate",
+            "inputfile" => "inputFile",
+            "createdby" => "createdBy",
+            other => other,
+        };
+        // A header line ends at its line break, and its key at the first blank.
+        let key = key.replace([' ', '\t', '\n', '\r'], "_");
+        out.push_str(&format!("#{key} {}\n", v.replace(['\n', '\r'], " ")));
+    }
+    out
 }
 
 fn json(s: &str) -> String {
