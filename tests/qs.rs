@@ -458,3 +458,30 @@ fn qs_isr_and_critical_section_open_at_the_end_are_open() {
         "entity,channel,state,ts,dur,open\nISR,running,3,10,20,true\nQF,critical,critical,20,10,true\n"
     );
 }
+
+#[test]
+fn a_critical_section_whose_exit_was_lost_ends_at_the_next_outermost_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Entries (39) and exits (40) with their nesting: in at 10, in again at 20 with the
+    // first one's exit lost, out at 30; then 40 in, nested 45-50, out at 60.
+    let recs = [
+        (39, vec![10, 0, 1]),
+        (39, vec![20, 0, 1]),
+        (40, vec![30, 0, 1]),
+        (39, vec![40, 0, 1]),
+        (39, vec![45, 0, 2]),
+        (40, vec![50, 0, 2]),
+        (40, vec![60, 0, 1]),
+    ];
+    std::fs::write(d.join("crit.bin"), capture(&recs)).unwrap();
+    ok(d, &["ingest", "--archive", "db", "crit.bin"]);
+    assert_eq!(
+        csv(d, "db", "SELECT ts, dur, open FROM intervals WHERE channel = 'critical' ORDER BY ts"),
+        "ts,dur,open\n10,10,false\n20,10,false\n40,20,false\n"
+    );
+    assert_eq!(
+        scalar(d, "db", "SELECT count(*) FROM diagnostics WHERE kind = 'lost_critical_exit'"),
+        "1"
+    );
+}

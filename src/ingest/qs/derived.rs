@@ -208,7 +208,7 @@ impl Reader<'_> {
             }
             Role::CritEntry | Role::CritExit => {
                 let nest = get("Nest").map_or(1, |v| v.num);
-                self.critical(role == Role::CritEntry, nest, f.pos())?;
+                self.critical(role == Role::CritEntry, nest, f)?;
             }
             _ => {}
         }
@@ -374,11 +374,22 @@ impl Reader<'_> {
         self.span("ISR", "I", "running", &pri.to_string(), v, since, end, pos)
     }
 
-    fn critical(&mut self, entry: bool, nest: u64, pos: Pos) -> Result<()> {
-        let ts = self.ts;
+    fn critical(&mut self, entry: bool, nest: u64, f: &Frame) -> Result<()> {
+        let (ts, pos) = (self.ts, f.pos());
         self.declare("QF", Some("SCHED"));
         match (entry, self.crit) {
             (true, None) => self.crit = Some((ts, nest)),
+            // An outermost entry while one is open: the open one's exit was lost. It ends
+            // here rather than running on into this one.
+            (true, Some((since, open))) if nest <= 1 => {
+                self.span("QF", "SCHED", "critical", "critical", None, since, Some(ts), pos)?;
+                self.crit = Some((ts, nest));
+                let m = format!(
+                    "critical section entered at nesting {open} has no exit: it ends at this \
+                     outermost entry"
+                );
+                self.diag(f, Severity::Warning, "lost_critical_exit", m)?;
+            }
             (true, Some((since, _))) => self.crit = Some((since, nest)),
             (false, Some((since, _))) if nest <= 1 => {
                 self.crit = None;
