@@ -747,10 +747,10 @@ impl<O: Output> Sink for Deriver<O> {
         let mut target_type = self.names.intern(ev.target_type);
         let action = self.names.intern(ev.action);
         self.entity(source, ev.pos);
-        // An event about its source alone (a QS tick, an ISR entry): no target entity, and
-        // no state machine runs.
         let targetless = ev.target.is_empty() && ev.target_type.is_empty();
         if targetless {
+            // An event about its source alone (a QS tick, an ISR entry): no target entity
+            // to type, and no state machine runs (class Other below).
         } else if ev.target_type.is_empty() {
             // Names are unique across types: the type the target has elsewhere is its type.
             let known = self.type_of(target);
