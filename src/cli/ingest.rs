@@ -169,6 +169,12 @@ pub fn run(args: Args) -> Result<()> {
         };
         {
             if let Some(c) = identical {
+                if c.format == Format::Shark.name() {
+                    let by = format!("capture {} '{}'", c.capture_id, c.name);
+                    for p in crate::ingest::shark::chunk_paths(file) {
+                        read_with.push((p.canonicalize().unwrap_or(p), by.clone()));
+                    }
+                }
                 crate::say!(
                     "{}: identical to capture {} '{}' (same SHA-256); not stored again (--force ingests it anyway)",
                     file.display(),
