@@ -205,7 +205,8 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
         Some(f) => {
             // Forcing BTF reads any text: every line is an event or a malformed_line
             // diagnostic. Paraver's reader needs its header line. QS has no magic: forced,
-            // any bytes are read as frames (bad ones become diagnostics).
+            // any bytes are read as frames (bad ones become diagnostics); S.Ha.R.K. forced
+            // reads any bytes as 16-byte records (unknown codes become diagnostics).
             if f == Format::Prv && !f.sniff(prefix) {
                 return Err(Error::input(
                     shown,

@@ -308,8 +308,7 @@ impl<'a> Mapper<'a> {
     /// The record kept as is: action its name, source `source` (instance `inst`).
     fn plain(&mut self, r: &Rec, ts: i64, source: &str, inst: i64) -> Result<()> {
         let action = action_of(r);
-        #[allow(clippy::cast_precision_loss)]
-        let value = r.par2().map(|p| f64::from(p));
+        let value = r.par2().map(f64::from);
         self.emit(r, ts, source, inst, ("", "", -1), &action, &pars(r), value)
     }
 

@@ -40,7 +40,8 @@ pub struct SharkOptions {
     pub tick_rate: Option<u64>,
 }
 
-/// Records sorted together: 8,388,608 (128 MiB of dump, about 256 MiB buffered). A chunk
+/// Records sorted together: 8,388,608 (128 MiB of dump; 32 bytes each buffered, plus the
+/// stable sort's half-size scratch: about 384 MiB at most). A chunk
 /// is a buffer in the target's RAM, so a real run fits many times over; beyond it, records
 /// are sorted and mapped in windows of this size (`too_many_records`).
 pub const MAX_BUFFERED: usize = 1 << 23;
@@ -60,7 +61,7 @@ pub fn sniff(prefix: &[u8]) -> bool {
     }
     // 64 KiB is what detection reads: a shorter prefix is the whole file.
     let whole = prefix.len() < 64 << 10;
-    if whole && prefix.len() % RECORD != 0 {
+    if whole && !prefix.len().is_multiple_of(RECORD) {
         return false;
     }
     let (mut records, mut drops, mut nonzero, mut last) = (0usize, 0usize, false, None);
