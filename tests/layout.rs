@@ -65,16 +65,25 @@ fn every_query_file_is_embedded() {
 
 #[test]
 fn readme_documents_every_qs_diagnostic() {
+    readme_documents_every_diagnostic_of("src/ingest/qs");
+}
+
+#[test]
+fn readme_documents_every_shark_diagnostic() {
+    readme_documents_every_diagnostic_of("src/ingest/shark");
+}
+
+fn readme_documents_every_diagnostic_of(dir: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let mut kinds = Vec::new();
-    for f in std::fs::read_dir(root.join("src/ingest/qs")).unwrap().flatten() {
+    for f in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
         let text = std::fs::read_to_string(f.path()).unwrap();
         // `kind: "x"` and `Severity::Y, "x"`: the string right after either.
         let parts: Vec<&str> = text.split('"').collect();
         for w in parts.windows(2) {
             let (before, inside) = (w[0], w[1]);
-            let tail = before.trim_end_matches(' ');
+            let tail = before.trim_end();
             let sev = tail.strip_suffix(',').and_then(|t| t.rsplit_once("Severity::"));
             let by_sev = sev.is_some_and(|(_, s)| s.chars().all(char::is_alphanumeric));
             let named = inside.chars().all(|c| c.is_ascii_lowercase() || c == '_');

@@ -8,6 +8,7 @@
 //! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
 //! * `qs`          — Quantum Leaps QS: shared samples vs QSPY's decode, a generated capture
 //! * `repl`        — the interactive shell in a real terminal (tmux)
+//! * `shark`       — S.Ha.R.K. tracer logs generated from the layout: hand-checked tables
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
 //! * `layout`      — house rules checked on the source tree
 //! * `report`      — tracedb report: forms vs the analyses, headless Chromium, --baseline gate
@@ -21,5 +22,6 @@ mod paraver;
 mod qs;
 mod repl;
 mod report;
+mod shark;
 mod synthetic;
 mod util;

@@ -1,5 +1,5 @@
 -- @name deadline_misses
--- @summary One row per task or ISR instance that finished after its deadline (ns)
+-- @summary One row per task or ISR instance that finished after its deadline, or whose miss the trace records (ns)
 -- @param deadlines file -  deadline file (`entity,deadline` lines, e.g. `TASK_10MS,10ms`; globs allowed) applied at query time, before the one given at ingest
 -- @column capture_id  capture
 -- @column entity  task or ISR
@@ -7,9 +7,9 @@
 -- @column activate_ts  activation, ns
 -- @column terminate_ts  termination, ns
 -- @column response_time  terminate - activate, ns
--- @column deadline  relative deadline applied, ns
+-- @column deadline  relative deadline applied, ns (recorded: miss time - activate)
 -- @column deadline_source  file (a deadline file, at query or ingest time), implicit-period (time to the next activation), recorded (the trace says so)
--- @column lateness  terminate - (activate + deadline), ns; > 0 for every row here
+-- @column lateness  terminate - (activate + deadline), ns; > 0 for every judged row (recorded: terminate - miss time, >= 0, NULL when the instance did not terminate in the capture)
 -- Deadline of an instance: from a deadline file when one of its patterns matches the
 -- entity (an exact name beats a glob, a longer glob beats a shorter one; a file given with
 -- `--param deadlines=FILE` beats one given at ingest), else the implicit deadline: the
@@ -17,8 +17,14 @@
 -- a capture uses the period before it). lateness = terminate - (activate + deadline); a
 -- miss is lateness > 0. Only complete instances are judged. In SQL, the query-time file
 -- is the table `param_deadlines(entity, deadline)`, which you may fill yourself.
--- Misses recorded by the trace itself (S.Ha.R.K. `deadline_miss` events) will be listed
--- with deadline_source = recorded once that importer exists; BTF has no such event.
+-- Misses recorded by the trace itself (S.Ha.R.K. `task_deadline_miss` events: the kernel
+-- saw the deadline pass) are listed too, one row per recorded miss, with deadline_source =
+-- recorded, attached to the instance the event names (the task's instance current at that
+-- time, complete or not): deadline = miss time - activate_ts (the deadline the kernel
+-- applied), lateness = terminate_ts - miss time (how long the instance ran on past it; NULL
+-- when it did not terminate in the capture). Such an instance may also have a judged row
+-- (file or implicit-period) of its own. deadline_summary judges deadlines only: it does
+-- not count recorded misses. BTF has no such event.
 CREATE TEMP TABLE IF NOT EXISTS param_deadlines (entity VARCHAR, deadline BIGINT);
 CREATE OR REPLACE TEMP VIEW _deadline_eval AS
 WITH inst AS (
@@ -50,8 +56,21 @@ SELECT i.capture_id, i.entity, i.entity_type, i.instance, i.activate_ts, i.termi
 FROM inst i
 LEFT JOIN best b ON b.capture_id = i.capture_id AND b.entity = i.entity
 WHERE i.complete;
+CREATE OR REPLACE TEMP VIEW _recorded_misses AS
+SELECT e.capture_id, e.source AS entity, e.source_instance AS instance, i.activate_ts, i.terminate_ts,
+       i.response_time, e.ts - i.activate_ts AS deadline, 'recorded' AS deadline_source,
+       i.terminate_ts - e.ts AS lateness
+FROM events e
+LEFT JOIN instances i
+    ON i.capture_id = e.capture_id AND i.entity = e.source AND i.instance = e.source_instance
+WHERE e.action = 'task_deadline_miss';
 CREATE OR REPLACE TEMP VIEW deadline_misses AS
 SELECT capture_id, entity, instance, activate_ts, terminate_ts, response_time, deadline, deadline_source, lateness
-FROM _deadline_eval
-WHERE lateness > 0
-ORDER BY capture_id, activate_ts, entity;
+FROM (
+    SELECT capture_id, entity, instance, activate_ts, terminate_ts, response_time, deadline, deadline_source, lateness
+    FROM _deadline_eval
+    WHERE lateness > 0
+    UNION ALL
+    SELECT * FROM _recorded_misses
+)
+ORDER BY capture_id, activate_ts, entity, deadline_source;

@@ -9,7 +9,10 @@
 -- @column miss_ratio  misses / instances (4 decimals)
 -- @column worst_lateness  largest lateness, ns (negative: the closest call still met its deadline)
 -- @column deadline_source  where the deadlines came from: file, implicit-period, or mixed
--- Deadlines and lateness as in deadline_misses.
+-- Deadlines and lateness as in deadline_misses. Misses the trace records itself (S.Ha.R.K.
+-- `task_deadline_miss`, deadline_source = recorded in deadline_misses) are not counted
+-- here: this judges instances against deadlines; count recorded ones with
+-- `SELECT entity, count(*) FROM deadline_misses WHERE deadline_source = 'recorded' GROUP BY ALL`.
 CREATE OR REPLACE TEMP VIEW deadline_summary AS
 SELECT capture_id, entity,
        count(*) AS instances,

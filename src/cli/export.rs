@@ -56,8 +56,8 @@ pub fn run(args: Args) -> Result<()> {
         warn_of_losses(&conn, entry.capture_id)?;
         if entry.time_unit == "tick" {
             crate::say!(
-                "warning: capture {} holds target ticks of unknown rate (a QS capture ingested \
-                 without --tick-rate): they are written as if they were nanoseconds",
+                "warning: capture {} holds target ticks of unknown rate (a QS or S.Ha.R.K. \
+                 capture ingested without a rate): they are written as if they were nanoseconds",
                 entry.capture_id
             );
         }

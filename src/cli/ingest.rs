@@ -15,18 +15,21 @@ use std::time::{Duration, Instant};
 /// summary; `--strict` makes them fatal. A failed ingest leaves the archive unchanged.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it), or an ovni
-    /// output directory (its thread.prv and cpu.prv become one capture).
+    /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it, a S.Ha.R.K.
+    /// 0trace.dat its chunk files 1trace.dat, 2trace.dat...), or an ovni output directory
+    /// (its thread.prv and cpu.prv become one capture).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv, qs (ovni binary streams, shark and hw are
-    /// planned). QS has no magic number: it is detected only when its first frames check.
+    /// Input format: auto (detect), btf, prv, qs, shark (ovni binary streams and hw are
+    /// planned). QS has no magic number: it is detected only when its first frames check;
+    /// a S.Ha.R.K. chunk dump neither: only when its first records are all valid.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
-    /// QS: target ticks per second (1000000, 32768Hz, 10kHz, 1MHz); without it QS times
-    /// stay in ticks (captures.time_unit = tick).
+    /// QS target ticks or S.Ha.R.K. TSC cycles per second (1000000, 32768Hz, 10kHz,
+    /// 1MHz); without it (and, for S.Ha.R.K., without a cycles_per_msec record) times stay
+    /// in ticks (captures.time_unit = tick).
     #[arg(long, value_name = "HZ", value_parser = parse_tick_rate)]
     tick_rate: Option<u64>,
     /// QS: a QSPY dictionary file (.dic: -v version and size options, Obj/Fun/Usr/Sig
@@ -73,15 +76,15 @@ pub fn run(args: Args) -> Result<()> {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["ovni", "shark", "hw"].contains(&f) => {
+            None if ["ovni", "hw"].contains(&f) => {
                 return Err(Error::Usage(format!(
                     "format '{f}' is not supported by this build yet (supported: auto, btf, prv, \
-                     qs)"
+                     qs, shark)"
                 )))
             }
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs)"
+                    "unknown format '{f}' (expected auto, btf, prv, qs, shark)"
                 )))
             }
         },
@@ -139,8 +142,17 @@ pub fn run(args: Args) -> Result<()> {
         replace: None,
         zstd_level: args.zstd_level,
         qs: crate::ingest::qs::QsOptions { tick_rate: args.tick_rate, dic: args.qs_dic.clone() },
+        shark: crate::ingest::shark::SharkOptions { tick_rate: args.tick_rate },
     };
+    // Files an earlier capture of this command read as its companions (S.Ha.R.K. chunk
+    // files given with their 0trace.dat): not stored twice.
+    let mut read_with: Vec<(std::path::PathBuf, String)> = Vec::new();
     for (i, file) in args.files.iter().enumerate() {
+        let canon = file.canonicalize().unwrap_or_else(|_| file.clone());
+        if let Some((_, by)) = read_with.iter().find(|(p, _)| *p == canon) {
+            crate::say!("{}: read as a chunk file of {by}; not ingested again", file.display());
+            continue;
+        }
         let identical = if args.force {
             Ok(None)
         } else {
@@ -157,6 +169,12 @@ pub fn run(args: Args) -> Result<()> {
         };
         {
             if let Some(c) = identical {
+                if c.format == Format::Shark.name() {
+                    let by = format!("capture {} '{}'", c.capture_id, c.name);
+                    for p in crate::ingest::shark::chunk_paths(file) {
+                        read_with.push((p.canonicalize().unwrap_or(p), by.clone()));
+                    }
+                }
                 crate::say!(
                     "{}: identical to capture {} '{}' (same SHA-256); not stored again (--force ingests it anyway)",
                     file.display(),
@@ -197,6 +215,12 @@ pub fn run(args: Args) -> Result<()> {
             }
         };
         crate::say!("{}", summary_line(&report));
+        if report.capture.format == Format::Shark.name() {
+            let by = format!("capture {} '{}'", report.capture.capture_id, report.capture.name);
+            for p in crate::ingest::shark::chunk_paths(file) {
+                read_with.push((p.canonicalize().unwrap_or(p), by.clone()));
+            }
+        }
     }
     drop(lock);
     // A signal after the last file was committed: it is in the archive, and said above.

@@ -52,14 +52,23 @@ pub fn run(args: Args) -> Result<()> {
         let result = extract_sources(&archive, &old, &tmp).and_then(|traces| {
             // QS has no magic number and needs what was given on the command line: the
             // format, the tick rate and the .dic are taken from the capture as recorded.
-            let is_qs = old.format == "qs";
+            // So does a S.Ha.R.K. chunk dump (its chunk files are extracted beside it).
+            let shark = crate::ingest::shark::SharkOptions {
+                tick_rate: old.meta.get("shark.tick_rate_hz").and_then(|s| s.parse().ok()),
+            };
+            let forced = match old.format.as_str() {
+                "qs" => Some(crate::ingest::Format::Qs),
+                "shark" => Some(crate::ingest::Format::Shark),
+                _ => None,
+            };
             let qs = crate::ingest::qs::QsOptions {
                 tick_rate: old.meta.get("qs.tick_rate_hz").and_then(|s| s.parse().ok()),
                 dic: old.meta.get("qs.dic").map(|n| tmp.join(n)).filter(|p| p.is_file()),
             };
             let opts = IngestOptions {
-                format: is_qs.then_some(crate::ingest::Format::Qs),
+                format: forced,
                 qs,
+                shark,
                 deadlines,
                 keep_source: true,
                 replace: Some(old.clone()),

@@ -996,6 +996,10 @@ impl<O: Output> Sink for Deriver<O> {
     fn trace_end(&mut self, ts: i64) {
         self.declared_end = Some(self.declared_end.map_or(ts, |d| d.max(ts)));
     }
+
+    fn source_file(&mut self, path: &str) {
+        self.set_source(path);
+    }
 }
 
 #[cfg(test)]

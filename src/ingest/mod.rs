@@ -23,6 +23,7 @@ pub mod input;
 pub mod lines;
 pub mod prv;
 pub mod qs;
+pub mod shark;
 
 use crate::model::{Event, Pos, TimeUnit};
 use crate::Result;
@@ -59,6 +60,9 @@ pub trait Sink {
     }
     /// The end of the trace as its header declares it: open states last until at least here.
     fn trace_end(&mut self, _ts: i64) {}
+    /// The file that later positions are in (a capture read from several files at once:
+    /// S.Ha.R.K. chunk files).
+    fn source_file(&mut self, _path: &str) {}
 }
 
 /// A stretch of time in one state of one channel, with explicit times (ns).
@@ -141,11 +145,13 @@ pub enum Format {
     Prv,
     /// Quantum Leaps QS binary frames (QSPY input), with an optional `.dic` companion.
     Qs,
+    /// S.Ha.R.K. tracer logs (chunk dumps `0trace.dat`... or UDP captures).
+    Shark,
 }
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs];
+    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs, Format::Shark];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
@@ -153,6 +159,7 @@ impl Format {
             Format::Btf => "btf",
             Format::Prv => "prv",
             Format::Qs => "qs",
+            Format::Shark => "shark",
         }
     }
 
@@ -167,6 +174,7 @@ impl Format {
             Format::Btf => btf::sniff(prefix),
             Format::Prv => prv::sniff(prefix),
             Format::Qs => qs::sniff(prefix),
+            Format::Shark => shark::sniff(prefix),
         }
     }
 }

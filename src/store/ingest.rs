@@ -8,7 +8,7 @@ use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
 use crate::ingest::input::{file_digest, Compression, Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
-use crate::ingest::{self, btf, prv, qs, Format};
+use crate::ingest::{self, btf, prv, qs, shark, Format};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -36,6 +36,8 @@ pub struct IngestOptions {
     pub zstd_level: Option<i32>,
     /// QS options (`--tick-rate`, `--qs-dic`).
     pub qs: qs::QsOptions,
+    /// S.Ha.R.K. options (`--tick-rate`).
+    pub shark: shark::SharkOptions,
 }
 
 /// What an ingest produced.
@@ -203,7 +205,8 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
         Some(f) => {
             // Forcing BTF reads any text: every line is an event or a malformed_line
             // diagnostic. Paraver's reader needs its header line. QS has no magic: forced,
-            // any bytes are read as frames (bad ones become diagnostics).
+            // any bytes are read as frames (bad ones become diagnostics); S.Ha.R.K. forced
+            // reads any bytes as 16-byte records (unknown codes become diagnostics).
             if f == Format::Prv && !f.sniff(prefix) {
                 return Err(Error::input(
                     shown,
@@ -319,10 +322,24 @@ fn run(
                 }
             }
             format!("byte {}", counting.read)
+        } else if f == Format::Shark {
+            // Its sibling chunk files (`1trace.dat`...) are read with it: companions.
+            let chunks = shark::read(&mut counting, path, &shown, &opts.shark, &mut deriver)?;
+            for (p, d) in chunks.files {
+                let p = p.display().to_string();
+                if !companions.contains(&p) {
+                    companions.push(p);
+                    companion_digests.push(d);
+                }
+            }
+            text_bytes += chunks.text_bytes;
+            format!("byte {}", counting.read)
         } else {
             let mut lines = LineReader::new(&mut counting);
             match f {
-                Format::Btf | Format::Qs => btf::read(&mut lines, &shown, &mut deriver)?,
+                Format::Btf | Format::Qs | Format::Shark => {
+                    btf::read(&mut lines, &shown, &mut deriver)?
+                }
                 Format::Prv => {
                     let comp = prv::Companions::find(path);
                     prv::read(&mut lines, &shown, &comp, &mut deriver)?;
@@ -737,7 +754,10 @@ pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEn
     let files = if path.is_dir() { capture_dir(path)?.0 } else { vec![path.to_path_buf()] };
     let companions: Vec<PathBuf> = files
         .iter()
-        .flat_map(|f| prv::Companions::paths(f).into_iter().chain(qs::Companion::paths(f)))
+        .flat_map(|f| {
+            let chunks = shark::chunk_paths(f);
+            prv::Companions::paths(f).into_iter().chain(qs::Companion::paths(f)).chain(chunks)
+        })
         .collect();
     let size_of = |files: &[PathBuf]| -> Option<u64> {
         files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum()

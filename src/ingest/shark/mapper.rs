@@ -1,0 +1,715 @@
+//! S.Ha.R.K. records (sorted by time) to BTF-shaped events.
+//!
+//! Every record is one `events` row; a record that means more than one BTF transition
+//! also writes the rows it implies just before or after it (their note starts `implied
+//! by`). Task records drive the task state machine on the one core `Core_0`:
+//!
+//! | record | BTF event(s) |
+//! |---|---|
+//! | `task_activate` (ctx) | `activate` of a new instance (when none is open; else kept as is, `activate_while_active`) |
+//! | `task_dispatch` (ctx) | `start` (first run of the instance) or `resume`; implied `preempt` of another task still running, implied `release` of a task waiting on a mutex |
+//! | `task_epilogue` (ctx) | `preempt`, unless the task's next scheduling record is its own dispatch, end or wait (then kept as is) |
+//! | `task_end_cycle`, `task_sleep`, `task_end` (ctx) | `terminate` of the open instance |
+//! | `interrupt_start` / `interrupt_end` (n) | `activate` + `start` / `terminate` of ISR `IRQ<n>` (nesting allowed) |
+//! | `mutex_wait` (ctx, m) | `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
+//! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited) |
+//! | `mutex_unlock` (ctx, m) | `released` |
+//! | `CLI` / `STI` | kept as is; the core's `interrupts` channel is `disabled` from CLI to STI |
+//! | anything else | kept as is: action = the record's name, source = its task or `Core_0` |
+use super::record::{self, Rec};
+use super::SharkOptions;
+use crate::ingest::{Diagnostic, Severity, Sink, Span};
+use crate::model::{Event, Pos, TimeUnit, MAX_ABS_NS};
+use crate::Result;
+use std::collections::{BTreeMap, HashMap};
+
+/// The one core of a S.Ha.R.K. system (i386), named as BTF names cores.
+pub const CORE: &str = "Core_0";
+
+/// Records looked at after an epilogue to tell a preemption from a task that ends or is
+/// dispatched again.
+const LOOKAHEAD: usize = 4096;
+
+/// How TSC cycles become the tables' time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    /// The log's `cycles_per_msec`.
+    PerMs(u64),
+    /// `--tick-rate` cycles per second.
+    Hz(u64),
+    /// Raw cycles (`captures.time_unit = tick`).
+    Tick,
+}
+
+/// Where a task's open instance is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    /// No open instance.
+    Idle,
+    Active,
+    Running,
+    Ready,
+    Waiting,
+}
+
+/// A task context's current task.
+#[derive(Debug, Clone)]
+struct Task {
+    name: String,
+    /// Current (latest) instance, -1 before the first.
+    inst: i64,
+    state: St,
+    waiting_on: Option<u32>,
+}
+
+/// The mapping state, kept across sort windows.
+pub(super) struct Mapper<'a> {
+    pub(super) sink: &'a mut dyn Sink,
+    files: Vec<String>,
+    cur_file: u16,
+    tick_rate: Option<u64>,
+    scale: Option<Scale>,
+    tasks: HashMap<u16, Task>,
+    ctx_pid: HashMap<u16, u32>,
+    running: Option<u16>,
+    irqs: Vec<(u16, i64)>,
+    irq_next: HashMap<u16, i64>,
+    cli_since: Option<i64>,
+    blackout: Option<(i64, Pos, u16)>,
+    unknown: BTreeMap<u8, (u64, Pos, u16)>,
+    fast_unmapped: u64,
+    out_of_range: Option<(u64, Pos, u16, u64)>,
+    file_counts: Vec<u64>,
+    numevents: Vec<(u32, Pos, u16, i64)>,
+    last_ts: i64,
+}
+
+/// `par1=3 par2=7` (`par2=stale` in the fast variant).
+fn pars(r: &Rec) -> String {
+    match r.par2() {
+        Some(p) => format!("par1={} par2={p}", r.par1),
+        None => format!("par1={} par2=stale", r.par1),
+    }
+}
+
+/// The name of a record's code (`code_0x0C` for one FTrace.h does not define).
+fn action_of(r: &Rec) -> String {
+    record::name(r.code()).map_or_else(|| format!("code_0x{:02X}", r.code()), str::to_string)
+}
+
+impl<'a> Mapper<'a> {
+    pub(super) fn new(sink: &'a mut dyn Sink, opts: &SharkOptions, files: Vec<String>) -> Self {
+        Mapper {
+            sink,
+            files,
+            cur_file: 0,
+            tick_rate: opts.tick_rate,
+            scale: None,
+            tasks: HashMap::new(),
+            ctx_pid: HashMap::new(),
+            running: None,
+            irqs: Vec::new(),
+            irq_next: HashMap::new(),
+            cli_since: None,
+            blackout: None,
+            unknown: BTreeMap::new(),
+            fast_unmapped: 0,
+            out_of_range: None,
+            file_counts: Vec::new(),
+            numevents: Vec::new(),
+            last_ts: 0,
+        }
+    }
+
+    /// The non-empty records of the next file read.
+    pub(super) fn file_records(&mut self, n: u64) {
+        self.file_counts.push(n);
+    }
+
+    fn diag(
+        &mut self,
+        severity: Severity,
+        kind: &'static str,
+        pos: Pos,
+        ts: Option<i64>,
+        message: String,
+    ) -> Result<()> {
+        self.sink.diagnostic(Diagnostic { severity, kind, pos, ts, message })
+    }
+
+    /// Names `file` in the positions of what follows.
+    fn in_file(&mut self, file: u16) {
+        if file != self.cur_file {
+            self.cur_file = file;
+            if let Some(f) = self.files.get(usize::from(file)) {
+                self.sink.source_file(f);
+            }
+        }
+    }
+
+    /// Settles the time scale from the first window: the log's `cycles_per_msec`, else
+    /// `--tick-rate`, else raw cycles.
+    fn settle_scale(&mut self, recs: &[Rec]) -> Result<()> {
+        if self.scale.is_some() {
+            return Ok(());
+        }
+        let cpm = recs.iter().find(|r| r.code() == 0x10 && r.par2().is_some_and(|p| p > 0));
+        let scale = match (cpm, self.tick_rate) {
+            (Some(r), given) => {
+                let c = u64::from(r.par2);
+                if let Some(hz) = given {
+                    self.diag(
+                        Severity::Info,
+                        "tick_rate_ignored",
+                        Pos::None,
+                        None,
+                        format!(
+                            "--tick-rate {hz} is not used: the log gives its own rate \
+                             (cycles_per_msec = {c})"
+                        ),
+                    )?;
+                }
+                self.sink.meta("shark.cycles_per_msec", &c.to_string());
+                Scale::PerMs(c)
+            }
+            (None, Some(hz)) => {
+                self.sink.meta("shark.tick_rate_hz", &hz.to_string());
+                Scale::Hz(hz)
+            }
+            (None, None) => {
+                self.diag(
+                    Severity::Info,
+                    "unknown_cycle_rate",
+                    Pos::None,
+                    None,
+                    "the log has no cycles_per_msec record: times are raw TSC cycles \
+                     (captures.time_unit = tick); give --tick-rate HZ (cycles per second) to \
+                     get nanoseconds"
+                        .into(),
+                )?;
+                Scale::Tick
+            }
+        };
+        self.sink.time_unit(if scale == Scale::Tick { TimeUnit::Tick } else { TimeUnit::Ns });
+        self.scale = Some(scale);
+        Ok(())
+    }
+
+    /// The record's time in the tables' unit, exact (i128), at most 2^62 - 1.
+    fn time(&mut self, r: &Rec) -> i64 {
+        let tsc = i128::from(r.tsc);
+        let t = match self.scale.unwrap_or(Scale::Tick) {
+            Scale::PerMs(c) => tsc * 1_000_000 / i128::from(c),
+            Scale::Hz(hz) => tsc * 1_000_000_000 / i128::from(hz),
+            Scale::Tick => tsc,
+        };
+        match i64::try_from(t).ok().filter(|t| *t < MAX_ABS_NS) {
+            Some(t) => t,
+            None => {
+                let e = self.out_of_range.get_or_insert((0, r.pos(), r.file, r.tsc));
+                e.0 += 1;
+                MAX_ABS_NS - 1
+            }
+        }
+    }
+
+    /// Maps one window of records sorted by TSC.
+    pub(super) fn window(&mut self, recs: &[Rec]) -> Result<()> {
+        self.settle_scale(recs)?;
+        // Context -> pid as `id` and `create` records say, with where they say it: a
+        // record takes the latest mapping before it, else the first after it (the ids are
+        // often logged once the tasks exist).
+        let mut points: HashMap<u16, Vec<(usize, u32)>> = HashMap::new();
+        for (i, r) in recs.iter().enumerate() {
+            if matches!(r.code(), 0x60 | 0x02) {
+                if let Some(pid) = r.par2() {
+                    points.entry(r.par1).or_default().push((i, pid));
+                }
+            }
+        }
+        for (i, r) in recs.iter().enumerate() {
+            self.record(recs, i, r, &points)?;
+        }
+        for (ctx, v) in points {
+            if let Some((_, pid)) = v.last() {
+                self.ctx_pid.insert(ctx, *pid);
+            }
+        }
+        Ok(())
+    }
+
+    fn pid_at(&self, points: &HashMap<u16, Vec<(usize, u32)>>, ctx: u16, i: usize) -> Option<u32> {
+        if let Some(v) = points.get(&ctx) {
+            let k = v.partition_point(|(j, _)| *j <= i);
+            if let Some((_, pid)) = k.checked_sub(1).and_then(|k| v.get(k)) {
+                return Some(*pid);
+            }
+            if let Some(p) = self.ctx_pid.get(&ctx) {
+                return Some(*p);
+            }
+            return v.first().map(|(_, p)| *p);
+        }
+        self.ctx_pid.get(&ctx).copied()
+    }
+
+    /// The task of context `ctx` at record `i`: `task_<pid>` when its pid is known, else
+    /// `ctx_<ctx>`. A context that gets another pid holds a new task from then on.
+    fn task(&mut self, points: &HashMap<u16, Vec<(usize, u32)>>, ctx: u16, i: usize) -> Task {
+        let name = match self.pid_at(points, ctx, i) {
+            Some(pid) => format!("task_{pid}"),
+            None => format!("ctx_{ctx}"),
+        };
+        match self.tasks.get(&ctx) {
+            Some(t) if t.name == name => t.clone(),
+            _ => {
+                self.sink.declare_entity(&name, Some("T"), None);
+                if self.running == Some(ctx) {
+                    self.running = None;
+                }
+                let t = Task { name, inst: -1, state: St::Idle, waiting_on: None };
+                self.tasks.insert(ctx, t.clone());
+                t
+            }
+        }
+    }
+
+    fn set_task(&mut self, ctx: u16, t: Task) {
+        self.tasks.insert(ctx, t);
+    }
+
+    /// One `events` row on the core. An empty `target` makes a row about `source` alone.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        r: &Rec,
+        ts: i64,
+        source: &str,
+        source_instance: i64,
+        (target_type, target, target_instance): (&str, &str, i64),
+        action: &str,
+        note: &str,
+        value: Option<f64>,
+    ) -> Result<()> {
+        self.sink.event(&Event {
+            ts,
+            source,
+            source_instance,
+            target_type,
+            target,
+            target_instance,
+            action,
+            note: Some(note),
+            value,
+            core: Some(CORE),
+            pos: r.pos(),
+        })
+    }
+
+    /// The record kept as is: action its name, source `source` (instance `inst`).
+    fn plain(&mut self, r: &Rec, ts: i64, source: &str, inst: i64) -> Result<()> {
+        let action = action_of(r);
+        let value = r.par2().map(f64::from);
+        self.emit(r, ts, source, inst, ("", "", -1), &action, &pars(r), value)
+    }
+
+    /// A BTF process event of task `t` (main row, or `implied` by the record).
+    fn proc(
+        &mut self,
+        r: &Rec,
+        ts: i64,
+        ty: &str,
+        t: (&str, i64),
+        action: &str,
+        implied: bool,
+    ) -> Result<()> {
+        let note = self.note(r, implied);
+        self.emit(r, ts, CORE, -1, (ty, t.0, t.1), action, &note, None)
+    }
+
+    fn note(&self, r: &Rec, implied: bool) -> String {
+        let name = action_of(r);
+        if implied {
+            format!("implied by {name} {}", pars(r))
+        } else {
+            format!("{name} {}", pars(r))
+        }
+    }
+
+    fn record(
+        &mut self,
+        recs: &[Rec],
+        i: usize,
+        r: &Rec,
+        points: &HashMap<u16, Vec<(usize, u32)>>,
+    ) -> Result<()> {
+        self.in_file(r.file);
+        let ts = self.time(r);
+        self.last_ts = ts;
+        let code = r.code();
+        let ctx = r.par1;
+        match code {
+            0x12 => self.activate(r, ts, i, points),
+            0x22 => self.dispatch(r, ts, i, points),
+            0x32 => {
+                let mut t = self.task(points, ctx, i);
+                if t.state == St::Running && preempted(recs, i, ctx) {
+                    self.proc(r, ts, "T", (&t.name, t.inst), "preempt", false)?;
+                    t.state = St::Ready;
+                    self.running = None;
+                    self.set_task(ctx, t);
+                    Ok(())
+                } else {
+                    self.plain(r, ts, &t.name, t.inst)
+                }
+            }
+            0x42 | 0x62 | 0x72 => {
+                let mut t = self.task(points, ctx, i);
+                if t.state == St::Idle {
+                    return self.plain(r, ts, &t.name, t.inst);
+                }
+                self.proc(r, ts, "T", (&t.name, t.inst), "terminate", false)?;
+                t.state = St::Idle;
+                t.waiting_on = None;
+                if self.running == Some(ctx) {
+                    self.running = None;
+                }
+                self.set_task(ctx, t);
+                Ok(())
+            }
+            0x03 => {
+                let inst = *self.irq_next.entry(ctx).or_insert(0);
+                let name = format!("IRQ{ctx}");
+                if inst == 0 {
+                    self.sink.declare_entity(&name, Some("I"), None);
+                }
+                self.irq_next.insert(ctx, inst + 1);
+                self.irqs.push((ctx, inst));
+                self.proc(r, ts, "I", (&name, inst), "activate", true)?;
+                self.proc(r, ts, "I", (&name, inst), "start", false)
+            }
+            0x13 => self.interrupt_end(r, ts),
+            0x46 | 0x16 | 0x36 => self.mutex(r, ts, i, points),
+            0x24 => {
+                self.cli_since.get_or_insert(ts);
+                self.plain(r, ts, CORE, -1)
+            }
+            0x34 => {
+                if let Some(since) = self.cli_since.take() {
+                    self.sink.span(&Span {
+                        entity: CORE,
+                        entity_type: "C",
+                        channel: "interrupts",
+                        state: "disabled",
+                        value: None,
+                        begin: since,
+                        end: Some(ts),
+                        core: Some(CORE),
+                        pos: r.pos(),
+                    })?;
+                }
+                self.plain(r, ts, CORE, -1)
+            }
+            0x40 => {
+                if self.blackout.is_none() {
+                    self.blackout = Some((ts, r.pos(), r.file));
+                }
+                self.plain(r, ts, CORE, -1)
+            }
+            0x50 => {
+                let msg = match self.blackout.take() {
+                    Some((since, _, _)) => format!(
+                        "blackout from {since} to {ts} ({} {}): the tracer lost the events of \
+                         that span",
+                        ts - since,
+                        self.unit()
+                    ),
+                    None => format!(
+                        "blackout ended at {ts} with no start logged: the tracer lost events \
+                         before it, since an unknown time"
+                    ),
+                };
+                self.diag(Severity::DataLoss, "blackout", r.pos(), Some(ts), msg)?;
+                self.plain(r, ts, CORE, -1)
+            }
+            0x10 => {
+                match (r.par2(), self.scale) {
+                    (Some(c), Some(Scale::PerMs(used))) if u64::from(c) != used => {
+                        let m = format!(
+                            "cycles_per_msec {c} differs from the first one, {used}, which \
+                             scales the whole log"
+                        );
+                        self.diag(Severity::Info, "cycle_rate_changed", r.pos(), Some(ts), m)?;
+                    }
+                    (None, _) => self.fast_unmapped += 1,
+                    _ => {}
+                }
+                self.plain(r, ts, CORE, -1)
+            }
+            0x70 => {
+                match r.par2() {
+                    Some(n) => self.numevents.push((n, r.pos(), r.file, ts)),
+                    None => self.fast_unmapped += 1,
+                }
+                self.plain(r, ts, CORE, -1)
+            }
+            _ => {
+                if record::name(code).is_none() {
+                    let e = self.unknown.entry(code).or_insert((0, r.pos(), r.file));
+                    e.0 += 1;
+                }
+                if matches!(code, 0x60 | 0x02) && r.fast() {
+                    self.fast_unmapped += 1;
+                }
+                if record::par1_is_ctx(code) {
+                    let t = self.task(points, ctx, i);
+                    self.plain(r, ts, &t.name, t.inst)
+                } else if code & 0x0F == 0x03 {
+                    self.plain(r, ts, &format!("IRQ{ctx}"), -1)
+                } else {
+                    self.plain(r, ts, CORE, -1)
+                }
+            }
+        }
+    }
+
+    fn unit(&self) -> &'static str {
+        if self.scale == Some(Scale::Tick) {
+            "cycles"
+        } else {
+            "ns"
+        }
+    }
+
+    fn activate(
+        &mut self,
+        r: &Rec,
+        ts: i64,
+        i: usize,
+        points: &HashMap<u16, Vec<(usize, u32)>>,
+    ) -> Result<()> {
+        let mut t = self.task(points, r.par1, i);
+        if t.state != St::Idle {
+            let m = format!(
+                "activate of {} while its instance {} is still active: kept as an event (the \
+                 kernel queues the activation), no new instance",
+                t.name, t.inst
+            );
+            self.diag(Severity::Info, "activate_while_active", r.pos(), Some(ts), m)?;
+            return self.plain(r, ts, &t.name, t.inst);
+        }
+        t.inst += 1;
+        t.state = St::Active;
+        self.proc(r, ts, "T", (&t.name, t.inst), "activate", false)?;
+        self.set_task(r.par1, t);
+        Ok(())
+    }
+
+    fn dispatch(
+        &mut self,
+        r: &Rec,
+        ts: i64,
+        i: usize,
+        points: &HashMap<u16, Vec<(usize, u32)>>,
+    ) -> Result<()> {
+        let ctx = r.par1;
+        // One CPU: a task still running loses it now.
+        if let Some(other) = self.running.filter(|o| *o != ctx) {
+            if let Some(mut o) = self.tasks.get(&other).cloned() {
+                if o.state == St::Running {
+                    self.proc(r, ts, "T", (&o.name, o.inst), "preempt", true)?;
+                    o.state = St::Ready;
+                    self.set_task(other, o);
+                }
+            }
+            self.running = None;
+        }
+        let mut t = self.task(points, ctx, i);
+        let action = match t.state {
+            St::Running => {
+                self.running = Some(ctx);
+                return self.plain(r, ts, &t.name, t.inst);
+            }
+            St::Active => "start",
+            St::Ready => "resume",
+            St::Waiting => {
+                self.proc(r, ts, "T", (&t.name, t.inst), "release", true)?;
+                "resume"
+            }
+            St::Idle => {
+                // Running with no activation logged: a new instance, whose start the
+                // derive stage reports (`unknown_prior_state`).
+                t.inst += 1;
+                "start"
+            }
+        };
+        self.proc(r, ts, "T", (&t.name, t.inst), action, false)?;
+        t.state = St::Running;
+        self.running = Some(ctx);
+        self.set_task(ctx, t);
+        Ok(())
+    }
+
+    fn interrupt_end(&mut self, r: &Rec, ts: i64) -> Result<()> {
+        let n = r.par1;
+        let Some(at) = self.irqs.iter().rposition(|(k, _)| *k == n) else {
+            let m = format!(
+                "interrupt_end of IRQ{n} with no interrupt_start open for it (the log started \
+                 inside it, or its start was lost): kept as an event"
+            );
+            self.diag(Severity::Info, "lost_interrupt_start", r.pos(), Some(ts), m)?;
+            return self.plain(r, ts, &format!("IRQ{n}"), -1);
+        };
+        while self.irqs.len() > at + 1 {
+            let Some((k, inst)) = self.irqs.pop() else { break };
+            let name = format!("IRQ{k}");
+            let m = format!(
+                "IRQ{k} instance {inst}, nested in IRQ{n}, has no interrupt_end: it ends with \
+                 IRQ{n}'s"
+            );
+            self.diag(Severity::Warning, "lost_interrupt_end", r.pos(), Some(ts), m)?;
+            self.proc(r, ts, "I", (&name, inst), "terminate", true)?;
+        }
+        if let Some((_, inst)) = self.irqs.pop() {
+            self.proc(r, ts, "I", (&format!("IRQ{n}"), inst), "terminate", false)?;
+        }
+        Ok(())
+    }
+
+    fn mutex(
+        &mut self,
+        r: &Rec,
+        ts: i64,
+        i: usize,
+        points: &HashMap<u16, Vec<(usize, u32)>>,
+    ) -> Result<()> {
+        let ctx = r.par1;
+        let mut t = self.task(points, ctx, i);
+        let Some(m) = r.par2() else {
+            // The fast variant did not write which mutex.
+            self.fast_unmapped += 1;
+            return self.plain(r, ts, &t.name, t.inst);
+        };
+        let sem = format!("mutex_{m}");
+        self.sink.declare_entity(&sem, Some("SEM"), None);
+        let (task, inst) = (t.name.clone(), t.inst);
+        let sem_event = |me: &mut Self, action: &str, implied: bool| {
+            let note = me.note(r, implied);
+            me.emit(r, ts, &task, inst, ("SEM", &sem, -1), action, &note, None)
+        };
+        match r.code() {
+            0x46 => {
+                sem_event(self, "requestsemaphore", false)?;
+                sem_event(self, "waiting", true)?;
+                if t.state == St::Running {
+                    self.proc(r, ts, "T", (&t.name, t.inst), "wait", true)?;
+                    t.state = St::Waiting;
+                    self.running = None;
+                }
+                t.waiting_on = Some(m);
+            }
+            0x16 => {
+                if t.waiting_on == Some(m) {
+                    if t.state == St::Waiting {
+                        self.proc(r, ts, "T", (&t.name, t.inst), "release", true)?;
+                        t.state = St::Ready;
+                    }
+                    t.waiting_on = None;
+                } else {
+                    sem_event(self, "requestsemaphore", true)?;
+                }
+                sem_event(self, "assigned", false)?;
+            }
+            _ => sem_event(self, "released", false)?,
+        }
+        self.set_task(ctx, t);
+        Ok(())
+    }
+
+    /// Closes what is open at the end of the log and reports what was counted.
+    pub(super) fn finish(mut self) -> Result<&'a mut dyn Sink> {
+        self.in_file(0);
+        if let Some(since) = self.cli_since.take() {
+            self.sink.span(&Span {
+                entity: CORE,
+                entity_type: "C",
+                channel: "interrupts",
+                state: "disabled",
+                value: None,
+                begin: since,
+                end: None,
+                core: Some(CORE),
+                pos: Pos::None,
+            })?;
+        }
+        if let Some((since, pos, file)) = self.blackout.take() {
+            self.in_file(file);
+            let m = format!(
+                "blackout from {since} with no end logged: the tracer lost the events from \
+                 there to the end of the log"
+            );
+            self.diag(Severity::DataLoss, "blackout", pos, Some(since), m)?;
+        }
+        for (code, (n, pos, file)) in std::mem::take(&mut self.unknown) {
+            self.in_file(file);
+            let m = format!(
+                "event code 0x{code:02X} is not in FTrace.h: {n} records kept as code_0x{code:02X} \
+                 with par1 and par2 in the note"
+            );
+            self.diag(Severity::Warning, "unknown_code", pos, None, m)?;
+        }
+        if let Some((n, pos, file, tsc)) = self.out_of_range.take() {
+            self.in_file(file);
+            let m = format!(
+                "{n} records have a time beyond the tables' range (2^62 - 1 ns, about 146 years) \
+                 once scaled (the first: TSC {tsc}): they are kept at 2^62 - 1"
+            );
+            self.diag(Severity::Warning, "time_out_of_range", pos, None, m)?;
+        }
+        if self.fast_unmapped > 0 {
+            let m = format!(
+                "{} records of the fast variant (type bit 0x8000) needed their par2 (a pid, \
+                 mutex, clock rate or event count), which that variant does not write: they are \
+                 kept as events with par2=stale, and mean nothing more",
+                self.fast_unmapped
+            );
+            self.diag(Severity::Info, "fast_record", Pos::None, None, m)?;
+        }
+        let total: u64 = self.file_counts.iter().sum();
+        for (claimed, pos, file, ts) in std::mem::take(&mut self.numevents) {
+            self.in_file(file);
+            let here = self.file_counts.get(usize::from(file)).copied().unwrap_or(0);
+            let c = u64::from(claimed);
+            // The count may or may not include the numevents record itself.
+            let fits = |n: u64| c == n || c + 1 == n;
+            if fits(here) || fits(total) {
+                continue;
+            }
+            let (severity, what) = if c > here.max(total) {
+                (Severity::DataLoss, format!("{} events are missing", c - here.max(total)))
+            } else {
+                (Severity::Warning, "more were read than it counts".to_string())
+            };
+            let m = format!(
+                "numevents says {c} events, but {here} were read in this chunk file and {total} \
+                 in the run: {what}"
+            );
+            self.diag(severity, "numevents_mismatch", pos, Some(ts), m)?;
+        }
+        self.in_file(0);
+        Ok(self.sink)
+    }
+}
+
+/// Whether the task `ctx`, running when its epilogue `i` is logged, loses the CPU: the
+/// next scheduling record is another task's dispatch (or none comes), not its own
+/// dispatch, end of cycle, sleep, end or mutex wait.
+fn preempted(recs: &[Rec], i: usize, ctx: u16) -> bool {
+    for r in recs.iter().skip(i + 1).take(LOOKAHEAD) {
+        match r.code() {
+            0x22 => return r.par1 != ctx,
+            0x42 | 0x62 | 0x72 | 0x46 if r.par1 == ctx => return false,
+            _ => {}
+        }
+    }
+    true
+}

@@ -1,0 +1,316 @@
+//! S.Ha.R.K. "new tracer" (FTrace) logs: the binary event records of the S.Ha.R.K. real-time
+//! kernel (i386, little-endian), as its disk writer dumps them or its UDP sender sends them.
+//!
+//! Spec digest (FORMATS.md §4; reference: the kernel's `tracer/` sources, FTrace_types.h,
+//! FTrace.h, FTrace_disk.c, and the manual "The S.Ha.R.K. New Tracer"):
+//!
+//! | off | size | field |
+//! |---|---|---|
+//! | 0 | u16 | type: event code in the low byte (`type & 0xFF`); 0x8000 = fast variant |
+//! | 2 | u16 | par1: task context, interrupt number, ipoint number |
+//! | 4 | u32 | TSC high dword |
+//! | 8 | u32 | TSC low dword |
+//! | 12 | u32 | par2: pid, level, mutex, clk-per-ms (stale in the fast variant) |
+//!
+//! `12 00 | 03 00 | 00 00 00 00 | 40 42 0F 00 | 00 00 00 00` is `task_activate` of context 3
+//! at TSC 1,000,000.
+//!
+//! Forms: a chunk dump (`<index><fname>`, e.g. `0trace.dat`: records only, slots whose type
+//! word is 0 are empty) and a capture of the UDP datagrams (each a 24-byte header starting
+//! `TRACER-V1.0\0`, then its records). The chunk files of one run are one capture: the file
+//! given is chunk 0 and its siblings `1trace.dat`, `2trace.dat`... are read with it (hashed
+//! and kept as companions). Records are buffered (up to [`MAX_BUFFERED`]) and sorted by TSC,
+//! stable, since cyclic chunks wrap; then mapped to BTF-shaped events (`mapper.rs`).
+mod mapper;
+pub mod record;
+
+use super::input::{Digest256, Input};
+use super::{Diagnostic, Severity, Sink};
+use crate::model::Pos;
+use crate::{Error, Result};
+use mapper::Mapper;
+use record::{Form, Item, Reader, Rec, RECORD};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// S.Ha.R.K. options from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct SharkOptions {
+    /// TSC cycles per second (`--tick-rate`), used when the log has no `cycles_per_msec`.
+    pub tick_rate: Option<u64>,
+}
+
+/// Records sorted together: 8,388,608 (128 MiB of dump; 32 bytes each buffered, plus the
+/// stable sort's half-size scratch: about 384 MiB at most). A chunk
+/// is a buffer in the target's RAM, so a real run fits many times over; beyond it, records
+/// are sorted and mapped in windows of this size (`too_many_records`).
+pub const MAX_BUFFERED: usize = 1 << 23;
+
+/// Chunk files of one run read at most.
+const MAX_CHUNKS: u32 = 4096;
+
+/// True when `prefix` is a S.Ha.R.K. log: a UDP capture (its magic), or a chunk dump with
+/// strong evidence, since a dump has no magic: at least 8 records, every non-empty one with
+/// a known event code (high byte 0 or 0x80) and a TSC below 2^62 (decades of cycles at GHz),
+/// at most 2 drops of the TSC (a wrapped cyclic chunk has one), a TSC that is not always 0,
+/// and, when the prefix is the whole file, a size that is a multiple of 16. Text never
+/// passes: its type words have a printable high byte.
+pub fn sniff(prefix: &[u8]) -> bool {
+    if prefix.starts_with(record::MAGIC) {
+        return true;
+    }
+    // 64 KiB is what detection reads: a shorter prefix is the whole file.
+    let whole = prefix.len() < 64 << 10;
+    if whole && !prefix.len().is_multiple_of(RECORD) {
+        return false;
+    }
+    let (mut records, mut drops, mut nonzero, mut last) = (0usize, 0usize, false, None);
+    for b in prefix.chunks_exact(RECORD) {
+        let Ok(b) = <&[u8; RECORD]>::try_from(b) else { return false };
+        let r = Rec::parse(b, 0, 0);
+        if r.raw_type == 0 {
+            continue;
+        }
+        if r.raw_type & 0x7F00 != 0 || record::name(r.code()).is_none() || r.tsc >= 1 << 62 {
+            return false;
+        }
+        if last.is_some_and(|l| r.tsc < l) {
+            drops += 1;
+        }
+        nonzero |= r.tsc != 0;
+        last = Some(r.tsc);
+        records += 1;
+    }
+    records >= 8 && drops <= 2 && nonzero
+}
+
+/// `0trace.dat` -> (0, "trace.dat"): the chunk index and the writer's file name.
+fn chunk_index(path: &Path) -> Option<(u32, String)> {
+    let name = path.file_name()?.to_str()?;
+    let digits = name.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, rest) = name.split_at(digits);
+    if num.is_empty() || rest.is_empty() || (num.len() > 1 && num.starts_with('0')) {
+        return None;
+    }
+    Some((num.parse().ok()?, rest.to_string()))
+}
+
+/// The chunk files read with `trace`: when it is chunk 0 (`0trace.dat`), its siblings
+/// `1trace.dat`, `2trace.dat`... up to the first missing one.
+pub fn chunk_paths(trace: &Path) -> Vec<PathBuf> {
+    let Some((0, rest)) = chunk_index(trace) else { return Vec::new() };
+    let mut out = Vec::new();
+    for k in 1..MAX_CHUNKS {
+        let p = trace.with_file_name(format!("{k}{rest}"));
+        if !p.is_file() {
+            break;
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// What was read besides the file given: its sibling chunk files.
+#[derive(Debug, Default)]
+pub struct Chunks {
+    /// Each chunk file read, with the hash and size of its bytes on disk.
+    pub files: Vec<(PathBuf, Digest256)>,
+    /// Bytes read from them (after decompression).
+    pub text_bytes: u64,
+}
+
+/// Records buffered for sorting, and what maps them.
+struct Run<'a> {
+    buf: Vec<Rec>,
+    mapper: Mapper<'a>,
+    windows: u64,
+    form: Option<Form>,
+    empty: u64,
+    records: u64,
+    packets: u64,
+}
+
+impl Run<'_> {
+    /// Reads one file's records into the buffer (mapping a full window when it fills).
+    fn file<R: Read>(&mut self, reader: &mut Reader<R>, shown: &str) -> Result<()> {
+        self.mapper.sink.source_file(shown);
+        loop {
+            match reader.next_item() {
+                Ok(Some(Item::Rec(r))) => {
+                    if self.buf.len() >= MAX_BUFFERED {
+                        self.flush(true)?;
+                    }
+                    self.buf.push(r);
+                }
+                Ok(Some(Item::Problem(d))) => self.mapper.sink.diagnostic(d)?,
+                Ok(None) => break,
+                Err(e) => {
+                    let at = reader.read;
+                    self.mapper.sink.diagnostic(Diagnostic {
+                        severity: Severity::DataLoss,
+                        kind: "input_truncated",
+                        pos: Pos::Byte(at),
+                        ts: None,
+                        message: format!("{e}: the bytes from byte {at} on are lost"),
+                    })?;
+                    break;
+                }
+            }
+        }
+        if reader.empty > 0 {
+            self.mapper.sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "empty_slots",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "{} empty slots (type word 0) skipped in {shown}, as the reference decoder \
+                     skips them",
+                    reader.empty
+                ),
+            })?;
+        }
+        self.mapper.file_records(reader.records);
+        match (self.form, reader.form) {
+            (Some(Form::Raw), Some(Form::Udp)) | (Some(Form::Udp), Some(Form::Raw)) => {
+                return Err(Error::input(
+                    shown,
+                    "",
+                    "a S.Ha.R.K. run mixes a chunk dump and a UDP capture: ingest them apart",
+                ))
+            }
+            (None, f) => self.form = f,
+            _ => {}
+        }
+        self.empty += reader.empty;
+        self.records += reader.records;
+        self.packets += reader.packets;
+        Ok(())
+    }
+
+    /// Sorts the buffered records by TSC (stable: file order for equal times) and maps them.
+    fn flush(&mut self, more: bool) -> Result<()> {
+        if more && self.windows == 0 {
+            self.mapper.sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "too_many_records",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "more than {MAX_BUFFERED} records: they are sorted by time in windows of \
+                     {MAX_BUFFERED} (memory stays bounded); a record older than the end of the \
+                     window before it is kept in `events` with its time, and the states take it \
+                     at the latest time seen"
+                ),
+            })?;
+        }
+        self.windows += 1;
+        self.buf.sort_by_key(|r| r.tsc);
+        let buf = std::mem::take(&mut self.buf);
+        self.mapper.window(&buf)?;
+        self.buf = buf;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+/// Reads the S.Ha.R.K. log `input` (the file `path`, shown as `shown`) and its sibling
+/// chunk files into `sink`; returns the chunk files read besides it.
+pub fn read<R: Read>(
+    input: R,
+    path: &Path,
+    shown: &str,
+    opts: &SharkOptions,
+    sink: &mut dyn Sink,
+) -> Result<Chunks> {
+    let siblings = chunk_paths(path);
+    let mut files = vec![shown.to_string()];
+    files.extend(siblings.iter().map(|p| p.display().to_string()));
+    let mut run = Run {
+        buf: Vec::new(),
+        mapper: Mapper::new(sink, opts, files),
+        windows: 0,
+        form: None,
+        empty: 0,
+        records: 0,
+        packets: 0,
+    };
+    run.mapper.sink.source_file(shown);
+    if let Some((k, rest)) = chunk_index(path).filter(|(k, _)| *k > 0) {
+        let first = path.with_file_name(format!("0{rest}"));
+        if first.is_file() {
+            run.mapper.sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "chunk_of_run",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "this is chunk file {k} of the run whose first chunk is {}: ingested alone, \
+                     its events are also in the capture of that run if it was ingested (its \
+                     chunk files are read with it); ingest {} to get the whole run",
+                    first.display(),
+                    first.display()
+                ),
+            })?;
+        }
+    }
+    run.file(&mut Reader::new(input, 0), shown)?;
+    let mut chunks = Chunks::default();
+    for (i, p) in siblings.iter().enumerate() {
+        let k = u16::try_from(i + 1).unwrap_or(u16::MAX);
+        let p_shown = p.display().to_string();
+        let mut input = Input::open(p).map_err(|e| Error::io(p, e))?;
+        let mut reader = Reader::new(&mut input, k);
+        run.file(&mut reader, &p_shown)?;
+        chunks.text_bytes += reader.read;
+        let digest = input.finish().map_err(|e| Error::input(&p_shown, "", e.to_string()))?;
+        chunks.files.push((p.clone(), digest));
+    }
+    if chunk_index(path).is_some_and(|(k, _)| k == 0) {
+        gap_after(siblings.last().map_or(path, PathBuf::as_path), run.mapper.sink)?;
+    }
+    run.flush(false)?;
+    let sink = run.mapper.finish()?;
+    sink.source_file(shown);
+    let form = match run.form {
+        Some(Form::Udp) => "udp",
+        _ => "chunk dump",
+    };
+    sink.meta("shark.form", form);
+    sink.meta("shark.chunk_files", &(siblings.len() + 1).to_string());
+    sink.meta("shark.records", &run.records.to_string());
+    if run.empty > 0 {
+        sink.meta("shark.empty_slots", &run.empty.to_string());
+    }
+    if run.packets > 0 {
+        sink.meta("shark.packets", &run.packets.to_string());
+    }
+    Ok(chunks)
+}
+
+/// A chunk file missing in the middle of a run (`2trace.dat` absent, `3trace.dat` there):
+/// the chunks after the gap are not read, and that is said.
+fn gap_after(last: &Path, sink: &mut dyn Sink) -> Result<()> {
+    let Some((k, rest)) = chunk_index(last) else { return Ok(()) };
+    for later in k + 2..k + 10 {
+        let p = last.with_file_name(format!("{later}{rest}"));
+        if p.is_file() {
+            return sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "chunk_gap",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "chunk file {}{rest} is missing: {} and any after it are not read with \
+                     this run (ingest them alone if they belong to it)",
+                    k + 1,
+                    p.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,381 @@
+//! Unit tests: the record reader, detection and the mapping to BTF-shaped events, on
+//! hand-built records whose expected values are worked out by hand.
+use super::record::{name, Form, Item, Reader, Rec, MAGIC};
+use super::*;
+use crate::ingest::Span;
+use crate::model::{Event, TimeUnit};
+
+#[derive(Default)]
+struct Out {
+    meta: Vec<(String, String)>,
+    unit: Option<TimeUnit>,
+    decl: Vec<(String, Option<String>)>,
+    events: Vec<String>,
+    spans: Vec<String>,
+    diags: Vec<(String, String)>,
+}
+
+impl Sink for Out {
+    fn meta(&mut self, key: &str, value: &str) {
+        self.meta.push((key.into(), value.into()));
+    }
+    fn time_unit(&mut self, unit: TimeUnit) {
+        self.unit = Some(unit);
+    }
+    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
+        self.decl.push((name.into(), t.map(Into::into)));
+    }
+    fn event(&mut self, e: &Event<'_>) -> Result<()> {
+        let target = if e.target.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{}:{}#{}", e.target_type, e.target, e.target_instance)
+        };
+        self.events.push(format!(
+            "{} {}#{} {} {} | {}",
+            e.ts,
+            e.source,
+            e.source_instance,
+            target,
+            e.action,
+            e.note.unwrap_or("-")
+        ));
+        Ok(())
+    }
+    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
+        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
+        Ok(())
+    }
+    fn span(&mut self, s: &Span<'_>) -> Result<()> {
+        let end = s.end.map_or("open".to_string(), |e| e.to_string());
+        self.spans.push(format!("{} {} {} [{},{})", s.channel, s.entity, s.state, s.begin, end));
+        Ok(())
+    }
+}
+
+/// One 16-byte record as FTrace_safe_ipoint writes it.
+fn rec(ty: u16, par1: u16, tsc: u64, par2: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(16);
+    b.extend(ty.to_le_bytes());
+    b.extend(par1.to_le_bytes());
+    b.extend(u32::try_from(tsc >> 32).unwrap().to_le_bytes());
+    b.extend(u32::try_from(tsc & 0xFFFF_FFFF).unwrap().to_le_bytes());
+    b.extend(par2.to_le_bytes());
+    b
+}
+
+fn ingest(bytes: &[u8], opts: &SharkOptions) -> Out {
+    let mut out = Out::default();
+    read(bytes, Path::new("trace.dat"), "trace.dat", opts, &mut out).unwrap();
+    out
+}
+
+fn kinds(o: &Out) -> Vec<&str> {
+    o.diags.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+#[test]
+fn a_record_decodes_as_the_digest_says() {
+    let b = rec(0x12, 3, 1_000_000, 0);
+    assert_eq!(
+        b,
+        [0x12, 0, 3, 0, 0, 0, 0, 0, 0x40, 0x42, 0x0F, 0, 0, 0, 0, 0],
+        "the example of the module digest"
+    );
+    let r =
+        Rec::parse(&<[u8; 16]>::try_from(&rec(0x8016, 7, (5 << 32) | 9, 42)[..]).unwrap(), 1, 32);
+    assert_eq!((r.code(), r.fast(), r.par1, r.tsc, r.par2()), (0x16, true, 7, (5 << 32) | 9, None));
+    assert_eq!((r.file, r.at), (1, 32));
+    let r = Rec::parse(&<[u8; 16]>::try_from(&rec(0x60, 2, 1, 77)[..]).unwrap(), 0, 0);
+    assert_eq!((r.fast(), r.par2()), (false, Some(77)));
+    assert_eq!(name(0x12), Some("task_activate"));
+    assert_eq!(name(0x09), Some("user_event_0"));
+    assert_eq!(name(0xE9), Some("user_event_14"));
+    assert_eq!(name(0xF9), Some("filter_9"), "0xF9 is past the user events: a filter");
+    assert_eq!(name(0xFC), None);
+    assert_eq!(name(0xFB), Some("filter_11"));
+    assert_eq!(name(0x0C), None);
+}
+
+#[test]
+fn the_reader_skips_empty_slots_and_reports_a_cut_record() {
+    let mut bytes = rec(0x20, 0, 10, 0);
+    bytes.extend([0u8; 16]);
+    bytes.extend(rec(0x30, 0, 20, 0));
+    bytes.extend([0x12, 0, 1]);
+    let mut r = Reader::new(&bytes[..], 0);
+    let mut got = Vec::new();
+    while let Some(i) = r.next_item().unwrap() {
+        got.push(match i {
+            Item::Rec(r) => format!("{:02X}@{}", r.code(), r.at),
+            Item::Problem(d) => format!("{} {}", d.kind, d.pos),
+        });
+    }
+    assert_eq!(got, ["20@0", "30@32", "partial_record byte 48"]);
+    assert_eq!((r.empty, r.records, r.read, r.form), (1, 2, 51, Some(Form::Raw)));
+}
+
+/// A datagram as the UDP sender writes it.
+fn packet(number: u32, events: &[Vec<u8>]) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    b.extend(number.to_le_bytes());
+    b.extend(u32::try_from(events.len()).unwrap().to_le_bytes());
+    b.extend(u32::try_from(24 + 16 * events.len()).unwrap().to_le_bytes());
+    for e in events {
+        b.extend(e);
+    }
+    b
+}
+
+#[test]
+fn udp_datagrams_are_read_and_gaps_and_damage_reported() {
+    let mut bytes = packet(1, &[rec(0x20, 0, 10, 0), rec(0x01, 4, 11, 0)]);
+    bytes.extend(packet(2, &[rec(0x01, 5, 12, 0)]));
+    // Datagram 3 is lost; then 20 bytes of garbage before datagram 4.
+    bytes.extend([0xAA; 20]);
+    bytes.extend(packet(5, &[rec(0x30, 0, 20, 0)]));
+    let mut r = Reader::new(&bytes[..], 0);
+    let mut got = Vec::new();
+    while let Some(i) = r.next_item().unwrap() {
+        got.push(match i {
+            Item::Rec(r) => format!("{:02X}", r.code()),
+            Item::Problem(d) => format!("{}: {}", d.kind, d.message),
+        });
+    }
+    assert_eq!(got.len(), 6, "{got:?}");
+    assert_eq!(&got[..3], ["20", "01", "01"]);
+    assert!(got[3].starts_with("bad_packet: no TRACER-V1.0 datagram header at byte 96: 20 bytes"));
+    assert_eq!(got[4], "packet_gap: datagram 5 follows 2: 2 datagrams (and their events) lost");
+    assert_eq!(got[5], "30");
+    assert_eq!((r.form, r.packets, r.records), (Some(Form::Udp), 3, 4));
+}
+
+#[test]
+fn detection_wants_strong_evidence() {
+    let mut dump = Vec::new();
+    for k in 0..10u64 {
+        dump.extend(rec(0x22, 1, 1000 + k, 0));
+    }
+    assert!(sniff(&dump));
+    // One unknown code, a size that is not whole records, too few records: not S.Ha.R.K.
+    let mut odd = dump.clone();
+    odd.extend(rec(0x0C, 0, 2000, 0));
+    assert!(!sniff(&odd));
+    assert!(!sniff(&dump[..dump.len() - 1]));
+    assert!(!sniff(&dump[..16 * 7]));
+    // Time that goes back more than twice: not one wrapped chunk.
+    let mut jumbled = Vec::new();
+    for t in [5u64, 1, 6, 2, 7, 3, 8, 4, 9] {
+        jumbled.extend(rec(0x22, 1, t, 0));
+    }
+    assert!(!sniff(&jumbled));
+    // All TSCs zero, text, random bytes.
+    let zero: Vec<u8> = (0..10).flat_map(|_| rec(0x22, 1, 0, 0)).collect();
+    assert!(!sniff(&zero));
+    assert!(!sniff(b"#version 2.1.4\n0,Core_0,0,T,t,0,activate\n0,Core_0,0,T,t,0,start\n\n"));
+    let mut x = 0x1234_5678u32;
+    let random: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x.to_le_bytes()[0]
+        })
+        .collect();
+    assert!(!sniff(&random));
+    assert!(sniff(&packet(0, &[rec(0x20, 0, 1, 0)])));
+}
+
+#[test]
+fn chunk_files_are_named_index_then_name() {
+    assert_eq!(chunk_index(Path::new("d/0trace.dat")), Some((0, "trace.dat".into())));
+    assert_eq!(chunk_index(Path::new("12trace.dat.gz")), Some((12, "trace.dat.gz".into())));
+    assert_eq!(chunk_index(Path::new("trace.dat")), None);
+    assert_eq!(chunk_index(Path::new("007")), None);
+    assert_eq!(chunk_index(Path::new("01x")), None);
+}
+
+#[test]
+fn two_tasks_map_to_btf_transitions_in_time_order() {
+    let mut b = Vec::new();
+    // 1000 cycles per ms: one cycle is 1000 ns.
+    b.extend(rec(0x10, 0, 1, 1000));
+    b.extend(rec(0x60, 3, 2, 101));
+    // Slot order is not time order (a wrapped cyclic chunk): sorted by TSC.
+    b.extend(rec(0x62, 3, 50, 0));
+    b.extend(rec(0x12, 3, 10, 0));
+    b.extend(rec(0x22, 3, 11, 0));
+    b.extend(rec(0x12, 4, 20, 0));
+    b.extend(rec(0x32, 3, 20, 0));
+    b.extend(rec(0x22, 4, 21, 0));
+    b.extend(rec(0x62, 4, 30, 0));
+    b.extend(rec(0x22, 3, 31, 0));
+    // An epilogue followed by the task's own dispatch is no preemption.
+    b.extend(rec(0x32, 3, 40, 0));
+    b.extend(rec(0x22, 3, 41, 0));
+    let o = ingest(&b, &SharkOptions::default());
+    assert_eq!(o.unit, Some(TimeUnit::Ns));
+    assert_eq!(
+        o.events,
+        [
+            "1000 Core_0#-1 - cycles_per_msec | par1=0 par2=1000",
+            "2000 task_101#-1 - id | par1=3 par2=101",
+            "10000 Core_0#-1 T:task_101#0 activate | task_activate par1=3 par2=0",
+            "11000 Core_0#-1 T:task_101#0 start | task_dispatch par1=3 par2=0",
+            "20000 Core_0#-1 T:ctx_4#0 activate | task_activate par1=4 par2=0",
+            "20000 Core_0#-1 T:task_101#0 preempt | task_epilogue par1=3 par2=0",
+            "21000 Core_0#-1 T:ctx_4#0 start | task_dispatch par1=4 par2=0",
+            "30000 Core_0#-1 T:ctx_4#0 terminate | task_end_cycle par1=4 par2=0",
+            "31000 Core_0#-1 T:task_101#0 resume | task_dispatch par1=3 par2=0",
+            "40000 task_101#0 - task_epilogue | par1=3 par2=0",
+            "41000 task_101#0 - task_dispatch | par1=3 par2=0",
+            "50000 Core_0#-1 T:task_101#0 terminate | task_end_cycle par1=3 par2=0",
+        ]
+    );
+    assert!(o.decl.contains(&("task_101".into(), Some("T".into()))));
+    assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "1000".into())));
+    assert!(o.meta.contains(&("shark.records".into(), "12".into())));
+    assert_eq!(kinds(&o), Vec::<&str>::new());
+}
+
+#[test]
+fn equal_times_keep_file_order() {
+    let mut b = Vec::new();
+    for p in [5u16, 1, 3] {
+        b.extend(rec(0x01, p, 7, 0));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let ipoints: Vec<&str> = o.events.iter().map(|e| e.split(" | ").nth(1).unwrap()).collect();
+    assert_eq!(ipoints, ["par1=5 par2=0", "par1=1 par2=0", "par1=3 par2=0"]);
+    assert!(o.meta.contains(&("shark.tick_rate_hz".into(), "1000000000".into())));
+}
+
+#[test]
+fn without_a_rate_times_are_cycles_and_that_is_said() {
+    let o = ingest(&rec(0x20, 0, (1 << 32) + 5, 0), &SharkOptions::default());
+    assert_eq!(o.unit, Some(TimeUnit::Tick));
+    assert!(o.events[0].starts_with("4294967301 "), "{:?}", o.events);
+    assert_eq!(kinds(&o), ["unknown_cycle_rate"]);
+}
+
+#[test]
+fn the_cycle_rate_scales_exactly_with_no_overflow() {
+    // 2^64 - 1 cycles at 3,000,000 cycles/ms: (2^64 - 1) / 3 ns, past 2^62: clamped.
+    let mut b = rec(0x10, 0, 0, 3_000_000);
+    b.extend(rec(0x20, 0, 3_000_000_001, 0));
+    b.extend(rec(0x30, 0, u64::MAX, 0));
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(5) });
+    // 3,000,000,001 * 10^6 / 3 * 10^6 = 1,000,000,000.33 ns, floored.
+    assert!(o.events[1].starts_with("1000000000 "), "{:?}", o.events);
+    assert!(o.events[2].starts_with(&format!("{} ", (1i64 << 62) - 1)), "{:?}", o.events);
+    assert_eq!(kinds(&o), ["tick_rate_ignored", "time_out_of_range"]);
+}
+
+#[test]
+fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
+    let mut b = rec(0x03, 1, 10, 0);
+    b.extend(rec(0x03, 2, 12, 0));
+    b.extend(rec(0x13, 1, 15, 0));
+    b.extend(rec(0x13, 7, 16, 0));
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let acts: Vec<String> = o
+        .events
+        .iter()
+        .map(|e| e.split(" | ").next().unwrap().split(' ').skip(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        acts,
+        [
+            "I:IRQ1#0 activate",
+            "I:IRQ1#0 start",
+            "I:IRQ2#0 activate",
+            "I:IRQ2#0 start",
+            "I:IRQ2#0 terminate",
+            "I:IRQ1#0 terminate",
+            "- interrupt_end",
+        ]
+    );
+    assert_eq!(kinds(&o), ["lost_interrupt_end", "lost_interrupt_start"]);
+}
+
+#[test]
+fn a_contended_mutex_makes_request_wait_assign_release() {
+    let mut b = rec(0x12, 1, 1, 0);
+    b.extend(rec(0x22, 1, 2, 0));
+    b.extend(rec(0x16, 1, 3, 9)); // ctx 1 locks mutex 9 at once
+    b.extend(rec(0x12, 2, 4, 0));
+    b.extend(rec(0x22, 2, 5, 0)); // ctx 2 takes the CPU: ctx 1 preempted (implied)
+    b.extend(rec(0x46, 2, 6, 9)); // and blocks on mutex 9
+    b.extend(rec(0x22, 1, 7, 0));
+    b.extend(rec(0x36, 1, 8, 9));
+    b.extend(rec(0x16, 2, 8, 9)); // granted to ctx 2
+    b.extend(rec(0x8036, 2, 9, 0)); // fast unlock: the mutex is not known
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let lines: Vec<String> =
+        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "1 Core_0#-1 T:ctx_1#0 activate",
+            "2 Core_0#-1 T:ctx_1#0 start",
+            "3 ctx_1#0 SEM:mutex_9#-1 requestsemaphore",
+            "3 ctx_1#0 SEM:mutex_9#-1 assigned",
+            "4 Core_0#-1 T:ctx_2#0 activate",
+            "5 Core_0#-1 T:ctx_1#0 preempt",
+            "5 Core_0#-1 T:ctx_2#0 start",
+            "6 ctx_2#0 SEM:mutex_9#-1 requestsemaphore",
+            "6 ctx_2#0 SEM:mutex_9#-1 waiting",
+            "6 Core_0#-1 T:ctx_2#0 wait",
+            "7 Core_0#-1 T:ctx_1#0 resume",
+            "8 ctx_1#0 SEM:mutex_9#-1 released",
+            "8 Core_0#-1 T:ctx_2#0 release",
+            "8 ctx_2#0 SEM:mutex_9#-1 assigned",
+            "9 ctx_2#0 - mutex_unlock",
+        ]
+    );
+    assert!(o.events[5].ends_with("implied by task_dispatch par1=2 par2=0"));
+    assert!(o.events[14].ends_with("par1=2 par2=stale"));
+    assert_eq!(kinds(&o), ["fast_record"]);
+}
+
+#[test]
+fn blackouts_cli_sti_numevents_and_unknown_codes_are_reported() {
+    let mut b = rec(0x24, 0, 10, 0);
+    b.extend(rec(0x34, 0, 14, 0));
+    b.extend(rec(0x40, 0, 20, 0));
+    b.extend(rec(0x50, 0, 25, 0));
+    b.extend(rec(0x0C, 0, 26, 0));
+    b.extend(rec(0x70, 0, 27, 99));
+    b.extend(rec(0x24, 0, 30, 0));
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    assert_eq!(
+        o.spans,
+        ["interrupts Core_0 disabled [10,14)", "interrupts Core_0 disabled [30,open)"]
+    );
+    assert_eq!(o.events.len(), 7, "every record is a row, the unknown one too");
+    assert!(o.events[4].starts_with("26 Core_0#-1 - code_0x0C"));
+    assert_eq!(kinds(&o), ["blackout", "unknown_code", "numevents_mismatch"]);
+    assert!(o.diags[0].1.contains("blackout from 20 to 25 (5 ns)"), "{:?}", o.diags);
+    assert!(o.diags[2].1.contains("numevents says 99 events, but 7 were read"), "{:?}", o.diags);
+}
+
+#[test]
+fn ids_name_tasks_also_for_records_before_them() {
+    let mut b = rec(0x12, 5, 1, 0);
+    b.extend(rec(0x60, 5, 2, 42));
+    // The context gets another pid: a new task from then on.
+    b.extend(rec(0x02, 5, 3, 43));
+    b.extend(rec(0x12, 5, 4, 0));
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let lines: Vec<String> =
+        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "1 Core_0#-1 T:task_42#0 activate",
+            "2 task_42#0 - id",
+            "3 task_43#-1 - task_create",
+            "4 Core_0#-1 T:task_43#0 activate",
+        ]
+    );
+}

@@ -1,0 +1,330 @@
+//! S.Ha.R.K. tracer logs: a run generated here from the FORMATS.md §4 layout (no public
+//! sample exists) whose tables are worked out by hand: two periodic tasks, an interrupt, a
+//! mutex contended once, a recorded deadline miss, two chunk files (the second a wrapped
+//! cyclic chunk with empty slots), a fast-variant record; then a truncated file, the UDP
+//! form, --strict, reingest, export, and a random file that is not taken for S.Ha.R.K.
+use crate::util::{csv, ok, run, scalar};
+use std::path::Path;
+
+/// One 16-byte record: type, par1, TSC (hi, lo), par2.
+fn rec(ty: u16, par1: u16, tsc: u64, par2: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(16);
+    b.extend(ty.to_le_bytes());
+    b.extend(par1.to_le_bytes());
+    b.extend(((tsc >> 32) as u32).to_le_bytes());
+    b.extend((tsc as u32).to_le_bytes());
+    b.extend(par2.to_le_bytes());
+    b
+}
+
+const T1: u16 = 1; // context of task_11 (period 1000)
+const T2: u16 = 2; // context of task_12 (period 2000)
+const M: u32 = 7; // the mutex
+
+/// The run, in time order, with 1,000,000 cycles per ms: TSC cycles are ns.
+fn run_records() -> Vec<Vec<u8>> {
+    vec![
+        rec(0x10, 0, 10, 1_000_000),
+        rec(0x60, T1, 20, 11),
+        rec(0x60, T2, 30, 12),
+        rec(0x12, T1, 100, 0),
+        rec(0x12, T2, 100, 0),
+        rec(0x22, T1, 110, 0),
+        rec(0x62, T1, 300, 0),
+        rec(0x22, T2, 310, 0),
+        rec(0x03, 5, 400, 0), // IRQ5 interrupts task_12
+        rec(0x13, 5, 450, 0),
+        rec(0x16, T2, 500, M),
+        rec(0x12, T1, 1100, 0),
+        rec(0x32, T2, 1100, 0), // epilogue: task_12 preempted by task_11
+        rec(0x22, T1, 1110, 0),
+        rec(0x46, T1, 1200, M), // task_11 blocks on the mutex task_12 holds
+        rec(0x22, T2, 1210, 0),
+        rec(0x36, T2, 1300, M),
+        rec(0x16, T1, 1300, M),
+        rec(0x32, T2, 1300, 0),
+        rec(0x22, T1, 1310, 0),
+        rec(0x36, T1, 1400, M),
+        rec(0x62, T1, 1500, 0),
+        rec(0x22, T2, 1510, 0),
+        rec(0x62, T2, 1900, 0),
+        // Chunk file 1 from here.
+        rec(0x12, T1, 2100, 0),
+        rec(0x12, T2, 2100, 0),
+        rec(0x22, T1, 2110, 0),
+        rec(0x62, T1, 2200, 0),
+        rec(0x22, T2, 2210, 0),
+        rec(0x12, T1, 3100, 0),
+        rec(0x32, T2, 3100, 0),
+        rec(0x22, T1, 3110, 0),
+        rec(0x62, T1, 3200, 0),
+        rec(0x8022, T2, 3210, 0xDEAD_BEEF), // fast variant: par2 stale
+        rec(0xB2, T2, 4100, 0),             // the kernel records task_12's deadline miss
+        rec(0x12, T1, 4100, 0),
+        rec(0x32, T2, 4100, 0),
+        rec(0x22, T1, 4110, 0),
+        rec(0x62, T1, 4200, 0),
+        rec(0x22, T2, 4210, 0),
+        rec(0x62, T2, 4300, 0),
+        rec(0x24, 0, 4400, 0),
+        rec(0x34, 0, 4450, 0),
+        rec(0x30, 0, 4500, 0),
+    ]
+}
+
+/// Writes the run as `0trace.dat` (first 24 records, in order) and `1trace.dat` (the rest
+/// as a wrapped cyclic chunk: newest slots first, then two empty slots, then the oldest).
+fn write_run(dir: &Path) {
+    let recs = run_records();
+    let (first, second) = recs.split_at(24);
+    std::fs::write(dir.join("0trace.dat"), first.concat()).unwrap();
+    let (old, new) = second.split_at(12);
+    let mut wrapped = new.concat();
+    wrapped.extend([0u8; 32]);
+    wrapped.extend(old.concat());
+    std::fs::write(dir.join("1trace.dat"), wrapped).unwrap();
+}
+
+fn diags(dir: &Path, id: u32) -> String {
+    csv(
+        dir,
+        "db",
+        &format!(
+            "SELECT kind, severity, sum(count) AS n FROM diagnostics WHERE capture_id = {id} \
+             GROUP BY ALL ORDER BY kind"
+        ),
+    )
+}
+
+const INSTANCES: &str = "SELECT entity, instance, activate_ts, start_ts, terminate_ts, \
+    response_time, start_delay, net_exec, ready_time, waiting_time, preemptions, complete \
+    FROM instances ORDER BY entity, instance";
+
+#[test]
+fn a_generated_run_of_two_chunk_files_gives_hand_checked_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_run(d);
+    // Detected (no --format): the first chunk's records are all valid and in time order.
+    ok(d, &["ingest", "--archive", "db", "0trace.dat"]);
+    assert_eq!(
+        csv(d, "db", "SELECT format, time_unit, ts_origin, ts_min, ts_max, event_count, source_files FROM captures"),
+        "format,time_unit,ts_origin,ts_min,ts_max,event_count,source_files\nshark,ns,0,10,4500,49,\"[\"\"0trace.dat\"\",\"\"1trace.dat\"\"]\"\n"
+    );
+    // 44 records and 5 rows they imply: IRQ5's activate, the request of the uncontended
+    // lock, the `waiting` step and the task's `wait` of the contended one, and its release.
+    assert_eq!(
+        scalar(d, "db", "SELECT count(*) FILTER (WHERE note NOT LIKE 'implied by %') FROM events"),
+        "44",
+        "one row per record"
+    );
+    // task_12 instance 0: activate 100, start 310, IRQ5 400-450 (ready 50), preempted
+    // 1100-1210 and 1300-1510 (ready 110 + 210), terminate 1900: net 90+650+90+390 = 1220.
+    // task_11 instance 1: waits on the mutex 1200-1300, ready 1300-1310: net 90 + 190.
+    // task_12 instance 1: runs 2210-3100, 3210-4100, 4210-4300 (net 1870), preempted twice
+    // for 110 each (ready 220).
+    assert_eq!(
+        csv(d, "db", INSTANCES),
+        "entity,instance,activate_ts,start_ts,terminate_ts,response_time,start_delay,net_exec,ready_time,waiting_time,preemptions,complete
+IRQ5,0,400,400,450,50,0,50,0,0,0,true
+task_11,0,100,110,300,200,10,190,0,0,0,true
+task_11,1,1100,1110,1500,400,10,280,10,100,0,true
+task_11,2,2100,2110,2200,100,10,90,0,0,0,true
+task_11,3,3100,3110,3200,100,10,90,0,0,0,true
+task_11,4,4100,4110,4200,100,10,90,0,0,0,true
+task_12,0,100,310,1900,1800,210,1220,370,0,3,true
+task_12,1,2100,2210,4300,2200,110,1870,220,0,2,true
+"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT semaphore, process, process_instance, request_ts, assigned_ts, released_ts, wait, hold, contended FROM lock_requests ORDER BY request_ts"),
+        "semaphore,process,process_instance,request_ts,assigned_ts,released_ts,wait,hold,contended
+mutex_7,task_12,0,500,500,1300,0,800,false
+mutex_7,task_11,1,1200,1300,1400,100,100,true
+"
+    );
+    // The core's interrupts channel and the ISR's running interval.
+    assert_eq!(
+        csv(d, "db", "SELECT entity, channel, state, ts, dur FROM intervals WHERE channel = 'interrupts' OR channel = 'running' AND state = 'IRQ5'"),
+        "entity,channel,state,ts,dur\nCore_0,running,IRQ5,400,50\nCore_0,interrupts,disabled,4400,50\n"
+    );
+    // Core occupancy (what cpu_load sums): 110-4300 but for 1900-2110 and the ten gaps of
+    // 10 ns between a task leaving the CPU (at 300, 1100, 1200, 1300, 1500, 2200, 3100,
+    // 3200, 4100, 4200) and the next dispatch.
+    assert_eq!(
+        scalar(
+            d,
+            "db",
+            "SELECT sum(dur) FROM intervals WHERE entity = 'Core_0' AND channel = 'running'"
+        ),
+        (4300 - 110 - 210 - 10 * 10).to_string()
+    );
+    // The recorded miss beside the implicit-period one for the same instance.
+    assert_eq!(
+        csv(d, "db", "SELECT * FROM deadline_misses"),
+        "capture_id,entity,instance,activate_ts,terminate_ts,response_time,deadline,deadline_source,lateness
+1,task_12,1,2100,4300,2200,2000,implicit-period,200
+1,task_12,1,2100,4300,2200,2000,recorded,200
+"
+    );
+    // The fast dispatch still drives the state machine; its par2 is not shown as a value.
+    assert_eq!(
+        csv(d, "db", "SELECT action, note, value FROM events WHERE ts = 3210"),
+        "action,note,value\nresume,task_dispatch par1=2 par2=stale,\n"
+    );
+    assert_eq!(diags(d, 1), "kind,severity,n\nempty_slots,info,1\nimplicit_preemption,info,1\n");
+    assert_eq!(scalar(d, "db", "SELECT meta->>'shark.chunk_files' FROM captures"), "2");
+    // Ingesting the run again, or its second chunk file with it, stores nothing twice.
+    let again = run(d, &["ingest", "--archive", "db", "0trace.dat", "1trace.dat"]);
+    assert!(again.status.success());
+    let again = String::from_utf8_lossy(&again.stderr);
+    assert!(again.contains("identical to capture 1"), "{again}");
+    assert!(again.contains("1trace.dat: read as a chunk file of capture 1"), "{again}");
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
+    // Alone, a later chunk file is its own capture, and says whose chunk it is.
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "1trace.dat"]);
+    assert!(diags(d, 2).contains("chunk_of_run,warning,1"), "{}", diags(d, 2));
+
+    // reingest rebuilds the same tables from the kept chunk files.
+    let before =
+        csv(d, "db", &INSTANCES.replace("FROM instances", "FROM instances WHERE capture_id = 1"));
+    let locks = "SELECT * FROM lock_requests WHERE capture_id = 1 ORDER BY request_ts";
+    let locks_before = csv(d, "db", locks);
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(
+        csv(d, "db", &INSTANCES.replace("FROM instances", "FROM instances WHERE capture_id = 1")),
+        before
+    );
+    assert_eq!(csv(d, "db", locks), locks_before);
+    assert_eq!(scalar(d, "db", "SELECT event_count FROM captures WHERE capture_id = 1"), "49");
+
+    // Exported to BTF and read back: the same instances and lock requests.
+    ok(d, &["export", "1", "--archive", "db", "--to", "btf", "back.btf"]);
+    ok(d, &["ingest", "--archive", "b.tdb", "back.btf"]);
+    let inst = |db: &str| {
+        csv(d, db, "SELECT entity, instance, activate_ts, terminate_ts, response_time, net_exec, preemptions FROM instances WHERE capture_id = 1 ORDER BY ALL")
+    };
+    assert_eq!(inst("b.tdb"), inst("db"));
+    let locks = |db: &str| {
+        csv(d, db, "SELECT semaphore, process, request_ts, assigned_ts, released_ts, contended FROM lock_requests WHERE capture_id = 1 ORDER BY ALL")
+    };
+    assert_eq!(locks("b.tdb"), locks("db"));
+}
+
+#[test]
+fn a_truncated_dump_keeps_its_whole_records_and_strict_refuses_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut bytes = run_records()[..24].concat();
+    bytes.extend([0x22, 0x00, 0x01, 0x00, 0x00]);
+    std::fs::write(d.join("cut.dat"), &bytes).unwrap();
+    // Its size is no multiple of 16: not detected, forced.
+    let refused = run(d, &["ingest", "--archive", "db", "cut.dat"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("unrecognised format"));
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "cut.dat"]);
+    assert_eq!(
+        scalar(d, "db", "SELECT count(*) FILTER (WHERE note NOT LIKE 'implied by %') FROM events"),
+        "24"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity, position FROM diagnostics WHERE severity <> 'info'"),
+        "kind,severity,position\npartial_record,data_loss,cut.dat@byte 384\n"
+    );
+    let strict = run(
+        d,
+        &["ingest", "--archive", "db", "--force", "--strict", "--format", "shark", "cut.dat"],
+    );
+    assert_eq!(strict.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&strict.stderr);
+    assert!(err.contains("partial_record") && err.contains("--strict"), "{err}");
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
+}
+
+#[test]
+fn a_udp_capture_is_detected_by_its_magic_and_reports_lost_datagrams() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let recs = run_records();
+    let mut bytes = Vec::new();
+    for (n, chunk) in recs.chunks(10).enumerate() {
+        if n == 2 {
+            continue; // datagram 2 never arrived
+        }
+        bytes.extend(b"TRACER-V1.0\0");
+        bytes.extend((n as u32).to_le_bytes());
+        bytes.extend((chunk.len() as u32).to_le_bytes());
+        bytes.extend((24 + 16 * chunk.len() as u32).to_le_bytes());
+        bytes.extend(chunk.concat());
+    }
+    std::fs::write(d.join("udp.bin"), &bytes).unwrap();
+    ok(d, &["ingest", "--archive", "db", "udp.bin"]);
+    assert_eq!(scalar(d, "db", "SELECT format FROM captures"), "shark");
+    assert_eq!(
+        scalar(d, "db", "SELECT count(*) FILTER (WHERE note NOT LIKE 'implied by %') FROM events"),
+        "34"
+    );
+    let loss =
+        csv(d, "db", "SELECT kind, severity, message FROM diagnostics WHERE kind = 'packet_gap'");
+    assert!(loss.contains("datagram 3 follows 1: 1 datagrams"), "{loss}");
+    assert_eq!(scalar(d, "db", "SELECT meta->>'shark.form' FROM captures"), "udp");
+}
+
+#[test]
+fn random_bytes_are_not_taken_for_shark() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut x = 0x9E37_79B9u32;
+    let bytes: Vec<u8> = (0..16 * 512)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 8) as u8
+        })
+        .collect();
+    std::fs::write(d.join("random.bin"), &bytes).unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "random.bin"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognised format"));
+    // Forced, every record is kept, the unknown codes said.
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "random.bin"]);
+    let records = scalar(d, "db", "SELECT meta->>'shark.records' FROM captures");
+    let rows = "SELECT count(*) FILTER (WHERE note NOT LIKE 'implied by %') FROM events";
+    assert_eq!(records, scalar(d, "db", rows));
+    assert!(records.parse::<u64>().unwrap() > 0);
+    assert!(diags(d, 1).contains("unknown_code,warning"), "{}", diags(d, 1));
+}
+
+#[test]
+fn without_a_cycle_rate_times_stay_in_cycles_or_take_the_tick_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let recs = run_records();
+    std::fs::write(d.join("norate.dat"), recs[1..24].concat()).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "norate.dat"]);
+    ok(
+        d,
+        &[
+            "ingest",
+            "--archive",
+            "db",
+            "--format",
+            "shark",
+            "--force",
+            "--tick-rate",
+            "2GHz",
+            "--name",
+            "fast",
+            "norate.dat",
+        ],
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT name, time_unit, ts_max FROM captures ORDER BY capture_id"),
+        "name,time_unit,ts_max\nnorate.dat,tick,1900\nfast,ns,950\n"
+    );
+    assert!(diags(d, 1).contains("unknown_cycle_rate,info,1"), "{}", diags(d, 1));
+    // The rate given is kept, so that reingest scales the same.
+    ok(d, &["reingest", "--archive", "db", "fast"]);
+    assert_eq!(scalar(d, "db", "SELECT ts_max FROM captures WHERE name = 'fast'"), "950");
+}
