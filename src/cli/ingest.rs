@@ -21,8 +21,10 @@ pub struct Args {
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv, qs (ovni binary streams, shark and hw are
-    /// planned). QS has no magic number: it is detected only when its first frames check.
+    /// Input format: auto (detect), btf, prv, qs, hw (ovni binary streams and shark are
+    /// planned). QS has no magic number: it is detected only when its first frames check;
+    /// hw (hardware-trace CSV exports) only when its header row is the S32DS trace viewer's
+    /// or a TRACE32 list's.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
     /// QS: target ticks per second (1000000, 32768Hz, 10kHz, 1MHz); without it QS times
@@ -33,6 +35,14 @@ pub struct Args {
     /// dictionaries) instead of the x.dic found beside x.bin; kept with the capture.
     #[arg(long, value_name = "FILE")]
     qs_dic: Option<PathBuf>,
+    /// hw: an ELF file whose .symtab (functions and variables, with sizes) names the
+    /// export's addresses; kept with the capture.
+    #[arg(long, value_name = "FILE")]
+    hw_elf: Option<PathBuf>,
+    /// hw: a JSON mapping file (columns, time encoding and unit, current-task variables,
+    /// task ids, runnables, ISRs, signals; see the README); kept with the capture.
+    #[arg(long, value_name = "FILE")]
+    hw_map: Option<PathBuf>,
     /// Name of the capture (default: the file name without extensions, with them when it
     /// would be a number: `5.btf`); one file only.
     #[arg(long)]
@@ -73,15 +83,15 @@ pub fn run(args: Args) -> Result<()> {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["ovni", "shark", "hw"].contains(&f) => {
+            None if ["ovni", "shark"].contains(&f) => {
                 return Err(Error::Usage(format!(
                     "format '{f}' is not supported by this build yet (supported: auto, btf, prv, \
-                     qs)"
+                     qs, hw)"
                 )))
             }
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs)"
+                    "unknown format '{f}' (expected auto, btf, prv, qs, hw)"
                 )))
             }
         },
@@ -139,6 +149,7 @@ pub fn run(args: Args) -> Result<()> {
         replace: None,
         zstd_level: args.zstd_level,
         qs: crate::ingest::qs::QsOptions { tick_rate: args.tick_rate, dic: args.qs_dic.clone() },
+        hw: crate::ingest::hw::HwOptions { elf: args.hw_elf.clone(), map: args.hw_map.clone() },
     };
     for (i, file) in args.files.iter().enumerate() {
         let identical = if args.force {

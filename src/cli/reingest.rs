@@ -57,9 +57,15 @@ pub fn run(args: Args) -> Result<()> {
                 tick_rate: old.meta.get("qs.tick_rate_hz").and_then(|s| s.parse().ok()),
                 dic: old.meta.get("qs.dic").map(|n| tmp.join(n)).filter(|p| p.is_file()),
             };
+            // A hardware-trace export likewise: its ELF and mapping were given by option.
+            let is_hw = old.format == "hw";
+            let kept = |key: &str| old.meta.get(key).map(|n| tmp.join(n)).filter(|p| p.is_file());
+            let hw = crate::ingest::hw::HwOptions { elf: kept("hw.elf"), map: kept("hw.map") };
+            let format = if is_hw { Some(crate::ingest::Format::Hw) } else { None };
             let opts = IngestOptions {
-                format: is_qs.then_some(crate::ingest::Format::Qs),
+                format: is_qs.then_some(crate::ingest::Format::Qs).or(format),
                 qs,
+                hw,
                 deadlines,
                 keep_source: true,
                 replace: Some(old.clone()),

@@ -19,6 +19,7 @@
 pub mod btf;
 pub mod deadlines;
 pub mod diag;
+pub mod hw;
 pub mod input;
 pub mod lines;
 pub mod prv;
@@ -141,11 +142,14 @@ pub enum Format {
     Prv,
     /// Quantum Leaps QS binary frames (QSPY input), with an optional `.dic` companion.
     Qs,
+    /// Hardware-trace exports (S32DS, TRACE32 or mapped CSV), with an optional ELF and
+    /// mapping file.
+    Hw,
 }
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs];
+    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs, Format::Hw];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
@@ -153,6 +157,7 @@ impl Format {
             Format::Btf => "btf",
             Format::Prv => "prv",
             Format::Qs => "qs",
+            Format::Hw => "hw",
         }
     }
 
@@ -167,6 +172,7 @@ impl Format {
             Format::Btf => btf::sniff(prefix),
             Format::Prv => prv::sniff(prefix),
             Format::Qs => qs::sniff(prefix),
+            Format::Hw => hw::sniff(prefix),
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
 use crate::ingest::input::{file_digest, Compression, Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
-use crate::ingest::{self, btf, prv, qs, Format};
+use crate::ingest::{self, btf, hw, prv, qs, Format};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -36,6 +36,8 @@ pub struct IngestOptions {
     pub zstd_level: Option<i32>,
     /// QS options (`--tick-rate`, `--qs-dic`).
     pub qs: qs::QsOptions,
+    /// Hardware-trace options (`--hw-elf`, `--hw-map`).
+    pub hw: hw::HwOptions,
 }
 
 /// What an ingest produced.
@@ -323,6 +325,19 @@ fn run(
             let mut lines = LineReader::new(&mut counting);
             match f {
                 Format::Btf | Format::Qs => btf::read(&mut lines, &shown, &mut deriver)?,
+                Format::Hw => {
+                    // The ELF and mapping are part of the capture, hashed and kept with it.
+                    let comp = hw::Companions::load(&opts.hw)?;
+                    hw::read(&mut lines, &shown, &comp, &mut deriver)?;
+                    for k in comp.files() {
+                        let p = k.path.display().to_string();
+                        if !companions.contains(&p) {
+                            companions.push(p);
+                            companion_digests.push(k.digest.clone());
+                            text_bytes += k.text_bytes;
+                        }
+                    }
+                }
                 Format::Prv => {
                     let comp = prv::Companions::find(path);
                     prv::read(&mut lines, &shown, &comp, &mut deriver)?;
