@@ -176,3 +176,5 @@ pub fn read<R: Read>(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod testelf;

@@ -416,7 +416,9 @@ impl<'a> Reader<'a> {
         for r in waiting {
             self.emit(r, at, sink)?;
         }
-        for (which, (line, n)) in std::mem::take(&mut self.unbracketed) {
+        let mut unbracketed: Vec<_> = std::mem::take(&mut self.unbracketed).into_iter().collect();
+        unbracketed.sort_by_key(|(_, (line, _))| *line);
+        for (which, (line, n)) in unbracketed {
             let message = if which == "before_first_timestamp" {
                 format!("{n} rows before the first timestamp message take its time")
             } else if self.clock.last.is_none() {

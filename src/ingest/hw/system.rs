@@ -311,6 +311,14 @@ impl System {
 
     /// A return on `at.core`, to function `to` when the row says where it returns.
     pub fn leave(&mut self, to: Option<&str>, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
+        // The function an interrupt's return goes back to, in the context it interrupted.
+        let interrupted = self.cores.get(at.core).filter(|c| !c.isr_stack.is_empty()).and_then(|c| {
+            match &c.current {
+                Some((t, _)) => self.tasks.get(t)?.stack.last(),
+                None => c.base_stack.last(),
+            }
+            .map(|f| f.func.clone())
+        });
         let stack = self.stack_mut(at.core);
         if stack.is_empty() {
             return sink.diagnostic(Diagnostic {
@@ -328,7 +336,11 @@ impl System {
         // Frames above the caller it returns to: one, unless the caller is deeper.
         let below = stack.len().saturating_sub(1);
         let keep = to
-            .and_then(|t| stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1))
+            .and_then(|t| {
+                let inside = stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1);
+                // Back to the interrupted code: every ISR frame ends.
+                inside.or_else(|| (interrupted.as_deref() == Some(t)).then_some(0))
+            })
             .unwrap_or(below);
         let popped: Vec<Frame> = stack.drain(keep..).collect();
         if popped.len() > 1 {
