@@ -65,10 +65,20 @@ fn every_query_file_is_embedded() {
 
 #[test]
 fn readme_documents_every_qs_diagnostic() {
+    readme_documents_every_diagnostic_of("src/ingest/qs", 10);
+}
+
+#[test]
+fn readme_documents_every_hw_diagnostic() {
+    readme_documents_every_diagnostic_of("src/ingest/hw", 15);
+}
+
+/// Every diagnostic kind the importer in `dir` writes has a row in the README's table.
+fn readme_documents_every_diagnostic_of(dir: &str, at_least: usize) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let mut kinds = Vec::new();
-    for f in std::fs::read_dir(root.join("src/ingest/qs")).unwrap().flatten() {
+    for f in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
         let text = std::fs::read_to_string(f.path()).unwrap();
         // `kind: "x"` and `Severity::Y, "x"`: the string right after either.
         let parts: Vec<&str> = text.split('"').collect();
@@ -83,7 +93,7 @@ fn readme_documents_every_qs_diagnostic() {
             }
         }
     }
-    assert!(kinds.len() > 10, "{kinds:?}");
+    assert!(kinds.len() > at_least, "{kinds:?}");
     for k in kinds {
         assert!(readme.contains(&format!("| `{k}` |")), "README's diagnostics table lacks {k}");
     }

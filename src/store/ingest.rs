@@ -884,7 +884,7 @@ pub fn default_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
     let whole = name.clone();
-    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".bin", ".txt"] {
+    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".bin", ".txt", ".csv"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
         }
