@@ -49,15 +49,15 @@ const ROWS: &[(u64, &str, &str, &str, &str, &str)] = &[
     (300, "Core0", "Return", "0x2040", "0x1014", ""), // Run_Ctrl returns
     (350, "Core1", "Data", "0x20000004", "", "3"), // T_B1 preempted, T_A1 resumes
     (400, "Core0", "Branch", "0x1018", "0x4000", ""), // T_A0 calls OS_TerminateTask
-    (450, "Core1", "Return", "0x2140", "", ""),   // Run_Log returns
+    (450, "Core1", "Return", "0x2140", "", ""),  // Run_Log returns
     (500, "Core0", "Data", "0x20000000", "", "2"), // T_A0 terminated, T_B0 starts
     (550, "Core1", "Data", "0x20000010", "", "7"), // speed := 7 by T_A1
     (600, "Core0", "Interrupt", "0x1030", "0x3000", ""), // ISR_CAN
     (650, "Core1", "Data", "0x20000004", "", "0"), // Core_1 idle
-    (700, "Core0", "Return", "0x3040", "", ""),   // ISR_CAN returns
+    (700, "Core0", "Return", "0x3040", "", ""),  // ISR_CAN returns
     (800, "Core0", "Data", "0x20000000", "", "0"), // Core_0 idle
     (900, "Core0", "Data", "0x20000000", "", "2"), // T_B0 resumes
-    (1000, "Core0", "Linear", "0x1040", "", ""),  // the last record
+    (1000, "Core0", "Linear", "0x1040", "", ""), // the last record
 ];
 
 fn export(rows: &[(u64, &str, &str, &str, &str, &str)]) -> String {
@@ -75,7 +75,10 @@ fn ingested(rows: &[(u64, &str, &str, &str, &str, &str)]) -> tempfile::TempDir {
     std::fs::write(d.join("trace.csv"), export(rows)).unwrap();
     std::fs::write(d.join("app.elf"), elf()).unwrap();
     std::fs::write(d.join("map.json"), MAP).unwrap();
-    ok(d, &["ingest", "--archive", "db", "--hw-elf", "app.elf", "--hw-map", "map.json", "trace.csv"]);
+    ok(
+        d,
+        &["ingest", "--archive", "db", "--hw-elf", "app.elf", "--hw-map", "map.json", "trace.csv"],
+    );
     tmp
 }
 
@@ -161,7 +164,10 @@ fn reingest_rebuilds_the_capture_from_its_kept_elf_and_mapping() {
         std::fs::remove_file(d.join(f)).unwrap();
     }
     let files = csv(d, "db", "SELECT source_files FROM captures");
-    assert!(files.contains("trace.csv") && files.contains("map.json") && files.contains("app.elf"), "{files}");
+    assert!(
+        files.contains("trace.csv") && files.contains("map.json") && files.contains("app.elf"),
+        "{files}"
+    );
     ok(d, &["reingest", "1", "--archive", "db"]);
     assert_eq!(tables(d), before);
 }
@@ -213,7 +219,11 @@ fn bad_rows_and_time_going_backwards_are_diagnostics_and_strict_fails() {
         ),
         "{err}"
     );
-    assert_eq!(csv(d, "db", "SELECT count(*) FROM captures"), "count_star()\n2\n", "nothing stored");
+    assert_eq!(
+        csv(d, "db", "SELECT count(*) FROM captures"),
+        "count_star()\n2\n",
+        "nothing stored"
+    );
 }
 
 #[test]
@@ -231,11 +241,17 @@ fn a_csv_that_is_not_an_export_needs_format_hw_and_a_bad_mapping_is_refused() {
     );
     assert_eq!(csv(d, "db", "SELECT time_unit FROM captures"), "time_unit\nus\n");
     std::fs::write(d.join("m.json"), r#"{"columns": {"time": "Zeit"}}"#).unwrap();
-    let out = run(d, &["ingest", "--archive", "db", "--format", "hw", "--hw-map", "m.json", "--force", "t.csv"]);
+    let out = run(
+        d,
+        &["ingest", "--archive", "db", "--format", "hw", "--hw-map", "m.json", "--force", "t.csv"],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("t.csv: line 1: mapping: columns.time: no column named 'Zeit'"), "{err}");
     std::fs::write(d.join("m.json"), r#"{"tasks": {"1": "A"},}"#).unwrap();
-    let out = run(d, &["ingest", "--archive", "db", "--format", "hw", "--hw-map", "m.json", "--force", "t.csv"]);
+    let out = run(
+        d,
+        &["ingest", "--archive", "db", "--format", "hw", "--hw-map", "m.json", "--force", "t.csv"],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("m.json: mapping file: trailing comma at line 1"), "{err}");
 }

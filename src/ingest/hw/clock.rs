@@ -114,7 +114,8 @@ impl Clock {
         };
         let (ns, floored) = self.to_ns(total, text)?;
         self.total = total;
-        let backwards = self.last.filter(|l| ns < *l || (self.encoding == Encoding::Delta && units < 0));
+        let backwards =
+            self.last.filter(|l| ns < *l || (self.encoding == Encoding::Delta && units < 0));
         self.last = Some(self.last.map_or(ns, |l| l.max(ns)));
         Ok(Read { ns, floored, backwards })
     }

@@ -45,7 +45,8 @@ pub struct Symbols {
 impl Symbols {
     /// The functions and variables of an ELF image; the error says why it is not one.
     pub fn from_elf(data: &[u8]) -> std::result::Result<Symbols, String> {
-        let file = object::File::parse(data).map_err(|e| format!("not a readable ELF file: {e}"))?;
+        let file =
+            object::File::parse(data).map_err(|e| format!("not a readable ELF file: {e}"))?;
         if !matches!(file.format(), object::BinaryFormat::Elf) {
             return Err("not an ELF file".into());
         }

@@ -115,10 +115,8 @@ pub fn parse_int(text: &str, radix: u32) -> Option<i128> {
 /// (mantissa, decimal places, suffix in ps per unit when there is one).
 pub fn parse_decimal(text: &str) -> Option<(i128, u32, Option<i128>)> {
     let t = text.trim();
-    let split_at = t
-        .char_indices()
-        .find(|(_, c)| c.is_alphabetic() || *c == 'µ')
-        .map_or(t.len(), |(i, _)| i);
+    let split_at =
+        t.char_indices().find(|(_, c)| c.is_alphabetic() || *c == 'µ').map_or(t.len(), |(i, _)| i);
     let (num, suffix) = (t.get(..split_at)?.trim(), t.get(split_at..)?.trim());
     let unit = if suffix.is_empty() { None } else { Some(ps_per_unit(suffix)?) };
     let (neg, num) = match num.strip_prefix('-') {

@@ -142,7 +142,9 @@ impl Mapping {
             None => None,
             Some("\\t" | "\t" | "tab") => Some(b'\t'),
             Some(d) if d.len() == 1 && [",", ";", "|", " "].contains(&d) => d.bytes().next(),
-            Some(d) => return Err(format!("delimiter '{d}': expected \",\", \";\", \"|\" or \"tab\"")),
+            Some(d) => {
+                return Err(format!("delimiter '{d}': expected \",\", \";\", \"|\" or \"tab\""))
+            }
         };
         for role in raw.columns.keys() {
             if !ROLES.contains(&role.as_str()) {
@@ -161,12 +163,13 @@ impl Mapping {
                 return Err(format!("time.encoding '{e}': expected absolute, delta or marker"))
             }
         };
-        let unit_ps = match raw.time.unit.as_deref() {
-            None | Some("cycles") => None,
-            Some(u) => Some(ps_per_unit(u).ok_or_else(|| {
-                format!("time.unit '{u}': expected ps, ns, us, ms, s or cycles")
-            })?),
-        };
+        let unit_ps =
+            match raw.time.unit.as_deref() {
+                None | Some("cycles") => None,
+                Some(u) => Some(ps_per_unit(u).ok_or_else(|| {
+                    format!("time.unit '{u}': expected ps, ns, us, ms, s or cycles")
+                })?),
+            };
         if raw.time.frequency_hz == Some(0) {
             return Err("time.frequency_hz must be above 0".into());
         }
@@ -196,7 +199,11 @@ impl Mapping {
             address_radix: radix(raw.address_radix, "address_radix")?.unwrap_or(16),
             data_radix: radix(raw.data_radix, "data_radix")?.unwrap_or(10),
             cores: raw.cores,
-            current_task: raw.current_task.iter().map(|(k, c)| (Var::parse(k), c.clone())).collect(),
+            current_task: raw
+                .current_task
+                .iter()
+                .map(|(k, c)| (Var::parse(k), c.clone()))
+                .collect(),
             tasks,
             idle,
             terminate_functions: raw.terminate_functions,

@@ -146,9 +146,8 @@ pub fn read<R: Read>(
     comp: &Companions,
     sink: &mut dyn Sink,
 ) -> Result<()> {
-    let name = |k: &Kept| {
-        k.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-    };
+    let name =
+        |k: &Kept| k.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(k) = &comp.map_file {
         sink.meta("hw.map", &name(k));
     }
@@ -175,6 +174,6 @@ pub fn read<R: Read>(
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod testelf;
+#[cfg(test)]
+mod tests;

@@ -1,13 +1,13 @@
 //! The row loop: header, fields, time, symbols, one `events` row per record, then the
 //! system events the mapping makes of it.
+use super::super::lines::LineReader;
+use super::super::{Diagnostic, Severity, Sink};
 use super::clock::{midpoint, Base, Clock, TimeError};
 use super::columns::Columns;
 use super::elf::Symbols;
 use super::fields::{detect_delimiter, parse_int, split};
 use super::map::{Encoding, Mapping};
 use super::system::{At, Entry, System};
-use super::super::lines::LineReader;
-use super::super::{Diagnostic, Severity, Sink};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
 use std::borrow::Cow;
@@ -146,7 +146,13 @@ impl<'a> Reader<'a> {
         let header = loop {
             let (line, number) = match lines.next_line() {
                 Ok(Some((l, n, _))) => (l, n),
-                Ok(None) => return Err(Error::input(path, "", "no header row: not a hardware-trace export")),
+                Ok(None) => {
+                    return Err(Error::input(
+                        path,
+                        "",
+                        "no header row: not a hardware-trace export",
+                    ))
+                }
                 Err(e) => return Err(Error::input(path, "line 1", e.to_string())),
             };
             let text = String::from_utf8_lossy(line);
@@ -171,8 +177,7 @@ impl<'a> Reader<'a> {
                 ),
             ));
         }
-        let encoding =
-            map.encoding.or(cols.header_encoding).unwrap_or(Encoding::Absolute);
+        let encoding = map.encoding.or(cols.header_encoding).unwrap_or(Encoding::Absolute);
         let base = if map.unit.as_deref() == Some("cycles") {
             Base::Cycles(map.frequency_hz)
         } else {
@@ -294,9 +299,17 @@ impl<'a> Reader<'a> {
                  of the line"
                     .to_string()
             } else if fields.len() < self.width {
-                format!("{} fields, the header has {}: the missing ones are empty", fields.len(), self.width)
+                format!(
+                    "{} fields, the header has {}: the missing ones are empty",
+                    fields.len(),
+                    self.width
+                )
             } else {
-                format!("{} fields, the header has {}: the extra ones are ignored", fields.len(), self.width)
+                format!(
+                    "{} fields, the header has {}: the extra ones are ignored",
+                    fields.len(),
+                    self.width
+                )
             };
             sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
@@ -624,7 +637,8 @@ impl<'a> Reader<'a> {
         if task_core.is_none() && !signal {
             return Ok(());
         }
-        let shown = name.map_or_else(|| addr.map(|a| format!("0x{a:x}")).unwrap_or_default(), str::to_string);
+        let shown = name
+            .map_or_else(|| addr.map(|a| format!("0x{a:x}")).unwrap_or_default(), str::to_string);
         let Some(v) = data else {
             return sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,

@@ -123,8 +123,7 @@ impl System {
     }
 
     fn full(&self, name: &str, at: At<'_>, sink: &mut dyn Sink) -> Result<bool> {
-        if self.tasks.contains_key(name) || self.tasks.len() + self.counters.len() < MAX_ENTITIES
-        {
+        if self.tasks.contains_key(name) || self.tasks.len() + self.counters.len() < MAX_ENTITIES {
             return Ok(false);
         }
         sink.diagnostic(Diagnostic {
@@ -312,13 +311,14 @@ impl System {
     /// A return on `at.core`, to function `to` when the row says where it returns.
     pub fn leave(&mut self, to: Option<&str>, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
         // The function an interrupt's return goes back to, in the context it interrupted.
-        let interrupted = self.cores.get(at.core).filter(|c| !c.isr_stack.is_empty()).and_then(|c| {
-            match &c.current {
-                Some((t, _)) => self.tasks.get(t)?.stack.last(),
-                None => c.base_stack.last(),
-            }
-            .map(|f| f.func.clone())
-        });
+        let interrupted =
+            self.cores.get(at.core).filter(|c| !c.isr_stack.is_empty()).and_then(|c| {
+                match &c.current {
+                    Some((t, _)) => self.tasks.get(t)?.stack.last(),
+                    None => c.base_stack.last(),
+                }
+                .map(|f| f.func.clone())
+            });
         let stack = self.stack_mut(at.core);
         if stack.is_empty() {
             return sink.diagnostic(Diagnostic {
@@ -384,7 +384,13 @@ impl System {
     }
 
     /// A write of `value` to the signal `name` on `at.core`, by what runs there.
-    pub fn signal(&mut self, name: &str, value: i128, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
+    pub fn signal(
+        &mut self,
+        name: &str,
+        value: i128,
+        at: At<'_>,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
         let (by, by_inst) = self.running_on(at.core).unwrap_or_else(|| (at.core.to_string(), -1));
         #[allow(clippy::cast_precision_loss)]
         let v = value as f64;

@@ -55,11 +55,8 @@ impl Rec {
 }
 
 fn run_with(text: &str, map: &str, syms: Option<Symbols>) -> Rec {
-    let comp = Companions {
-        map: Mapping::parse(map).unwrap(),
-        symbols: syms,
-        ..Companions::default()
-    };
+    let comp =
+        Companions { map: Mapping::parse(map).unwrap(), symbols: syms, ..Companions::default() };
     let mut sink = Rec::default();
     read(&mut LineReader::new(text.as_bytes()), "t.csv", &comp, &mut sink).unwrap();
     sink
@@ -155,7 +152,9 @@ fn rows_between_timestamp_messages_take_the_midpoint() {
     assert_eq!(ts, ["100", "100", "150", "150", "200", "200"]);
     assert_eq!(r.kinds(), ["time_unit_assumed", "unbracketed_rows", "unbracketed_rows"]);
     assert!(r.diags[1].1.starts_with("line 2: 1 rows before the first"), "{:?}", r.diags);
-    assert!(r.diags[2].1.starts_with("line 7: 1 rows after the last timestamp message take its time (200 ns)"));
+    assert!(r.diags[2]
+        .1
+        .starts_with("line 7: 1 rows after the last timestamp message take its time (200 ns)"));
 }
 
 #[test]
@@ -212,7 +211,8 @@ fn trace32_list_reads_deltas_in_seconds_and_symbols() {
             "1500 TASK_B/0 R:Run_A/0 start"
         ]
     );
-    assert!(r.events[0].ends_with("wr-long [addr=0x40000000, sym=\\\\app\\os\\cur_task, data=00000002]"));
+    assert!(r.events[0]
+        .ends_with("wr-long [addr=0x40000000, sym=\\\\app\\os\\cur_task, data=00000002]"));
     assert!(r.meta.contains(&("hw.time_encoding".into(), "delta".into())));
     assert!(r.diags.is_empty(), "{:?}", r.diags);
 }
@@ -257,7 +257,8 @@ fn a_header_without_a_time_column_or_a_mapped_column_missing_is_fatal() {
         map: Mapping::parse(r#"{"columns": {"time": "when"}}"#).unwrap(),
         ..Companions::default()
     };
-    let e = read(&mut LineReader::new(&b"# c\nTime,b\n"[..]), "x.csv", &comp, &mut sink).unwrap_err();
+    let e =
+        read(&mut LineReader::new(&b"# c\nTime,b\n"[..]), "x.csv", &comp, &mut sink).unwrap_err();
     assert_eq!(
         e.to_string(),
         "x.csv: line 2: mapping: columns.time: no column named 'when' in the header (Time, b)"
@@ -267,7 +268,9 @@ fn a_header_without_a_time_column_or_a_mapped_column_missing_is_fatal() {
 #[test]
 fn mapping_files_are_checked() {
     assert!(Mapping::parse(r#"{"colums": {}}"#).unwrap_err().contains("unknown field `colums`"));
-    assert!(Mapping::parse(r#"{"columns": {"when": 1}}"#).unwrap_err().contains("unknown role 'when'"));
+    assert!(Mapping::parse(r#"{"columns": {"when": 1}}"#)
+        .unwrap_err()
+        .contains("unknown role 'when'"));
     assert!(Mapping::parse(r#"{"time": {"unit": "min"}}"#).is_err());
     assert!(Mapping::parse(r#"{"time": {"unit": "ns", "frequency_hz": 5}}"#).is_err());
     assert!(Mapping::parse(r#"{"tasks": {"x": "A"}}"#).is_err());
