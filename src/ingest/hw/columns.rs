@@ -66,6 +66,14 @@ fn name_and_unit(cell: &str) -> (String, Option<i128>) {
     (normalise(t), None)
 }
 
+/// Whether the mapping places some role at column `i`.
+fn map_taken(map: &Mapping, reduced: &[(String, Option<i128>)], i: usize) -> bool {
+    map.columns.values().any(|r| match r {
+        ColumnRef::Number(n) => *n == i + 1,
+        ColumnRef::Name(w) => reduced.get(i).is_some_and(|(n, _)| *n == normalise(w)),
+    })
+}
+
 impl Columns {
     /// Columns of the header row `header` split at `delim`, the mapping's choices first.
     /// The error names what the mapping asks for and the header lacks.
@@ -73,6 +81,8 @@ impl Columns {
         let names = split(header, delim).0;
         let reduced: Vec<(String, Option<i128>)> = names.iter().map(|n| name_and_unit(n)).collect();
         let mut c = Columns { names: names.clone(), ..Columns::default() };
+        // Columns the mapping places: a recognised name does not take one of them.
+        let mut taken: Vec<(usize, &str)> = Vec::new();
         for (role, known) in KNOWN {
             let at = match map.columns.get(*role) {
                 Some(ColumnRef::Number(n)) => {
@@ -95,8 +105,28 @@ impl Columns {
                     }
                     found
                 }
-                None => known.iter().find_map(|k| reduced.iter().position(|(n, _)| n == k)),
+                None => None,
             };
+            if let Some(i) = at {
+                if let Some((_, other)) = taken.iter().find(|(t, _)| *t == i) {
+                    return Err(format!(
+                        "columns.{role} and columns.{other} are both column {}: one role each",
+                        i + 1
+                    ));
+                }
+                taken.push((i, role));
+            }
+            let at = at.or_else(|| {
+                if map.columns.contains_key(*role) {
+                    return None;
+                }
+                known.iter().find_map(|k| {
+                    reduced
+                        .iter()
+                        .enumerate()
+                        .position(|(i, (n, _))| n == k && !map_taken(map, &reduced, i))
+                })
+            });
             let slot = match *role {
                 "time" => &mut c.time,
                 "index" => &mut c.index,

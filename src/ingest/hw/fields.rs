@@ -78,6 +78,9 @@ pub fn normalise(name: &str) -> String {
 /// TRACE32 access class before a colon (`D:40001000`, `P:0x100`), `_` or `'` digit group
 /// separators (`4000_1000`), a trailing `h` (`1Fh`); without a prefix, in `radix`.
 pub fn parse_uint(text: &str, radix: u32) -> Option<u64> {
+    if !(2..=36).contains(&radix) {
+        return None;
+    }
     let mut t = text.trim();
     if let Some((class, rest)) = t.split_once(':') {
         // An access class is letters (D, P, SD, ZP, ...), never digits.

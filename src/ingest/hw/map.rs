@@ -98,7 +98,7 @@ impl Var {
 }
 
 /// The mapping, checked.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Mapping {
     /// Field delimiter (`None`: from the header row).
     pub delimiter: Option<u8>,
@@ -132,6 +132,30 @@ pub struct Mapping {
     pub isrs: Vec<String>,
     /// Signal variable globs, or addresses.
     pub signals: Vec<String>,
+}
+
+impl Default for Mapping {
+    /// No mapping file: recognised columns, hex addresses, decimal data, no system view.
+    fn default() -> Mapping {
+        Mapping {
+            delimiter: None,
+            columns: BTreeMap::new(),
+            encoding: None,
+            unit_ps: None,
+            unit: None,
+            frequency_hz: None,
+            address_radix: 16,
+            data_radix: 10,
+            cores: BTreeMap::new(),
+            current_task: Vec::new(),
+            tasks: BTreeMap::new(),
+            idle: Vec::new(),
+            terminate_functions: Vec::new(),
+            runnables: Vec::new(),
+            isrs: Vec::new(),
+            signals: Vec::new(),
+        }
+    }
 }
 
 impl Mapping {

@@ -292,7 +292,7 @@ impl<'a> Reader<'a> {
     }
 
     fn record(&self, text: &str, line: u64, sink: &mut dyn Sink) -> Result<Record> {
-        let (fields, open_quote) = split(text, self.delim);
+        let (mut fields, open_quote) = split(text, self.delim);
         if fields.len() != self.width || open_quote {
             let what = if open_quote {
                 "a quote is not closed (records do not span lines): the field runs to the end \
@@ -319,7 +319,10 @@ impl<'a> Reader<'a> {
                 message: format!("{what}; row kept"),
             })?;
         }
-        let get = |i: Option<usize>| i.and_then(|i| fields.get(i)).cloned().unwrap_or_default();
+        // Each field is moved out once (a column in two roles is read by the first only).
+        let mut get = |i: Option<usize>| {
+            i.and_then(|i| fields.get_mut(i)).map(std::mem::take).unwrap_or_default()
+        };
         Ok(Record {
             pos: line,
             time: get(self.cols.time),

@@ -248,6 +248,22 @@ fn bad_rows_are_kept_and_said() {
 }
 
 #[test]
+fn without_a_mapping_file_addresses_are_hex_and_data_decimal() {
+    let comp = Companions::default();
+    let mut sink = Rec::default();
+    let text = b"Type,Address,Data,Timestamp\nData,1000,0x10,5\nData,D:20,16,6\n";
+    read(&mut LineReader::new(&text[..]), "t.csv", &comp, &mut sink).unwrap();
+    assert_eq!(
+        sink.events,
+        [
+            "5 Core_0/-1 :/-1 data [addr=0x00001000, data=0x10]",
+            "6 Core_0/-1 :/-1 data [addr=0x00000020, data=16]"
+        ]
+    );
+    assert_eq!(parse_uint("10", 0), None, "a radix out of range is no number, not a panic");
+}
+
+#[test]
 fn a_header_without_a_time_column_or_a_mapped_column_missing_is_fatal() {
     let comp = Companions::default();
     let mut sink = Rec::default();
@@ -263,6 +279,19 @@ fn a_header_without_a_time_column_or_a_mapped_column_missing_is_fatal() {
         e.to_string(),
         "x.csv: line 2: mapping: columns.time: no column named 'when' in the header (Time, b)"
     );
+}
+
+#[test]
+fn a_mapped_column_is_not_also_taken_by_its_recognised_name() {
+    let map = Mapping::parse(r#"{"columns": {"core": "Type", "type": 3}}"#).unwrap();
+    let c = Columns::new("Type,Time,Kind2", b',', &map).unwrap();
+    assert_eq!((c.core, c.kind, c.time), (Some(0), Some(2), Some(1)));
+    let map = Mapping::parse(r#"{"columns": {"core": "Type"}}"#).unwrap();
+    let c = Columns::new("Type,Time", b',', &map).unwrap();
+    assert_eq!((c.core, c.kind), (Some(0), None));
+    let map = Mapping::parse(r#"{"columns": {"data": 2, "address": "time"}}"#).unwrap();
+    let e = Columns::new("Type,Time", b',', &map).unwrap_err();
+    assert_eq!(e, "columns.data and columns.address are both column 2: one role each");
 }
 
 #[test]
