@@ -601,7 +601,12 @@ impl<'a> Reader<'a> {
                     (None, true, Some(t)) => Some(format!("IRQ@0x{t:x}")),
                     _ => None,
                 };
-                if let Some(f) = entered {
+                // With `isrs` mapped, an interrupt row into anything else (a vector table)
+                // opens no call: the handler's own entry does, and its return closes it.
+                let vector = kind == Kind::Interrupt
+                    && !isr_row
+                    && entered.as_deref().is_some_and(|f| !self.map.is_isr(f));
+                if let Some(f) = entered.filter(|_| !vector) {
                     if self.system.top(&core) != Some(f.as_str()) {
                         let e = if isr_row || self.map.is_isr(&f) {
                             Entry::Isr

@@ -456,6 +456,32 @@ fn runnables_isrs_and_signals_follow_calls_and_returns() {
 }
 
 #[test]
+fn with_isrs_mapped_an_interrupt_into_a_vector_table_opens_no_call() {
+    let mut syms = vec![Symbol { addr: 0x100, size: 0x100, name: "_vectors".into(), func: true }];
+    syms.push(Symbol { addr: 0x3000, size: 0x40, name: "ISR_Timer".into(), func: true });
+    let text = "Type,Destination,Timestamp\n\
+                Interrupt,0x140,10\n\
+                Branch,0x3000,11\n\
+                Return,,20\n\
+                Interrupt,0x140,30\n\
+                Branch,0x3000,31\n\
+                Return,,40\n";
+    let r = run_with(text, r#"{"isrs": ["ISR_*"]}"#, Some(Symbols::new(syms, 0)));
+    assert_eq!(
+        r.system(),
+        [
+            "11 Core_0/-1 I:ISR_Timer/0 activate",
+            "11 Core_0/-1 I:ISR_Timer/0 start",
+            "20 Core_0/-1 I:ISR_Timer/0 terminate",
+            "31 Core_0/-1 I:ISR_Timer/1 activate",
+            "31 Core_0/-1 I:ISR_Timer/1 start",
+            "40 Core_0/-1 I:ISR_Timer/1 terminate"
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed"]);
+}
+
+#[test]
 fn deep_recursion_without_returns_stays_bounded() {
     let mut text = String::from("Type,Destination,Timestamp\n");
     for i in 0..(system::MAX_DEPTH + 10) {
