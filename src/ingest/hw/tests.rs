@@ -406,6 +406,31 @@ fn writes_of_the_current_task_switch_tasks() {
 }
 
 #[test]
+fn software_context_rows_switch_tasks_on_their_own_core() {
+    let text = "Source,Type,Address,Data,Timestamp\n\
+                Core1,Software Context,,0x2,10\n\
+                Core0,Software Context,,1,20\n\
+                Core1,Software Context,,0,30\n\
+                Core0,Data,0x20000000,,40\n";
+    let map = r#"{"tasks": {"1": "TASK_A", "2": "TASK_B"}, "idle": ["0"],
+                  "current_task": {"0x20000000": "Core0"}}"#;
+    let r = run_with(text, map, None);
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core1/-1 T:TASK_B/0 activate",
+            "10 Core1/-1 T:TASK_B/0 start",
+            "20 Core0/-1 T:TASK_A/0 activate",
+            "20 Core0/-1 T:TASK_A/0 start",
+            "30 Core1/-1 T:TASK_B/0 preempt",
+        ]
+    );
+    // A write of the current task with no value switches nothing, and says so.
+    assert_eq!(r.kinds(), ["time_unit_assumed", "missing_value"]);
+    assert!(r.diags[1].1.starts_with("line 5: write of 0x20000000 with no data value"));
+}
+
+#[test]
 fn a_task_that_terminates_and_runs_again_is_a_new_instance() {
     let text = "Type,Address,Destination,Data,Timestamp\n\
                 Data,0x20000000,,1,10\n\
