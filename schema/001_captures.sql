@@ -8,7 +8,7 @@ CREATE TABLE captures (
     source_sha256  VARCHAR,   -- SHA-256 of the source bytes as stored on disk (compressed if the file was); for a capture of several files (trace files, then a Paraver trace's `.pcf` and `.row`), the SHA-256 of their SHA-256s (hex, one per line)
     source_bytes   BIGINT,    -- size of the source files on disk, bytes (a Paraver trace's `.pcf` and `.row` included)
     ingested_at    VARCHAR,   -- UTC time the capture came into the archive, RFC 3339 (`reingest` keeps it)
-    time_unit      VARCHAR,   -- unit of the source timestamps (ps, ns, us, ms, s); tables are in ns, except tick (QS without --tick-rate: raw target ticks; S.Ha.R.K. without a cycles_per_msec record or --tick-rate: raw TSC cycles)
+    time_unit      VARCHAR,   -- unit of the source timestamps (ps, ns, us, ms, s); tables are in ns, except tick (QS without --tick-rate: raw target ticks; S.Ha.R.K. without a cycles_per_msec record or --tick-rate: raw TSC cycles; a hardware-trace export counted in cycles of no given frequency: raw cycles)
     ts_origin      BIGINT,    -- ns added to scaled source times (0: the trace's own zero)
     ts_min         BIGINT,    -- first event time, ns (NULL for a capture without events)
     ts_max         BIGINT,    -- last event time, ns, or a Paraver header's end time when that is later (open intervals run to it); NULL for a capture without events

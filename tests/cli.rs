@@ -205,8 +205,9 @@ fn unknown_format_and_usage_errors() {
     let out = run(tmp.path(), &["ingest", "--archive", "db", "notes.txt"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out)
-            .contains("notes.txt: line 1: unrecognised format (supported: btf, prv, qs, shark)"),
+        stderr(&out).contains(
+            "notes.txt: line 1: unrecognised format (supported: btf, prv, qs, hw, shark)"
+        ),
         "{}",
         stderr(&out)
     );

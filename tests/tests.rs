@@ -1,6 +1,7 @@
 //! The integration test binary (one binary: one link of the DuckDB engine).
 //!
 //! * `analyses`    — the predefined analyses: docs match output, csv = json, deadlines
+//! * `hw`          — hardware-trace exports: a generated 2-core export with ELF and mapping
 //! * `golden`      — tests/golden/<format>/<case>/: ingest input, run query.sql, compare CSV
 //! * `archive`     — verify, rm, dedupe, export round trips
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
@@ -17,6 +18,7 @@ mod archive;
 mod cli;
 mod conformance;
 mod golden;
+mod hw;
 mod layout;
 mod paraver;
 mod qs;

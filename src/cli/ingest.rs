@@ -22,9 +22,10 @@ pub struct Args {
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv, qs, shark (ovni binary streams and hw are
+    /// Input format: auto (detect), btf, prv, qs, hw, shark (ovni binary streams are
     /// planned). QS has no magic number: it is detected only when its first frames check;
-    /// a S.Ha.R.K. chunk dump neither: only when its first records are all valid.
+    /// hw (hardware-trace CSV exports) only when its header row is the S32DS trace viewer's
+    /// or a TRACE32 list's; a S.Ha.R.K. chunk dump only when its first records are all valid.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
     /// QS target ticks or S.Ha.R.K. TSC cycles per second (1000000, 32768Hz, 10kHz,
@@ -36,6 +37,14 @@ pub struct Args {
     /// dictionaries) instead of the x.dic found beside x.bin; kept with the capture.
     #[arg(long, value_name = "FILE")]
     qs_dic: Option<PathBuf>,
+    /// hw: an ELF file whose .symtab (functions and variables, with sizes) names the
+    /// export's addresses; kept with the capture.
+    #[arg(long, value_name = "FILE")]
+    hw_elf: Option<PathBuf>,
+    /// hw: a JSON mapping file (columns, time encoding and unit, current-task variables,
+    /// task ids, runnables, ISRs, signals; see the README); kept with the capture.
+    #[arg(long, value_name = "FILE")]
+    hw_map: Option<PathBuf>,
     /// Name of the capture (default: the file name without extensions, with them when it
     /// would be a number: `5.btf`); one file only.
     #[arg(long)]
@@ -76,15 +85,15 @@ pub fn run(args: Args) -> Result<()> {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["ovni", "hw"].contains(&f) => {
+            None if ["ovni"].contains(&f) => {
                 return Err(Error::Usage(format!(
                     "format '{f}' is not supported by this build yet (supported: auto, btf, prv, \
-                     qs, shark)"
+                     qs, hw, shark)"
                 )))
             }
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs, shark)"
+                    "unknown format '{f}' (expected auto, btf, prv, qs, hw, shark)"
                 )))
             }
         },
@@ -143,6 +152,7 @@ pub fn run(args: Args) -> Result<()> {
         zstd_level: args.zstd_level,
         qs: crate::ingest::qs::QsOptions { tick_rate: args.tick_rate, dic: args.qs_dic.clone() },
         shark: crate::ingest::shark::SharkOptions { tick_rate: args.tick_rate },
+        hw: crate::ingest::hw::HwOptions { elf: args.hw_elf.clone(), map: args.hw_map.clone() },
     };
     // Files an earlier capture of this command read as its companions (S.Ha.R.K. chunk
     // files given with their 0trace.dat): not stored twice.

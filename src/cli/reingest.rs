@@ -59,16 +59,21 @@ pub fn run(args: Args) -> Result<()> {
             let forced = match old.format.as_str() {
                 "qs" => Some(crate::ingest::Format::Qs),
                 "shark" => Some(crate::ingest::Format::Shark),
+                "hw" => Some(crate::ingest::Format::Hw),
                 _ => None,
             };
             let qs = crate::ingest::qs::QsOptions {
                 tick_rate: old.meta.get("qs.tick_rate_hz").and_then(|s| s.parse().ok()),
                 dic: old.meta.get("qs.dic").map(|n| tmp.join(n)).filter(|p| p.is_file()),
             };
+            // A hardware-trace export likewise: its ELF and mapping were given by option.
+            let kept = |key: &str| old.meta.get(key).map(|n| tmp.join(n)).filter(|p| p.is_file());
+            let hw = crate::ingest::hw::HwOptions { elf: kept("hw.elf"), map: kept("hw.map") };
             let opts = IngestOptions {
                 format: forced,
                 qs,
                 shark,
+                hw,
                 deadlines,
                 keep_source: true,
                 replace: Some(old.clone()),

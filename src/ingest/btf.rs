@@ -47,6 +47,11 @@ const KNOWN_KEYS: &[&str] = &[
 /// (binary data) leaves only the header to go by: one stray NUL in a BTF file is a
 /// malformed line, not a reason to refuse the file.
 pub fn sniff(prefix: &[u8]) -> bool {
+    // A hardware-trace export with 7 columns or more and a numeric first one has BTF-like
+    // data lines: its header row tells it apart.
+    if super::hw::sniff(prefix) {
+        return false;
+    }
     let binary = prefix.contains(&0);
     let prefix = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
     let text = String::from_utf8_lossy(prefix);

@@ -19,6 +19,7 @@
 pub mod btf;
 pub mod deadlines;
 pub mod diag;
+pub mod hw;
 pub mod input;
 pub mod lines;
 pub mod prv;
@@ -147,11 +148,15 @@ pub enum Format {
     Qs,
     /// S.Ha.R.K. tracer logs (chunk dumps `0trace.dat`... or UDP captures).
     Shark,
+    /// Hardware-trace exports (S32DS, TRACE32 or mapped CSV), with an optional ELF and
+    /// mapping file.
+    Hw,
 }
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs, Format::Shark];
+    pub const ALL: &'static [Format] =
+        &[Format::Btf, Format::Prv, Format::Qs, Format::Hw, Format::Shark];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
@@ -160,6 +165,7 @@ impl Format {
             Format::Prv => "prv",
             Format::Qs => "qs",
             Format::Shark => "shark",
+            Format::Hw => "hw",
         }
     }
 
@@ -175,6 +181,7 @@ impl Format {
             Format::Prv => prv::sniff(prefix),
             Format::Qs => qs::sniff(prefix),
             Format::Shark => shark::sniff(prefix),
+            Format::Hw => hw::sniff(prefix),
         }
     }
 }

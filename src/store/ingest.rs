@@ -8,7 +8,7 @@ use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
 use crate::ingest::input::{file_digest, Compression, Digest256, Hashing, Input};
 use crate::ingest::lines::LineReader;
-use crate::ingest::{self, btf, prv, qs, shark, Format};
+use crate::ingest::{self, btf, hw, prv, qs, shark, Format};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -38,6 +38,8 @@ pub struct IngestOptions {
     pub qs: qs::QsOptions,
     /// S.Ha.R.K. options (`--tick-rate`).
     pub shark: shark::SharkOptions,
+    /// Hardware-trace options (`--hw-elf`, `--hw-map`).
+    pub hw: hw::HwOptions,
 }
 
 /// What an ingest produced.
@@ -339,6 +341,19 @@ fn run(
             match f {
                 Format::Btf | Format::Qs | Format::Shark => {
                     btf::read(&mut lines, &shown, &mut deriver)?
+                }
+                Format::Hw => {
+                    // The ELF and mapping are part of the capture, hashed and kept with it.
+                    let comp = hw::Companions::load(&opts.hw)?;
+                    hw::read(&mut lines, &shown, &comp, &mut deriver)?;
+                    for k in comp.files() {
+                        let p = k.path.display().to_string();
+                        if !companions.contains(&p) {
+                            companions.push(p);
+                            companion_digests.push(k.digest.clone());
+                            text_bytes += k.text_bytes;
+                        }
+                    }
                 }
                 Format::Prv => {
                     let comp = prv::Companions::find(path);
@@ -889,7 +904,7 @@ pub fn default_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
     let whole = name.clone();
-    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".bin", ".txt"] {
+    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".bin", ".txt", ".csv"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
         }

@@ -1,0 +1,693 @@
+//! The row loop: header, fields, time, symbols, one `events` row per record, then the
+//! system events the mapping makes of it.
+use super::super::lines::LineReader;
+use super::super::{Diagnostic, Severity, Sink};
+use super::clock::{midpoint, Base, Clock, TimeError};
+use super::columns::Columns;
+use super::elf::Symbols;
+use super::fields::{detect_delimiter, parse_int, split};
+use super::map::{Encoding, Mapping};
+use super::system::{At, Entry, System};
+use crate::model::{Event, Pos, TimeUnit};
+use crate::{Error, Result};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+
+/// Rows held between two timestamp messages (marker encoding) before they are given the
+/// last one's time: the bound on what a marker-less stretch can hold in memory.
+pub const MAX_PENDING: usize = 1 << 16;
+
+/// Core of rows when the export has no core column (and the mapping names none).
+pub const DEFAULT_CORE: &str = "Core_0";
+
+/// What a record is, from its type (and access) text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A data write.
+    Write,
+    /// A data read.
+    Read,
+    /// A branch or call (to its destination).
+    Branch,
+    /// A return.
+    Return,
+    /// An exception or interrupt (to its destination).
+    Interrupt,
+    /// An OS-aware context record (S32DS "Software Context", Nexus ownership trace): its data
+    /// is the id of the task now running.
+    Context,
+    /// Code executed at its address (S32DS "Linear", TRACE32 `ptrace`/`exec`).
+    Flow,
+    /// Anything else (Info, Error, Custom).
+    Other,
+}
+
+/// The kind of a record whose type field is `ty` and access field `access`.
+pub fn classify(ty: &str, access: &str) -> Kind {
+    let t = ty.trim().to_ascii_lowercase();
+    let a = access.trim().to_ascii_lowercase();
+    let access_kind = match a.as_str() {
+        "r" | "rd" | "read" => Some(Kind::Read),
+        "w" | "wr" | "write" => Some(Kind::Write),
+        _ => None,
+    };
+    if t.starts_with("wr") || t.contains("write") {
+        return Kind::Write;
+    }
+    if t.starts_with("rd") || t.contains("read") {
+        return Kind::Read;
+    }
+    match t.as_str() {
+        "data" | "data trace" | "dtm" | "" if access_kind.is_some() => {
+            access_kind.unwrap_or(Kind::Write)
+        }
+        "data" | "data trace" | "dtm" => Kind::Write,
+        "return" | "ret" | "rfi" | "exception return" => Kind::Return,
+        "interrupt" | "exception" | "irq" | "trap" => Kind::Interrupt,
+        "software context" | "context" | "ownership" | "otm" => Kind::Context,
+        "linear" | "ptrace" | "exec" | "fetch" | "program" | "sequential" => Kind::Flow,
+        _ if t.contains("branch") || t == "call" || t == "jump" => Kind::Branch,
+        _ => access_kind.unwrap_or(Kind::Other),
+    }
+}
+
+/// One record's fields.
+#[derive(Debug, Clone, Default)]
+struct Record {
+    pos: u64,
+    time: String,
+    ty: String,
+    access: String,
+    address: String,
+    destination: String,
+    data: String,
+    symbol: String,
+    core: String,
+}
+
+/// Reads the rows of an export.
+pub struct Reader<'a> {
+    map: &'a Mapping,
+    syms: Option<&'a Symbols>,
+    cols: Columns,
+    delim: u8,
+    width: usize,
+    clock: Clock,
+    system: System,
+    cores: BTreeSet<String>,
+    /// Rows waiting for the next timestamp message (marker encoding).
+    pending: Vec<Record>,
+    /// Unknown task values reported already.
+    unknown_values: BTreeSet<i128>,
+    /// Rows before the first timestamp message and after the last, for one row each.
+    unbracketed: BTreeMap<&'static str, (u64, u64)>,
+    /// Rows read.
+    rows: u64,
+}
+
+/// `unit` as a [`TimeUnit`] (ps per unit).
+fn unit_of(base: Base) -> TimeUnit {
+    match base {
+        Base::Time(1) => TimeUnit::Ps,
+        Base::Time(1_000) => TimeUnit::Ns,
+        Base::Time(1_000_000) => TimeUnit::Us,
+        Base::Time(1_000_000_000) => TimeUnit::Ms,
+        Base::Time(_) => TimeUnit::S,
+        Base::Cycles(Some(_)) => TimeUnit::Ns,
+        Base::Cycles(None) => TimeUnit::Tick,
+    }
+}
+
+/// A symbol column's text without a TRACE32 path (`\\app\\main\\f` → `f`), and its
+/// `+offset` split off: (name, whether it had an offset).
+fn symbol_name(text: &str) -> Option<(&str, bool)> {
+    let t = text.trim();
+    let t = t.rsplit('\\').next().unwrap_or(t).trim();
+    if t.is_empty() {
+        return None;
+    }
+    match t.split_once('+') {
+        Some((n, _)) => Some((n.trim(), true)),
+        None => Some((t, false)),
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// Reads the header (the first line that is not empty or a `#` comment), chooses the
+    /// columns and the clock, and tells the sink the unit and metadata.
+    pub fn start<R: Read>(
+        lines: &mut LineReader<R>,
+        path: &'a str,
+        map: &'a Mapping,
+        syms: Option<&'a Symbols>,
+        sink: &mut dyn Sink,
+    ) -> Result<Reader<'a>> {
+        let header = loop {
+            let (line, number) = match lines.next_line() {
+                Ok(Some((l, n, _))) => (l, n),
+                Ok(None) => {
+                    return Err(Error::input(
+                        path,
+                        "",
+                        "no header row: not a hardware-trace export",
+                    ))
+                }
+                Err(e) => return Err(Error::input(path, "line 1", e.to_string())),
+            };
+            let text = String::from_utf8_lossy(line);
+            let text = text.trim_start_matches('\u{feff}').trim();
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            break (text.to_string(), number);
+        };
+        let (header, hline) = header;
+        let delim = map.delimiter.unwrap_or_else(|| detect_delimiter(&header));
+        let cols = Columns::new(&header, delim, map)
+            .map_err(|m| Error::input(path, format!("line {hline}"), format!("mapping: {m}")))?;
+        if cols.time.is_none() {
+            return Err(Error::input(
+                path,
+                format!("line {hline}"),
+                format!(
+                    "no time column in the header ({}): expected Timestamp, Time, ti.back or \
+                     ti.zero, or columns.time in the mapping file (--hw-map)",
+                    cols.names.join(", ")
+                ),
+            ));
+        }
+        let encoding = map.encoding.or(cols.header_encoding).unwrap_or(Encoding::Absolute);
+        let base = if map.unit.as_deref() == Some("cycles") {
+            Base::Cycles(map.frequency_hz)
+        } else {
+            Base::Time(map.unit_ps.or(cols.header_unit).unwrap_or(1_000))
+        };
+        let unit = unit_of(base);
+        sink.time_unit(unit);
+        sink.meta("hw.columns", &cols.describe());
+        let enc = match encoding {
+            Encoding::Absolute => "absolute",
+            Encoding::Delta => "delta",
+            Encoding::Marker => "marker",
+        };
+        sink.meta("hw.time_encoding", enc);
+        let delim_name = match delim {
+            b'\t' => "tab".to_string(),
+            d => char::from(d).to_string(),
+        };
+        sink.meta("hw.delimiter", &delim_name);
+        match base {
+            Base::Cycles(Some(hz)) => sink.meta("hw.cycle_rate_hz", &hz.to_string()),
+            Base::Cycles(None) => sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "unknown_cycle_rate",
+                pos: Pos::None,
+                ts: None,
+                message: "times are cycles of unknown rate: the tables hold cycles \
+                          (captures.time_unit = tick); give time.frequency_hz in the mapping \
+                          file to get nanoseconds"
+                    .into(),
+            })?,
+            Base::Time(_) => {
+                if map.unit_ps.is_none() && cols.header_unit.is_none() {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Info,
+                        kind: "time_unit_assumed",
+                        pos: Pos::Line(hline),
+                        ts: None,
+                        message: "neither the header nor the mapping gives the time unit: \
+                                  times without a unit suffix are taken as ns"
+                            .into(),
+                    })?;
+                }
+            }
+        }
+        if let Some(s) = syms {
+            sink.meta("hw.symbols", &s.len().to_string());
+        }
+        let width = cols.names.len();
+        Ok(Reader {
+            map,
+            syms,
+            cols,
+            delim,
+            width,
+            clock: Clock::new(encoding, base),
+            system: System::default(),
+            cores: BTreeSet::new(),
+            pending: Vec::new(),
+            unknown_values: BTreeSet::new(),
+            unbracketed: BTreeMap::new(),
+            rows: 0,
+        })
+    }
+
+    /// Reads every row after the header.
+    pub fn rows<R: Read>(&mut self, lines: &mut LineReader<R>, sink: &mut dyn Sink) -> Result<()> {
+        loop {
+            let (line, number, truncated) = match lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    super::super::input_lost(sink, lines.line_number(), &e)?;
+                    break;
+                }
+            };
+            let pos = Pos::Line(number);
+            if truncated {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Error,
+                    kind: "malformed_line",
+                    pos,
+                    ts: None,
+                    message: format!(
+                        "line longer than {} bytes; skipped",
+                        super::super::lines::MAX_LINE
+                    ),
+                })?;
+                continue;
+            }
+            let text = match std::str::from_utf8(line) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Warning,
+                        kind: "invalid_utf8",
+                        pos,
+                        ts: None,
+                        message: "row is not valid UTF-8; invalid bytes replaced by U+FFFD".into(),
+                    })?;
+                    Cow::Owned(String::from_utf8_lossy(line).into_owned())
+                }
+            };
+            let text = text.trim();
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            let rec = self.record(text, number, sink)?;
+            self.row(rec, sink)?;
+        }
+        self.finish(sink)
+    }
+
+    fn record(&self, text: &str, line: u64, sink: &mut dyn Sink) -> Result<Record> {
+        let (mut fields, open_quote) = split(text, self.delim);
+        if fields.len() != self.width || open_quote {
+            let what = if open_quote {
+                "a quote is not closed (records do not span lines): the field runs to the end \
+                 of the line"
+                    .to_string()
+            } else if fields.len() < self.width {
+                format!(
+                    "{} fields, the header has {}: the missing ones are empty",
+                    fields.len(),
+                    self.width
+                )
+            } else {
+                format!(
+                    "{} fields, the header has {}: the extra ones are ignored",
+                    fields.len(),
+                    self.width
+                )
+            };
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "bad_row",
+                pos: Pos::Line(line),
+                ts: None,
+                message: format!("{what}; row kept"),
+            })?;
+        }
+        // Each field is moved out once (a column in two roles is read by the first only).
+        let mut get = |i: Option<usize>| {
+            i.and_then(|i| fields.get_mut(i)).map(std::mem::take).unwrap_or_default()
+        };
+        Ok(Record {
+            pos: line,
+            time: get(self.cols.time),
+            ty: get(self.cols.kind),
+            access: get(self.cols.access),
+            address: get(self.cols.address),
+            destination: get(self.cols.destination),
+            data: get(self.cols.data),
+            symbol: get(self.cols.symbol),
+            core: get(self.cols.core),
+        })
+    }
+
+    /// Times a record, holding it while it waits for a timestamp message.
+    fn row(&mut self, rec: Record, sink: &mut dyn Sink) -> Result<()> {
+        self.rows += 1;
+        let pos = Pos::Line(rec.pos);
+        let marker = self.clock.encoding == Encoding::Marker;
+        if marker && rec.time.trim().is_empty() {
+            if self.pending.len() >= MAX_PENDING {
+                let at = self.clock.last.unwrap_or(0);
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "marker_gap_too_long",
+                    pos,
+                    ts: Some(at),
+                    message: format!(
+                        "more than {MAX_PENDING} rows since the last timestamp message: they \
+                         take its time ({at} ns) instead of the midpoint to the next"
+                    ),
+                })?;
+                for r in std::mem::take(&mut self.pending) {
+                    self.emit(r, at, sink)?;
+                }
+            }
+            self.pending.push(rec);
+            return Ok(());
+        }
+        let prev = self.clock.last;
+        let ts = match self.clock.read(&rec.time) {
+            Ok(r) => {
+                if r.floored {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Info,
+                        kind: "precision_lost",
+                        pos,
+                        ts: Some(r.ns),
+                        message: format!("time '{}' floored to {} ns", rec.time, r.ns),
+                    })?;
+                }
+                if let Some(last) = r.backwards {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Warning,
+                        kind: "time_backwards",
+                        pos,
+                        ts: Some(r.ns),
+                        message: format!(
+                            "time {} ns is before the previous row's {last} ns; row kept, \
+                             states use {last} ns",
+                            r.ns
+                        ),
+                    })?;
+                }
+                r.ns
+            }
+            Err(TimeError::Bad(m) | TimeError::Range(m)) => {
+                let at = prev.unwrap_or(0);
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_time",
+                    pos,
+                    ts: Some(at),
+                    message: format!("{m}; row kept at the previous row's time ({at} ns)"),
+                })?;
+                if marker {
+                    // Not a timestamp message after all: a row between two.
+                    self.pending.push(rec);
+                    return Ok(());
+                }
+                at
+            }
+        };
+        if marker {
+            let waiting = std::mem::take(&mut self.pending);
+            if let (Some(first), None) = (waiting.first(), prev) {
+                self.unbracketed("before_first_timestamp", first.pos, waiting.len());
+            }
+            for r in waiting {
+                let t = prev.map_or(ts, |p| midpoint(p, ts));
+                self.emit(r, t, sink)?;
+            }
+        }
+        self.emit(rec, ts, sink)
+    }
+
+    fn unbracketed(&mut self, which: &'static str, line: u64, n: usize) {
+        let e = self.unbracketed.entry(which).or_insert((line, 0));
+        e.1 += n as u64;
+    }
+
+    fn finish(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        let waiting = std::mem::take(&mut self.pending);
+        if let Some(first) = waiting.first() {
+            self.unbracketed("after_last_timestamp", first.pos, waiting.len());
+        }
+        let at = self.clock.last.unwrap_or(0);
+        for r in waiting {
+            self.emit(r, at, sink)?;
+        }
+        let mut unbracketed: Vec<_> = std::mem::take(&mut self.unbracketed).into_iter().collect();
+        unbracketed.sort_by_key(|(_, (line, _))| *line);
+        for (which, (line, n)) in unbracketed {
+            let message = if which == "before_first_timestamp" {
+                format!("{n} rows before the first timestamp message take its time")
+            } else if self.clock.last.is_none() {
+                format!("{n} rows and no timestamp message at all: they are all at 0 ns")
+            } else {
+                format!("{n} rows after the last timestamp message take its time ({at} ns)")
+            };
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "unbracketed_rows",
+                pos: Pos::Line(line),
+                ts: None,
+                message,
+            })?;
+        }
+        sink.meta("hw.rows", &self.rows.to_string());
+        Ok(())
+    }
+
+    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> String {
+        let text = rec.core.trim();
+        let name = if text.is_empty() {
+            DEFAULT_CORE.to_string()
+        } else {
+            self.map.cores.get(text).cloned().unwrap_or_else(|| text.to_string())
+        };
+        self.declare_core(&name, sink);
+        name
+    }
+
+    fn declare_core(&mut self, name: &str, sink: &mut dyn Sink) {
+        if !self.cores.contains(name) {
+            self.cores.insert(name.to_string());
+            sink.declare_entity(name, Some("C"), None);
+        }
+    }
+
+    fn number(
+        &self,
+        text: &str,
+        what: &str,
+        radix: u32,
+        at: (Pos, i64),
+        sink: &mut dyn Sink,
+    ) -> Result<Option<i128>> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        match parse_int(text, radix) {
+            Some(v) => Ok(Some(v)),
+            None => {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_field",
+                    pos: at.0,
+                    ts: Some(at.1),
+                    message: format!("{what} '{text}' is not a number; row kept without it"),
+                })?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// One record at `ts`: its `events` row, then its system events.
+    fn emit(&mut self, rec: Record, ts: i64, sink: &mut dyn Sink) -> Result<()> {
+        let pos = Pos::Line(rec.pos);
+        let core = self.core_of(&rec, sink);
+        let ar = self.map.address_radix;
+        let addr = self.number(&rec.address, "address", ar, (pos, ts), sink)?;
+        let dest = self.number(&rec.destination, "destination", ar, (pos, ts), sink)?;
+        let data = self.number(&rec.data, "data", self.map.data_radix, (pos, ts), sink)?;
+        let to_u64 = |v: Option<i128>| v.and_then(|v| u64::try_from(v).ok());
+        let (addr, dest) = (to_u64(addr), to_u64(dest));
+        let kind = classify(&rec.ty, &rec.access);
+        let syms = self.syms;
+        let hit = |a: Option<u64>| a.and_then(|a| syms?.lookup(a));
+        let (addr_hit, dest_hit) = (hit(addr), hit(dest));
+        let shown = |h: Option<super::elf::Hit<'_>>| {
+            h.map(|h| {
+                if h.offset == 0 {
+                    format!(" <{}>", h.name)
+                } else {
+                    format!(" <{}+0x{:x}>", h.name, h.offset)
+                }
+            })
+            .unwrap_or_default()
+        };
+        let mut note = Vec::new();
+        if let Some(a) = addr {
+            note.push(format!("addr=0x{a:08x}{}", shown(addr_hit)));
+        }
+        if let Some(d) = dest {
+            note.push(format!("dest=0x{d:08x}{}", shown(dest_hit)));
+        }
+        if !rec.symbol.trim().is_empty() {
+            note.push(format!("sym={}", rec.symbol.trim()));
+        }
+        if !rec.data.trim().is_empty() {
+            note.push(format!("data={}", rec.data.trim()));
+        }
+        if !rec.access.trim().is_empty() {
+            note.push(format!("access={}", rec.access.trim()));
+        }
+        let note = note.join(", ");
+        let action = {
+            let t = rec.ty.trim().to_lowercase().replace(' ', "_");
+            if t.is_empty() {
+                "record".to_string()
+            } else {
+                t
+            }
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let value = data.map(|v| v as f64);
+        sink.event(&Event {
+            ts,
+            source: &core,
+            source_instance: -1,
+            target_type: "",
+            target: "",
+            target_instance: -1,
+            action: &action,
+            note: (!note.is_empty()).then_some(note.as_str()),
+            value,
+            core: Some(&core),
+            pos,
+        })?;
+        if !self.map.has_system() && self.map.tasks.is_empty() {
+            return Ok(());
+        }
+        let at = At { ts, pos, core: &core };
+        let sym_col = symbol_name(&rec.symbol);
+        match kind {
+            Kind::Write => {
+                // The variable: the ELF object at the address, else the export's symbol.
+                let name = match addr_hit {
+                    Some(h) if !h.func => Some(h.name.to_string()),
+                    _ => sym_col.map(|(n, _)| n.to_string()),
+                };
+                self.write(addr, name.as_deref(), data, at, sink)?;
+            }
+            Kind::Context => {
+                if let Some(v) = data {
+                    let task = self.task_of(v, at, sink)?;
+                    self.system.switch(task.as_deref(), at, sink)?;
+                }
+            }
+            Kind::Branch | Kind::Interrupt | Kind::Flow => {
+                let target = if kind == Kind::Flow { addr } else { dest.or(addr) };
+                let target_hit = if kind == Kind::Flow { addr_hit } else { dest_hit.or(addr_hit) };
+                let entered = match (target_hit, syms) {
+                    (Some(h), _) if h.func && (h.offset == 0 || kind == Kind::Interrupt) => {
+                        Some(h.name.to_string())
+                    }
+                    (_, Some(_)) if target.is_some() => None,
+                    _ => match sym_col {
+                        Some((n, off)) if !off || kind == Kind::Interrupt => Some(n.to_string()),
+                        _ => None,
+                    },
+                };
+                let isr_row = kind == Kind::Interrupt && self.map.isrs.is_empty();
+                let entered = match (entered, isr_row, target) {
+                    (Some(n), _, _) => Some(n),
+                    (None, true, Some(t)) => Some(format!("IRQ@0x{t:x}")),
+                    _ => None,
+                };
+                // With `isrs` mapped, an interrupt row into anything else (a vector table)
+                // opens no call: the handler's own entry does, and its return closes it.
+                let vector = kind == Kind::Interrupt
+                    && !isr_row
+                    && entered.as_deref().is_some_and(|f| !self.map.is_isr(f));
+                if let Some(f) = entered.filter(|_| !vector) {
+                    if self.system.top(&core) != Some(f.as_str()) {
+                        let e = if isr_row || self.map.is_isr(&f) {
+                            Entry::Isr
+                        } else if self.map.is_runnable(&f) {
+                            Entry::Runnable
+                        } else if self.map.is_terminate(&f) {
+                            Entry::Terminate
+                        } else {
+                            Entry::Plain
+                        };
+                        self.system.enter(&f, e, at, sink)?;
+                    }
+                }
+            }
+            Kind::Return => {
+                let to = dest_hit.filter(|h| h.func).map(|h| h.name.to_string());
+                self.system.leave(to.as_deref(), at, sink)?;
+            }
+            Kind::Read | Kind::Other => {}
+        }
+        Ok(())
+    }
+
+    /// A data write: a task switch when the variable is a "current task" one, a signal
+    /// write when it is a mapped signal.
+    fn write(
+        &mut self,
+        addr: Option<u64>,
+        name: Option<&str>,
+        data: Option<i128>,
+        at: At<'_>,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let task_core = self.map.task_var_core(addr, name).map(str::to_string);
+        let signal = task_core.is_none() && self.map.is_signal(addr, name);
+        if task_core.is_none() && !signal {
+            return Ok(());
+        }
+        let shown = name
+            .map_or_else(|| addr.map(|a| format!("0x{a:x}")).unwrap_or_default(), str::to_string);
+        let Some(v) = data else {
+            return sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "missing_value",
+                pos: at.pos,
+                ts: Some(at.ts),
+                message: format!("write of {shown} with no data value: no system event"),
+            });
+        };
+        match task_core {
+            Some(core) => {
+                self.declare_core(&core, sink);
+                let task = self.task_of(v, at, sink)?;
+                let at = At { core: &core, ..at };
+                self.system.switch(task.as_deref(), at, sink)
+            }
+            None => self.system.signal(&shown, v, at, sink),
+        }
+    }
+
+    /// The task a "current task" value names (`None`: idle).
+    fn task_of(&mut self, v: i128, at: At<'_>, sink: &mut dyn Sink) -> Result<Option<String>> {
+        if self.map.idle.contains(&v) {
+            return Ok(None);
+        }
+        if let Some(t) = self.map.tasks.get(&v) {
+            return Ok(Some(t.clone()));
+        }
+        let name = format!("TASK_{v}");
+        if self.unknown_values.len() < 4096 && self.unknown_values.insert(v) {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "unknown_task_value",
+                pos: at.pos,
+                ts: Some(at.ts),
+                message: format!(
+                    "current-task value {v} is not in the mapping's tasks (nor idle): the task \
+                     is named {name}"
+                ),
+            })?;
+        }
+        Ok(Some(name))
+    }
+}

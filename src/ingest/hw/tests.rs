@@ -1,0 +1,519 @@
+use super::fields::{detect_delimiter, glob, parse_decimal, parse_uint, split};
+use super::testelf::elf32;
+use super::*;
+use crate::ingest::Diagnostic;
+use crate::model::{Event, TimeUnit};
+
+#[derive(Default)]
+struct Rec {
+    meta: Vec<(String, String)>,
+    unit: Option<TimeUnit>,
+    cores: Vec<String>,
+    events: Vec<String>,
+    diags: Vec<(String, String)>,
+}
+
+impl Sink for Rec {
+    fn meta(&mut self, key: &str, value: &str) {
+        self.meta.push((key.into(), value.into()));
+    }
+    fn time_unit(&mut self, unit: TimeUnit) {
+        self.unit = Some(unit);
+    }
+    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
+        assert_eq!(t, Some("C"));
+        self.cores.push(name.into());
+    }
+    fn event(&mut self, e: &Event<'_>) -> Result<()> {
+        self.events.push(format!(
+            "{} {}/{} {}:{}/{} {}{}",
+            e.ts,
+            e.source,
+            e.source_instance,
+            e.target_type,
+            e.target,
+            e.target_instance,
+            e.action,
+            e.note.map(|n| format!(" [{n}]")).unwrap_or_default()
+        ));
+        Ok(())
+    }
+    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
+        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
+        Ok(())
+    }
+}
+
+impl Rec {
+    /// System events only (those with a target).
+    fn system(&self) -> Vec<&str> {
+        self.events.iter().filter(|e| !e.contains(" :/-1 ")).map(String::as_str).collect()
+    }
+    fn kinds(&self) -> Vec<&str> {
+        self.diags.iter().map(|d| d.0.as_str()).collect()
+    }
+}
+
+fn run_with(text: &str, map: &str, syms: Option<Symbols>) -> Rec {
+    let comp =
+        Companions { map: Mapping::parse(map).unwrap(), symbols: syms, ..Companions::default() };
+    let mut sink = Rec::default();
+    read(&mut LineReader::new(text.as_bytes()), "t.csv", &comp, &mut sink).unwrap();
+    sink
+}
+
+fn run(text: &str) -> Rec {
+    run_with(text, "{}", None)
+}
+
+#[test]
+fn splits_quoted_fields_with_any_delimiter() {
+    assert_eq!(detect_delimiter("a;b;c"), b';');
+    assert_eq!(detect_delimiter("a\tb\tc,d"), b'\t');
+    assert_eq!(detect_delimiter("\"a;b\",c"), b',');
+    let (f, open) = split(r#" 1 ,"x, ""y""", z ,"#, b',');
+    assert_eq!(f, ["1", "x, \"y\"", "z", ""]);
+    assert!(!open);
+    let (f, open) = split("1;\"unclosed;2", b';');
+    assert_eq!(f, ["1", "unclosed;2"]);
+    assert!(open);
+}
+
+#[test]
+fn reads_numbers_as_trace_tools_write_them() {
+    assert_eq!(parse_uint("0x4000_1000", 16), Some(0x4000_1000));
+    assert_eq!(parse_uint("D:40001000", 16), Some(0x4000_1000));
+    assert_eq!(parse_uint("P:0x100", 10), Some(0x100));
+    assert_eq!(parse_uint("1Fh", 10), Some(0x1f));
+    assert_eq!(parse_uint("100", 10), Some(100));
+    assert_eq!(parse_uint("100", 16), Some(0x100));
+    assert_eq!(parse_uint("0xZZ", 16), None);
+    assert_eq!(parse_uint("", 16), None);
+    assert_eq!(parse_uint("0x1_0000_0000_0000_0000", 16), None, "beyond 64 bits");
+    assert_eq!(parse_decimal("-0.000012340"), Some((-12340, 9, None)));
+    assert_eq!(parse_decimal("12.5 us"), Some((125, 1, Some(1_000_000))));
+    assert_eq!(parse_decimal("3µs"), Some((3, 0, Some(1_000_000))));
+    assert_eq!(parse_decimal("1,5"), None);
+    assert_eq!(parse_decimal("5 min"), None);
+    assert!(glob("Run_*", "Run_Ctrl") && glob("?SR*", "ISR_Timer") && glob("*", ""));
+    assert!(!glob("Run_*", "run_ctrl") && !glob("a*b", "acbd"));
+}
+
+#[test]
+fn absolute_times_with_units_and_suffixes_are_exact_ns() {
+    let mut c = Clock::new(Encoding::Absolute, Base::Time(1_000_000));
+    assert_eq!(c.read("1.5").unwrap().ns, 1500);
+    assert_eq!(c.read("2000ns").unwrap().ns, 2000);
+    let r = c.read("1999.9999 ns").unwrap();
+    assert_eq!((r.ns, r.floored, r.backwards), (1999, true, Some(2000)));
+    assert!(matches!(c.read("1e3"), Err(clock::TimeError::Bad(_))));
+    assert!(matches!(c.read("99999999999999999"), Err(clock::TimeError::Range(_))));
+}
+
+#[test]
+fn deltas_sum_exactly_before_flooring() {
+    let mut c = Clock::new(Encoding::Delta, Base::Time(1_000));
+    let got: Vec<i64> = ["0.5", "0.5", "0.5", "10"].iter().map(|t| c.read(t).unwrap().ns).collect();
+    assert_eq!(got, [0, 1, 1, 11]);
+    // A negative delta goes back, and says so.
+    let r = c.read("-5").unwrap();
+    assert_eq!((r.ns, r.backwards), (6, Some(11)));
+    // TRACE32 ti.back: seconds.
+    let mut t = Clock::new(Encoding::Delta, Base::Time(1_000_000_000_000));
+    assert_eq!(t.read("0.000001").unwrap().ns, 1000);
+    assert_eq!(t.read("0.0000000015").unwrap().ns, 1001);
+    assert_eq!(t.read("0.0000000005").unwrap().ns, 1002);
+}
+
+#[test]
+fn cycles_scale_by_the_frequency_or_stay_ticks() {
+    let mut c = Clock::new(Encoding::Absolute, Base::Cycles(Some(3)));
+    let r = c.read("1").unwrap();
+    assert_eq!((r.ns, r.floored), (333_333_333, true));
+    assert_eq!(c.read("3").unwrap().ns, 1_000_000_000);
+    assert!(c.read("1.5").is_err() && c.read("4us").is_err());
+    let mut d = Clock::new(Encoding::Delta, Base::Cycles(None));
+    d.read("7").unwrap();
+    assert_eq!(d.read("8").unwrap().ns, 15);
+    // 2^64 cycles of a 1 Hz clock are beyond the range, not a wrapped number.
+    let mut big = Clock::new(Encoding::Absolute, Base::Cycles(Some(1)));
+    assert!(big.read("18446744073709551616").is_err());
+}
+
+#[test]
+fn rows_between_timestamp_messages_take_the_midpoint() {
+    assert_eq!(midpoint(100, 201), 150);
+    assert_eq!(midpoint(-3, 0), -2);
+    assert_eq!(midpoint(i64::MAX - 1, i64::MAX), i64::MAX - 1);
+    let text = "Type,Timestamp\nBranch,\nTimestamp,100\nBranch,\nData,\nTimestamp,200\n\
+                Branch,\n";
+    let r = run_with(text, r#"{"time": {"encoding": "marker"}}"#, None);
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts, ["100", "100", "150", "150", "200", "200"]);
+    assert_eq!(r.kinds(), ["time_unit_assumed", "unbracketed_rows", "unbracketed_rows"]);
+    assert!(r.diags[1].1.starts_with("line 2: 1 rows before the first"), "{:?}", r.diags);
+    assert!(r.diags[2]
+        .1
+        .starts_with("line 7: 1 rows after the last timestamp message take its time (200 ns)"));
+}
+
+#[test]
+fn s32ds_header_is_recognised_and_rows_become_events() {
+    let text = "Index,Source,Type,Address,Destination,Timestamp,Data\n\
+                1,Core0,Branch,0x1010,0x2000,1000,\n\
+                2,Core1,Data,0x40000000,,1500,0x2A\n";
+    assert!(sniff(text.as_bytes()));
+    let r = run(text);
+    assert_eq!(r.unit, Some(TimeUnit::Ns));
+    assert_eq!(r.cores, ["Core0", "Core1"]);
+    assert_eq!(
+        r.events,
+        [
+            "1000 Core0/-1 :/-1 branch [addr=0x00001010, dest=0x00002000]",
+            "1500 Core1/-1 :/-1 data [addr=0x40000000, data=0x2A]"
+        ]
+    );
+    assert!(r.meta.contains(&(
+        "hw.columns".into(),
+        "time=Timestamp,core=Source,type=Type,address=Address,destination=Destination,data=Data"
+            .into()
+    )));
+}
+
+#[test]
+fn detection_needs_the_whole_column_set() {
+    assert!(sniff(b"# exported\nindex;source;TYPE;address;destination;timestamp\n"));
+    assert!(sniff(b"record\tcycle\taddress\tdata\tsymbol\tti.back\n"));
+    assert!(!sniff(b"record,cycle,address,data,symbol,time\n"), "no ti.back/ti.zero");
+    assert!(!sniff(b"Index,Source,Type,Address,Timestamp\n"), "no Destination");
+    assert!(!sniff(b"#version 2.1.0\n0,Core_0,0,T,A,0,start\n"));
+    // With 7 columns and a numeric index its rows look like BTF: the header decides.
+    let s32 = b"Index,Source,Type,Address,Destination,Timestamp,Data\n1,C,Branch,1,2,3,4\n";
+    assert!(!crate::ingest::btf::sniff(s32));
+    assert_eq!(crate::ingest::detect(s32), Some(crate::ingest::Format::Hw));
+}
+
+#[test]
+fn trace32_list_reads_deltas_in_seconds_and_symbols() {
+    let text = "record;cycle;address;data;symbol;ti.back\n\
+                -3;wr-long;D:40000000;00000002;\\\\app\\os\\cur_task;0.000001000\n\
+                -2;ptrace;P:00002000;;\\\\app\\main\\Run_A;0.000000500\n\
+                -1;rd-long;D:40000004;00000007;\\\\app\\main\\speed;0.000000500\n";
+    let map = r#"{"data_radix": 16, "current_task": {"cur_task": "Core_0"},
+                  "tasks": {"2": "TASK_B"}, "runnables": ["Run_*"]}"#;
+    let r = run_with(text, map, None);
+    assert_eq!(r.unit, Some(TimeUnit::S));
+    assert_eq!(
+        r.system(),
+        [
+            "1000 Core_0/-1 T:TASK_B/0 activate",
+            "1000 Core_0/-1 T:TASK_B/0 start",
+            "1500 TASK_B/0 R:Run_A/0 start"
+        ]
+    );
+    assert!(r.events[0]
+        .ends_with("wr-long [addr=0x40000000, sym=\\\\app\\os\\cur_task, data=00000002]"));
+    assert!(r.meta.contains(&("hw.time_encoding".into(), "delta".into())));
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+}
+
+#[test]
+fn bad_rows_are_kept_and_said() {
+    let text = "Type,Address,Data,Timestamp\n\
+                Data,0x10,1,100\n\
+                Data,0x10,1\n\
+                Data,zz,1,200\n\
+                Data,0x10,1,soon\n\
+                Data,0x10,1,150\n\
+                Data,\"0x10,1,300\n";
+    let r = run(text);
+    assert_eq!(r.events.len(), 6, "every row is an events row: {:?}", r.events);
+    assert_eq!(
+        r.kinds(),
+        [
+            "time_unit_assumed",
+            "bad_row",
+            "bad_time",
+            "bad_field",
+            "bad_time",
+            "time_backwards",
+            "bad_row",
+            "bad_time",
+            "bad_field"
+        ]
+    );
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts, ["100", "100", "200", "200", "150", "200"]);
+    assert!(r.diags[3].1.starts_with("line 4: address 'zz' is not a number"));
+}
+
+#[test]
+fn without_a_mapping_file_addresses_are_hex_and_data_decimal() {
+    let comp = Companions::default();
+    let mut sink = Rec::default();
+    let text = b"Type,Address,Data,Timestamp\nData,1000,0x10,5\nData,D:20,16,6\n";
+    read(&mut LineReader::new(&text[..]), "t.csv", &comp, &mut sink).unwrap();
+    assert_eq!(
+        sink.events,
+        [
+            "5 Core_0/-1 :/-1 data [addr=0x00001000, data=0x10]",
+            "6 Core_0/-1 :/-1 data [addr=0x00000020, data=16]"
+        ]
+    );
+    assert_eq!(parse_uint("10", 0), None, "a radix out of range is no number, not a panic");
+}
+
+#[test]
+fn a_header_without_a_time_column_or_a_mapped_column_missing_is_fatal() {
+    let comp = Companions::default();
+    let mut sink = Rec::default();
+    let e = read(&mut LineReader::new(&b"a,b\n1,2\n"[..]), "x.csv", &comp, &mut sink).unwrap_err();
+    assert!(e.to_string().starts_with("x.csv: line 1: no time column in the header (a, b)"), "{e}");
+    let comp = Companions {
+        map: Mapping::parse(r#"{"columns": {"time": "when"}}"#).unwrap(),
+        ..Companions::default()
+    };
+    let e =
+        read(&mut LineReader::new(&b"# c\nTime,b\n"[..]), "x.csv", &comp, &mut sink).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.csv: line 2: mapping: columns.time: no column named 'when' in the header (Time, b)"
+    );
+}
+
+#[test]
+fn a_mapped_column_is_not_also_taken_by_its_recognised_name() {
+    let map = Mapping::parse(r#"{"columns": {"core": "Type", "type": 3}}"#).unwrap();
+    let c = Columns::new("Type,Time,Kind2", b',', &map).unwrap();
+    assert_eq!((c.core, c.kind, c.time), (Some(0), Some(2), Some(1)));
+    let map = Mapping::parse(r#"{"columns": {"core": "Type"}}"#).unwrap();
+    let c = Columns::new("Type,Time", b',', &map).unwrap();
+    assert_eq!((c.core, c.kind), (Some(0), None));
+    let map = Mapping::parse(r#"{"columns": {"data": 2, "address": "time"}}"#).unwrap();
+    let e = Columns::new("Type,Time", b',', &map).unwrap_err();
+    assert_eq!(e, "columns.data and columns.address are both column 2: one role each");
+}
+
+#[test]
+fn mapping_files_are_checked() {
+    assert!(Mapping::parse(r#"{"colums": {}}"#).unwrap_err().contains("unknown field `colums`"));
+    assert!(Mapping::parse(r#"{"columns": {"when": 1}}"#)
+        .unwrap_err()
+        .contains("unknown role 'when'"));
+    assert!(Mapping::parse(r#"{"time": {"unit": "min"}}"#).is_err());
+    assert!(Mapping::parse(r#"{"time": {"unit": "ns", "frequency_hz": 5}}"#).is_err());
+    assert!(Mapping::parse(r#"{"tasks": {"x": "A"}}"#).is_err());
+    let m = Mapping::parse(
+        r#"{"delimiter": "tab", "current_task": {"0x40000000": "Core_1", "cur0": "Core_0"},
+            "tasks": {"0x10": "A"}, "idle": ["0"], "signals": ["sp*", "0x50"]}"#,
+    )
+    .unwrap();
+    assert_eq!(m.delimiter, Some(b'\t'));
+    assert_eq!(m.task_var_core(Some(0x4000_0000), None), Some("Core_1"));
+    assert_eq!(m.task_var_core(Some(1), Some("cur0")), Some("Core_0"));
+    assert_eq!(m.tasks.get(&16).map(String::as_str), Some("A"));
+    assert!(m.is_signal(None, Some("speed")) && m.is_signal(Some(0x50), None));
+    assert!(!m.is_signal(Some(0x51), Some("mode")));
+}
+
+#[test]
+fn elf_symbols_resolve_addresses_inside_their_extent() {
+    let syms = [
+        ("main", 0x1001, 0x40, true),
+        ("Run_A", 0x2001, 0x20, true),
+        ("speed", 0x4000_0010, 4, false),
+        ("marker", 0x3000, 0, false),
+    ];
+    // ARM: the Thumb bit of function values is cleared.
+    let s = Symbols::from_elf(&elf32(40, false, &syms)).unwrap();
+    assert_eq!(s.len(), 4);
+    let hit = |a| s.lookup(a).map(|h| (h.name.to_string(), h.offset, h.func));
+    assert_eq!(hit(0x1000), Some(("main".into(), 0, true)));
+    assert_eq!(hit(0x103f), Some(("main".into(), 0x3f, true)));
+    assert_eq!(hit(0x1040), None);
+    assert_eq!(hit(0x4000_0013), Some(("speed".into(), 3, false)));
+    assert_eq!(hit(0x3000), Some(("marker".into(), 0, false)));
+    assert_eq!(hit(0x3001), None);
+    assert_eq!(hit(0xfff), None);
+    // PowerPC (big-endian, as NXP's MPC57xx): values as they are.
+    let p = Symbols::from_elf(&elf32(20, true, &syms)).unwrap();
+    assert_eq!(p.lookup(0x1001).map(|h| h.offset), Some(0));
+    assert_eq!(p.address_of("Run_A"), Some(0x2001));
+    assert!(Symbols::from_elf(b"\x7fELF garbage").is_err());
+    assert!(Symbols::from_elf(b"").is_err());
+}
+
+/// Code and data of a small system (ARM, so function values carry the Thumb bit).
+fn system_elf() -> Symbols {
+    Symbols::from_elf(&elf32(
+        40,
+        false,
+        &[
+            ("os_dispatch", 0x1001, 0x100, true),
+            ("Run_A", 0x2001, 0x40, true),
+            ("helper", 0x2101, 0x40, true),
+            ("ISR_Timer", 0x3001, 0x40, true),
+            ("OS_TerminateTask", 0x4001, 0x40, true),
+            ("cur_task", 0x2000_0000, 4, false),
+            ("speed", 0x2000_0010, 4, false),
+        ],
+    ))
+    .unwrap()
+}
+
+const SYSTEM_MAP: &str = r#"{
+    "current_task": {"cur_task": "Core_0"},
+    "tasks": {"1": "TASK_A", "2": "TASK_B"},
+    "idle": ["0"],
+    "runnables": ["Run_*"],
+    "isrs": ["ISR_*"],
+    "terminate_functions": ["OS_TerminateTask"],
+    "signals": ["speed"]
+}"#;
+
+#[test]
+fn writes_of_the_current_task_switch_tasks() {
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Data,0x20000000,,2,20\n\
+                Data,0x20000000,,2,25\n\
+                Branch,0x1010,0x4000,,30\n\
+                Data,0x20000000,,1,40\n\
+                Data,0x20000000,,0,50\n\
+                Data,0x20000000,,2,60\n\
+                Data,0x20000000,,9,70\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core_0/-1 T:TASK_A/0 activate",
+            "10 Core_0/-1 T:TASK_A/0 start",
+            "20 Core_0/-1 T:TASK_A/0 preempt",
+            "20 Core_0/-1 T:TASK_B/0 activate",
+            "20 Core_0/-1 T:TASK_B/0 start",
+            // TASK_B entered OS_TerminateTask: at the next switch it terminated.
+            "40 Core_0/-1 T:TASK_B/0 terminate",
+            "40 Core_0/-1 T:TASK_A/0 resume",
+            "50 Core_0/-1 T:TASK_A/0 preempt",
+            "60 Core_0/-1 T:TASK_B/1 activate",
+            "60 Core_0/-1 T:TASK_B/1 start",
+            "70 Core_0/-1 T:TASK_B/1 preempt",
+            "70 Core_0/-1 T:TASK_9/0 activate",
+            "70 Core_0/-1 T:TASK_9/0 start",
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed", "unknown_task_value"]);
+}
+
+#[test]
+fn software_context_rows_switch_tasks_on_their_own_core() {
+    let text = "Source,Type,Address,Data,Timestamp\n\
+                Core1,Software Context,,0x2,10\n\
+                Core0,Software Context,,1,20\n\
+                Core1,Software Context,,0,30\n\
+                Core0,Data,0x20000000,,40\n";
+    let map = r#"{"tasks": {"1": "TASK_A", "2": "TASK_B"}, "idle": ["0"],
+                  "current_task": {"0x20000000": "Core0"}}"#;
+    let r = run_with(text, map, None);
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core1/-1 T:TASK_B/0 activate",
+            "10 Core1/-1 T:TASK_B/0 start",
+            "20 Core0/-1 T:TASK_A/0 activate",
+            "20 Core0/-1 T:TASK_A/0 start",
+            "30 Core1/-1 T:TASK_B/0 preempt",
+        ]
+    );
+    // A write of the current task with no value switches nothing, and says so.
+    assert_eq!(r.kinds(), ["time_unit_assumed", "missing_value"]);
+    assert!(r.diags[1].1.starts_with("line 5: write of 0x20000000 with no data value"));
+}
+
+#[test]
+fn a_task_that_terminates_and_runs_again_is_a_new_instance() {
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x4000,,20\n\
+                Data,0x20000000,,1,30\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(
+        r.system()[2..],
+        [
+            "30 Core_0/-1 T:TASK_A/0 terminate",
+            "30 Core_0/-1 T:TASK_A/1 activate",
+            "30 Core_0/-1 T:TASK_A/1 start"
+        ]
+    );
+}
+
+#[test]
+fn runnables_isrs_and_signals_follow_calls_and_returns() {
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x2000,,20\n\
+                Linear,0x2000,,,21\n\
+                Data,0x20000010,,77,25\n\
+                Interrupt,0x2010,0x3000,,30\n\
+                Data,0x20000010,,78,32\n\
+                Branch,0x3010,0x2100,,33\n\
+                Return,0x3020,0x2014,,40\n\
+                Return,0x2020,0x1014,,50\n\
+                Return,0x1020,,,60\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core_0/-1 T:TASK_A/0 activate",
+            "10 Core_0/-1 T:TASK_A/0 start",
+            "20 TASK_A/0 R:Run_A/0 start",
+            "25 TASK_A/0 SIG:speed/-1 write [77]",
+            "30 Core_0/-1 I:ISR_Timer/0 activate",
+            "30 Core_0/-1 I:ISR_Timer/0 start",
+            "32 ISR_Timer/0 SIG:speed/-1 write [78]",
+            // The return to Run_A (helper's return was lost) ends helper and the ISR.
+            "40 Core_0/-1 I:ISR_Timer/0 terminate",
+            "50 TASK_A/0 R:Run_A/0 terminate",
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed", "missing_return", "unmatched_return"]);
+    assert!(r.diags[1].1.contains("return to Run_A on Core_0: the returns of helper were not"));
+}
+
+#[test]
+fn with_isrs_mapped_an_interrupt_into_a_vector_table_opens_no_call() {
+    let mut syms = vec![Symbol { addr: 0x100, size: 0x100, name: "_vectors".into(), func: true }];
+    syms.push(Symbol { addr: 0x3000, size: 0x40, name: "ISR_Timer".into(), func: true });
+    let text = "Type,Destination,Timestamp\n\
+                Interrupt,0x140,10\n\
+                Branch,0x3000,11\n\
+                Return,,20\n\
+                Interrupt,0x140,30\n\
+                Branch,0x3000,31\n\
+                Return,,40\n";
+    let r = run_with(text, r#"{"isrs": ["ISR_*"]}"#, Some(Symbols::new(syms, 0)));
+    assert_eq!(
+        r.system(),
+        [
+            "11 Core_0/-1 I:ISR_Timer/0 activate",
+            "11 Core_0/-1 I:ISR_Timer/0 start",
+            "20 Core_0/-1 I:ISR_Timer/0 terminate",
+            "31 Core_0/-1 I:ISR_Timer/1 activate",
+            "31 Core_0/-1 I:ISR_Timer/1 start",
+            "40 Core_0/-1 I:ISR_Timer/1 terminate"
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed"]);
+}
+
+#[test]
+fn deep_recursion_without_returns_stays_bounded() {
+    let mut text = String::from("Type,Destination,Timestamp\n");
+    for i in 0..(system::MAX_DEPTH + 10) {
+        let f = if i % 2 == 0 { "0x2000" } else { "0x2100" };
+        text.push_str(&format!("Branch,{f},{i}\n"));
+    }
+    let r = run_with(&text, SYSTEM_MAP, Some(system_elf()));
+    let overflow = r.kinds().iter().filter(|k| **k == "call_stack_overflow").count();
+    assert_eq!(overflow, 10);
+}

@@ -1,0 +1,257 @@
+//! Hardware-trace exports: a generated S32DS-style export of a 2-core system (two tasks per
+//! core, an ISR, two runnables, a signal) with its ELF and mapping file, whose tables are
+//! worked out by hand; bad rows, time going backwards, --strict, reingest.
+use crate::util::{csv, ok, run};
+use std::path::Path;
+
+#[path = "../src/ingest/hw/testelf.rs"]
+#[allow(dead_code)]
+mod testelf;
+
+/// Code and data of the generated system (ARM: function values carry the Thumb bit).
+fn elf() -> Vec<u8> {
+    testelf::elf32(
+        40,
+        false,
+        &[
+            ("os_dispatch", 0x1001, 0x100, true),
+            ("Run_Ctrl", 0x2001, 0x80, true),
+            ("Run_Log", 0x2101, 0x80, true),
+            ("ISR_CAN", 0x3001, 0x80, true),
+            ("OS_TerminateTask", 0x4001, 0x40, true),
+            ("cur_task_c0", 0x2000_0000, 4, false),
+            ("cur_task_c1", 0x2000_0004, 4, false),
+            ("speed", 0x2000_0010, 4, false),
+        ],
+    )
+}
+
+const MAP: &str = r#"{
+  "time": {"unit": "cycles", "frequency_hz": 100000000},
+  "cores": {"Core0": "Core_0", "Core1": "Core_1"},
+  "current_task": {"cur_task_c0": "Core_0", "0x20000004": "Core_1"},
+  "tasks": {"1": "T_A0", "2": "T_B0", "3": "T_A1", "4": "T_B1"},
+  "idle": ["0"],
+  "runnables": ["Run_*"],
+  "isrs": ["ISR_*"],
+  "terminate_functions": ["OS_TerminateTask"],
+  "signals": ["speed"]
+}"#;
+
+/// (cycle, core, type, address, destination, data); 1 cycle = 10 ns.
+const ROWS: &[(u64, &str, &str, &str, &str, &str)] = &[
+    (0, "Core0", "Data", "0x20000000", "", "1"), // T_A0 starts on Core_0
+    (50, "Core1", "Data", "0x20000004", "", "3"), // T_A1 starts on Core_1
+    (100, "Core0", "Branch", "0x1010", "0x2000", ""), // Run_Ctrl by T_A0
+    (150, "Core1", "Branch", "0x1020", "0x2100", ""), // Run_Log by T_A1
+    (200, "Core0", "Data", "0x20000010", "", "5"), // speed := 5 by T_A0
+    (250, "Core1", "Data", "0x20000004", "", "4"), // T_A1 preempted by T_B1
+    (300, "Core0", "Return", "0x2040", "0x1014", ""), // Run_Ctrl returns
+    (350, "Core1", "Data", "0x20000004", "", "3"), // T_B1 preempted, T_A1 resumes
+    (400, "Core0", "Branch", "0x1018", "0x4000", ""), // T_A0 calls OS_TerminateTask
+    (450, "Core1", "Return", "0x2140", "", ""),  // Run_Log returns
+    (500, "Core0", "Data", "0x20000000", "", "2"), // T_A0 terminated, T_B0 starts
+    (550, "Core1", "Data", "0x20000010", "", "7"), // speed := 7 by T_A1
+    (600, "Core0", "Interrupt", "0x1030", "0x3000", ""), // ISR_CAN
+    (650, "Core1", "Data", "0x20000004", "", "0"), // Core_1 idle
+    (700, "Core0", "Return", "0x3040", "", ""),  // ISR_CAN returns
+    (800, "Core0", "Data", "0x20000000", "", "0"), // Core_0 idle
+    (900, "Core0", "Data", "0x20000000", "", "2"), // T_B0 resumes
+    (1000, "Core0", "Linear", "0x1040", "", ""), // the last record
+];
+
+fn export(rows: &[(u64, &str, &str, &str, &str, &str)]) -> String {
+    let mut s = String::from("Index,Source,Type,Address,Destination,Timestamp,Data\n");
+    for (i, (t, core, ty, a, d, data)) in rows.iter().enumerate() {
+        s.push_str(&format!("{i},{core},{ty},{a},{d},{t},{data}\n"));
+    }
+    s
+}
+
+/// A directory with the export, ELF and mapping, ingested into `db` (detected, not forced).
+fn ingested(rows: &[(u64, &str, &str, &str, &str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("trace.csv"), export(rows)).unwrap();
+    std::fs::write(d.join("app.elf"), elf()).unwrap();
+    std::fs::write(d.join("map.json"), MAP).unwrap();
+    ok(
+        d,
+        &["ingest", "--archive", "db", "--hw-elf", "app.elf", "--hw-map", "map.json", "trace.csv"],
+    );
+    tmp
+}
+
+fn tables(d: &Path) -> [String; 5] {
+    [
+        csv(
+            d,
+            "db",
+            "SELECT entity, entity_type, instance, activate_ts, start_ts, terminate_ts, core, \
+             net_exec, preemptions, complete FROM instances ORDER BY entity, instance",
+        ),
+        csv(
+            d,
+            "db",
+            "SELECT entity, state, ts, dur, open FROM intervals WHERE channel = 'running' \
+             ORDER BY entity, ts",
+        ),
+        csv(d, "db", "SELECT core, busy FROM cpu_load(window_ns := 100000) ORDER BY core"),
+        csv(d, "db", "SELECT signal, ts, dur, value, writer FROM signal_values ORDER BY ts"),
+        csv(
+            d,
+            "db",
+            "SELECT kind, severity, sum(count) AS n FROM diagnostics GROUP BY ALL ORDER BY kind",
+        ),
+    ]
+}
+
+#[test]
+fn generated_export_gives_hand_computed_tables() {
+    let tmp = ingested(ROWS);
+    let d = tmp.path();
+    let [instances, running, load, signals, diags] = tables(d);
+    assert_eq!(
+        instances,
+        "entity,entity_type,instance,activate_ts,start_ts,terminate_ts,core,net_exec,preemptions,complete\n\
+         ISR_CAN,I,0,6000,6000,7000,Core_0,1000,0,true\n\
+         Run_Ctrl,R,0,1000,1000,3000,Core_0,2000,0,true\n\
+         Run_Log,R,0,1500,1500,4500,Core_1,2000,1,true\n\
+         T_A0,T,0,0,0,5000,Core_0,5000,0,true\n\
+         T_A1,T,0,500,500,,Core_1,5000,2,false\n\
+         T_B0,T,0,5000,5000,,Core_0,3000,2,false\n\
+         T_B1,T,0,2500,2500,,Core_1,1000,1,false\n"
+    );
+    assert_eq!(
+        running,
+        "entity,state,ts,dur,open\n\
+         Core_0,T_A0,0,5000,false\n\
+         Core_0,T_B0,5000,1000,false\n\
+         Core_0,ISR_CAN,6000,1000,false\n\
+         Core_0,T_B0,7000,1000,false\n\
+         Core_0,T_B0,9000,1000,true\n\
+         Core_1,T_A1,500,2000,false\n\
+         Core_1,T_B1,2500,1000,false\n\
+         Core_1,T_A1,3500,3000,false\n"
+    );
+    assert_eq!(load, "core,busy\nCore_0,9000\nCore_1,6000\n");
+    assert_eq!(
+        signals,
+        "signal,ts,dur,value,writer\nspeed,2000,3500,5,T_A0\nspeed,5500,4500,7,T_A1\n"
+    );
+    assert_eq!(diags, "kind,severity,n\nimplicit_preemption,info,1\n");
+    // Every record is one events row; the system events come on top.
+    let counts = csv(
+        d,
+        "db",
+        "SELECT count(*) FILTER (WHERE target IS NULL) AS rows, count(*) FILTER (WHERE target \
+         IS NOT NULL) AS system, min(ts), max(ts) FROM events",
+    );
+    assert_eq!(counts, "rows,system,min(ts),max(ts)\n18,24,0,10000\n");
+    let capture = csv(d, "db", "SELECT format, time_unit, ts_origin, meta->>'hw.elf' AS elf, meta->>'hw.map' AS map, meta->>'hw.symbols' AS symbols FROM captures");
+    assert_eq!(capture, "format,time_unit,ts_origin,elf,map,symbols\nhw,ns,0,app.elf,map.json,8\n");
+    let note = csv(d, "db", "SELECT note FROM events WHERE action = 'interrupt'");
+    assert_eq!(note, "note\n\"addr=0x00001030 <os_dispatch+0x30>, dest=0x00003000 <ISR_CAN>\"\n");
+}
+
+#[test]
+fn reingest_rebuilds_the_capture_from_its_kept_elf_and_mapping() {
+    let tmp = ingested(ROWS);
+    let d = tmp.path();
+    let before = tables(d);
+    // The originals are gone: the rebuild reads the kept copies.
+    for f in ["trace.csv", "app.elf", "map.json"] {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    let files = csv(d, "db", "SELECT source_files FROM captures");
+    assert!(
+        files.contains("trace.csv") && files.contains("map.json") && files.contains("app.elf"),
+        "{files}"
+    );
+    ok(d, &["reingest", "1", "--archive", "db"]);
+    assert_eq!(tables(d), before);
+}
+
+#[test]
+fn bad_rows_and_time_going_backwards_are_diagnostics_and_strict_fails() {
+    let mut rows = ROWS.to_vec();
+    rows.insert(3, (90, "Core1", "Data", "0xZZ", "", "1"));
+    rows.insert(5, (80, "Core0", "Info", "", "", ""));
+    let tmp = ingested(&rows);
+    let d = tmp.path();
+    let mut text = export(&rows);
+    text.push_str("19,Core0,Linear,0x1040\n20,Core0,Linear,0x1044,,soon,\n");
+    std::fs::write(d.join("bad.csv"), &text).unwrap();
+    let args = ["ingest", "--archive", "db", "--hw-elf", "app.elf", "--hw-map", "map.json"];
+    let mut with = args.to_vec();
+    with.push("bad.csv");
+    ok(d, &with);
+    let diags = csv(
+        d,
+        "db",
+        "SELECT kind, severity, position FROM diagnostics WHERE capture_id = 2 AND severity <> \
+         'info' ORDER BY length(position), position, kind",
+    );
+    // Line 5: 90 cycles after 100, and a bad address; line 7: 80 after 90.
+    assert_eq!(
+        diags,
+        "kind,severity,position\n\
+         bad_field,warning,bad.csv:5\n\
+         time_backwards,warning,bad.csv:5\n\
+         time_backwards,warning,bad.csv:7\n\
+         bad_row,warning,bad.csv:22\n\
+         bad_time,warning,bad.csv:22\n\
+         bad_time,warning,bad.csv:23\n"
+    );
+    // The rows are all there: 20 + 2.
+    let n = csv(d, "db", "SELECT count(*) FROM events WHERE capture_id = 2 AND target IS NULL");
+    assert_eq!(n, "count_star()\n22\n");
+    // --strict stops at the first warning, naming the file and line.
+    with.insert(1, "--strict");
+    with.push("--force");
+    let out = run(d, &with);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "bad.csv: line 5: time 900 ns is before the previous row's 1000 ns; row kept, states \
+             use 1000 ns (warning `time_backwards`: --strict stops the ingest here)"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT count(*) FROM captures"),
+        "count_star()\n2\n",
+        "nothing stored"
+    );
+}
+
+#[test]
+fn a_csv_that_is_not_an_export_needs_format_hw_and_a_bad_mapping_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("t.csv"), "Time [us];Type;Addr\n1.5;Data;0x10\n2;Data;0x14\n").unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "t.csv"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("t.csv: line 1: unrecognised format"), "{err}");
+    ok(d, &["ingest", "--archive", "db", "--format", "hw", "t.csv"]);
+    assert_eq!(
+        csv(d, "db", "SELECT ts, action, note FROM events ORDER BY seq"),
+        "ts,action,note\n1500,data,addr=0x00000010\n2000,data,addr=0x00000014\n"
+    );
+    assert_eq!(csv(d, "db", "SELECT time_unit FROM captures"), "time_unit\nus\n");
+    std::fs::write(d.join("m.json"), r#"{"columns": {"time": "Zeit"}}"#).unwrap();
+    let out = run(
+        d,
+        &["ingest", "--archive", "db", "--format", "hw", "--hw-map", "m.json", "--force", "t.csv"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("t.csv: line 1: mapping: columns.time: no column named 'Zeit'"), "{err}");
+    std::fs::write(d.join("m.json"), r#"{"tasks": {"1": "A"},}"#).unwrap();
+    let out = run(
+        d,
+        &["ingest", "--archive", "db", "--format", "hw", "--hw-map", "m.json", "--force", "t.csv"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("m.json: mapping file: trailing comma at line 1"), "{err}");
+}
