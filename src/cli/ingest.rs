@@ -16,13 +16,15 @@ use std::time::{Duration, Instant};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it), or an ovni
-    /// output directory (its thread.prv and cpu.prv become one capture).
+    /// output directory (its thread.prv and cpu.prv become one capture; with --format ovni,
+    /// or when the emulator's output is not there, its binary streams do).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv, qs (ovni binary streams, shark and hw are
-    /// planned). QS has no magic number: it is detected only when its first frames check.
+    /// Input format: auto (detect), btf, prv, qs, ovni (ovni's binary runtime streams, the
+    /// input of ovniemu: give the trace directory; shark and hw are planned). QS has no magic
+    /// number: it is detected only when its first frames check.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
     /// QS: target ticks per second (1000000, 32768Hz, 10kHz, 1MHz); without it QS times
@@ -73,15 +75,15 @@ pub fn run(args: Args) -> Result<()> {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["ovni", "shark", "hw"].contains(&f) => {
+            None if ["shark", "hw"].contains(&f) => {
                 return Err(Error::Usage(format!(
                     "format '{f}' is not supported by this build yet (supported: auto, btf, prv, \
-                     qs)"
+                     qs, ovni)"
                 )))
             }
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs)"
+                    "unknown format '{f}' (expected auto, btf, prv, qs, ovni)"
                 )))
             }
         },
@@ -123,7 +125,7 @@ pub fn run(args: Args) -> Result<()> {
         let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
         if meta.is_dir() {
             // Not an ovni output directory, or one with two copies of a trace.
-            crate::store::ingest::capture_dir(file)?;
+            crate::store::ingest::capture_dir_as(file, format)?;
         }
     }
     // Ctrl-C stops the file being read and takes it back, as a failed ingest does.
@@ -144,7 +146,7 @@ pub fn run(args: Args) -> Result<()> {
         let identical = if args.force {
             Ok(None)
         } else {
-            crate::store::ingest::find_identical(&archive, file)
+            crate::store::ingest::find_identical_as(&archive, file, format)
         };
         let identical = match identical {
             Ok(c) => c,

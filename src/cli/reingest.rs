@@ -58,7 +58,12 @@ pub fn run(args: Args) -> Result<()> {
                 dic: old.meta.get("qs.dic").map(|n| tmp.join(n)).filter(|p| p.is_file()),
             };
             let opts = IngestOptions {
-                format: is_qs.then_some(crate::ingest::Format::Qs),
+                // ovni streams are read together, as the kept tree of streams.
+                format: if old.format == "ovni" {
+                    Some(crate::ingest::Format::Ovni)
+                } else {
+                    is_qs.then_some(crate::ingest::Format::Qs)
+                },
                 qs,
                 deadlines,
                 keep_source: true,

@@ -21,6 +21,7 @@ pub mod deadlines;
 pub mod diag;
 pub mod input;
 pub mod lines;
+pub mod ovni;
 pub mod prv;
 pub mod qs;
 
@@ -141,11 +142,13 @@ pub enum Format {
     Prv,
     /// Quantum Leaps QS binary frames (QSPY input), with an optional `.dic` companion.
     Qs,
+    /// ovni binary runtime streams (`stream.obs` + `stream.json`: the input of ovniemu).
+    Ovni,
 }
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs];
+    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Ovni, Format::Qs];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
@@ -153,6 +156,7 @@ impl Format {
             Format::Btf => "btf",
             Format::Prv => "prv",
             Format::Qs => "qs",
+            Format::Ovni => "ovni",
         }
     }
 
@@ -167,6 +171,7 @@ impl Format {
             Format::Btf => btf::sniff(prefix),
             Format::Prv => prv::sniff(prefix),
             Format::Qs => qs::sniff(prefix),
+            Format::Ovni => ovni::sniff(prefix),
         }
     }
 }
