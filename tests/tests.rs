@@ -6,6 +6,7 @@
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
 //! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
+//! * `ovni`        — ovni binary streams: samples vs ovnidump and the emulator, generated
 //! * `qs`          — Quantum Leaps QS: shared samples vs QSPY's decode, a generated capture
 //! * `repl`        — the interactive shell in a real terminal (tmux)
 //! * `synthetic`   — a generated system with known counts, through the whole pipeline
@@ -17,6 +18,7 @@ mod cli;
 mod conformance;
 mod golden;
 mod layout;
+mod ovni;
 mod paraver;
 mod qs;
 mod repl;
