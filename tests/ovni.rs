@@ -292,7 +292,7 @@ fn damaged_streams_keep_what_was_read_and_strict_stops() {
     ok(d, &["ingest", "--archive", "db", dir]);
     assert_eq!(
         csv(d, "db", "SELECT kind, severity, count FROM diagnostics ORDER BY kind"),
-        "kind,severity,count\nclock_backwards,warning,1\ninvalid_transition,warning,1\ntruncated_event,data_loss,1\nunknown_event,warning,1\n"
+        "kind,severity,count\nbad_thread_transition,warning,1\nclock_backwards,warning,1\ntruncated_event,data_loss,1\nunknown_event,warning,1\n"
     );
     // Every event read is a row: 3 of thread 10 (its cut OHe lost), 4 + 3 of thread 11.
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM events"), "10");

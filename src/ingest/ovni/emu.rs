@@ -252,7 +252,7 @@ impl Model {
                 from.iter().map(|s| s.label()).collect::<Vec<_>>().join(" or "),
                 to.label()
             );
-            self.warn(sink, "invalid_transition", at, msg)?;
+            self.warn(sink, "bad_thread_transition", at, msg)?;
         }
         Ok(())
     }

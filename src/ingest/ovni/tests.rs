@@ -284,7 +284,7 @@ fn an_invalid_transition_is_said_and_followed() {
     let b = W::new(false).ev("OHr", 1, &[]).bytes;
     let rec = run(vec![(1, b)]);
     assert_eq!(rec.diags.len(), 1);
-    assert_eq!(rec.diags[0].0, "invalid_transition");
+    assert_eq!(rec.diags[0].0, "bad_thread_transition");
     assert!(rec.diags[0].1.contains("TH 1.1 OHr in state Unknown"), "{}", rec.diags[0].1);
 }
 
