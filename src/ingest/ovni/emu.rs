@@ -421,17 +421,19 @@ impl Model {
         Ok(())
     }
 
+    /// Sets `channel` of a CPU (`who.0`) or thread `who.1` to `value`, when it changes.
     fn set(
         &mut self,
-        cpu_side: bool,
-        idx: usize,
+        who: (bool, usize),
         channel: &str,
         value: i128,
-        zero_ends: bool,
         label: Option<&str>,
         at: At,
         sink: &mut dyn Sink,
     ) -> Result<()> {
+        let (cpu_side, idx) = who;
+        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value.
+        let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
         let key = (cpu_side, idx, channel.to_string());
         let old = self.last.get(&key).copied().unwrap_or(0);
         if old == value {
@@ -470,37 +472,26 @@ impl Model {
             Some(c) => (i128::from(c.gindex) + 1, Some(c.name.clone())),
             None => (0, None),
         };
-        self.set(false, th, CH_TH_CPU, cpu_v, true, cpu_label.as_deref(), at, sink)?;
+        self.set((false, th), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
         let active = t.state.active();
         self.set(
-            false,
-            th,
+            (false, th),
             CH_TH_TID,
             if active { i128::from(t.tid) } else { 0 },
-            true,
             None,
             at,
             sink,
         )?;
         if t.state != St::Unknown {
-            self.set(
-                false,
-                th,
-                CH_TH_STATE,
-                t.state as i128,
-                true,
-                Some(t.state.label()),
-                at,
-                sink,
-            )?;
+            self.set((false, th), CH_TH_STATE, t.state as i128, Some(t.state.label()), at, sink)?;
         }
-        self.set(false, th, CH_TH_FLUSH, i128::from(t.flushing), true, Some("Flushing"), at, sink)?;
+        self.set((false, th), CH_TH_FLUSH, i128::from(t.flushing), Some("Flushing"), at, sink)?;
         let marks: Vec<(i64, MarkType)> = self.marks.iter().map(|(k, v)| (*k, v.clone())).collect();
         for (ty, m) in marks {
             // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
             let v = if active { self.mark_value(th, ty) } else { 0 };
             let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v)).cloned();
-            self.set(false, th, &m.title, v, true, label.as_deref(), at, sink)?;
+            self.set((false, th), &m.title, v, label.as_deref(), at, sink)?;
         }
         Ok(())
     }
@@ -522,33 +513,29 @@ impl Model {
         let nrun = running.len() as i128;
         let t = one.and_then(|t| self.threads.get(t).cloned());
         self.set(
-            true,
-            c,
+            (true, c),
             CH_CPU_PID,
             t.as_ref().map_or(0, |t| i128::from(t.pid)),
-            true,
             None,
             at,
             sink,
         )?;
         self.set(
-            true,
-            c,
+            (true, c),
             CH_CPU_TID,
             t.as_ref().map_or(0, |t| i128::from(t.tid)),
-            true,
             None,
             at,
             sink,
         )?;
-        self.set(true, c, CH_CPU_NRUN, nrun, false, None, at, sink)?;
+        self.set((true, c), CH_CPU_NRUN, nrun, None, at, sink)?;
         let flushing = t.as_ref().is_some_and(|t| t.flushing);
-        self.set(true, c, CH_CPU_FLUSH, i128::from(flushing), true, Some("Flushing"), at, sink)?;
+        self.set((true, c), CH_CPU_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
         let marks: Vec<(i64, MarkType)> = self.marks.iter().map(|(k, v)| (*k, v.clone())).collect();
         for (ty, m) in marks {
             let v = one.map_or(0, |t| self.mark_value(t, ty));
             let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v)).cloned();
-            self.set(true, c, &m.title, v, true, label.as_deref(), at, sink)?;
+            self.set((true, c), &m.title, v, label.as_deref(), at, sink)?;
         }
         Ok(())
     }

@@ -354,7 +354,7 @@ fn fill(text: &str, fields: &[(&'static str, Field)]) -> String {
             Some(Field::Int(v)) if hex => out.push_str(&format!("{v:#x}")),
             Some(Field::Int(v)) => out.push_str(&v.to_string()),
             Some(Field::Text(t)) => out.push_str(t),
-            None => out.push_str("?"),
+            None => out.push('?'),
         }
         rest = hole.get(close + 1..).unwrap_or("");
     }
