@@ -340,3 +340,34 @@ fn every_ovni_diagnostic_kind_is_in_the_readme_table() {
         assert!(readme.contains(&format!("| `{k}` |")), "README's diagnostics table lacks {k}");
     }
 }
+
+#[test]
+fn clock_offsets_align_looms_and_repeated_tids_stay_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Two looms, one thread each with the same tid; loom b's clock is 1000 ns behind.
+    for (loom, clock) in [("a", 2000), ("b", 1500)] {
+        let t = d.join(format!("ovni/loom.{loom}/proc.9/thread.10"));
+        std::fs::create_dir_all(&t).unwrap();
+        let w = W::new(false).ohx(clock, 0).ev("OHe", clock + 100, &[]);
+        std::fs::write(t.join("stream.obs"), &w.bytes).unwrap();
+        std::fs::write(t.join("stream.json"), META).unwrap();
+    }
+    std::fs::write(
+        d.join("ovni/clock-offsets.txt"),
+        "rank hostname median mean stdev\n0 a 0 0 0\n1 b 1000.4 1000 3\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT ts, source, action, core FROM events ORDER BY seq"),
+        "ts,source,action,core\n0,TH 2.10 (1.1.1),OHx,CPU 0.0\n100,TH 2.10 (1.1.1),OHe,CPU 0.0\n500,TH 2.10 (1.1.2),OHx,CPU 1.0\n600,TH 2.10 (1.1.2),OHe,CPU 1.0\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT ts_origin FROM captures"), "2000");
+    assert_eq!(
+        csv(d, "db", "SELECT kind, count FROM diagnostics ORDER BY kind"),
+        "kind,count\nduplicate_row_label,1\nduplicate_row_label,1\n"
+    );
+    // The offset file is part of what was ingested (its hash, the kept sources).
+    assert!(scalar(d, "db", "SELECT source_files FROM captures").contains("clock-offsets.txt"));
+}

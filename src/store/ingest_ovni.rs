@@ -10,6 +10,20 @@ use crate::store::writer::TableSink;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
+/// A stream that stops being read at a signal (the ingest then ends as interrupted).
+struct Stoppable<R> {
+    inner: R,
+}
+
+impl<R: std::io::Read> std::io::Read for Stoppable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if crate::signals::interrupted().is_some() {
+            return Err(std::io::Error::other("interrupted by a signal"));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// What the capture's common part needs from the reading.
 pub(super) struct Read {
     pub sources: Vec<String>,
@@ -78,7 +92,11 @@ pub(super) fn read(
         before.push(std::fs::metadata(&s.obs).ok().filter(std::fs::Metadata::is_file));
         inputs.push(Input::open(&s.obs).map_err(|e| Error::io(&s.obs, e))?);
     }
-    let streams: Vec<_> = files.iter().map(|(s, _)| s.clone()).zip(inputs.iter_mut()).collect();
+    let streams: Vec<_> = files
+        .iter()
+        .map(|(s, _)| s.clone())
+        .zip(inputs.iter_mut().map(|inner| Stoppable { inner }))
+        .collect();
     let outcome = ovni::read(streams, deriver)?;
     if let Some(sig) = crate::signals::interrupted() {
         return Err(Error::Interrupted(sig));

@@ -331,9 +331,34 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     let mut heap = BinaryHeap::new();
     let mut heads: Vec<Option<(RawEvent, u64)>> = Vec::new();
     let mut libs = Vec::new();
-    for ((s, r), m) in inputs.into_iter().zip(&metas) {
+    // ovni's thread label `TH <app>.<tid>` repeats when tids do across looms: as the
+    // Paraver importer does with the emulator's rows, each such thread gets its row id
+    // (`1.1.<row>`, rows in stream order) appended, so both ingests name it alike.
+    let labels: Vec<String> = inputs
+        .iter()
+        .zip(&metas)
+        .map(|((s, _), m)| format!("TH {}.{}", m.app_id.unwrap_or(1), s.tid))
+        .collect();
+    let mut names = Vec::new();
+    for (row, l) in labels.iter().enumerate() {
+        if labels.iter().filter(|o| *o == l).count() > 1 {
+            let name = format!("{l} (1.1.{})", row + 1);
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "duplicate_row_label",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "thread label '{l}' is also another stream's: this one is named '{name}'"
+                ),
+            })?;
+            names.push(name);
+        } else {
+            names.push(l.clone());
+        }
+    }
+    for (((s, r), m), name) in inputs.into_iter().zip(&metas).zip(names) {
         let li = loom_names.iter().position(|l| *l == s.loom).unwrap_or(0);
-        let name = format!("TH {}.{}", m.app_id.unwrap_or(1), s.tid);
         sink.declare_entity(&name, Some("THREAD"), None);
         let th = model.add_thread(name, s.tid, s.pid, li);
         if let Some(v) = &m.lib_version {
