@@ -5,6 +5,7 @@
 use super::super::{ChannelSet, Diagnostic, Severity, Sink};
 use super::meta::MarkType;
 use super::spec::Decoded;
+use crate::model::strings::FastMap;
 use crate::model::Pos;
 use crate::Result;
 use std::collections::{BTreeMap, HashMap};
@@ -110,7 +111,8 @@ pub struct Model {
     /// Looms, sorted by name.
     pub looms: Vec<Loom>,
     marks: BTreeMap<i64, MarkType>,
-    last: HashMap<(bool, usize, String), i128>,
+    /// Per CPU (`true`) or thread: channel -> value last emitted.
+    last: FastMap<(bool, usize), FastMap<String, i128>>,
     /// Mark types already reported unknown, and other once-per-kind notes.
     said: std::collections::HashSet<String>,
 }
@@ -132,7 +134,7 @@ impl Model {
             threads: Vec::new(),
             looms,
             marks,
-            last: HashMap::new(),
+            last: FastMap::default(),
             said: Default::default(),
         }
     }
@@ -274,14 +276,9 @@ impl Model {
         match &mcv {
             b"OHx" => {
                 let cpu = d.and_then(|d| d.int("cpu"));
-                self.transition(
-                    th,
-                    &[St::Unknown, St::Dead, St::Paused],
-                    St::Running,
-                    &code,
-                    at,
-                    sink,
-                )?;
+                // ovni refuses to execute only a thread that is already running.
+                let not_running = [St::Unknown, St::Paused, St::Dead, St::Cooling, St::Warming];
+                self.transition(th, &not_running, St::Running, &code, at, sink)?;
                 if let Some(idx) = cpu {
                     if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
                         self.attach(th, c);
@@ -434,12 +431,15 @@ impl Model {
         let (cpu_side, idx) = who;
         // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value.
         let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
-        let key = (cpu_side, idx, channel.to_string());
-        let old = self.last.get(&key).copied().unwrap_or(0);
-        if old == value {
-            return Ok(());
+        let seen = self.last.entry(who).or_default();
+        match seen.get_mut(channel) {
+            Some(v) if *v == value => return Ok(()),
+            Some(v) => *v = value,
+            None if value == 0 => return Ok(()),
+            None => {
+                seen.insert(channel.to_string(), value);
+            }
         }
-        self.last.insert(key, value);
         let (entity, ty) = if cpu_side {
             (self.cpus.get(idx).map(|c| c.name.clone()).unwrap_or_default(), "CPU")
         } else {
@@ -467,33 +467,33 @@ impl Model {
     }
 
     fn emit_thread(&mut self, th: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
-        let Some(t) = self.threads.get(th).cloned() else { return Ok(()) };
-        let (cpu_v, cpu_label) = match t.cpu.and_then(|c| self.cpus.get(c)) {
+        let Some(t) = self.threads.get(th) else { return Ok(()) };
+        let (state, tid, flushing, cpu) = (t.state, t.tid, t.flushing, t.cpu);
+        let (cpu_v, cpu_label) = match cpu.and_then(|c| self.cpus.get(c)) {
             Some(c) => (i128::from(c.gindex) + 1, Some(c.name.clone())),
             None => (0, None),
         };
         self.set((false, th), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
-        let active = t.state.active();
-        self.set(
-            (false, th),
-            CH_TH_TID,
-            if active { i128::from(t.tid) } else { 0 },
-            None,
-            at,
-            sink,
-        )?;
-        if t.state != St::Unknown {
-            self.set((false, th), CH_TH_STATE, t.state as i128, Some(t.state.label()), at, sink)?;
+        let active = state.active();
+        self.set((false, th), CH_TH_TID, if active { i128::from(tid) } else { 0 }, None, at, sink)?;
+        if state != St::Unknown {
+            self.set((false, th), CH_TH_STATE, state as i128, Some(state.label()), at, sink)?;
         }
-        self.set((false, th), CH_TH_FLUSH, i128::from(t.flushing), Some("Flushing"), at, sink)?;
-        let marks: Vec<(i64, MarkType)> = self.marks.iter().map(|(k, v)| (*k, v.clone())).collect();
-        for (ty, m) in marks {
+        self.set((false, th), CH_TH_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        // Taken out while the channels are set (`set` does not use them).
+        let marks = std::mem::take(&mut self.marks);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
             // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
-            let v = if active { self.mark_value(th, ty) } else { 0 };
-            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v)).cloned();
-            self.set((false, th), &m.title, v, label.as_deref(), at, sink)?;
+            let v = if active { self.mark_value(th, *ty) } else { 0 };
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            result = self.set((false, th), &m.title, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.marks = marks;
+        result
     }
 
     fn emit_cpu(&mut self, c: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
@@ -511,32 +511,23 @@ impl Model {
             _ => None,
         };
         let nrun = running.len() as i128;
-        let t = one.and_then(|t| self.threads.get(t).cloned());
-        self.set(
-            (true, c),
-            CH_CPU_PID,
-            t.as_ref().map_or(0, |t| i128::from(t.pid)),
-            None,
-            at,
-            sink,
-        )?;
-        self.set(
-            (true, c),
-            CH_CPU_TID,
-            t.as_ref().map_or(0, |t| i128::from(t.tid)),
-            None,
-            at,
-            sink,
-        )?;
+        let t = one.and_then(|t| self.threads.get(t)).map(|t| (t.pid, t.tid, t.flushing));
+        self.set((true, c), CH_CPU_PID, t.map_or(0, |t| i128::from(t.0)), None, at, sink)?;
+        self.set((true, c), CH_CPU_TID, t.map_or(0, |t| i128::from(t.1)), None, at, sink)?;
         self.set((true, c), CH_CPU_NRUN, nrun, None, at, sink)?;
-        let flushing = t.as_ref().is_some_and(|t| t.flushing);
+        let flushing = t.is_some_and(|t| t.2);
         self.set((true, c), CH_CPU_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
-        let marks: Vec<(i64, MarkType)> = self.marks.iter().map(|(k, v)| (*k, v.clone())).collect();
-        for (ty, m) in marks {
-            let v = one.map_or(0, |t| self.mark_value(t, ty));
-            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v)).cloned();
-            self.set((true, c), &m.title, v, label.as_deref(), at, sink)?;
+        let marks = std::mem::take(&mut self.marks);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
+            let v = one.map_or(0, |t| self.mark_value(t, *ty));
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            result = self.set((true, c), &m.title, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.marks = marks;
+        result
     }
 }
