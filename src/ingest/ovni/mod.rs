@@ -426,6 +426,21 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
             continue;
         };
+        if ev.jumbo_len > stream::MAX_JUMBO {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "jumbo_too_large",
+                pos,
+                ts: Some(ts),
+                message: format!(
+                    "{relpath}: {} jumbo event of {} bytes, beyond the {} kept: the event is \
+                     kept without its data",
+                    ev.mcv_text(),
+                    ev.jumbo_len,
+                    stream::MAX_JUMBO
+                ),
+            })?;
+        }
         let lookup = spec::decode(&ev, endian);
         let (note, value, decoded) = match &lookup {
             Lookup::Known(d) => {
@@ -486,7 +501,6 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         }
         advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
     }
-    tasks.finish(sink)?;
     for c in &cursors {
         if c.events == 0 {
             sink.diagnostic(Diagnostic {

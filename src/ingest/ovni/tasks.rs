@@ -123,9 +123,4 @@ impl Tasks {
         }
         Ok(())
     }
-
-    /// End of the trace (tasks still alive stay open in the derive stage).
-    pub fn finish(&mut self, _sink: &mut dyn Sink) -> Result<()> {
-        Ok(())
-    }
 }

@@ -325,3 +325,13 @@ fn stream_paths_of_both_layouts() {
     let rel: Vec<_> = s.iter().map(|s| (s.relpath.as_str(), s.v2, s.json.len())).collect();
     assert_eq!(rel, [("loom.h/proc.5/thread.6", false, 1), ("loom.h/proc.7/thread.8", true, 1)]);
 }
+
+#[test]
+fn an_oversized_jumbo_event_is_said_and_kept_without_its_data() {
+    let big = vec![b'a'; (stream::MAX_JUMBO + 1) as usize];
+    let rec = run(vec![(1, W::new(false).jumbo("VYc", 1, &big).bytes)]);
+    assert_eq!(rec.events.len(), 1);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["jumbo_too_large", "unknown_event"], "{:?}", rec.diags);
+    assert!(rec.diags[0].1.contains("VYc jumbo event of 1048577 bytes"), "{}", rec.diags[0].1);
+}
