@@ -205,7 +205,8 @@ fn unknown_format_and_usage_errors() {
     let out = run(tmp.path(), &["ingest", "--archive", "db", "notes.txt"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("notes.txt: line 1: unrecognised format (supported: btf, prv, qs)"),
+        stderr(&out)
+            .contains("notes.txt: line 1: unrecognised format (supported: btf, prv, qs, ovni)"),
         "{}",
         stderr(&out)
     );

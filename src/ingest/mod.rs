@@ -148,7 +148,7 @@ pub enum Format {
 
 impl Format {
     /// All formats in detection priority order.
-    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Ovni, Format::Qs];
+    pub const ALL: &'static [Format] = &[Format::Btf, Format::Prv, Format::Qs, Format::Ovni];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {

@@ -189,7 +189,7 @@ pub fn capture_dir_as(dir: &Path, format: Option<Format>) -> Result<(Vec<PathBuf
         return Err(Error::input(
             &dir.display().to_string(),
             "",
-            "a directory is ingested only when it is an ovni trace directory (thread.prv and/or cpu.prv, or the binary streams loom.*/proc.*/thread.*/stream.obs, in it or in its ovni/ folder); give trace files instead",
+            "a directory is ingested only when it is an ovni output directory (thread.prv and/or cpu.prv, or ovni's binary streams loom.*/proc.*/thread.*/stream.obs, in it or in its ovni/ folder); give trace files instead",
         ));
     }
     let name = named

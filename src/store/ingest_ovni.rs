@@ -35,12 +35,14 @@ pub(super) struct Read {
 }
 
 /// True when `paths` are to be read as ovni streams: `--format ovni`, or (detecting) the
-/// first file starts like a stream.
+/// first file is a regular file that starts like a stream (a pipe is not opened here: what
+/// this read would be lost to the ingest; a stream given as one is refused by `run`).
 pub(super) fn is_ovni(paths: &[PathBuf], opts: &IngestOptions) -> bool {
     match opts.format {
         Some(f) => f == Format::Ovni,
         None => paths.first().is_some_and(|p| {
-            Input::open(p).ok().is_some_and(|mut i| i.peek(8).is_ok_and(ovni::sniff))
+            std::fs::metadata(p).is_ok_and(|m| m.is_file())
+                && Input::open(p).ok().is_some_and(|mut i| i.peek(8).is_ok_and(ovni::sniff))
         }),
     }
 }
