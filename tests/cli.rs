@@ -206,7 +206,7 @@ fn unknown_format_and_usage_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(
-            "notes.txt: line 1: unrecognised format (supported: btf, prv, qs, hw, shark)"
+            "notes.txt: line 1: unrecognised format (supported: btf, prv, qs, ovni, hw, shark)"
         ),
         "{}",
         stderr(&out)

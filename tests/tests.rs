@@ -7,6 +7,7 @@
 //! * `cli`         — subcommands, exit statuses, --strict, truncated input, broken pipes
 //! * `conformance` — the real captures in ../shared/datasets (skipped when absent)
 //! * `paraver`     — Paraver/ovni samples (counts from the text), non-Paraver refused
+//! * `ovni`        — ovni binary streams: samples vs ovnidump and the emulator, generated
 //! * `qs`          — Quantum Leaps QS: shared samples vs QSPY's decode, a generated capture
 //! * `repl`        — the interactive shell in a real terminal (tmux)
 //! * `shark`       — S.Ha.R.K. tracer logs generated from the layout: hand-checked tables
@@ -20,6 +21,7 @@ mod conformance;
 mod golden;
 mod hw;
 mod layout;
+mod ovni;
 mod paraver;
 mod qs;
 mod repl;

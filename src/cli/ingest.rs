@@ -17,15 +17,17 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it, a S.Ha.R.K.
     /// 0trace.dat its chunk files 1trace.dat, 2trace.dat...), or an ovni output directory
-    /// (its thread.prv and cpu.prv become one capture).
+    /// (its thread.prv and cpu.prv become one capture; with --format ovni, or when the
+    /// emulator's output is not there, its binary streams do).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv, qs, hw, shark (ovni binary streams are
-    /// planned). QS has no magic number: it is detected only when its first frames check;
-    /// hw (hardware-trace CSV exports) only when its header row is the S32DS trace viewer's
-    /// or a TRACE32 list's; a S.Ha.R.K. chunk dump only when its first records are all valid.
+    /// Input format: auto (detect), btf, prv, qs, ovni (ovni's binary runtime streams, the
+    /// input of ovniemu: give the trace directory), hw, shark. QS has no magic number: it is
+    /// detected only when its first frames check; hw (hardware-trace CSV exports) only when
+    /// its header row is the S32DS trace viewer's or a TRACE32 list's; a S.Ha.R.K. chunk
+    /// dump only when its first records are all valid.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: String,
     /// QS target ticks or S.Ha.R.K. TSC cycles per second (1000000, 32768Hz, 10kHz,
@@ -85,15 +87,9 @@ pub fn run(args: Args) -> Result<()> {
         "auto" => None,
         f => match Format::parse(f) {
             Some(f) => Some(f),
-            None if ["ovni"].contains(&f) => {
-                return Err(Error::Usage(format!(
-                    "format '{f}' is not supported by this build yet (supported: auto, btf, prv, \
-                     qs, hw, shark)"
-                )))
-            }
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs, hw, shark)"
+                    "unknown format '{f}' (expected auto, btf, prv, qs, ovni, hw, shark)"
                 )))
             }
         },
@@ -135,7 +131,7 @@ pub fn run(args: Args) -> Result<()> {
         let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
         if meta.is_dir() {
             // Not an ovni output directory, or one with two copies of a trace.
-            crate::store::ingest::capture_dir(file)?;
+            crate::store::ingest::capture_dir_as(file, format)?;
         }
     }
     // Ctrl-C stops the file being read and takes it back, as a failed ingest does.
@@ -166,7 +162,7 @@ pub fn run(args: Args) -> Result<()> {
         let identical = if args.force {
             Ok(None)
         } else {
-            crate::store::ingest::find_identical(&archive, file)
+            crate::store::ingest::find_identical_as(&archive, file, format)
         };
         let identical = match identical {
             Ok(c) => c,

@@ -60,6 +60,8 @@ pub fn run(args: Args) -> Result<()> {
                 "qs" => Some(crate::ingest::Format::Qs),
                 "shark" => Some(crate::ingest::Format::Shark),
                 "hw" => Some(crate::ingest::Format::Hw),
+                // ovni streams are read together, as the kept tree of streams.
+                "ovni" => Some(crate::ingest::Format::Ovni),
                 _ => None,
             };
             let qs = crate::ingest::qs::QsOptions {

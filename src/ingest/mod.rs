@@ -22,6 +22,7 @@ pub mod diag;
 pub mod hw;
 pub mod input;
 pub mod lines;
+pub mod ovni;
 pub mod prv;
 pub mod qs;
 pub mod shark;
@@ -146,17 +147,19 @@ pub enum Format {
     Prv,
     /// Quantum Leaps QS binary frames (QSPY input), with an optional `.dic` companion.
     Qs,
-    /// S.Ha.R.K. tracer logs (chunk dumps `0trace.dat`... or UDP captures).
-    Shark,
+    /// ovni binary runtime streams (`stream.obs` + `stream.json`: the input of ovniemu).
+    Ovni,
     /// Hardware-trace exports (S32DS, TRACE32 or mapped CSV), with an optional ELF and
     /// mapping file.
     Hw,
+    /// S.Ha.R.K. tracer logs (chunk dumps `0trace.dat`... or UDP captures).
+    Shark,
 }
 
 impl Format {
     /// All formats in detection priority order.
     pub const ALL: &'static [Format] =
-        &[Format::Btf, Format::Prv, Format::Qs, Format::Hw, Format::Shark];
+        &[Format::Btf, Format::Prv, Format::Qs, Format::Ovni, Format::Hw, Format::Shark];
 
     /// Name used on the command line and in `captures.format`.
     pub fn name(self) -> &'static str {
@@ -166,6 +169,7 @@ impl Format {
             Format::Qs => "qs",
             Format::Shark => "shark",
             Format::Hw => "hw",
+            Format::Ovni => "ovni",
         }
     }
 
@@ -182,6 +186,7 @@ impl Format {
             Format::Qs => qs::sniff(prefix),
             Format::Shark => shark::sniff(prefix),
             Format::Hw => hw::sniff(prefix),
+            Format::Ovni => ovni::sniff(prefix),
         }
     }
 }

@@ -15,6 +15,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+#[path = "ingest_ovni.rs"]
+mod ovni_streams;
+
 /// Options of one ingest.
 #[derive(Debug, Clone, Default)]
 pub struct IngestOptions {
@@ -115,12 +118,36 @@ pub fn ingest_path(
     if !path.is_dir() {
         return ingest_file(archive, path, opts, progress);
     }
-    let (files, name) = capture_dir(path)?;
+    let (files, name) = capture_dir_as(path, opts.format)?;
     ingest_files(archive, &files, &name, opts, progress)
 }
 
 /// The trace files of a capture directory and the capture's default name.
 pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
+    capture_dir_as(dir, None)
+}
+
+/// [`capture_dir`] for the format `format`: an ovni directory gives its emulator output
+/// (`thread.prv`, `cpu.prv`) unless `--format ovni` asks for its binary streams, or there
+/// is no emulator output beside them.
+pub fn capture_dir_as(dir: &Path, format: Option<Format>) -> Result<(Vec<PathBuf>, String)> {
+    let streams = || {
+        ingest::ovni::streams_dir(dir)
+            .map(|(_, s)| s.into_iter().map(|s| s.obs).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    if format == Some(Format::Ovni) {
+        let files = streams();
+        if files.is_empty() {
+            return Err(Error::input(
+                &dir.display().to_string(),
+                "",
+                "--format ovni: no ovni streams here (loom.*/proc.*/thread.*/stream.obs, or v2 \
+                 loom.*/proc.*/thread.*.obs, in it or in its ovni/ folder)",
+            ));
+        }
+        return Ok((files, dir_capture_name(dir)));
+    }
     // One file per view: `thread.prv` and `thread.prv.gz` side by side would be read twice.
     let pick = |d: &Path| -> Result<Vec<PathBuf>> {
         let mut files = Vec::new();
@@ -160,10 +187,13 @@ pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
         }
     }
     if files.is_empty() {
+        files = streams();
+    }
+    if files.is_empty() {
         return Err(Error::input(
             &dir.display().to_string(),
             "",
-            "a directory is ingested only when it is an ovni output directory (thread.prv and/or cpu.prv in it or in its ovni/ folder); give trace files instead",
+            "a directory is ingested only when it is an ovni output directory (thread.prv and/or cpu.prv, or ovni's binary streams loom.*/proc.*/thread.*/stream.obs, in it or in its ovni/ folder); give trace files instead",
         ));
     }
     let name = named
@@ -171,6 +201,20 @@ pub fn capture_dir(dir: &Path) -> Result<(Vec<PathBuf>, String)> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
     Ok((files, not_a_number(name)))
+}
+
+/// The capture name of an ovni directory: its own, or the experiment's for `x/ovni`.
+fn dir_capture_name(dir: &Path) -> String {
+    let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let named = match resolved.parent() {
+        Some(p) if resolved.file_name().is_some_and(|n| n == "ovni") => p.to_path_buf(),
+        _ => resolved,
+    };
+    let name = named
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "capture".into());
+    not_a_number(name)
 }
 
 /// Ingests `paths` into `archive` as ONE new capture named `default` unless `opts` names it.
@@ -258,7 +302,18 @@ fn run(
     let mut companion_digests = Vec::new();
     let mut digests = Vec::new();
     let mut text_bytes = 0;
-    for (i, path) in paths.iter().enumerate() {
+    // ovni streams are merged by time: read together, not one by one below.
+    let ovni_read = if ovni_streams::is_ovni(paths, opts) {
+        let r = ovni_streams::read(paths, opts, &mut deriver, keeper.as_mut())?;
+        (format, sources, digests) = (Some(Format::Ovni), r.sources, r.digests);
+        (companions, companion_digests, text_bytes) =
+            (r.companions, r.companion_digests, r.text_bytes);
+        Some(r.origin)
+    } else {
+        None
+    };
+    let one_by_one = if ovni_read.is_some() { &[] } else { paths };
+    for (i, path) in one_by_one.iter().enumerate() {
         // A rebuild reads extracted copies; positions keep naming the files first ingested.
         let shown = match opts.replace.as_ref().and_then(|old| old.source_files.get(i)) {
             Some(original) => original.clone(),
@@ -355,6 +410,10 @@ fn run(
                         }
                     }
                 }
+                // Read above, all streams together; one after other files is refused above.
+                Format::Ovni => {
+                    return Err(Error::input(&shown, "", "ovni streams are read together"))
+                }
                 Format::Prv => {
                     let comp = prv::Companions::find(path);
                     prv::read(&mut lines, &shown, &comp, &mut deriver)?;
@@ -429,7 +488,7 @@ fn run(
         // A rebuild keeps the date the capture came into the archive.
         ingested_at: opts.replace.as_ref().map_or_else(now_rfc3339, |c| c.ingested_at.clone()),
         time_unit: summary.unit.as_str().to_string(),
-        ts_origin: 0,
+        ts_origin: ovni_read.flatten().unwrap_or(0),
         ts_min: summary.ts_range.map(|r| r.0),
         ts_max: summary.ts_range.map(|r| r.1),
         event_count: summary.events,
@@ -532,6 +591,9 @@ fn next_generation(c: &CaptureEntry) -> u64 {
 struct SourceKeeper {
     dir: PathBuf,
     traces: Vec<(PathBuf, std::thread::JoinHandle<Result<StoredFile>>)>,
+    /// Files stored at the end under another name than their own (ovni's stream tree:
+    /// their path below the trace folder), and whether each is a trace file.
+    later: Vec<(PathBuf, Option<String>, bool)>,
 }
 
 /// A source file as stored in the archive.
@@ -605,8 +667,11 @@ fn store_chunks(
 
 /// Stores the file `src` in `dir` (see [`store_chunks`]); returns it with the hash and size
 /// of the original bytes.
-fn store_source(src: &Path, dir: &Path) -> Result<(StoredFile, Digest256)> {
-    let name = file_name(src);
+fn store_source(src: &Path, name: Option<&str>, dir: &Path) -> Result<(StoredFile, Digest256)> {
+    let name = name.map_or_else(|| file_name(src), str::to_string);
+    if let Some(parent) = dir.join(&name).parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
     let mut r = Hashing::new(std::fs::File::open(src).map_err(|e| Error::io(src, e))?);
     let chunks = std::iter::from_fn(|| {
         let mut buf = vec![0u8; 1 << 20];
@@ -645,7 +710,13 @@ impl SourceKeeper {
     fn new(staging: &Path) -> Result<Self> {
         let dir = staging.join("sources");
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        Ok(SourceKeeper { dir, traces: Vec::new() })
+        Ok(SourceKeeper { dir, traces: Vec::new(), later: Vec::new() })
+    }
+
+    /// `src` is to be stored at the end as `name` (its own name when `None`), as a trace
+    /// file or a companion.
+    fn later(&mut self, src: &Path, name: Option<String>, trace: bool) {
+        self.later.push((src.to_path_buf(), name, trace));
     }
 
     /// Where the ingest sends the bytes it reads of the trace file `src`, stored on a thread
@@ -687,11 +758,12 @@ impl SourceKeeper {
             if stored.iter().any(|(p, _, _)| *p == src) {
                 continue;
             }
-            let (s, kept) = store_source(&src, &self.dir)?;
+            let late = self.later.iter().find(|(p, _, _)| *p == src);
+            let (s, kept) = store_source(&src, late.and_then(|l| l.1.as_deref()), &self.dir)?;
             if let Some(r) = read.get(i).filter(|r| **r != kept) {
                 return Err(changed_during_ingest(&src, r.bytes, kept.bytes, "kept"));
             }
-            stored.push((src, s, "companion"));
+            stored.push((src, s, if late.is_some_and(|l| l.2) { "trace" } else { "companion" }));
         }
         let mut entries = Vec::new();
         for (src, s, role) in stored {
@@ -700,7 +772,12 @@ impl SourceKeeper {
             durable_rename(&from, &archive_dir.join(&rel))?;
             entries.push(super::manifest::SourceEntry {
                 path: rel,
-                name: file_name(&src),
+                name: self
+                    .later
+                    .iter()
+                    .find(|(p, _, _)| *p == src)
+                    .and_then(|l| l.1.clone())
+                    .unwrap_or_else(|| file_name(&src)),
                 role: role.into(),
                 compressed: s.compressed,
                 bytes: s.bytes,
@@ -717,7 +794,17 @@ pub fn extract_sources(archive: &Archive, c: &CaptureEntry, dir: &Path) -> Resul
     let mut traces = Vec::new();
     for s in &c.sources {
         let from = archive.dir.join(&s.path);
+        // ovni's streams keep their path below the trace folder; nothing may point outside.
+        if Path::new(&s.name).components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+            return Err(Error::Archive {
+                path: from,
+                message: format!("kept source name '{}' is not a relative path", s.name),
+            });
+        }
         let to = dir.join(&s.name);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
         // A rebuild replaces the capture's tables: never from bytes that are not the ones
         // the manifest recorded.
         let sha256 = super::verify::file_sha256(&from).map_err(|e| Error::io(&from, e))?;
@@ -766,13 +853,24 @@ pub fn combined_sha256(hashes: &[String]) -> String {
 /// file, or an ovni directory's trace files). Files are hashed only when a capture of the
 /// same total size exists.
 pub fn find_identical(archive: &Archive, path: &Path) -> Result<Option<CaptureEntry>> {
-    let files = if path.is_dir() { capture_dir(path)?.0 } else { vec![path.to_path_buf()] };
+    find_identical_as(archive, path, None)
+}
+
+/// [`find_identical`] for the format `format` (which files of an ovni directory).
+pub fn find_identical_as(
+    archive: &Archive,
+    path: &Path,
+    format: Option<Format>,
+) -> Result<Option<CaptureEntry>> {
+    let files =
+        if path.is_dir() { capture_dir_as(path, format)?.0 } else { vec![path.to_path_buf()] };
     let companions: Vec<PathBuf> = files
         .iter()
         .flat_map(|f| {
             let chunks = shark::chunk_paths(f);
             prv::Companions::paths(f).into_iter().chain(qs::Companion::paths(f)).chain(chunks)
         })
+        .chain(ingest::ovni::companion_paths(&files))
         .collect();
     let size_of = |files: &[PathBuf]| -> Option<u64> {
         files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum()

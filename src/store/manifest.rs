@@ -167,7 +167,7 @@ impl Manifest {
 
     /// Every path the manifest gives stays inside the archive: file paths are relative with
     /// no `..`, and a kept source's name is a plain file name (a reingest extracts it under
-    /// that name). A hand-edited manifest must not make tracedb read, overwrite or delete
+    /// that name), or for ovni streams a relative path with no `..`. A hand-edited manifest must not make tracedb read, overwrite or delete
     /// files elsewhere.
     fn check_paths(&self) -> std::result::Result<(), String> {
         use std::path::Component;
@@ -191,7 +191,9 @@ impl Manifest {
                 if !inside(&src.path) {
                     return Err(bad("source", &src.path));
                 }
-                if !inside(&src.name) || Path::new(&src.name).components().count() != 1 {
+                // ovni's streams keep their path below the trace folder (loom.L/proc.P/...).
+                let one = Path::new(&src.name).components().count() == 1;
+                if !inside(&src.name) || !(one || c.format == "ovni") {
                     return Err(bad("source name", &src.name));
                 }
             }

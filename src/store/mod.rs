@@ -220,7 +220,13 @@ impl Archive {
         }
         // Files of removed captures and old generations: only while nobody reads them.
         let Some(_unread) = self.unread()? else { return Ok(()) };
-        let listed = self.listed_files();
+        // What a capture's folder holds: a listed file, or the folder of one (ovni's kept
+        // streams keep their tree: `sources/capture_id=1/loom.a/proc.1/...`).
+        let listed: std::collections::HashSet<String> = self
+            .listed_files()
+            .iter()
+            .map(|f| f.splitn(4, '/').take(3).collect::<Vec<_>>().join("/"))
+            .collect();
         for dir_name in data_dirs() {
             let tdir = self.dir.join(&dir_name);
             let Ok(entries) = tdir.read_dir() else { continue };

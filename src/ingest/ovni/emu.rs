@@ -1,0 +1,533 @@
+//! ovni's own model, replayed from the events: thread states, the CPU each thread runs on,
+//! the threads on each CPU, buffer flushes and libovni marks. Each change is a channel set
+//! named as ovni's emulator names the Paraver event type (so intervals from the streams and
+//! from the emulator's `thread.prv`/`cpu.prv` land in the same channels).
+use super::super::{ChannelSet, Diagnostic, Severity, Sink};
+use super::meta::MarkType;
+use super::spec::Decoded;
+use crate::model::strings::FastMap;
+use crate::model::Pos;
+use crate::Result;
+use std::collections::{BTreeMap, HashMap};
+
+/// ovni's thread states (`enum thread_state`), their Paraver values and labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum St {
+    /// Before its first `OHx`.
+    Unknown = 0,
+    /// Running on its CPU.
+    Running = 1,
+    /// Paused (`OHp`).
+    Paused = 2,
+    /// Ended (`OHe`).
+    Dead = 3,
+    /// About to be paused (`OHc`).
+    Cooling = 4,
+    /// About to run again (`OHw`).
+    Warming = 5,
+}
+
+impl St {
+    fn label(self) -> &'static str {
+        match self {
+            St::Unknown => "Unknown",
+            St::Running => "Running",
+            St::Paused => "Paused",
+            St::Dead => "Dead",
+            St::Cooling => "Cooling",
+            St::Warming => "Warming",
+        }
+    }
+    fn active(self) -> bool {
+        matches!(self, St::Running | St::Cooling | St::Warming)
+    }
+}
+
+/// Channel names (the Paraver type names ovni's PCF gives; CPU types 1-3 have no name in
+/// ovni's `cpu.pcf`, so the Paraver importer names them by number, and so do we).
+/// Thread channel: its CPU (value: global CPU index + 1, label: CPU name).
+pub const CH_TH_CPU: &str = "Thread: CPU affinity";
+/// Thread channel: its tid while it is active.
+pub const CH_TH_TID: &str = "Thread: TID of the ACTIVE thread";
+/// Thread channel: its state.
+pub const CH_TH_STATE: &str = "Thread: thread state";
+/// Thread channel: flushing its buffer.
+pub const CH_TH_FLUSH: &str = "Flushing ovni buffer";
+/// CPU channel: pid of the one thread running on it.
+pub const CH_CPU_PID: &str = "1";
+/// CPU channel: tid of the one thread running on it.
+pub const CH_CPU_TID: &str = "2";
+/// CPU channel: number of threads running on it (0 is a value).
+pub const CH_CPU_NRUN: &str = "3";
+/// CPU channel: its running thread flushes its buffer.
+pub const CH_CPU_FLUSH: &str = "Flushing ovni buffer of the RUNNING thread";
+
+/// A CPU of a loom (or its virtual CPU).
+#[derive(Debug, Clone)]
+pub struct Cpu {
+    /// `CPU <loom>.<phyid>` / `vCPU <loom>.*`.
+    pub name: String,
+    /// Position in ovni's global CPU list (the Paraver value is this + 1).
+    pub gindex: i64,
+    /// Threads assigned to it, in the order they came.
+    threads: Vec<usize>,
+}
+
+/// A thread (one stream).
+#[derive(Debug, Clone)]
+pub struct Thread {
+    /// `TH <app>.<tid>`.
+    pub name: String,
+    /// Thread id.
+    pub tid: i64,
+    /// Process id.
+    pub pid: i64,
+    /// Index of its loom.
+    pub loom: usize,
+    /// State.
+    pub state: St,
+    /// Index of its CPU in [`Model::cpus`].
+    pub cpu: Option<usize>,
+    flushing: bool,
+    /// Mark channels: type -> stack (a single channel holds at most one value).
+    marks: BTreeMap<i64, Vec<i64>>,
+}
+
+/// A loom: its CPUs by index (`OHx`'s cpu field), and its virtual CPU.
+#[derive(Debug, Clone, Default)]
+pub struct Loom {
+    /// CPU (in [`Model::cpus`]) of each index.
+    pub by_index: HashMap<i64, usize>,
+    /// Its virtual CPU.
+    pub vcpu: usize,
+}
+
+/// The model state and what was emitted last per channel (only changes are emitted).
+pub struct Model {
+    /// All CPUs, in ovni's global order.
+    pub cpus: Vec<Cpu>,
+    /// All threads, in stream order.
+    pub threads: Vec<Thread>,
+    /// Looms, sorted by name.
+    pub looms: Vec<Loom>,
+    marks: BTreeMap<i64, MarkType>,
+    /// Per CPU (`true`) or thread: channel -> value last emitted.
+    last: FastMap<(bool, usize), FastMap<String, i128>>,
+    /// Mark types already reported unknown, and other once-per-kind notes.
+    said: std::collections::HashSet<String>,
+}
+
+/// Where the event being applied comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct At {
+    /// Time (ns from the origin).
+    pub ts: i64,
+    /// Position in its stream.
+    pub pos: Pos,
+}
+
+impl Model {
+    /// A model of `threads` on `cpus` (grouped by `looms`), with the mark types declared.
+    pub fn new(cpus: Vec<Cpu>, looms: Vec<Loom>, marks: BTreeMap<i64, MarkType>) -> Self {
+        Model {
+            cpus,
+            threads: Vec::new(),
+            looms,
+            marks,
+            last: FastMap::default(),
+            said: Default::default(),
+        }
+    }
+
+    /// A new CPU.
+    pub fn cpu(name: String, gindex: i64) -> Cpu {
+        Cpu { name, gindex, threads: Vec::new() }
+    }
+
+    /// Adds a thread; returns its index.
+    pub fn add_thread(&mut self, name: String, tid: i64, pid: i64, loom: usize) -> usize {
+        self.threads.push(Thread {
+            name,
+            tid,
+            pid,
+            loom,
+            state: St::Unknown,
+            cpu: None,
+            flushing: false,
+            marks: BTreeMap::new(),
+        });
+        self.threads.len() - 1
+    }
+
+    /// The CPU thread `th` is on, if any.
+    pub fn cpu_of(&self, th: usize) -> Option<&str> {
+        let c = self.threads.get(th)?.cpu?;
+        self.cpus.get(c).map(|c| c.name.as_str())
+    }
+
+    fn warn(&self, sink: &mut dyn Sink, kind: &'static str, at: At, message: String) -> Result<()> {
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Warning,
+            kind,
+            pos: at.pos,
+            ts: Some(at.ts),
+            message,
+        })
+    }
+
+    fn th_name(&self, th: usize) -> String {
+        self.threads.get(th).map(|t| t.name.clone()).unwrap_or_default()
+    }
+
+    /// The CPU of loom `loom` at `index` (-1: the virtual CPU).
+    fn find_cpu(
+        &mut self,
+        loom: usize,
+        index: i128,
+        th: usize,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<Option<usize>> {
+        let Some(l) = self.looms.get(loom) else { return Ok(None) };
+        if index == -1 {
+            return Ok(Some(l.vcpu));
+        }
+        let found = i64::try_from(index).ok().and_then(|i| l.by_index.get(&i).copied());
+        if found.is_none() {
+            let msg = format!(
+                "{}: CPU index {index} is not among its loom's CPUs (stream.json loom_cpus): \
+                 the event is kept, the thread's CPU is unchanged",
+                self.th_name(th)
+            );
+            self.warn(sink, "unknown_cpu", at, msg)?;
+        }
+        Ok(found)
+    }
+
+    fn attach(&mut self, th: usize, cpu: usize) {
+        if let Some(old) = self.threads.get(th).and_then(|t| t.cpu) {
+            if let Some(c) = self.cpus.get_mut(old) {
+                c.threads.retain(|&t| t != th);
+            }
+        }
+        if let Some(c) = self.cpus.get_mut(cpu) {
+            if !c.threads.contains(&th) {
+                c.threads.push(th);
+            }
+        }
+        if let Some(t) = self.threads.get_mut(th) {
+            t.cpu = Some(cpu);
+        }
+    }
+
+    fn detach(&mut self, th: usize) {
+        if let Some(old) = self.threads.get(th).and_then(|t| t.cpu) {
+            if let Some(c) = self.cpus.get_mut(old) {
+                c.threads.retain(|&t| t != th);
+            }
+        }
+        if let Some(t) = self.threads.get_mut(th) {
+            t.cpu = None;
+        }
+    }
+
+    /// Moves thread `th` to state `to` if it is in one of `from`; else says so and moves it
+    /// anyway (the stream says where it is now).
+    fn transition(
+        &mut self,
+        th: usize,
+        from: &[St],
+        to: St,
+        mcv: &str,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(t) = self.threads.get_mut(th) else { return Ok(()) };
+        let was = t.state;
+        t.state = to;
+        if !from.contains(&was) {
+            let msg = format!(
+                "{} {mcv} in state {}: ovni's emulator allows it only from {}; the thread is \
+                 taken as {} from here",
+                self.th_name(th),
+                was.label(),
+                from.iter().map(|s| s.label()).collect::<Vec<_>>().join(" or "),
+                to.label()
+            );
+            self.warn(sink, "bad_thread_transition", at, msg)?;
+        }
+        Ok(())
+    }
+
+    /// Applies one event of thread `th`; then emits the channels it changed.
+    pub fn apply(
+        &mut self,
+        th: usize,
+        mcv: [u8; 3],
+        d: Option<&Decoded>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let before_cpu = self.threads.get(th).and_then(|t| t.cpu);
+        let loom = self.threads.get(th).map_or(0, |t| t.loom);
+        let mut other: Option<usize> = None;
+        let mut other_cpu: Option<usize> = None;
+        let code = String::from_utf8_lossy(&mcv).into_owned();
+        match &mcv {
+            b"OHx" => {
+                let cpu = d.and_then(|d| d.int("cpu"));
+                // ovni refuses to execute only a thread that is already running.
+                let not_running = [St::Unknown, St::Paused, St::Dead, St::Cooling, St::Warming];
+                self.transition(th, &not_running, St::Running, &code, at, sink)?;
+                if let Some(idx) = cpu {
+                    if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
+                        self.attach(th, c);
+                    }
+                }
+            }
+            b"OHe" => {
+                self.transition(th, &[St::Running, St::Cooling], St::Dead, &code, at, sink)?;
+                self.detach(th);
+            }
+            b"OHp" => {
+                self.transition(th, &[St::Running, St::Cooling], St::Paused, &code, at, sink)?
+            }
+            b"OHr" => {
+                self.transition(th, &[St::Paused, St::Warming], St::Running, &code, at, sink)?
+            }
+            b"OHc" => self.transition(th, &[St::Running], St::Cooling, &code, at, sink)?,
+            b"OHw" => self.transition(th, &[St::Paused], St::Warming, &code, at, sink)?,
+            b"OAs" => {
+                if let Some(idx) = d.and_then(|d| d.int("cpu")) {
+                    if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
+                        self.attach(th, c);
+                    }
+                }
+            }
+            b"OAr" => {
+                let tid = d.and_then(|d| d.int("tid"));
+                let remote = self
+                    .threads
+                    .iter()
+                    .position(|t| t.loom == loom && tid == Some(i128::from(t.tid)));
+                match (remote, d.and_then(|d| d.int("cpu"))) {
+                    (Some(r), Some(idx)) => {
+                        other = Some(r);
+                        other_cpu = self.threads.get(r).and_then(|t| t.cpu);
+                        if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
+                            self.attach(r, c);
+                        }
+                    }
+                    _ => {
+                        let msg = format!(
+                            "{} OAr names thread {} that has no stream in its loom: ignored",
+                            self.th_name(th),
+                            tid.map_or("?".into(), |t| t.to_string())
+                        );
+                        self.warn(sink, "unknown_thread", at, msg)?;
+                    }
+                }
+            }
+            b"OF[" | b"OF]" => {
+                if let Some(t) = self.threads.get_mut(th) {
+                    t.flushing = mcv[2] == b'[';
+                }
+            }
+            b"OM[" | b"OM]" | b"OM=" => self.mark(th, mcv[2], d, at, sink)?,
+            _ => return Ok(()),
+        }
+        self.emit_thread(th, at, sink)?;
+        let after_cpu = self.threads.get(th).and_then(|t| t.cpu);
+        if let Some(r) = other {
+            self.emit_thread(r, at, sink)?;
+        }
+        let mut cpus = vec![before_cpu, after_cpu, other_cpu];
+        if let Some(r) = other {
+            cpus.push(self.threads.get(r).and_then(|t| t.cpu));
+        }
+        let mut done = Vec::new();
+        for c in cpus.into_iter().flatten() {
+            if !done.contains(&c) {
+                done.push(c);
+                self.emit_cpu(c, at, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn mark(
+        &mut self,
+        th: usize,
+        op: u8,
+        d: Option<&Decoded>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let (Some(value), Some(ty)) =
+            (d.and_then(|d| d.int("value")), d.and_then(|d| d.int("type")))
+        else {
+            return Ok(());
+        };
+        let (Ok(value), Ok(ty)) = (i64::try_from(value), i64::try_from(ty)) else { return Ok(()) };
+        if !self.marks.contains_key(&ty) {
+            if self.said.insert(format!("mark{ty}")) {
+                let msg = format!(
+                    "mark type {ty} is not declared in any stream's metadata (ovni.mark): its \
+                     events are kept, its channel is named 'Mark {ty}'"
+                );
+                self.warn(sink, "unknown_mark_type", at, msg)?;
+            }
+            self.marks.insert(
+                ty,
+                MarkType {
+                    title: format!("Mark {ty}"),
+                    stack: op != b'=',
+                    labels: BTreeMap::new(),
+                },
+            );
+        }
+        if value == 0 {
+            let msg =
+                format!("{} mark value 0 (type {ty}): ovni refuses it; ignored", self.th_name(th));
+            return self.warn(sink, "bad_mark", at, msg);
+        }
+        let name = self.th_name(th);
+        let Some(t) = self.threads.get_mut(th) else { return Ok(()) };
+        let stack = t.marks.entry(ty).or_default();
+        match op {
+            b'[' => stack.push(value),
+            b'=' => {
+                stack.clear();
+                stack.push(value);
+            }
+            _ => match stack.last() {
+                Some(&top) if top == value => {
+                    stack.pop();
+                }
+                top => {
+                    let msg = format!(
+                        "{name} pops mark {value} of type {ty} but {} is on top: the top is \
+                         popped",
+                        top.map_or("nothing".into(), |v| v.to_string())
+                    );
+                    stack.pop();
+                    return self.warn(sink, "bad_mark", at, msg);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// Sets `channel` of a CPU (`who.0`) or thread `who.1` to `value`, when it changes.
+    fn set(
+        &mut self,
+        who: (bool, usize),
+        channel: &str,
+        value: i128,
+        label: Option<&str>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let (cpu_side, idx) = who;
+        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value.
+        let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
+        let seen = self.last.entry(who).or_default();
+        match seen.get_mut(channel) {
+            Some(v) if *v == value => return Ok(()),
+            Some(v) => *v = value,
+            None if value == 0 => return Ok(()),
+            None => {
+                seen.insert(channel.to_string(), value);
+            }
+        }
+        let (entity, ty) = if cpu_side {
+            (self.cpus.get(idx).map(|c| c.name.clone()).unwrap_or_default(), "CPU")
+        } else {
+            (self.th_name(idx), "THREAD")
+        };
+        sink.channel_set(&ChannelSet {
+            entity: &entity,
+            entity_type: ty,
+            channel,
+            ts: at.ts,
+            value,
+            zero_ends,
+            label,
+            core: None,
+            pos: at.pos,
+        })
+    }
+
+    fn mark_value(&self, th: usize, ty: i64) -> i128 {
+        self.threads
+            .get(th)
+            .and_then(|t| t.marks.get(&ty))
+            .and_then(|s| s.last())
+            .map_or(0, |&v| i128::from(v))
+    }
+
+    fn emit_thread(&mut self, th: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
+        let Some(t) = self.threads.get(th) else { return Ok(()) };
+        let (state, tid, flushing, cpu) = (t.state, t.tid, t.flushing, t.cpu);
+        let (cpu_v, cpu_label) = match cpu.and_then(|c| self.cpus.get(c)) {
+            Some(c) => (i128::from(c.gindex) + 1, Some(c.name.clone())),
+            None => (0, None),
+        };
+        self.set((false, th), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
+        let active = state.active();
+        self.set((false, th), CH_TH_TID, if active { i128::from(tid) } else { 0 }, None, at, sink)?;
+        if state != St::Unknown {
+            self.set((false, th), CH_TH_STATE, state as i128, Some(state.label()), at, sink)?;
+        }
+        self.set((false, th), CH_TH_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        // Taken out while the channels are set (`set` does not use them).
+        let marks = std::mem::take(&mut self.marks);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
+            // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
+            let v = if active { self.mark_value(th, *ty) } else { 0 };
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            result = self.set((false, th), &m.title, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.marks = marks;
+        result
+    }
+
+    fn emit_cpu(&mut self, c: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
+        let Some(cpu) = self.cpus.get(c) else { return Ok(()) };
+        let running: Vec<usize> = cpu
+            .threads
+            .iter()
+            .copied()
+            .filter(|&t| self.threads.get(t).is_some_and(|t| t.state == St::Running))
+            .collect();
+        // One running thread: its ids, flush and marks; none or several: nothing (ovni
+        // shows no value then).
+        let one = match running.as_slice() {
+            [t] => Some(*t),
+            _ => None,
+        };
+        let nrun = running.len() as i128;
+        let t = one.and_then(|t| self.threads.get(t)).map(|t| (t.pid, t.tid, t.flushing));
+        self.set((true, c), CH_CPU_PID, t.map_or(0, |t| i128::from(t.0)), None, at, sink)?;
+        self.set((true, c), CH_CPU_TID, t.map_or(0, |t| i128::from(t.1)), None, at, sink)?;
+        self.set((true, c), CH_CPU_NRUN, nrun, None, at, sink)?;
+        let flushing = t.is_some_and(|t| t.2);
+        self.set((true, c), CH_CPU_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        let marks = std::mem::take(&mut self.marks);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
+            let v = one.map_or(0, |t| self.mark_value(t, *ty));
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            result = self.set((true, c), &m.title, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.marks = marks;
+        result
+    }
+}

@@ -1,0 +1,568 @@
+//! ovni binary runtime streams: what libovni writes and `ovniemu` reads, ingested without
+//! running the emulator.
+//!
+//! Spec digest (FORMATS.md §2 "ovni binary runtime streams"; bsc-pm/ovni 1.14
+//! `src/emu/stream.c`, `src/emu/player.c`, `src/emu/ovni/event.c`, `src/emu/system.c`):
+//!
+//! ```text
+//! ovni/loom.<L>/proc.<P>/thread.<T>/stream.obs + stream.json      spec v3 (one dir a thread)
+//! ovni/loom.<L>/proc.<P>/thread.<T>.obs + thread.<T>.json
+//!                        + metadata.json                          v2 layout
+//! stream.obs: "ovni" u32 version=1 | event* (packed, no padding)
+//! event:      u8 flags | u8 model | u8 category | u8 value | u64 clock | payload
+//!             flags & 0x0f: 0 = no payload, n = n+1 bytes; flags & 0x10 = jumbo:
+//!             payload = u32 size N, then N bytes of jumbo data
+//! ```
+//!
+//! Byte order is the tracing machine's and is not written: it is read from the header's
+//! version field (`01 00 00 00` little-endian, `00 00 00 01` big-endian; anything else is
+//! not a stream version this reader knows, and an error).
+//!
+//! Streams are merged by clock (k-way merge, one cursor per stream: memory grows with the
+//! number of streams, not their length). Equal clocks keep stream order (loom name, then
+//! process id, then thread id, as ovni sorts them), and file order within a stream. A clock
+//! lower than the one before it in its stream is a `clock_backwards` diagnostic (info inside
+//! an `OU[`..`OU]` unordered region, which ovni allows); the event keeps its time in
+//! `events`, and is merged and applied to the channels at its stream's previous time, so
+//! states never go back in time. Times are ns from the first event of the merged sequence
+//! (what `ovniemu` takes as the start of its Paraver output), stored as `captures.ts_origin`
+//! (the raw clock). Per-loom offsets of a `clock-offsets.txt` beside the looms (ovnisync's
+//! table: `index hostname median mean stdev`, the median used) are added to the clocks.
+//!
+//! Output: one `events` row per event (action = the MCV code, source and target = the
+//! thread `TH <app_id>.<tid>`, note = ovnidump's description of it, value = its first
+//! numeric field, core = the CPU the thread is on); the ovni model's channels (see
+//! [`emu`]); nOS-V and Nanos6 task instances (see [`tasks`]).
+pub mod emu;
+pub mod meta;
+pub mod spec;
+pub mod stream;
+pub mod tasks;
+#[cfg(test)]
+mod tests;
+
+use super::input::Digest256;
+use super::{Diagnostic, Severity, Sink};
+use crate::model::{Event, Pos, TimeUnit, MAX_ABS_NS};
+use crate::{Error, Result};
+use emu::{At, Model};
+use meta::{Meta, StreamFile};
+use spec::Lookup;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use stream::{RawEvent, StreamReader};
+
+pub use meta::{find_streams, stream_of};
+
+/// True when `prefix` starts like an ovni stream (`ovni` and version 1 in either order).
+pub fn sniff(prefix: &[u8]) -> bool {
+    matches!(
+        prefix.get(..8),
+        Some([b'o', b'v', b'n', b'i', 1, 0, 0, 0] | [b'o', b'v', b'n', b'i', 0, 0, 0, 1])
+    )
+}
+
+/// The directory holding the `loom.*` folders of a trace directory given as itself or as
+/// the experiment directory around its `ovni/` folder; `None` when there are no streams.
+pub fn streams_dir(dir: &Path) -> Option<(PathBuf, Vec<StreamFile>)> {
+    [dir.to_path_buf(), dir.join("ovni")].into_iter().find_map(|d| {
+        let s = find_streams(&d);
+        (!s.is_empty()).then_some((d, s))
+    })
+}
+
+/// A file read besides the streams (metadata, clock offsets), for the capture's hash and
+/// kept sources.
+#[derive(Debug, Clone)]
+pub struct Companion {
+    /// The file.
+    pub path: PathBuf,
+    /// Its digest, from the bytes read.
+    pub digest: Digest256,
+    /// Bytes of text read (decompressed).
+    pub text_bytes: u64,
+}
+
+/// What reading the streams gave.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Clock of the first event (the origin of the times), with its loom's offset.
+    pub origin: Option<u64>,
+    /// Companion files read, in the order read.
+    pub companions: Vec<Companion>,
+}
+
+/// The companions [`read`] reads for the streams `files` (when they are streams), in its
+/// order: metadata files, then the clock offset file.
+pub fn companion_paths(files: &[PathBuf]) -> Vec<PathBuf> {
+    let streams: Vec<StreamFile> = files.iter().filter_map(|f| stream_of(f)).collect();
+    if streams.len() != files.len() || streams.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for s in &streams {
+        for j in &s.json {
+            if !out.contains(j) {
+                out.push(j.clone());
+            }
+        }
+    }
+    if let Some(root) = streams.first().and_then(root_of) {
+        let off = root.join(CLOCK_OFFSETS);
+        if off.is_file() {
+            out.push(off);
+        }
+    }
+    out
+}
+
+/// The folder holding the `loom.*` folder of the stream `s`.
+pub fn root_of(s: &StreamFile) -> Option<PathBuf> {
+    s.obs.ancestors().nth(if s.v2 { 3 } else { 4 }).map(Path::to_path_buf)
+}
+
+/// Name of the clock offset file ovniemu reads by default.
+pub const CLOCK_OFFSETS: &str = "clock-offsets.txt";
+
+struct Cursor<R> {
+    reader: StreamReader<R>,
+    thread: usize,
+    relpath: String,
+    offset: i64,
+    prev: Option<u64>,
+    unsorted: bool,
+    events: u64,
+}
+
+fn clip_key(clock: u64, offset: i64) -> u64 {
+    if offset >= 0 {
+        clock.saturating_add(offset.unsigned_abs())
+    } else {
+        clock.saturating_sub(offset.unsigned_abs())
+    }
+}
+
+/// Reads clock offsets: hostname -> offset (ns).
+fn clock_offsets(
+    path: &Path,
+    sink: &mut dyn Sink,
+) -> Result<(HashMap<String, i64>, Option<Companion>)> {
+    let mut out = HashMap::new();
+    if !path.is_file() {
+        return Ok((out, None));
+    }
+    let (text, digest, len) = match meta::read_json_text(path) {
+        Ok(t) => t,
+        Err(e) => {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "bad_metadata",
+                pos: Pos::None,
+                ts: None,
+                message: format!("{}: {e}: clocks are taken without offsets", path.display()),
+            })?;
+            return Ok((out, None));
+        }
+    };
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.is_empty() {
+            continue;
+        }
+        match (f.get(1), f.get(2).and_then(|m| m.parse::<f64>().ok())) {
+            (Some(host), Some(median))
+                if f.len() == 5 && median.is_finite() && median.abs() < 1e18 =>
+            {
+                #[allow(clippy::cast_possible_truncation)]
+                out.insert((*host).to_string(), median.trunc() as i64);
+            }
+            _ => sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "bad_metadata",
+                pos: Pos::Line(i as u64 + 1),
+                ts: None,
+                message: format!(
+                    "{}: '{}' is not 'index hostname median mean stdev': line ignored",
+                    path.display(),
+                    line.trim()
+                ),
+            })?,
+        }
+    }
+    Ok((out, Some(Companion { path: path.to_path_buf(), digest, text_bytes: len })))
+}
+
+/// The offset of loom `loom` (`loom.<host>` or `loom.<host>.<suffix>`).
+fn offset_of(offsets: &HashMap<String, i64>, loom: &str) -> Option<i64> {
+    let host = loom.strip_prefix("loom.").unwrap_or(loom);
+    offsets.get(host).copied().or_else(|| {
+        offsets
+            .iter()
+            .find(|(h, _)| host.strip_prefix(h.as_str()).is_some_and(|r| r.starts_with('.')))
+            .map(|(_, o)| *o)
+    })
+}
+
+/// Reads the streams `inputs` (sorted as [`meta::sort_streams`] sorts them), each opened
+/// by the caller (decompressed, hashed) and shown in messages by its relpath, into `sink`.
+pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Result<Outcome> {
+    let mut outcome = Outcome::default();
+    sink.time_unit(TimeUnit::Ns);
+    // Metadata, per stream; each JSON file read once (a v2 process's metadata.json is
+    // shared by its threads).
+    let mut read_json: HashMap<PathBuf, String> = HashMap::new();
+    let mut metas = Vec::new();
+    for (s, _) in &inputs {
+        let mut m = Meta::default();
+        if s.json.is_empty() {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "missing_metadata",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "{}: no stream.json (or v2 metadata.json): the thread is named with app id \
+                     1, its loom's CPUs are those other streams declare",
+                    s.relpath
+                ),
+            })?;
+        }
+        for j in &s.json {
+            if !read_json.contains_key(j) {
+                match meta::read_json_text(j) {
+                    Ok((text, digest, len)) => {
+                        outcome.companions.push(Companion {
+                            path: j.clone(),
+                            digest,
+                            text_bytes: len,
+                        });
+                        read_json.insert(j.clone(), text);
+                    }
+                    Err(e) => {
+                        sink.diagnostic(Diagnostic {
+                            severity: Severity::Warning,
+                            kind: "bad_metadata",
+                            pos: Pos::None,
+                            ts: None,
+                            message: format!("{}: {e}: its metadata is not used", j.display()),
+                        })?;
+                        read_json.insert(j.clone(), String::new());
+                    }
+                }
+            }
+            if let Some(text) = read_json.get(j).filter(|t| !t.is_empty()) {
+                m.merge_json(text, &j.display().to_string());
+            }
+        }
+        for p in std::mem::take(&mut m.problems) {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "bad_metadata",
+                pos: Pos::None,
+                ts: None,
+                message: p,
+            })?;
+        }
+        if m.finished == Some(false) {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "unfinished_stream",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "{}: its metadata says the thread did not finish (no ovni_thread_free): \
+                     events after the last flush may be missing",
+                    s.relpath
+                ),
+            })?;
+        }
+        metas.push(m);
+    }
+    drop(read_json);
+    let root = inputs.first().and_then(|(s, _)| root_of(s));
+    let (offsets, off_file) = match &root {
+        Some(r) => clock_offsets(&r.join(CLOCK_OFFSETS), sink)?,
+        None => (HashMap::new(), None),
+    };
+    outcome.companions.extend(off_file);
+
+    // The system: looms sorted by name, their CPUs by physical id then the virtual CPU.
+    let mut loom_names: Vec<String> = inputs.iter().map(|(s, _)| s.loom.clone()).collect();
+    loom_names.sort();
+    loom_names.dedup();
+    let mut cpus = Vec::new();
+    let mut looms = Vec::new();
+    let mut marks = BTreeMap::new();
+    for m in &metas {
+        for (t, mt) in &m.marks {
+            marks.entry(*t).or_insert_with(|| mt.clone());
+        }
+    }
+    for (li, name) in loom_names.iter().enumerate() {
+        let mut list: Vec<(i64, i64)> = Vec::new();
+        for ((s, _), m) in inputs.iter().zip(&metas) {
+            if &s.loom == name {
+                for c in &m.loom_cpus {
+                    if !list.iter().any(|(i, _)| *i == c.0) {
+                        list.push(*c);
+                    }
+                }
+            }
+        }
+        list.sort_by_key(|(i, p)| (*p, *i));
+        let mut loom = emu::Loom::default();
+        for (index, phyid) in list {
+            loom.by_index.insert(index, cpus.len());
+            let gi = cpus.len() as i64;
+            cpus.push(Model::cpu(format!("CPU {li}.{phyid}"), gi));
+        }
+        loom.vcpu = cpus.len();
+        let gi = cpus.len() as i64;
+        cpus.push(Model::cpu(format!("vCPU {li}.*"), gi));
+        looms.push(loom);
+    }
+    for c in &cpus {
+        sink.declare_entity(&c.name, Some("CPU"), None);
+    }
+    let mut model = Model::new(cpus, looms, marks);
+    let mut cursors = Vec::new();
+    let mut heap = BinaryHeap::new();
+    let mut heads: Vec<Option<(RawEvent, u64)>> = Vec::new();
+    let mut libs = Vec::new();
+    // ovni's thread label `TH <app>.<tid>` repeats when tids do across looms: as the
+    // Paraver importer does with the emulator's rows, each such thread gets its row id
+    // (`1.1.<row>`, rows in stream order) appended, so both ingests name it alike.
+    let labels: Vec<String> = inputs
+        .iter()
+        .zip(&metas)
+        .map(|((s, _), m)| format!("TH {}.{}", m.app_id.unwrap_or(1), s.tid))
+        .collect();
+    let mut names = Vec::new();
+    for (row, l) in labels.iter().enumerate() {
+        if labels.iter().filter(|o| *o == l).count() > 1 {
+            let name = format!("{l} (1.1.{})", row + 1);
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "duplicate_row_label",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "thread label '{l}' is also another stream's: this one is named '{name}'"
+                ),
+            })?;
+            names.push(name);
+        } else {
+            names.push(l.clone());
+        }
+    }
+    for (((s, r), m), name) in inputs.into_iter().zip(&metas).zip(names) {
+        let li = loom_names.iter().position(|l| *l == s.loom).unwrap_or(0);
+        sink.declare_entity(&name, Some("THREAD"), None);
+        let th = model.add_thread(name, s.tid, s.pid, li);
+        if let Some(v) = &m.lib_version {
+            if !libs.contains(v) {
+                libs.push(v.clone());
+            }
+        }
+        let mut r = r;
+        let endian = stream::read_header(&mut r)
+            .map_err(|e| Error::input(&s.obs.display().to_string(), "byte 0", format!("{e}")))?;
+        if endian == stream::Endian::Big {
+            sink.meta("ovni.big_endian_streams", "true");
+        }
+        let offset = offset_of(&offsets, &s.loom).unwrap_or(0);
+        cursors.push(Cursor {
+            reader: StreamReader::new(r, endian),
+            thread: th,
+            relpath: s.relpath.clone(),
+            offset,
+            prev: None,
+            unsorted: false,
+            events: 0,
+        });
+        heads.push(None);
+    }
+    sink.meta("ovni.streams", &cursors.len().to_string());
+    sink.meta("ovni.looms", &loom_names.len().to_string());
+    if !libs.is_empty() {
+        sink.meta("ovni.lib_version", &libs.join(","));
+    }
+    if !offsets.is_empty() {
+        sink.meta("ovni.clock_offsets", CLOCK_OFFSETS);
+    }
+    for i in 0..cursors.len() {
+        advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+    }
+    let mut unknown: HashSet<[u8; 3]> = HashSet::new();
+    let mut tasks = tasks::Tasks::default();
+    while let Some(Reverse((key, i))) = heap.pop() {
+        let Some((ev, _)) = heads.get_mut(i).and_then(Option::take) else { continue };
+        let (thread, offset, relpath, endian) = match cursors.get(i) {
+            Some(c) => (c.thread, c.offset, c.relpath.clone(), c.reader.endian()),
+            None => continue,
+        };
+        let origin = *outcome.origin.get_or_insert(key);
+        let pos = Pos::Byte(ev.offset);
+        let raw_key = clip_key(ev.clock, offset);
+        let to_ns = |k: u64| -> Option<i64> {
+            let d = i128::from(k) - i128::from(origin);
+            i64::try_from(d).ok().filter(|t| t.abs() <= MAX_ABS_NS)
+        };
+        let (Some(ts), Some(applied)) = (to_ns(raw_key), to_ns(key)) else {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Error,
+                kind: "clock_out_of_range",
+                pos,
+                ts: None,
+                message: format!(
+                    "{relpath}: clock {} is more than 2^62 ns from the first event's: event \
+                     {} dropped",
+                    ev.clock,
+                    ev.mcv_text()
+                ),
+            })?;
+            advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+            continue;
+        };
+        if ev.jumbo_len > stream::MAX_JUMBO {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "jumbo_too_large",
+                pos,
+                ts: Some(ts),
+                message: format!(
+                    "{relpath}: {} jumbo event of {} bytes, beyond the {} kept: the event is \
+                     kept without its data",
+                    ev.mcv_text(),
+                    ev.jumbo_len,
+                    stream::MAX_JUMBO
+                ),
+            })?;
+        }
+        let lookup = spec::decode(&ev, endian);
+        let (note, value, decoded) = match &lookup {
+            Lookup::Known(d) => {
+                #[allow(clippy::cast_precision_loss)]
+                let v = d.first_int().map(|v| v as f64);
+                (Some(d.note.clone()), v, Some(d))
+            }
+            Lookup::Undescribed => (None, None, None),
+            Lookup::Unknown(why) => {
+                if unknown.insert(ev.mcv) {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Warning,
+                        kind: "unknown_event",
+                        pos,
+                        ts: Some(ts),
+                        message: format!(
+                            "{relpath}: {why}: kept in events with its payload as hex; no state \
+                             is derived from it (reported once per code)"
+                        ),
+                    })?;
+                }
+                let data = ev.data();
+                (
+                    Some(if data.is_empty() { String::new() } else { spec::hex(data) })
+                        .filter(|s| !s.is_empty()),
+                    None,
+                    None,
+                )
+            }
+        };
+        let at = At { ts: applied, pos };
+        let core_before = model.cpu_of(thread).map(str::to_string);
+        // The ovni model's events whose payload did not decode change nothing.
+        if matches!(lookup, Lookup::Known(_)) || ev.data().is_empty() {
+            model.apply(thread, ev.mcv, decoded, at, sink)?;
+        }
+        let core = model.cpu_of(thread).map(str::to_string).or(core_before);
+        let name = model.threads.get(thread).map(|t| t.name.clone()).unwrap_or_default();
+        let mcv = ev.mcv_text();
+        sink.event(&Event {
+            ts,
+            source: &name,
+            source_instance: -1,
+            target_type: "THREAD",
+            target: &name,
+            target_instance: -1,
+            action: &mcv,
+            note: note.as_deref(),
+            value,
+            core: core.as_deref(),
+            pos,
+        })?;
+        tasks.apply(ev.mcv, decoded, &name, ts.max(applied), core.as_deref(), pos, sink)?;
+        if ev.mcv == *b"OU[" || ev.mcv == *b"OU]" {
+            if let Some(c) = cursors.get_mut(i) {
+                c.unsorted = ev.mcv[2] == b'[';
+            }
+        }
+        advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+    }
+    for c in &cursors {
+        if c.events == 0 {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "empty_stream",
+                pos: Pos::None,
+                ts: None,
+                message: format!("{}: the stream holds no event", c.relpath),
+            })?;
+        }
+    }
+    if let Some(o) = outcome.origin {
+        sink.meta("ovni.origin_clock", &o.to_string());
+    }
+    Ok(outcome)
+}
+
+/// Reads the next event of stream `i` into its head slot and the heap.
+fn advance<R: Read>(
+    cursors: &mut [Cursor<R>],
+    heads: &mut [Option<(RawEvent, u64)>],
+    heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
+    i: usize,
+    sink: &mut dyn Sink,
+) -> Result<()> {
+    let Some(c) = cursors.get_mut(i) else { return Ok(()) };
+    let ev = match c.reader.next_event() {
+        Ok(Some(ev)) => ev,
+        Ok(None) => return Ok(()),
+        Err(mut d) => {
+            d.message = format!("{}: {}", c.relpath, d.message);
+            return sink.diagnostic(d);
+        }
+    };
+    c.events += 1;
+    let mut key = clip_key(ev.clock, c.offset);
+    if let Some(prev) = c.prev.filter(|&p| key < p) {
+        let (severity, why) = if c.unsorted {
+            (Severity::Info, "inside an OU[ unordered region, which ovni allows")
+        } else {
+            (Severity::Warning, "the reference reader stops here")
+        };
+        sink.diagnostic(Diagnostic {
+            severity,
+            kind: "clock_backwards",
+            pos: Pos::Byte(ev.offset),
+            ts: None,
+            message: format!(
+                "{}: {} clock {} is {} ns before the event before it ({why}): kept with its own \
+                 time in events, applied to states at the earlier event's time",
+                c.relpath,
+                ev.mcv_text(),
+                ev.clock,
+                prev - key
+            ),
+        })?;
+        key = prev;
+    }
+    c.prev = Some(key);
+    if let Some(h) = heads.get_mut(i) {
+        *h = Some((ev, key));
+    }
+    heap.push(Reverse((key, i)));
+    Ok(())
+}

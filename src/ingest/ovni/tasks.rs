@@ -1,0 +1,126 @@
+//! nOS-V (`VT*`, `VYc`) and Nanos6 (`6T*`, `6Yc`) tasks as BTF-shaped process events, so
+//! that the derive stage gives them `instances` rows (response times) and `state`
+//! intervals:
+//!
+//! | stream event | BTF event on `T <type label>`, instance = task id | source |
+//! |---|---|---|
+//! | `VTc`/`VTC`/`6Tc` create | `activate` | the thread |
+//! | `VTx`/`6Tx` execute | `start` | the CPU of the thread |
+//! | `VTp`/`6Tp` pause | `wait` | the CPU |
+//! | `VTr`/`6Tr` resume | `release`, then `resume` | the CPU |
+//! | `VTe`/`6Te` end | `terminate` | the CPU |
+//!
+//! The entity is the task type's label (`VYc`/`6Yc`; `task type <id>` without one), so all
+//! tasks of a type are instances of one entity. These rows come in addition to the
+//! `events` row of the stream event itself (their action is the BTF action, their note names
+//! the stream event). A paused task's wait for resubmission and for a CPU are one `waiting`
+//! state (nothing in the stream tells them apart).
+use super::super::{Diagnostic, Severity, Sink};
+use super::spec::Decoded;
+use crate::model::{Event, Pos};
+use crate::Result;
+use std::collections::HashMap;
+
+/// Tasks followed at once beyond which new ones are not (memory bound).
+pub const MAX_TASKS: usize = 1 << 20;
+
+/// Task types and live tasks.
+#[derive(Debug, Default)]
+pub struct Tasks {
+    /// (model, type id) -> label.
+    types: HashMap<(u8, i128), String>,
+    /// (model, task id) -> entity name.
+    live: HashMap<(u8, i128), String>,
+    full_said: bool,
+}
+
+impl Tasks {
+    /// Applies one stream event (`d` its decoded payload) of thread `thread` on `core`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply(
+        &mut self,
+        mcv: [u8; 3],
+        d: Option<&Decoded>,
+        thread: &str,
+        ts: i64,
+        core: Option<&str>,
+        pos: Pos,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let [model, cat, val] = mcv;
+        if !(model == b'V' || model == b'6') {
+            return Ok(());
+        }
+        let Some(d) = d else { return Ok(()) };
+        match (cat, val) {
+            (b'Y', b'c') => {
+                if let (Some(id), Some(label)) = (d.int("typeid"), d.text("label")) {
+                    self.types.insert((model, id), label.to_string());
+                }
+                return Ok(());
+            }
+            (b'T', _) => {}
+            _ => return Ok(()),
+        }
+        let Some(task) = d.int("taskid") else { return Ok(()) };
+        let code = String::from_utf8_lossy(&mcv).into_owned();
+        let actions: &[&str] = match val {
+            b'c' | b'C' => {
+                let ty = d.int("typeid").unwrap_or(-1);
+                let name = self
+                    .types
+                    .get(&(model, ty))
+                    .cloned()
+                    .unwrap_or_else(|| format!("task type {ty}"));
+                if self.live.len() >= MAX_TASKS && !self.live.contains_key(&(model, task)) {
+                    if !std::mem::replace(&mut self.full_said, true) {
+                        sink.diagnostic(Diagnostic {
+                            severity: Severity::Warning,
+                            kind: "too_many_tasks",
+                            pos,
+                            ts: Some(ts),
+                            message: format!(
+                                "more than {MAX_TASKS} tasks alive at once: later ones have no \
+                                 instances rows (their stream events are kept)"
+                            ),
+                        })?;
+                    }
+                    return Ok(());
+                }
+                self.live.insert((model, task), name);
+                &["activate"]
+            }
+            b'x' => &["start"],
+            b'p' => &["wait"],
+            b'r' => &["release", "resume"],
+            b'e' => &["terminate"],
+            _ => return Ok(()),
+        };
+        let Some(name) = self.live.get(&(model, task)).cloned() else {
+            // Created before the trace began (or beyond the bound): no instance to follow.
+            return Ok(());
+        };
+        if val == b'e' {
+            self.live.remove(&(model, task));
+        }
+        let instance = i64::try_from(task).unwrap_or(-1);
+        let note = format!("{code} of task {task}");
+        for a in actions {
+            let source = if *a == "activate" { thread } else { core.unwrap_or(thread) };
+            sink.event(&Event {
+                ts,
+                source,
+                source_instance: -1,
+                target_type: "T",
+                target: &name,
+                target_instance: instance,
+                action: a,
+                note: Some(&note),
+                value: None,
+                core: if *a == "activate" { None } else { core },
+                pos,
+            })?;
+        }
+        Ok(())
+    }
+}

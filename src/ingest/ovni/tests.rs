@@ -1,0 +1,337 @@
+//! Reader tests on hand-built streams: every expected value is worked out from the bytes
+//! written.
+use super::stream::{Endian, StreamReader};
+use super::*;
+use crate::ingest::ChannelSet;
+use crate::model::Event;
+
+#[derive(Default)]
+struct Rec {
+    meta: Vec<(String, String)>,
+    events: Vec<String>,
+    sets: Vec<String>,
+    diags: Vec<(String, String)>,
+}
+
+impl Sink for Rec {
+    fn meta(&mut self, key: &str, value: &str) {
+        self.meta.push((key.into(), value.into()));
+    }
+    fn time_unit(&mut self, _unit: TimeUnit) {}
+    fn declare_entity(&mut self, _name: &str, _t: Option<&str>, _id: Option<i64>) {}
+    fn event(&mut self, e: &Event<'_>) -> Result<()> {
+        self.events.push(format!(
+            "{}|{}|{}|{}|{}|{:?}|{}",
+            e.ts,
+            e.target,
+            e.target_instance,
+            e.action,
+            e.note.unwrap_or("-"),
+            e.value,
+            e.core.unwrap_or("-")
+        ));
+        Ok(())
+    }
+    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
+        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
+        Ok(())
+    }
+    fn channel_set(&mut self, s: &ChannelSet<'_>) -> Result<()> {
+        self.sets.push(format!(
+            "{} {} {}={} {}",
+            s.ts,
+            s.entity,
+            s.channel,
+            s.value,
+            s.label.unwrap_or("-")
+        ));
+        Ok(())
+    }
+}
+
+/// Builds a stream's bytes.
+struct W {
+    be: bool,
+    bytes: Vec<u8>,
+}
+
+impl W {
+    fn new(be: bool) -> Self {
+        let mut bytes = b"ovni".to_vec();
+        bytes.extend(if be { [0, 0, 0, 1] } else { [1, 0, 0, 0] });
+        W { be, bytes }
+    }
+    fn u32(&self, v: u32) -> [u8; 4] {
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn u64(&self, v: u64) -> [u8; 8] {
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn ev(mut self, mcv: &str, clock: u64, payload: &[u8]) -> Self {
+        let flags = if payload.is_empty() { 0 } else { (payload.len() - 1) as u8 };
+        self.bytes.push(flags);
+        self.bytes.extend(mcv.as_bytes());
+        let c = self.u64(clock);
+        self.bytes.extend(c);
+        self.bytes.extend(payload);
+        self
+    }
+    fn jumbo(mut self, mcv: &str, clock: u64, data: &[u8]) -> Self {
+        self.bytes.push(0x10 | 3);
+        self.bytes.extend(mcv.as_bytes());
+        let c = self.u64(clock);
+        self.bytes.extend(c);
+        let n = self.u32(data.len() as u32);
+        self.bytes.extend(n);
+        self.bytes.extend(data);
+        self
+    }
+    fn ohx(self, clock: u64, cpu: i32) -> Self {
+        let mut p = self.u32(cpu as u32).to_vec();
+        p.extend(self.u32(u32::MAX));
+        p.extend(self.u64(0));
+        self.ev("OHx", clock, &p)
+    }
+}
+
+fn file(tid: i64) -> StreamFile {
+    StreamFile {
+        obs: PathBuf::from(format!("/x/ovni/loom.a/proc.1/thread.{tid}/stream.obs")),
+        json: Vec::new(),
+        relpath: format!("loom.a/proc.1/thread.{tid}"),
+        loom: "loom.a".into(),
+        pid: 1,
+        tid,
+        v2: false,
+    }
+}
+
+fn run(streams: Vec<(i64, Vec<u8>)>) -> Rec {
+    let mut rec = Rec::default();
+    let inputs: Vec<(StreamFile, &[u8])> =
+        streams.iter().map(|(t, b)| (file(*t), b.as_slice())).collect();
+    read(inputs, &mut rec).unwrap();
+    // The streams made here have no stream.json: said once each, left out of the checks.
+    let missing = rec.diags.iter().filter(|d| d.0 == "missing_metadata").count();
+    assert_eq!(missing, streams.len());
+    rec.diags.retain(|d| d.0 != "missing_metadata");
+    rec
+}
+
+#[test]
+fn sniffs_both_byte_orders_only() {
+    assert!(sniff(b"ovni\x01\0\0\0"));
+    assert!(sniff(b"ovni\0\0\0\x01"));
+    assert!(!sniff(b"ovni\x02\0\0\0"));
+    assert!(!sniff(b"ovn"));
+}
+
+#[test]
+fn events_decode_and_merge_by_clock() {
+    let a = W::new(false).ohx(100, -1).ev("OHe", 400, &[]).bytes;
+    let b = W::new(false).ohx(250, -1).ev("OHe", 250, &[]).bytes;
+    let rec = run(vec![(1, a), (2, b)]);
+    // Times from the first event (clock 100); equal clocks keep stream then file order.
+    assert_eq!(
+        rec.events,
+        [
+            "0|TH 1.1|-1|OHx|begins the execution on CPU -1 created from -1 with tag 0|Some(-1.0)|vCPU 0.*",
+            "150|TH 1.2|-1|OHx|begins the execution on CPU -1 created from -1 with tag 0|Some(-1.0)|vCPU 0.*",
+            "150|TH 1.2|-1|OHe|ends the execution|None|vCPU 0.*",
+            "300|TH 1.1|-1|OHe|ends the execution|None|vCPU 0.*",
+        ]
+    );
+    assert!(rec.meta.contains(&("ovni.origin_clock".into(), "100".into())));
+    // The virtual CPU runs thread 1, then two threads (no single one: nothing shown), ...
+    assert!(rec.sets.contains(&"0 vCPU 0.* 2=1 -".to_string()), "{:?}", rec.sets);
+    assert!(rec.sets.contains(&"150 vCPU 0.* 3=2 -".to_string()), "{:?}", rec.sets);
+    assert!(rec.sets.contains(&"150 vCPU 0.* 2=0 -".to_string()), "{:?}", rec.sets);
+    assert!(rec.sets.contains(&"300 TH 1.1 Thread: thread state=3 Dead".to_string()));
+    assert!(rec.diags.is_empty(), "{:?}", rec.diags);
+}
+
+#[test]
+fn a_big_endian_stream_reads_the_same() {
+    let le = run(vec![(1, W::new(false).ohx(7, -1).ev("OHp", 9, &[]).bytes)]);
+    let be = run(vec![(1, W::new(true).ohx(7, -1).ev("OHp", 9, &[]).bytes)]);
+    assert_eq!(le.events, be.events);
+    assert_eq!(le.sets, be.sets);
+    assert!(be.meta.contains(&("ovni.big_endian_streams".into(), "true".into())));
+}
+
+#[test]
+fn a_truncated_last_event_keeps_what_came_before() {
+    let mut b = W::new(false).ohx(10, -1).ev("OHp", 20, &[]).bytes;
+    b.truncate(b.len() - 3);
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events.len(), 1);
+    let d = rec.diags.iter().find(|d| d.0 == "truncated_event").unwrap();
+    // The header (8) + OHx (12 + 16) puts OHp at byte 36; 9 of its 12 header bytes exist.
+    assert!(d.1.starts_with("byte 36: loom.a/proc.1/thread.1: the stream ends inside an event (event header): 9 of its 12"), "{}", d.1);
+}
+
+#[test]
+fn a_clock_going_backwards_is_a_diagnostic_and_states_do_not_go_back() {
+    let b = W::new(false).ohx(100, -1).ev("OHp", 50, &[]).ev("OHr", 120, &[]).bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events.len(), 3);
+    // The events row keeps its own time (-50), the state change is at the time before it.
+    assert!(rec.events[1].starts_with("-50|TH 1.1|-1|OHp|"), "{:?}", rec.events);
+    assert!(rec.sets.contains(&"0 TH 1.1 Thread: thread state=2 Paused".to_string()));
+    let d: Vec<_> = rec.diags.iter().filter(|d| d.0 == "clock_backwards").collect();
+    assert_eq!(d.len(), 1);
+    assert!(d[0].1.contains("OHp clock 50 is 50 ns before"), "{}", d[0].1);
+}
+
+#[test]
+fn an_unknown_event_is_kept_with_its_payload_in_hex_and_said_once() {
+    let b = W::new(false)
+        .ev("Zx1", 1, &[0xde, 0xad])
+        .ev("Zx1", 2, &[0xbe, 0xef])
+        .ev("OHx", 3, &[1, 2]) // a known code with a payload of the wrong size
+        .bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events[0], "0|TH 1.1|-1|Zx1|de ad|None|-");
+    assert_eq!(rec.events[1], "1|TH 1.1|-1|Zx1|be ef|None|-");
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["unknown_event", "unknown_event"], "{:?}", rec.diags);
+    assert!(rec.diags[1].1.contains("OHx has a 2-byte payload, too short"), "{:?}", rec.diags);
+    // The malformed OHx changed no state.
+    assert!(rec.sets.is_empty(), "{:?}", rec.sets);
+}
+
+#[test]
+fn jumbo_events_carry_text_and_task_types_name_tasks() {
+    let w = W::new(false);
+    let mut ty = w.u32(7).to_vec();
+    ty.extend(b"solver\0");
+    let task = |w: &W, id: u32, other: u32| {
+        let mut p = w.u32(id).to_vec();
+        p.extend(w.u32(other));
+        p
+    };
+    let w = w.ohx(0, -1);
+    let (c, x, e) = (task(&w, 3, 7), task(&w, 3, 0), task(&w, 3, 0));
+    let b = w.jumbo("VYc", 1, &ty).ev("VTc", 2, &c).ev("VTx", 5, &x).ev("VTe", 9, &e).bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(
+        rec.events[1],
+        "1|TH 1.1|-1|VYc|creates task type 7 with label \"solver\"|Some(7.0)|vCPU 0.*"
+    );
+    let tasks: Vec<_> = rec.events.iter().filter(|e| e.contains("|solver|")).collect();
+    assert_eq!(
+        tasks,
+        [
+            "2|solver|3|activate|VTc of task 3|None|-",
+            "5|solver|3|start|VTx of task 3|None|vCPU 0.*",
+            "9|solver|3|terminate|VTe of task 3|None|vCPU 0.*"
+        ]
+    );
+}
+
+#[test]
+fn a_jumbo_event_beyond_the_bound_is_skipped_over_not_held() {
+    let w = W::new(false);
+    let big = vec![b'a'; (stream::MAX_JUMBO + 5) as usize];
+    let b = w.jumbo("VYc", 1, &big).ev("OHx", 2, &[0; 16]).bytes;
+    let mut r = StreamReader::new(&b[8..], Endian::Little);
+    let ev = r.next_event().unwrap().unwrap();
+    assert_eq!((ev.jumbo_len, ev.jumbo.as_ref().map(Vec::len)), (stream::MAX_JUMBO + 5, Some(0)));
+    assert_eq!(&r.next_event().unwrap().unwrap().mcv, b"OHx");
+    assert!(r.next_event().unwrap().is_none());
+}
+
+#[test]
+fn marks_follow_the_active_thread_with_labels_from_the_metadata() {
+    let w = W::new(false);
+    let mark = |w: &W, v: u64, t: u32| {
+        let mut p = w.u64(v).to_vec();
+        p.extend(w.u32(t));
+        p
+    };
+    let w = w.ohx(0, -1);
+    let (m1, m2) = (mark(&w, 2, 5), mark(&w, 2, 5));
+    let b = w.ev("OM[", 10, &m1).ev("OHp", 20, &[]).ev("OHr", 30, &[]).ev("OM]", 40, &m2).bytes;
+    let rec = run(vec![(1, b)]);
+    // No metadata: the type is unknown (said once), its channel named after it.
+    assert_eq!(rec.diags.iter().filter(|d| d.0 == "unknown_mark_type").count(), 1);
+    let marks: Vec<_> = rec.sets.iter().filter(|s| s.contains("Mark 5")).cloned().collect();
+    assert_eq!(
+        marks,
+        [
+            "10 TH 1.1 Mark 5=2 -",
+            "10 vCPU 0.* Mark 5=2 -",
+            "20 TH 1.1 Mark 5=0 -",
+            "20 vCPU 0.* Mark 5=0 -",
+            "30 TH 1.1 Mark 5=2 -",
+            "30 vCPU 0.* Mark 5=2 -",
+            "40 TH 1.1 Mark 5=0 -",
+            "40 vCPU 0.* Mark 5=0 -",
+        ]
+    );
+}
+
+#[test]
+fn an_invalid_transition_is_said_and_followed() {
+    let b = W::new(false).ev("OHr", 1, &[]).bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.diags.len(), 1);
+    assert_eq!(rec.diags[0].0, "bad_thread_transition");
+    assert!(rec.diags[0].1.contains("TH 1.1 OHr in state Unknown"), "{}", rec.diags[0].1);
+}
+
+#[test]
+fn headers_that_are_not_streams_are_errors_naming_the_file() {
+    let mut rec = Rec::default();
+    let bad = b"ovni\x02\0\0\0".to_vec();
+    let e = read(vec![(file(1), bad.as_slice())], &mut rec).unwrap_err().to_string();
+    assert!(e.contains("thread.1/stream.obs") && e.contains("only version 1"), "{e}");
+}
+
+#[test]
+fn comments_are_allowed_in_metadata() {
+    let mut m = meta::Meta::default();
+    m.merge_json(
+        "{ // c\n \"ovni\": { \"app_id\": 3, /* x */ \"loom_cpus\": [{\"index\": 0, \"phyid\": 4}],\n \"mark\": {\"1\": {\"title\": \"A//B\", \"chan_type\": \"stack\", \"labels\": {\"2\": \"two\"}}} } }",
+        "s.json",
+    );
+    assert!(m.problems.is_empty(), "{:?}", m.problems);
+    assert_eq!(m.app_id, Some(3));
+    assert_eq!(m.loom_cpus, [(0, 4)]);
+    assert_eq!(m.marks[&1].title, "A//B");
+    assert_eq!(m.marks[&1].labels[&2], "two");
+}
+
+#[test]
+fn stream_paths_of_both_layouts() {
+    let d = tempfile::tempdir().unwrap();
+    let v3 = d.path().join("loom.h/proc.5/thread.6");
+    std::fs::create_dir_all(&v3).unwrap();
+    std::fs::write(v3.join("stream.obs"), b"ovni\x01\0\0\0").unwrap();
+    std::fs::write(v3.join("stream.json"), b"{}").unwrap();
+    let v2 = d.path().join("loom.h/proc.7");
+    std::fs::create_dir_all(&v2).unwrap();
+    std::fs::write(v2.join("thread.8.obs"), b"ovni\x01\0\0\0").unwrap();
+    std::fs::write(v2.join("metadata.json"), b"{}").unwrap();
+    let s = find_streams(d.path());
+    let rel: Vec<_> = s.iter().map(|s| (s.relpath.as_str(), s.v2, s.json.len())).collect();
+    assert_eq!(rel, [("loom.h/proc.5/thread.6", false, 1), ("loom.h/proc.7/thread.8", true, 1)]);
+}
+
+#[test]
+fn an_oversized_jumbo_event_is_said_and_kept_without_its_data() {
+    let big = vec![b'a'; (stream::MAX_JUMBO + 1) as usize];
+    let rec = run(vec![(1, W::new(false).jumbo("VYc", 1, &big).bytes)]);
+    assert_eq!(rec.events.len(), 1);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["jumbo_too_large", "unknown_event"], "{:?}", rec.diags);
+    assert!(rec.diags[0].1.contains("VYc jumbo event of 1048577 bytes"), "{}", rec.diags[0].1);
+}

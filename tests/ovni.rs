@@ -1,0 +1,373 @@
+//! ovni binary runtime streams: the shared samples against `ovnidump`'s decode of the same
+//! streams and against the emulator's Paraver output of the same runs (skipped with a
+//! message when ../shared is absent), and streams generated here.
+use crate::util::{self, csv, ok, run, scalar};
+use std::path::Path;
+
+const SAMPLES: [&str; 4] = [
+    "emu-ovni-mp-simple",
+    "emu-ovni-libovni-mark",
+    "emu-nosv-nested-tasks",
+    "emu-nanos6-nested-tasks",
+];
+
+/// The `events` rows of the stream events (not the task rows derived from them) of capture
+/// `id`, as `clock  MCV  thread  note` with the clock rebuilt from `captures.ts_origin`.
+fn stream_events(d: &Path, id: u32) -> Vec<String> {
+    let out = csv(
+        d,
+        "db",
+        &format!(
+            "SELECT e.ts + c.ts_origin, e.action, e.source, coalesce(e.note, '') FROM events e \
+             JOIN captures c USING (capture_id) WHERE capture_id = {id} AND e.target_type = \
+             'THREAD' ORDER BY e.seq"
+        ),
+    );
+    out.lines().skip(1).map(str::to_string).collect()
+}
+
+#[test]
+fn shared_streams_decode_as_ovnidump_does() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (i, s) in SAMPLES.iter().enumerate() {
+        let dir = root.join("ovni").join(s);
+        ok(d, &["ingest", "--archive", "db", "--format", "ovni", dir.to_str().unwrap()]);
+        let id = i as u32 + 1;
+        assert_eq!(
+            scalar(d, "db", &format!("SELECT format FROM captures WHERE capture_id = {id}")),
+            "ovni"
+        );
+        let dump = std::fs::read_to_string(dir.join("ovnidump.txt")).unwrap();
+        let ours = stream_events(d, id);
+        let want: Vec<String> = dump
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.splitn(4, "  ").collect();
+                // The thread of `loom.x/proc.p/thread.t` is `TH <app_id>.<t>` (app id 1 here).
+                let tid = f[2].rsplit_once("thread.").unwrap().1;
+                let note = f[3].replace('"', "\"\"");
+                let note = if note.contains(',') || note.contains('"') {
+                    format!("\"{note}\"")
+                } else {
+                    note
+                };
+                format!("{},{},TH 1.{tid},{note}", f[0], f[1])
+            })
+            .collect();
+        assert_eq!(ours.len(), want.len(), "{s}: event count");
+        for (k, (a, b)) in ours.iter().zip(&want).enumerate() {
+            assert_eq!(a, b, "{s}: event {k} (clock, MCV, stream, description)");
+        }
+        // No diagnostic at all on ovni's own test traces.
+        assert_eq!(
+            scalar(d, "db", &format!("SELECT count(*) FROM diagnostics WHERE capture_id = {id}")),
+            "0",
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn shared_streams_give_the_emulators_intervals() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (i, s) in SAMPLES.iter().enumerate() {
+        let dir = root.join("ovni").join(s);
+        // auto: the emulator's Paraver output is there, so it is what is read.
+        ok(d, &["ingest", "--archive", "db", dir.to_str().unwrap()]);
+        ok(
+            d,
+            &[
+                "ingest",
+                "--archive",
+                "db",
+                "--format",
+                "ovni",
+                "--name",
+                "streams",
+                dir.to_str().unwrap(),
+            ],
+        );
+        let (prv, ovni) = (2 * i + 1, 2 * i + 2);
+        assert_eq!(
+            csv(d, "db", &format!("SELECT format FROM captures WHERE capture_id IN ({prv}, {ovni}) ORDER BY capture_id")),
+            "format\nprv\novni\n"
+        );
+        let cols = "entity, entity_type, channel, state, value, ts, dur, open";
+        let side = |a: usize, b: usize| {
+            csv(
+                d,
+                "db",
+                &format!(
+                    "SELECT channel, count(*) FROM (SELECT {cols} FROM intervals WHERE capture_id \
+                     = {a} AND entity_type IN ('THREAD', 'CPU') EXCEPT ALL SELECT {cols} FROM \
+                     intervals WHERE capture_id = {b} AND entity_type IN ('THREAD', 'CPU')) \
+                     GROUP BY channel ORDER BY channel"
+                ),
+            )
+        };
+        // Every interval of the streams' ovni model is one of the emulator's.
+        assert_eq!(side(ovni, prv), "channel,count_star()\n", "{s}");
+        // The emulator has more only in the nOS-V and Nanos6 channels, not derived from the
+        // streams (documented); the ovni model's channels (thread state, CPU, marks, ...) are
+        // all there, with the same entity, state, value, ts and dur.
+        for line in side(prv, ovni).lines().skip(1) {
+            assert!(line.starts_with("nOS-V ") || line.starts_with("Nanos6 "), "{s}: {line}");
+        }
+        let ovni_channels = scalar(
+            d,
+            "db",
+            &format!("SELECT count(DISTINCT channel) FROM intervals WHERE capture_id = {ovni} AND entity_type IN ('THREAD', 'CPU')"),
+        );
+        assert!(ovni_channels.parse::<u32>().unwrap() >= 6, "{s}: {ovni_channels}");
+    }
+    // nOS-V and Nanos6 tasks: 100 task instances each, all complete, named by type label.
+    assert_eq!(
+        csv(d, "db", "SELECT capture_id, entity, count(*), bool_and(complete), min(response_time) > 0 FROM instances GROUP BY ALL ORDER BY 1"),
+        "capture_id,entity,count_star(),bool_and(complete),(min(response_time) > 0)\n6,testtype1,100,true,true\n8,testtype1,100,true,true\n"
+    );
+}
+
+/// A stream's bytes (little-endian unless `be`).
+struct W {
+    be: bool,
+    bytes: Vec<u8>,
+}
+
+impl W {
+    fn new(be: bool) -> Self {
+        let mut bytes = b"ovni".to_vec();
+        bytes.extend(if be { [0, 0, 0, 1] } else { [1, 0, 0, 0] });
+        W { be, bytes }
+    }
+    fn n32(&self, v: u32) -> [u8; 4] {
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn n64(&self, v: u64) -> [u8; 8] {
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn ev(mut self, mcv: &str, clock: u64, payload: &[u8]) -> Self {
+        self.bytes.push(if payload.is_empty() { 0 } else { (payload.len() - 1) as u8 });
+        self.bytes.extend(mcv.as_bytes());
+        let c = self.n64(clock);
+        self.bytes.extend(c);
+        self.bytes.extend(payload);
+        self
+    }
+    fn ohx(self, clock: u64, cpu: u32) -> Self {
+        let mut p = self.n32(cpu).to_vec();
+        p.extend(self.n32(u32::MAX));
+        p.extend(self.n64(0));
+        self.ev("OHx", clock, &p)
+    }
+    fn mark(self, op: &str, clock: u64, value: u64, ty: u32) -> Self {
+        let mut p = self.n64(value).to_vec();
+        p.extend(self.n32(ty));
+        self.ev(op, clock, &p)
+    }
+}
+
+const META: &str = r#"{ "version": 3, "ovni": { "app_id": 2, "loom_cpus": [{"index": 0, "phyid": 0}, {"index": 1, "phyid": 1}],
+  // comments are allowed
+  "mark": { "3": { "title": "Phase", "chan_type": "stack", "labels": { "7": "solve" } } }, "finished": 1 } }"#;
+
+/// A v3 trace of two threads on loom `host`; thread 11 big-endian when `be`.
+fn write_trace(dir: &Path, be: bool) {
+    let a = W::new(false).ohx(1000, 0).mark("OM[", 1100, 7, 3).mark("OM]", 1500, 7, 3).ev(
+        "OHe",
+        2000,
+        &[],
+    );
+    let b = W::new(be).ohx(1200, 1).ev("OHp", 1300, &[]).ev("OHr", 1400, &[]).ev("OHe", 1900, &[]);
+    for (tid, w) in [(10, a), (11, b)] {
+        let t = dir.join(format!("ovni/loom.host/proc.9/thread.{tid}"));
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(t.join("stream.obs"), &w.bytes).unwrap();
+        std::fs::write(t.join("stream.json"), META).unwrap();
+    }
+}
+
+const STATE: &str = "SELECT entity, state, ts, dur FROM intervals WHERE channel = 'Thread: thread state' ORDER BY entity, ts";
+const STATES: &str = "entity,state,ts,dur\nTH 2.10,Running,0,1000\nTH 2.10,Dead,1000,0\nTH 2.11,Running,200,100\nTH 2.11,Paused,300,100\nTH 2.11,Running,400,500\nTH 2.11,Dead,900,100\n";
+
+#[test]
+fn a_generated_trace_with_a_big_endian_stream_reads_and_reingests_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trace(d, true);
+    // No emulator output beside the streams: auto reads the streams.
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT format, event_count FROM captures"),
+        "format,event_count\novni,8\n"
+    );
+    assert_eq!(csv(d, "db", STATE), STATES);
+    assert_eq!(scalar(d, "db", "SELECT ts_origin FROM captures"), "1000");
+    // The mark's label comes from the metadata, its channel is the mark type's title.
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT entity, state, ts, dur FROM intervals WHERE channel = 'Phase' ORDER BY entity"
+        ),
+        "entity,state,ts,dur\nCPU 0.0,solve,100,400\nTH 2.10,solve,100,400\n"
+    );
+    // The sources: the two streams, then their metadata.
+    let sources = scalar(d, "db", "SELECT source_files FROM captures");
+    let (t10, j11) = ("thread.10/stream.obs", "thread.11/stream.json");
+    assert_eq!(sources.matches("stream.").count(), 4, "{sources}");
+    assert!(sources.find(t10).unwrap() < sources.find(j11).unwrap(), "{sources}");
+    // The streams are kept with the capture, under their path in the trace: a rebuild
+    // gives the same tables.
+    let before = csv(d, "db", "SELECT * EXCLUDE (capture_id) FROM intervals ORDER BY ALL");
+    let events = csv(d, "db", "SELECT * FROM events ORDER BY seq");
+    std::fs::remove_dir_all(d.join("ovni")).unwrap();
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(csv(d, "db", "SELECT * EXCLUDE (capture_id) FROM intervals ORDER BY ALL"), before);
+    assert_eq!(csv(d, "db", "SELECT * FROM events ORDER BY seq"), events);
+    assert_eq!(scalar(d, "db", "SELECT format FROM captures"), "ovni");
+}
+
+#[test]
+fn the_v2_layout_reads_like_v3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trace(d, false);
+    // Move to the v2 layout: thread.<tid>.obs + thread.<tid>.json beside metadata.json.
+    let proc = d.join("ovni/loom.host/proc.9");
+    for tid in [10, 11] {
+        let t = proc.join(format!("thread.{tid}"));
+        std::fs::rename(t.join("stream.obs"), proc.join(format!("thread.{tid}.obs"))).unwrap();
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+    std::fs::write(
+        proc.join("metadata.json"),
+        r#"{"version": 2, "app_id": 2, "rank": 0, "cpus": [{"index": 0, "phyid": 0}, {"index": 1, "phyid": 1}]}"#,
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "--format", "ovni", d.join("ovni").to_str().unwrap()]);
+    assert_eq!(csv(d, "db", STATE), STATES);
+    // Without ovni.mark in v2 metadata the mark type is unknown: said once, still a channel.
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity, count FROM diagnostics"),
+        "kind,severity,count\nunknown_mark_type,warning,1\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM intervals WHERE channel = 'Mark 3'"), "2");
+}
+
+#[test]
+fn damaged_streams_keep_what_was_read_and_strict_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trace(d, false);
+    let t10 = d.join("ovni/loom.host/proc.9/thread.10/stream.obs");
+    let mut bytes = std::fs::read(&t10).unwrap();
+    bytes.truncate(bytes.len() - 5); // cut the last event, OHe
+                                     // An unknown code, then a clock going backwards, in thread 11.
+    let t11 = d.join("ovni/loom.host/proc.9/thread.11/stream.obs");
+    let w = W { be: false, bytes: std::fs::read(&t11).unwrap() };
+    let w = w.ev("Xyz", 1950, &[1, 2, 3, 4]).ev("Xyz", 1960, &[]).ev("OHp", 1800, &[]);
+    std::fs::write(&t10, &bytes).unwrap();
+    std::fs::write(&t11, &w.bytes).unwrap();
+    let dir = d.to_str().unwrap();
+    let strict = run(d, &["ingest", "--archive", "db", "--strict", dir]);
+    assert!(!strict.status.success());
+    let err = String::from_utf8_lossy(&strict.stderr);
+    assert!(err.contains("--strict stops the ingest here"), "{err}");
+    assert!(
+        !d.join("db/manifest.json").exists()
+            || scalar(d, "db", "SELECT count(*) FROM captures") == "0"
+    );
+    ok(d, &["ingest", "--archive", "db", dir]);
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity, count FROM diagnostics ORDER BY kind"),
+        "kind,severity,count\nbad_thread_transition,warning,1\nclock_backwards,warning,1\ntruncated_event,data_loss,1\nunknown_event,warning,1\n"
+    );
+    // Every event read is a row: 3 of thread 10 (its cut OHe lost), 4 + 3 of thread 11.
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM events"), "10");
+    assert_eq!(
+        csv(d, "db", "SELECT action, note, ts FROM events WHERE action IN ('Xyz', 'OHp') ORDER BY seq"),
+        "action,note,ts\nOHp,pauses the execution,300\nXyz,01 02 03 04,950\nXyz,,960\nOHp,pauses the execution,800\n"
+    );
+}
+
+#[test]
+fn a_directory_with_neither_output_nor_streams_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("x/ovni")).unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "x"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("binary streams"));
+    let out = run(d, &["ingest", "--archive", "db", "--format", "ovni", "x"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--format ovni: no ovni streams here"));
+    assert!(!d.join("db").exists());
+}
+
+#[test]
+fn every_ovni_diagnostic_kind_is_in_the_readme_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut kinds = Vec::new();
+    for f in std::fs::read_dir(root.join("src/ingest/ovni")).unwrap().flatten() {
+        if f.file_name() == "tests.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        for part in text.split("kind: \"").skip(1) {
+            kinds.push(part.split('"').next().unwrap().to_string());
+        }
+        // `self.warn(sink, "kind", ...)`
+        for part in text.split("warn(sink, \"").skip(1) {
+            kinds.push(part.split('"').next().unwrap().to_string());
+        }
+    }
+    kinds.sort();
+    kinds.dedup();
+    assert!(kinds.len() >= 12, "{kinds:?}");
+    for k in kinds {
+        assert!(readme.contains(&format!("| `{k}` |")), "README's diagnostics table lacks {k}");
+    }
+}
+
+#[test]
+fn clock_offsets_align_looms_and_repeated_tids_stay_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Two looms, one thread each with the same tid; loom b's clock is 1000 ns behind.
+    for (loom, clock) in [("a", 2000), ("b", 1500)] {
+        let t = d.join(format!("ovni/loom.{loom}/proc.9/thread.10"));
+        std::fs::create_dir_all(&t).unwrap();
+        let w = W::new(false).ohx(clock, 0).ev("OHe", clock + 100, &[]);
+        std::fs::write(t.join("stream.obs"), &w.bytes).unwrap();
+        std::fs::write(t.join("stream.json"), META).unwrap();
+    }
+    std::fs::write(
+        d.join("ovni/clock-offsets.txt"),
+        "rank hostname median mean stdev\n0 a 0 0 0\n1 b 1000.4 1000 3\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT ts, source, action, core FROM events ORDER BY seq"),
+        "ts,source,action,core\n0,TH 2.10 (1.1.1),OHx,CPU 0.0\n100,TH 2.10 (1.1.1),OHe,CPU 0.0\n500,TH 2.10 (1.1.2),OHx,CPU 1.0\n600,TH 2.10 (1.1.2),OHe,CPU 1.0\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT ts_origin FROM captures"), "2000");
+    assert_eq!(
+        csv(d, "db", "SELECT kind, count FROM diagnostics ORDER BY kind"),
+        "kind,count\nduplicate_row_label,1\nduplicate_row_label,1\n"
+    );
+    // The offset file is part of what was ingested (its hash, the kept sources).
+    assert!(scalar(d, "db", "SELECT source_files FROM captures").contains("clock-offsets.txt"));
+}
