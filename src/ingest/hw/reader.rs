@@ -450,6 +450,7 @@ impl<'a> Reader<'a> {
                 message,
             })?;
         }
+        self.system.finish(sink)?;
         sink.meta("hw.rows", &self.rows.to_string());
         Ok(())
     }
@@ -623,7 +624,8 @@ impl<'a> Reader<'a> {
             }
             Kind::Return => {
                 let to = dest_hit.filter(|h| h.func).map(|h| h.name.to_string());
-                self.system.leave(to.as_deref(), at, sink)?;
+                let from = addr_hit.filter(|h| h.func).map(|h| h.name.to_string());
+                self.system.leave(from.as_deref(), to.as_deref(), at, sink)?;
             }
             Kind::Read | Kind::Other => {}
         }

@@ -13,7 +13,10 @@
 //!   the start (`activate` and `start` at one time, caused by the core);
 //! * calls nest per task (a task's stack survives its preemption) and per core for ISRs;
 //!   a return pops one frame, or, when its destination is a function deeper in the stack,
-//!   every frame above it (their returns were lost: `missing_return`).
+//!   every frame above it (their returns were lost: `missing_return`); a return into the
+//!   innermost open function pops nothing (a vector stub's return: its entry was no call);
+//! * a switch written while an ISR runs on the core is held until the outermost ISR returns
+//!   (dispatchers write the current task in the ISR epilogue).
 use super::super::{Diagnostic, Severity, Sink};
 use crate::model::{Event, Pos};
 use crate::Result;
@@ -51,6 +54,9 @@ struct CoreState {
     isr_stack: Vec<Frame>,
     /// Calls made while no task is known to run.
     base_stack: Vec<Frame>,
+    /// A switch written while an ISR ran (an OS dispatches in the ISR epilogue): the task
+    /// (or idle) and the row that wrote it, applied when the outermost ISR ends.
+    held: Option<(Option<String>, Pos)>,
 }
 
 #[derive(Debug, Default)]
@@ -158,6 +164,13 @@ impl System {
             }
         }
         let core = self.cores.entry(at.core.to_string()).or_default();
+        if !core.isr_stack.is_empty() {
+            // The dispatcher runs in the ISR's epilogue: the new task gets the core when the
+            // outermost ISR returns, not while the ISR still runs.
+            core.held = Some((task.map(str::to_string), at.pos));
+            return Ok(());
+        }
+        core.held = None;
         let same = core.current.as_ref().map(|c| c.0.as_str()) == task;
         if same && !core.terminating {
             return Ok(());
@@ -308,8 +321,15 @@ impl System {
         })
     }
 
-    /// A return on `at.core`, to function `to` when the row says where it returns.
-    pub fn leave(&mut self, to: Option<&str>, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
+    /// A return on `at.core`, from function `from` (where the return instruction is) and to
+    /// function `to` when the row says them.
+    pub fn leave(
+        &mut self,
+        from: Option<&str>,
+        to: Option<&str>,
+        at: At<'_>,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
         // The function an interrupt's return goes back to, in the context it interrupted.
         let interrupted =
             self.cores.get(at.core).filter(|c| !c.isr_stack.is_empty()).and_then(|c| {
@@ -335,16 +355,33 @@ impl System {
         }
         // Frames above the caller it returns to: one, unless the caller is deeper.
         let below = stack.len().saturating_sub(1);
-        let keep = to
-            .and_then(|t| {
-                let inside = stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1);
-                // Back to the interrupted code: every ISR frame ends.
-                inside.or_else(|| (interrupted.as_deref() == Some(t)).then_some(0))
-            })
-            .unwrap_or(below);
+        let deeper = to.and_then(|t| {
+            let inside = stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1);
+            // Back to the interrupted code: every ISR frame ends.
+            inside.or_else(|| (interrupted.as_deref() == Some(t)).then_some(0))
+        });
+        let keep = match deeper {
+            Some(k) => k,
+            // Back into the innermost open function: the return of something never seen
+            // entered (a vector stub's, a tail-called helper's), not that function's.
+            None if to.is_some() && stack.last().map(|f| f.func.as_str()) == to => {
+                return Ok(());
+            }
+            None => below,
+        };
         let popped: Vec<Frame> = stack.drain(keep..).collect();
         if popped.len() > 1 {
-            let lost: Vec<&str> = popped.iter().skip(1).map(|f| f.func.as_str()).collect();
+            // The function the return instruction is in returned; the others' returns were
+            // lost (without its address: the innermost, which was running).
+            let returned = from
+                .and_then(|f| popped.iter().rposition(|p| p.func == f))
+                .unwrap_or(popped.len() - 1);
+            let lost: Vec<&str> = popped
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != returned)
+                .map(|(_, f)| f.func.as_str())
+                .collect();
             sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
                 kind: "missing_return",
@@ -379,6 +416,39 @@ impl System {
                     self.send(sink, at, System::process(at.core, "I", &f.func, inst, "terminate"))?
                 }
             }
+        }
+        self.release(at, sink)
+    }
+
+    /// Applies the switch held on `at.core` once its last ISR has ended.
+    fn release(&mut self, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
+        let Some(c) = self.cores.get_mut(at.core) else { return Ok(()) };
+        if !c.isr_stack.is_empty() {
+            return Ok(());
+        }
+        match c.held.take() {
+            Some((task, _)) => self.switch(task.as_deref(), at, sink),
+            None => Ok(()),
+        }
+    }
+
+    /// At the end of the export: switches still held (the trace ended inside the ISR that
+    /// wrote them) are said, not applied.
+    pub fn finish(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        for (core, c) in &mut self.cores {
+            let Some((task, pos)) = c.held.take() else { continue };
+            let isr = c.isr_stack.first().map_or("?", |f| f.func.as_str());
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "held_switch",
+                pos,
+                ts: None,
+                message: format!(
+                    "switch of {core} to {} written inside {isr}, which had not returned when \
+                     the export ended: not applied (the task that ran before keeps the core)",
+                    task.as_deref().unwrap_or("idle")
+                ),
+            })?;
         }
         Ok(())
     }

@@ -343,6 +343,22 @@ fn elf_symbols_resolve_addresses_inside_their_extent() {
     assert!(Symbols::from_elf(b"").is_err());
 }
 
+/// The symbols of [`system_elf`], Thumb bit cleared.
+fn system_syms() -> Vec<Symbol> {
+    [
+        ("os_dispatch", 0x1000, 0x100, true),
+        ("Run_A", 0x2000, 0x40, true),
+        ("helper", 0x2100, 0x40, true),
+        ("ISR_Timer", 0x3000, 0x40, true),
+        ("OS_TerminateTask", 0x4000, 0x40, true),
+        ("cur_task", 0x2000_0000, 4, false),
+        ("speed", 0x2000_0010, 4, false),
+    ]
+    .iter()
+    .map(|&(n, addr, size, func)| Symbol { addr, size, name: n.into(), func })
+    .collect()
+}
+
 /// Code and data of a small system (ARM, so function values carry the Thumb bit).
 fn system_elf() -> Symbols {
     Symbols::from_elf(&elf32(
@@ -516,4 +532,86 @@ fn deep_recursion_without_returns_stays_bounded() {
     let r = run_with(&text, SYSTEM_MAP, Some(system_elf()));
     let overflow = r.kinds().iter().filter(|k| **k == "call_stack_overflow").count();
     assert_eq!(overflow, 10);
+}
+
+#[test]
+fn a_switch_written_inside_an_isr_waits_for_its_end() {
+    // The dispatcher writes the current task in the ISR's epilogue: TASK_B gets the core
+    // when ISR_Timer returns (50), not while it runs (45).
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Interrupt,0x1010,0x3000,,30\n\
+                Data,0x20000000,,2,45\n\
+                Return,0x3030,0x1014,,50\n\
+                Interrupt,0x1020,0x3000,,60\n\
+                Data,0x20000000,,0,65\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core_0/-1 T:TASK_A/0 activate",
+            "10 Core_0/-1 T:TASK_A/0 start",
+            "30 Core_0/-1 I:ISR_Timer/0 activate",
+            "30 Core_0/-1 I:ISR_Timer/0 start",
+            "50 Core_0/-1 I:ISR_Timer/0 terminate",
+            "50 Core_0/-1 T:TASK_A/0 preempt",
+            "50 Core_0/-1 T:TASK_B/0 activate",
+            "50 Core_0/-1 T:TASK_B/0 start",
+            "60 Core_0/-1 I:ISR_Timer/1 activate",
+            "60 Core_0/-1 I:ISR_Timer/1 start",
+        ]
+    );
+    // The trace ends inside the second ISR: its switch to idle is said, not applied.
+    assert_eq!(r.kinds(), ["time_unit_assumed", "held_switch"]);
+    assert!(r.diags[1].1.starts_with("line 7: switch of Core_0 to idle written inside ISR_Timer"));
+}
+
+#[test]
+fn a_return_into_the_innermost_open_function_ends_nothing() {
+    // A vector stub (not an ISR) calls ISR_Timer; the stub's own return goes back into
+    // Run_A, which is still running: only Run_A's real return ends it.
+    let mut syms = system_syms();
+    syms.push(Symbol { addr: 0x5000, size: 0x100, name: "IVOR4_Handler".into(), func: true });
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x2000,,20\n\
+                Interrupt,0x2010,0x5000,,30\n\
+                Branch,0x5010,0x3000,,31\n\
+                Return,0x3030,0x5014,,40\n\
+                Return,0x5020,0x2010,,41\n\
+                Return,0x2030,0x1014,,50\n";
+    let r = run_with(text, SYSTEM_MAP, Some(Symbols::new(syms, 0)));
+    assert_eq!(
+        r.system()[2..],
+        [
+            "20 TASK_A/0 R:Run_A/0 start",
+            "31 Core_0/-1 I:ISR_Timer/0 activate",
+            "31 Core_0/-1 I:ISR_Timer/0 start",
+            "40 Core_0/-1 I:ISR_Timer/0 terminate",
+            "50 TASK_A/0 R:Run_A/0 terminate",
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed"]);
+}
+
+#[test]
+fn missing_return_names_the_functions_that_did_not_return() {
+    // helper, tail-called by Run_A, returns straight to os_dispatch: the return is helper's
+    // (its address is in helper), Run_A's is the one lost.
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x1000,,15\n\
+                Branch,0x1010,0x2000,,20\n\
+                Branch,0x2010,0x2100,,30\n\
+                Return,0x2120,0x1014,,40\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(r.kinds(), ["time_unit_assumed", "missing_return"]);
+    assert!(
+        r.diags[1].1.contains("return to os_dispatch on Core_0: the returns of Run_A were not"),
+        "{:?}",
+        r.diags
+    );
+    // Without the return's address, the innermost call (running) is taken as returning.
+    let r = run_with(&text.replace("0x2120", ""), SYSTEM_MAP, Some(system_elf()));
+    assert!(r.diags[1].1.contains("the returns of Run_A were not"), "{:?}", r.diags);
 }
