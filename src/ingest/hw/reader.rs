@@ -67,7 +67,7 @@ pub fn classify(ty: &str, access: &str) -> Kind {
         "interrupt" | "exception" | "irq" | "trap" => Kind::Interrupt,
         "software context" | "context" | "ownership" | "otm" => Kind::Context,
         "linear" | "ptrace" | "exec" | "fetch" | "program" | "sequential" => Kind::Flow,
-        _ if t.contains("branch") || t == "call" || t == "jump" => Kind::Branch,
+        _ if ["branch", "call", "jump"].iter().any(|w| t.contains(w)) => Kind::Branch,
         _ => access_kind.unwrap_or(Kind::Other),
     }
 }
@@ -156,8 +156,8 @@ impl<'a> Reader<'a> {
                 Err(e) => return Err(Error::input(path, "line 1", e.to_string())),
             };
             let text = String::from_utf8_lossy(line);
-            let text = text.trim_start_matches('\u{feff}').trim();
-            if text.is_empty() || text.starts_with('#') {
+            let text = text.trim_start_matches('\u{feff}').trim_end_matches(['\r', '\n']);
+            if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
             break (text.to_string(), number);
@@ -281,8 +281,10 @@ impl<'a> Reader<'a> {
                     Cow::Owned(String::from_utf8_lossy(line).into_owned())
                 }
             };
-            let text = text.trim();
-            if text.is_empty() || text.starts_with('#') {
+            // Only the line end goes: a tab-delimited row's empty first or last field is a
+            // field (the fields themselves are trimmed when split).
+            let text = text.trim_end_matches(['\r', '\n']);
+            if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
             let rec = self.record(text, number, sink)?;
@@ -499,6 +501,36 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A number read from an address field as an address: a negative one (or one beyond 64
+    /// bits) is none, and said.
+    fn address(
+        &self,
+        v: Option<i128>,
+        text: &str,
+        what: &str,
+        at: (Pos, i64),
+        sink: &mut dyn Sink,
+    ) -> Result<Option<u64>> {
+        let Some(v) = v else { return Ok(None) };
+        match u64::try_from(v) {
+            Ok(a) => Ok(Some(a)),
+            Err(_) => {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_field",
+                    pos: at.0,
+                    ts: Some(at.1),
+                    message: format!(
+                        "{what} '{}' is not an address (negative or beyond 64 bits); row kept \
+                         without it",
+                        text.trim()
+                    ),
+                })?;
+                Ok(None)
+            }
+        }
+    }
+
     /// One record at `ts`: its `events` row, then its system events.
     fn emit(&mut self, rec: Record, ts: i64, sink: &mut dyn Sink) -> Result<()> {
         let pos = Pos::Line(rec.pos);
@@ -507,8 +539,8 @@ impl<'a> Reader<'a> {
         let addr = self.number(&rec.address, "address", ar, (pos, ts), sink)?;
         let dest = self.number(&rec.destination, "destination", ar, (pos, ts), sink)?;
         let data = self.number(&rec.data, "data", self.map.data_radix, (pos, ts), sink)?;
-        let to_u64 = |v: Option<i128>| v.and_then(|v| u64::try_from(v).ok());
-        let (addr, dest) = (to_u64(addr), to_u64(dest));
+        let addr = self.address(addr, &rec.address, "address", (pos, ts), sink)?;
+        let dest = self.address(dest, &rec.destination, "destination", (pos, ts), sink)?;
         let kind = classify(&rec.ty, &rec.access);
         let syms = self.syms;
         let hit = |a: Option<u64>| a.and_then(|a| syms?.lookup(a));

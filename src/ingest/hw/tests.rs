@@ -615,3 +615,61 @@ fn missing_return_names_the_functions_that_did_not_return() {
     let r = run_with(&text.replace("0x2120", ""), SYSTEM_MAP, Some(system_elf()));
     assert!(r.diags[1].1.contains("the returns of Run_A were not"), "{:?}", r.diags);
 }
+
+#[test]
+fn any_type_naming_a_branch_call_or_jump_is_a_branch() {
+    for t in ["Branch", "Indirect Call", "Direct Jump", "call", "jump", "Indirect Branch"] {
+        assert_eq!(classify(t, ""), Kind::Branch, "{t}");
+    }
+    assert_eq!(classify("Return", ""), Kind::Return);
+}
+
+#[test]
+fn tab_rows_keep_their_empty_first_and_last_fields() {
+    // Marker encoding: the data write has no time (an empty first field), the messages an
+    // empty address and data (empty last fields).
+    let text = "Time\tType\tAddress\tData\n\
+                100\tInfo\t\t\n\
+                \tData\t0x20000010\t5\n\
+                300\tInfo\t\t\n";
+    let r = run_with(text, r#"{"time": {"encoding": "marker", "unit": "ns"}}"#, None);
+    assert_eq!(r.kinds(), Vec::<&str>::new(), "{:?}", r.diags);
+    assert_eq!(
+        r.events,
+        [
+            "100 Core_0/-1 :/-1 info",
+            "200 Core_0/-1 :/-1 data [addr=0x20000010, data=5]",
+            "300 Core_0/-1 :/-1 info"
+        ]
+    );
+}
+
+#[test]
+fn mapping_addresses_without_a_prefix_are_in_address_radix() {
+    let text = "Type,Address,Data,Timestamp\n\
+                Data,0x20000004,1,10\n\
+                Data,0x20000010,7,20\n";
+    let map = r#"{"current_task": {"20000004": "Core_1"}, "tasks": {"1": "A"},
+                  "signals": ["20000010"], "time": {"unit": "ns"}}"#;
+    let r = run_with(text, map, None);
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core_1/-1 T:A/0 activate",
+            "10 Core_1/-1 T:A/0 start",
+            "20 Core_0/-1 SIG:0x20000010/-1 write [7]"
+        ]
+    );
+    // In radix 10 the same keys are other addresses.
+    let map10 = map.replace("\"time\"", "\"address_radix\": 10, \"time\"");
+    assert_eq!(run_with(text, &map10, None).system(), Vec::<&str>::new());
+}
+
+#[test]
+fn a_negative_address_is_a_bad_field() {
+    let r = run("Type,Address,Destination,Data,Timestamp\nData,-0x10,-5,-3,100\n");
+    assert_eq!(r.kinds(), ["time_unit_assumed", "bad_field", "bad_field"]);
+    assert!(r.diags[1].1.starts_with("line 2: address '-0x10' is not an address"));
+    assert!(r.diags[2].1.starts_with("line 2: destination '-5' is not an address"));
+    assert_eq!(r.events, ["100 Core_0/-1 :/-1 data [data=-3]"]);
+}
