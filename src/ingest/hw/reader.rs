@@ -11,7 +11,7 @@ use super::system::{At, Entry, System};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Read;
 
 /// Rows held between two timestamp messages (marker encoding) before they are given the
@@ -100,8 +100,13 @@ pub struct Reader<'a> {
     pending: Vec<Record>,
     /// Unknown task values reported already.
     unknown_values: BTreeSet<i128>,
-    /// Rows before the first timestamp message and after the last, for one row each.
-    unbracketed: BTreeMap<&'static str, (u64, u64)>,
+    /// Rows before the first timestamp message: first line, count, and how many of them
+    /// were placed at 0 because more than [`MAX_PENDING`] waited.
+    before_first: Option<(u64, u64, u64)>,
+    /// Rows after the last timestamp message: first line, count.
+    after_last: Option<(u64, u64)>,
+    /// The unit times are in once read (`ns`, or `cycles` of unknown rate).
+    unit: &'static str,
     /// Rows read.
     rows: u64,
 }
@@ -238,7 +243,9 @@ impl<'a> Reader<'a> {
             cores: BTreeSet::new(),
             pending: Vec::new(),
             unknown_values: BTreeSet::new(),
-            unbracketed: BTreeMap::new(),
+            before_first: None,
+            after_last: None,
+            unit: if base == Base::Cycles(None) { "cycles" } else { "ns" },
             rows: 0,
         })
     }
@@ -344,24 +351,7 @@ impl<'a> Reader<'a> {
         let pos = Pos::Line(rec.pos);
         let marker = self.clock.encoding == Encoding::Marker;
         if marker && rec.time.trim().is_empty() {
-            if self.pending.len() >= MAX_PENDING {
-                let at = self.clock.last.unwrap_or(0);
-                sink.diagnostic(Diagnostic {
-                    severity: Severity::Warning,
-                    kind: "marker_gap_too_long",
-                    pos,
-                    ts: Some(at),
-                    message: format!(
-                        "more than {MAX_PENDING} rows since the last timestamp message: they \
-                         take its time ({at} ns) instead of the midpoint to the next"
-                    ),
-                })?;
-                for r in std::mem::take(&mut self.pending) {
-                    self.emit(r, at, sink)?;
-                }
-            }
-            self.pending.push(rec);
-            return Ok(());
+            return self.hold(rec, sink);
         }
         let prev = self.clock.last;
         let ts = match self.clock.read(&rec.time) {
@@ -382,9 +372,10 @@ impl<'a> Reader<'a> {
                         pos,
                         ts: Some(r.ns),
                         message: format!(
-                            "time {} ns is before the previous row's {last} ns; row kept, \
-                             states use {last} ns",
-                            r.ns
+                            "time {} {u} is before the previous row's {last} {u}; row kept, \
+                             states use {last} {u}",
+                            r.ns,
+                            u = self.unit
                         ),
                     })?;
                 }
@@ -392,17 +383,21 @@ impl<'a> Reader<'a> {
             }
             Err(TimeError::Bad(m) | TimeError::Range(m)) => {
                 let at = prev.unwrap_or(0);
+                let message = if marker {
+                    format!("{m}; row kept between the timestamp messages around it")
+                } else {
+                    format!("{m}; row kept at the previous row's time ({at} {})", self.unit)
+                };
                 sink.diagnostic(Diagnostic {
                     severity: Severity::Warning,
                     kind: "bad_time",
                     pos,
                     ts: Some(at),
-                    message: format!("{m}; row kept at the previous row's time ({at} ns)"),
+                    message,
                 })?;
                 if marker {
                     // Not a timestamp message after all: a row between two.
-                    self.pending.push(rec);
-                    return Ok(());
+                    return self.hold(rec, sink);
                 }
                 at
             }
@@ -410,7 +405,7 @@ impl<'a> Reader<'a> {
         if marker {
             let waiting = std::mem::take(&mut self.pending);
             if let (Some(first), None) = (waiting.first(), prev) {
-                self.unbracketed("before_first_timestamp", first.pos, waiting.len());
+                self.count_before_first(first.pos, waiting.len(), 0);
             }
             for r in waiting {
                 let t = prev.map_or(ts, |p| midpoint(p, ts));
@@ -420,30 +415,83 @@ impl<'a> Reader<'a> {
         self.emit(rec, ts, sink)
     }
 
-    fn unbracketed(&mut self, which: &'static str, line: u64, n: usize) {
-        let e = self.unbracketed.entry(which).or_insert((line, 0));
+    /// Holds a row until the next timestamp message (marker encoding); more than
+    /// [`MAX_PENDING`] held are placed now: at the last message's time, or, before the
+    /// first message, at 0 (its time is not known yet).
+    fn hold(&mut self, rec: Record, sink: &mut dyn Sink) -> Result<()> {
+        if self.pending.len() >= MAX_PENDING {
+            let at = self.clock.last.unwrap_or(0);
+            let first = self.pending.first().map_or(rec.pos, |r| r.pos);
+            let last = self.pending.last().map_or(rec.pos, |r| r.pos);
+            let n = self.pending.len();
+            let u = self.unit;
+            let message = if self.clock.last.is_some() {
+                format!(
+                    "more than {MAX_PENDING} rows since the last timestamp message: lines \
+                     {first} to {last} take its time ({at} {u}) instead of the midpoint to the \
+                     next"
+                )
+            } else {
+                self.count_before_first(first, n, n);
+                format!(
+                    "more than {MAX_PENDING} rows before the first timestamp message: lines \
+                     {first} to {last} are placed at 0 {u} (the message's time is not known \
+                     yet)"
+                )
+            };
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "marker_gap_too_long",
+                pos: Pos::Line(rec.pos),
+                ts: Some(at),
+                message,
+            })?;
+            for r in std::mem::take(&mut self.pending) {
+                self.emit(r, at, sink)?;
+            }
+        }
+        self.pending.push(rec);
+        Ok(())
+    }
+
+    fn count_before_first(&mut self, line: u64, n: usize, at_zero: usize) {
+        let e = self.before_first.get_or_insert((line, 0, 0));
         e.1 += n as u64;
+        e.2 += at_zero as u64;
     }
 
     fn finish(&mut self, sink: &mut dyn Sink) -> Result<()> {
         let waiting = std::mem::take(&mut self.pending);
         if let Some(first) = waiting.first() {
-            self.unbracketed("after_last_timestamp", first.pos, waiting.len());
+            if self.clock.last.is_some() {
+                self.after_last = Some((first.pos, waiting.len() as u64));
+            } else {
+                self.count_before_first(first.pos, waiting.len(), waiting.len());
+            }
         }
         let at = self.clock.last.unwrap_or(0);
         for r in waiting {
             self.emit(r, at, sink)?;
         }
-        let mut unbracketed: Vec<_> = std::mem::take(&mut self.unbracketed).into_iter().collect();
-        unbracketed.sort_by_key(|(_, (line, _))| *line);
-        for (which, (line, n)) in unbracketed {
-            let message = if which == "before_first_timestamp" {
-                format!("{n} rows before the first timestamp message take its time")
-            } else if self.clock.last.is_none() {
-                format!("{n} rows and no timestamp message at all: they are all at 0 ns")
+        let u = self.unit;
+        let before = self.before_first.take().map(|(line, n, zero)| {
+            let message = if self.clock.last.is_none() {
+                format!("{n} rows and no timestamp message at all: they are all at 0 {u}")
+            } else if zero > 0 {
+                format!(
+                    "{n} rows before the first timestamp message: the first {zero} are at 0 {u} \
+                     (more than {MAX_PENDING} waited: marker_gap_too_long), the rest take its \
+                     time"
+                )
             } else {
-                format!("{n} rows after the last timestamp message take its time ({at} ns)")
+                format!("{n} rows before the first timestamp message take its time")
             };
+            (line, message)
+        });
+        let after = self.after_last.take().map(|(line, n)| {
+            (line, format!("{n} rows after the last timestamp message take its time ({at} {u})"))
+        });
+        for (line, message) in before.into_iter().chain(after) {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
                 kind: "unbracketed_rows",

@@ -673,3 +673,58 @@ fn a_negative_address_is_a_bad_field() {
     assert!(r.diags[2].1.starts_with("line 2: destination '-5' is not an address"));
     assert_eq!(r.events, ["100 Core_0/-1 :/-1 data [data=-3]"]);
 }
+
+#[test]
+fn marker_rows_with_a_bad_time_are_held_within_the_bound() {
+    let n = reader::MAX_PENDING + 3;
+    let mut text = String::from("Type,Timestamp\nInfo,100\n");
+    for _ in 0..n {
+        text.push_str("Data,soon\n");
+    }
+    text.push_str("Info,300\n");
+    let r = run_with(&text, r#"{"time": {"encoding": "marker", "unit": "ns"}}"#, None);
+    assert_eq!(r.events.len(), n + 2);
+    let gap: Vec<_> = r.diags.iter().filter(|d| d.0 == "marker_gap_too_long").collect();
+    assert_eq!(gap.len(), 1, "the held rows stay bounded");
+    assert!(gap[0].1.contains("lines 3 to 65538 take its time (100 ns)"), "{gap:?}");
+    // Its bad_time row says where it is kept: between the messages, not at the time before.
+    let bad = r.diags.iter().find(|d| d.0 == "bad_time").unwrap();
+    assert!(bad.1.ends_with("row kept between the timestamp messages around it"), "{bad:?}");
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts[1], "100");
+    assert_eq!(ts[n], "200", "the last 3 take the midpoint");
+}
+
+#[test]
+fn more_rows_than_the_bound_before_the_first_message_are_at_0_and_all_counted() {
+    let n = reader::MAX_PENDING + 5;
+    let mut text = String::from("Type,Timestamp\n");
+    for _ in 0..n {
+        text.push_str("Data,\n");
+    }
+    text.push_str("Info,1000\n");
+    let r = run_with(&text, r#"{"time": {"encoding": "marker", "unit": "ns"}}"#, None);
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts[0], "0");
+    assert_eq!(ts[reader::MAX_PENDING - 1], "0");
+    assert_eq!(ts[reader::MAX_PENDING], "1000");
+    assert_eq!(r.kinds(), ["marker_gap_too_long", "unbracketed_rows"]);
+    assert!(r.diags[0].1.contains("lines 2 to 65537 are placed at 0 ns"), "{:?}", r.diags[0]);
+    assert_eq!(
+        r.diags[1].1,
+        "line 2: 65541 rows before the first timestamp message: the first 65536 are at 0 ns \
+         (more than 65536 waited: marker_gap_too_long), the rest take its time"
+    );
+}
+
+#[test]
+fn cycles_of_unknown_rate_are_not_called_ns_in_messages() {
+    let r = run_with(
+        "Type,Timestamp\nInfo,10\nInfo,5\nInfo,x\n",
+        r#"{"time": {"unit": "cycles"}}"#,
+        None,
+    );
+    assert_eq!(r.kinds(), ["unknown_cycle_rate", "time_backwards", "bad_time"]);
+    assert!(r.diags[1].1.contains("time 5 cycles is before the previous row's 10 cycles"));
+    assert!(r.diags[2].1.ends_with("row kept at the previous row's time (10 cycles)"));
+}
