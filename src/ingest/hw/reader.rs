@@ -21,6 +21,12 @@ pub const MAX_PENDING: usize = 1 << 16;
 /// Core of rows when the export has no core column (and the mapping names none).
 pub const DEFAULT_CORE: &str = "Core_0";
 
+/// Distinct cores kept; the rows of further ones go on [`OTHER_CORE`].
+pub const MAX_CORES: usize = 1 << 12;
+
+/// The core of rows whose own core is beyond [`MAX_CORES`] (their core is in the note).
+pub const OTHER_CORE: &str = "Core_other";
+
 /// What a record is, from its type (and access) text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -505,15 +511,33 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> String {
+    /// The core of a row, and whether it is one beyond [`MAX_CORES`] (then [`OTHER_CORE`]).
+    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> Result<(String, bool)> {
         let text = rec.core.trim();
         let name = if text.is_empty() {
             DEFAULT_CORE.to_string()
         } else {
             self.map.cores.get(text).cloned().unwrap_or_else(|| text.to_string())
         };
+        if !self.cores.contains(&name) && self.cores.len() >= MAX_CORES {
+            if !self.cores.contains(OTHER_CORE) {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "too_many_entities",
+                    pos: Pos::Line(rec.pos),
+                    ts: None,
+                    message: format!(
+                        "{name}: more than {MAX_CORES} cores; the rows of this and further ones \
+                         are on {OTHER_CORE} (their core in the note, as core=...), with no \
+                         system event"
+                    ),
+                })?;
+                self.declare_core(OTHER_CORE, sink);
+            }
+            return Ok((OTHER_CORE.to_string(), true));
+        }
         self.declare_core(&name, sink);
-        name
+        Ok((name, false))
     }
 
     fn declare_core(&mut self, name: &str, sink: &mut dyn Sink) {
@@ -582,7 +606,7 @@ impl<'a> Reader<'a> {
     /// One record at `ts`: its `events` row, then its system events.
     fn emit(&mut self, rec: Record, ts: i64, sink: &mut dyn Sink) -> Result<()> {
         let pos = Pos::Line(rec.pos);
-        let core = self.core_of(&rec, sink);
+        let (core, other) = self.core_of(&rec, sink)?;
         let ar = self.map.address_radix;
         let addr = self.number(&rec.address, "address", ar, (pos, ts), sink)?;
         let dest = self.number(&rec.destination, "destination", ar, (pos, ts), sink)?;
@@ -604,6 +628,9 @@ impl<'a> Reader<'a> {
             .unwrap_or_default()
         };
         let mut note = Vec::new();
+        if other {
+            note.push(format!("core={}", rec.core.trim()));
+        }
         if let Some(a) = addr {
             note.push(format!("addr=0x{a:08x}{}", shown(addr_hit)));
         }
@@ -643,7 +670,7 @@ impl<'a> Reader<'a> {
             core: Some(&core),
             pos,
         })?;
-        if !self.map.has_system() && self.map.tasks.is_empty() {
+        if other || (!self.map.has_system() && self.map.tasks.is_empty()) {
             return Ok(());
         }
         let at = At { ts, pos, core: &core };

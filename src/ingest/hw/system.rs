@@ -20,7 +20,7 @@
 use super::super::{Diagnostic, Severity, Sink};
 use crate::model::{Event, Pos};
 use crate::Result;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Deepest call stack kept; a deeper one loses its oldest frame.
 pub const MAX_DEPTH: usize = 256;
@@ -73,6 +73,10 @@ pub struct System {
     tasks: BTreeMap<String, TaskState>,
     /// Next instance of each runnable and ISR.
     counters: BTreeMap<String, i64>,
+    /// Signals written.
+    signals: BTreeSet<String>,
+    /// The core each running task runs on (no scan of every core per switch).
+    running: BTreeMap<String, String>,
 }
 
 /// One system event, owned until sent.
@@ -129,7 +133,10 @@ impl System {
     }
 
     fn full(&self, name: &str, at: At<'_>, sink: &mut dyn Sink) -> Result<bool> {
-        if self.tasks.contains_key(name) || self.tasks.len() + self.counters.len() < MAX_ENTITIES {
+        let known = self.tasks.contains_key(name)
+            || self.counters.contains_key(name)
+            || self.signals.contains(name);
+        if known || self.tasks.len() + self.counters.len() + self.signals.len() < MAX_ENTITIES {
             return Ok(false);
         }
         sink.diagnostic(Diagnostic {
@@ -138,8 +145,8 @@ impl System {
             pos: at.pos,
             ts: Some(at.ts),
             message: format!(
-                "{name}: more than {MAX_ENTITIES} tasks, ISRs and runnables; its events are \
-                 kept as rows, with no system event"
+                "{name}: more than {MAX_ENTITIES} tasks, ISRs, runnables and signals; its \
+                 events are kept as rows, with no system event"
             ),
         })?;
         Ok(true)
@@ -177,6 +184,7 @@ impl System {
         }
         let terminating = std::mem::take(&mut core.terminating);
         if let Some((prev, inst)) = core.current.take() {
+            self.running.remove(&prev);
             let action = if terminating { "terminate" } else { "preempt" };
             if terminating {
                 if let Some(ts) = self.tasks.get_mut(&prev) {
@@ -189,8 +197,8 @@ impl System {
         }
         let Some(next) = task else { return Ok(()) };
         // A task still shown running on another core left it unseen.
-        for (name, c) in &mut self.cores {
-            if name != at.core && c.current.as_ref().is_some_and(|(t, _)| t == next) {
+        if let Some(other) = self.running.insert(next.to_string(), at.core.to_string()) {
+            if let Some(c) = self.cores.get_mut(&other).filter(|_| other != at.core) {
                 c.current = None;
                 c.terminating = false;
             }
@@ -461,6 +469,12 @@ impl System {
         at: At<'_>,
         sink: &mut dyn Sink,
     ) -> Result<()> {
+        if self.full(name, at, sink)? {
+            return Ok(());
+        }
+        if !self.signals.contains(name) {
+            self.signals.insert(name.to_string());
+        }
         let (by, by_inst) = self.running_on(at.core).unwrap_or_else(|| (at.core.to_string(), -1));
         #[allow(clippy::cast_precision_loss)]
         let v = value as f64;

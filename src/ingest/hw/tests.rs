@@ -728,3 +728,50 @@ fn cycles_of_unknown_rate_are_not_called_ns_in_messages() {
     assert!(r.diags[1].1.contains("time 5 cycles is before the previous row's 10 cycles"));
     assert!(r.diags[2].1.ends_with("row kept at the previous row's time (10 cycles)"));
 }
+
+#[test]
+fn signals_and_cores_beyond_the_bound_are_said_and_kept_as_rows() {
+    let n = system::MAX_ENTITIES + 2;
+    let mut text = String::from("Type,Address,Symbol,Data,Timestamp\n");
+    for i in 0..n {
+        text.push_str(&format!("Data,0x10,s{i},1,{i}\n"));
+    }
+    let r = run_with(&text, r#"{"signals": ["*"], "time": {"unit": "ns"}}"#, None);
+    assert_eq!(r.system().len(), system::MAX_ENTITIES);
+    assert_eq!(r.events.len(), n + system::MAX_ENTITIES, "every row is kept");
+    assert_eq!(r.kinds(), ["too_many_entities", "too_many_entities"]);
+    assert!(r.diags[0].1.starts_with("line 65538: s65536: more than 65536 tasks"), "{:?}", r.diags);
+
+    let n = reader::MAX_CORES + 2;
+    let mut text = String::from("Source,Type,Timestamp\n");
+    for i in 0..n {
+        text.push_str(&format!("C{i},Info,{i}\n"));
+    }
+    let r = run_with(&text, r#"{"time": {"unit": "ns"}}"#, None);
+    assert_eq!(r.cores.len(), reader::MAX_CORES + 1);
+    assert_eq!(r.cores.last().map(String::as_str), Some(reader::OTHER_CORE));
+    assert_eq!(r.kinds(), ["too_many_entities"]);
+    assert_eq!(r.events.last().unwrap(), "4097 Core_other/-1 :/-1 info [core=C4097]");
+}
+
+#[test]
+fn a_task_seen_on_another_core_leaves_the_first() {
+    let text = "Source,Type,Data,Timestamp\n\
+                Core0,Software Context,1,10\n\
+                Core1,Software Context,1,20\n\
+                Core0,Software Context,2,30\n\
+                Core1,Software Context,0,40\n";
+    let r = run_with(text, r#"{"tasks": {"1": "A", "2": "B"}, "idle": ["0"]}"#, None);
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core0/-1 T:A/0 activate",
+            "10 Core0/-1 T:A/0 start",
+            "20 Core1/-1 T:A/0 resume",
+            // A left Core0 unseen: B's start there preempts nothing.
+            "30 Core0/-1 T:B/0 activate",
+            "30 Core0/-1 T:B/0 start",
+            "40 Core1/-1 T:A/0 preempt",
+        ]
+    );
+}
