@@ -300,3 +300,19 @@ fn hw_options_imply_format_hw_and_refuse_another_format() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--hw-elf and --hw-map are for hardware-trace exports"), "{err}");
 }
+
+#[test]
+fn a_stripped_elf_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut bytes = testelf::elf32(40, false, &[("f", 0x1001, 4, true)]);
+    let sh_off = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    bytes[sh_off + 2 * 40 + 4] = 1; // .symtab made PROGBITS, as if stripped
+    std::fs::write(d.join("app.elf"), bytes).unwrap();
+    std::fs::write(d.join("t.csv"), export(&ROWS[..2])).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--hw-elf", "app.elf", "t.csv"]);
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity FROM diagnostics WHERE kind = 'no_symbols'"),
+        "kind,severity\nno_symbols,warning\n"
+    );
+}

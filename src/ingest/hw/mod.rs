@@ -164,6 +164,20 @@ pub fn read<R: Read>(
     }
     if let Some(k) = &comp.elf {
         sink.meta("hw.elf", &name(k));
+        if comp.symbols.as_ref().is_some_and(|s| s.no_symtab) {
+            sink.diagnostic(super::Diagnostic {
+                severity: super::Severity::Warning,
+                kind: "no_symbols",
+                pos: crate::model::Pos::None,
+                ts: None,
+                message: format!(
+                    "{}: the ELF has no .symtab (stripped?): addresses stay unnamed, and \
+                     mapped functions and variables are found only by the export's symbol \
+                     column",
+                    name(k)
+                ),
+            })?;
+        }
         if let Some(s) = comp.symbols.as_ref().filter(|s| s.dropped > 0) {
             sink.diagnostic(super::Diagnostic {
                 severity: super::Severity::Warning,

@@ -156,6 +156,16 @@ impl<'a> Reader<'a> {
     ) -> Result<Reader<'a>> {
         let header = loop {
             let (line, number) = match lines.next_line() {
+                Ok(Some((_, n, true))) => {
+                    return Err(Error::input(
+                        path,
+                        format!("line {n}"),
+                        format!(
+                            "header row longer than {} bytes: not a hardware-trace export",
+                            super::super::lines::MAX_LINE
+                        ),
+                    ))
+                }
                 Ok(Some((l, n, _))) => (l, n),
                 Ok(None) => {
                     return Err(Error::input(

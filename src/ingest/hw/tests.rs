@@ -775,3 +775,49 @@ fn a_task_seen_on_another_core_leaves_the_first() {
         ]
     );
 }
+
+#[test]
+fn an_address_inside_a_big_object_holding_many_small_ones_is_the_big_one() {
+    let mut syms = vec![Symbol { addr: 0x1000, size: 0x1000, name: "big".into(), func: false }];
+    for i in 0..20u64 {
+        let name = format!("small{i}");
+        syms.push(Symbol { addr: 0x1000 + i * 0x10, size: 4, name, func: false });
+    }
+    syms.push(Symbol { addr: 0x1800, size: 0, name: "mark".into(), func: false });
+    syms.push(Symbol { addr: 0x3000, size: 0x10, name: "after".into(), func: true });
+    let t = Symbols::new(syms, 0);
+    let at = |a: u64| t.lookup(a).map(|h| (h.name.to_string(), h.offset));
+    assert_eq!(at(0x1012), Some(("small1".into(), 2)));
+    assert_eq!(at(0x1014), Some(("big".into(), 0x14)), "between two small ones");
+    assert_eq!(at(0x1f00), Some(("big".into(), 0xf00)), "after all 20");
+    assert_eq!(at(0x1800), Some(("mark".into(), 0)));
+    assert_eq!(at(0x1801), Some(("big".into(), 0x801)));
+    assert_eq!(at(0x2000), None);
+    assert_eq!(at(0x300f), Some(("after".into(), 0xf)));
+    assert_eq!(at(0x3010), None);
+    assert_eq!(at(0xfff), None);
+}
+
+#[test]
+fn a_stripped_elf_is_said() {
+    let mut bytes = elf32(40, false, &[("f", 0x1001, 4, true)]);
+    assert!(!Symbols::from_elf(&bytes).unwrap().no_symtab);
+    // The .symtab (section 2) made PROGBITS: what `strip` leaves is an ELF with none.
+    let sh_off = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    bytes[sh_off + 2 * 40 + 4] = 1;
+    let s = Symbols::from_elf(&bytes).unwrap();
+    assert!(s.no_symtab);
+    assert!(s.is_empty());
+}
+
+#[test]
+fn a_header_row_beyond_the_line_bound_is_refused() {
+    let mut text = String::from("Timestamp,Type,");
+    text.push_str(&"x".repeat(crate::ingest::lines::MAX_LINE));
+    text.push_str("\n1,Info,\n");
+    let mut sink = Rec::default();
+    let e = read(&mut LineReader::new(text.as_bytes()), "t.csv", &Companions::default(), &mut sink)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("t.csv: line 1: header row longer than 16777216 bytes"), "{e}");
+}
