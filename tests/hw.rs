@@ -255,3 +255,64 @@ fn a_csv_that_is_not_an_export_needs_format_hw_and_a_bad_mapping_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("m.json: mapping file: trailing comma at line 1"), "{err}");
 }
+
+#[test]
+fn an_elf_and_a_mapping_with_one_file_name_are_kept_apart_and_reingested() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("d1")).unwrap();
+    std::fs::create_dir_all(d.join("d2")).unwrap();
+    std::fs::write(d.join("app"), export(ROWS)).unwrap();
+    std::fs::write(d.join("d1/app"), elf()).unwrap();
+    std::fs::write(d.join("d2/app"), MAP).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--hw-elf", "d1/app", "--hw-map", "d2/app", "app"]);
+    let before = tables(d);
+    assert!(before[0].contains("ISR_CAN,I,0,6000,6000,7000"), "{}", before[0]);
+    for f in ["app", "d1/app", "d2/app"] {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    ok(d, &["reingest", "1", "--archive", "db"]);
+    assert_eq!(tables(d), before);
+}
+
+#[test]
+fn hw_options_imply_format_hw_and_refuse_another_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // A numeric first column and 7 fields: without --format hw this passed for BTF.
+    std::fs::write(d.join("t.csv"), "Nr,Kern,Art,Adr,Ziel,Zeit,Wert\n1,0,Data,0x10,,100,5\n")
+        .unwrap();
+    let map = r#"{"columns": {"time": "Zeit", "core": "Kern", "type": "Art", "address": "Adr",
+                  "destination": "Ziel", "data": "Wert"}, "time": {"unit": "ns"}}"#;
+    std::fs::write(d.join("m.json"), map).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--hw-map", "m.json", "t.csv"]);
+    assert_eq!(
+        csv(d, "db", "SELECT format, (SELECT count(*) FROM diagnostics) AS d FROM captures"),
+        "format,d\nhw,0\n"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT ts, source, action, value FROM events"),
+        "ts,source,action,value\n100,0,data,5\n"
+    );
+    let out =
+        run(d, &["ingest", "--archive", "db", "--format", "btf", "--hw-map", "m.json", "t.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--hw-elf and --hw-map are for hardware-trace exports"), "{err}");
+}
+
+#[test]
+fn a_stripped_elf_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut bytes = testelf::elf32(40, false, &[("f", 0x1001, 4, true)]);
+    let sh_off = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    bytes[sh_off + 2 * 40 + 4] = 1; // .symtab made PROGBITS, as if stripped
+    std::fs::write(d.join("app.elf"), bytes).unwrap();
+    std::fs::write(d.join("t.csv"), export(&ROWS[..2])).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--hw-elf", "app.elf", "t.csv"]);
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity FROM diagnostics WHERE kind = 'no_symbols'"),
+        "kind,severity\nno_symbols,warning\n"
+    );
+}

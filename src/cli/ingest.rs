@@ -40,11 +40,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     qs_dic: Option<PathBuf>,
     /// hw: an ELF file whose .symtab (functions and variables, with sizes) names the
-    /// export's addresses; kept with the capture.
+    /// export's addresses; kept with the capture. Implies --format hw.
     #[arg(long, value_name = "FILE")]
     hw_elf: Option<PathBuf>,
     /// hw: a JSON mapping file (columns, time encoding and unit, current-task variables,
-    /// task ids, runnables, ISRs, signals; see the README); kept with the capture.
+    /// task ids, runnables, ISRs, signals; see the README); kept with the capture. Implies
+    /// --format hw.
     #[arg(long, value_name = "FILE")]
     hw_map: Option<PathBuf>,
     /// Name of the capture (default: the file name without extensions, with them when it
@@ -93,6 +94,20 @@ pub fn run(args: Args) -> Result<()> {
                 )))
             }
         },
+    };
+    // The ELF and mapping are read by the hw importer only: they make the input an export
+    // (a mapped CSV is not detected, and could pass for BTF), and with another format they
+    // would be silently ignored.
+    let format = match (format, args.hw_elf.is_some() || args.hw_map.is_some()) {
+        (None, true) => Some(Format::Hw),
+        (Some(f), true) if f != Format::Hw => {
+            return Err(Error::Usage(format!(
+                "--hw-elf and --hw-map are for hardware-trace exports (--format hw), not \
+                 --format {}",
+                f.name()
+            )))
+        }
+        (f, _) => f,
     };
     if args.name.is_some() && args.files.len() > 1 {
         return Err(Error::Usage("--name names one capture; give one file with it".into()));

@@ -69,8 +69,18 @@ pub fn run(args: Args) -> Result<()> {
                 dic: old.meta.get("qs.dic").map(|n| tmp.join(n)).filter(|p| p.is_file()),
             };
             // A hardware-trace export likewise: its ELF and mapping were given by option.
-            let kept = |key: &str| old.meta.get(key).map(|n| tmp.join(n)).filter(|p| p.is_file());
-            let hw = crate::ingest::hw::HwOptions { elf: kept("hw.elf"), map: kept("hw.map") };
+            // Kept under a name prefixed by their role (`hw-elf.app.elf`), or, by tracedb before 2026-11,
+            // beside the export under their own name.
+            let kept = |key: &str, role: &str| {
+                let name = old.meta.get(key)?;
+                let in_role =
+                    tmp.join(crate::ingest::hw::kept_name(role, std::path::Path::new(name)));
+                [in_role, tmp.join(name)].into_iter().find(|p| p.is_file())
+            };
+            let hw = crate::ingest::hw::HwOptions {
+                elf: kept("hw.elf", "elf"),
+                map: kept("hw.map", "map"),
+            };
             let opts = IngestOptions {
                 format: forced,
                 qs,

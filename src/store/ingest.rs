@@ -401,8 +401,11 @@ fn run(
                     // The ELF and mapping are part of the capture, hashed and kept with it.
                     let comp = hw::Companions::load(&opts.hw)?;
                     hw::read(&mut lines, &shown, &comp, &mut deriver)?;
-                    for k in comp.files() {
+                    for (k, kept) in comp.files() {
                         let p = k.path.display().to_string();
+                        if let Some(keeper) = keeper.as_mut() {
+                            keeper.later(&k.path, Some(kept), false);
+                        }
                         if !companions.contains(&p) {
                             companions.push(p);
                             companion_digests.push(k.digest.clone());

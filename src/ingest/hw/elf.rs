@@ -7,8 +7,9 @@ use object::{Object, ObjectSymbol, SymbolKind};
 /// Most symbols kept: a debug build of a large application has a few hundred thousand.
 pub const MAX_SYMBOLS: usize = 1 << 21;
 
-/// Symbols overlapping one address looked through (aliases, nested objects).
-const OVERLAP_SCAN: usize = 16;
+/// Enclosing symbols followed from one address (nesting deeper than this is not real: the
+/// lookup stays bounded on a pathological table).
+const MAX_NESTING: usize = 1024;
 
 /// One symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +39,12 @@ pub struct Hit<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Symbols {
     syms: Vec<Symbol>,
+    /// For each symbol, the nearest one before it whose extent covers its start.
+    parent: Vec<Option<usize>>,
+    /// For each symbol, the largest end of it and those before it.
+    reach: Vec<u64>,
+    /// The ELF has no `.symtab` (stripped).
+    pub no_symtab: bool,
     /// Symbols beyond [`MAX_SYMBOLS`] that were not kept.
     pub dropped: usize,
 }
@@ -73,7 +80,9 @@ impl Symbols {
             let addr = if func && thumb { s.address() & !1 } else { s.address() };
             syms.push(Symbol { addr, size: s.size(), name: name.to_string(), func });
         }
-        Ok(Symbols::new(syms, dropped))
+        let mut table = Symbols::new(syms, dropped);
+        table.no_symtab = file.symbol_table().is_none();
+        Ok(table)
     }
 
     /// A table of `syms` (any order).
@@ -84,7 +93,21 @@ impl Symbols {
             a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)).then(a.name.cmp(&b.name))
         });
         syms.dedup_by(|a, b| a.addr == b.addr && a.size == b.size && a.func == b.func);
-        Symbols { syms, dropped }
+        // The enclosing symbol of each: a stack of the symbols still open at its start.
+        let mut parent = Vec::with_capacity(syms.len());
+        let mut reach = Vec::with_capacity(syms.len());
+        let mut open: Vec<usize> = Vec::new();
+        let mut far = 0u64;
+        for (i, s) in syms.iter().enumerate() {
+            while open.last().and_then(|&j| syms.get(j)).is_some_and(|o| end(o) <= s.addr) {
+                open.pop();
+            }
+            parent.push(open.last().copied());
+            open.push(i);
+            far = far.max(end(s));
+            reach.push(far);
+        }
+        Symbols { syms, parent, reach, dropped, no_symtab: false }
     }
 
     /// Number of symbols.
@@ -98,18 +121,30 @@ impl Symbols {
     }
 
     /// The symbol holding `addr`: the nearest start at or below it whose extent covers it.
+    /// A symbol that does not cover `addr` is skipped to the one enclosing its start: those
+    /// between end before its start, so before `addr` too.
     pub fn lookup(&self, addr: u64) -> Option<Hit<'_>> {
-        let end = self.syms.partition_point(|s| s.addr <= addr);
-        let from = end.saturating_sub(OVERLAP_SCAN);
-        let found = self.syms.get(from..end)?.iter().rev().find(|s| {
-            let offset = addr - s.addr;
-            offset < s.size || offset == 0
-        })?;
-        Some(Hit { name: &found.name, offset: addr - found.addr, func: found.func })
+        let mut i = self.syms.partition_point(|s| s.addr <= addr).checked_sub(1)?;
+        for _ in 0..MAX_NESTING {
+            if self.reach.get(i).is_none_or(|&r| r <= addr) {
+                return None;
+            }
+            let s = self.syms.get(i)?;
+            if addr < end(s) {
+                return Some(Hit { name: &s.name, offset: addr - s.addr, func: s.func });
+            }
+            i = (*self.parent.get(i)?)?;
+        }
+        None
     }
 
     /// The address of the symbol named `name` (the first, by address).
     pub fn address_of(&self, name: &str) -> Option<u64> {
         self.syms.iter().find(|s| s.name == name).map(|s| s.addr)
     }
+}
+
+/// The first address after `s` (a symbol of size 0 covers its own address).
+fn end(s: &Symbol) -> u64 {
+    s.addr.saturating_add(s.size.max(1))
 }

@@ -81,8 +81,10 @@ pub enum Var {
 }
 
 impl Var {
-    fn parse(key: &str) -> Var {
-        match parse_int(key, 10).and_then(|v| u64::try_from(v).ok()) {
+    /// A key: an address (in `radix` without a prefix) when it starts with a digit, else a
+    /// symbol name.
+    fn parse(key: &str, radix: u32) -> Var {
+        match parse_int(key, radix).and_then(|v| u64::try_from(v).ok()) {
             Some(a) if key.trim_start().starts_with(|c: char| c.is_ascii_digit()) => Var::Addr(a),
             _ => Var::Name(key.trim().to_string()),
         }
@@ -213,6 +215,7 @@ impl Mapping {
             tasks.insert(value(k, "tasks")?, name.clone());
         }
         let idle = raw.idle.iter().map(|k| value(k, "idle")).collect::<Result<Vec<_>, _>>()?;
+        let address_radix = radix(raw.address_radix, "address_radix")?.unwrap_or(16);
         Ok(Mapping {
             delimiter,
             columns: raw.columns,
@@ -220,13 +223,13 @@ impl Mapping {
             unit_ps,
             unit: raw.time.unit,
             frequency_hz: raw.time.frequency_hz,
-            address_radix: radix(raw.address_radix, "address_radix")?.unwrap_or(16),
+            address_radix,
             data_radix: radix(raw.data_radix, "data_radix")?.unwrap_or(10),
             cores: raw.cores,
             current_task: raw
                 .current_task
                 .iter()
-                .map(|(k, c)| (Var::parse(k), c.clone()))
+                .map(|(k, c)| (Var::parse(k, address_radix), c.clone()))
                 .collect(),
             tasks,
             idle,
@@ -252,7 +255,7 @@ impl Mapping {
 
     /// Whether the variable at `addr` named `name` is a mapped signal.
     pub fn is_signal(&self, addr: Option<u64>, name: Option<&str>) -> bool {
-        self.signals.iter().any(|p| match Var::parse(p) {
+        self.signals.iter().any(|p| match Var::parse(p, self.address_radix) {
             Var::Addr(a) => addr == Some(a),
             Var::Name(_) => name.is_some_and(|n| glob(p, n)),
         })

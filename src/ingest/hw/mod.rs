@@ -117,10 +117,21 @@ impl Companions {
         Ok(c)
     }
 
-    /// The files read, in a fixed order (mapping, then ELF).
-    pub fn files(&self) -> impl Iterator<Item = &Kept> {
-        self.map_file.iter().chain(self.elf.iter())
+    /// The files read, in a fixed order (mapping, then ELF), with the name each is kept
+    /// under in the archive ([`kept_name`]).
+    pub fn files(&self) -> impl Iterator<Item = (&Kept, String)> {
+        let map = self.map_file.iter().map(|k| (k, kept_name("map", &k.path)));
+        map.chain(self.elf.iter().map(|k| (k, kept_name("elf", &k.path))))
     }
+}
+
+/// The name a companion file is kept under in the archive: its own prefixed by its role
+/// (`hw-elf.app.elf`, `hw-map.map.json`), so that an ELF, a mapping and an export with one
+/// file name do not collide (the manifest keeps one-component names: no folder); `tracedb
+/// reingest` finds them by it.
+pub fn kept_name(role: &str, path: &Path) -> String {
+    let name = path.file_name().map_or_else(|| role.to_string(), |n| n.to_string_lossy().into());
+    format!("hw-{role}.{name}")
 }
 
 /// True when the first row of `prefix` (after `#` comment lines) is unmistakably a
@@ -153,6 +164,20 @@ pub fn read<R: Read>(
     }
     if let Some(k) = &comp.elf {
         sink.meta("hw.elf", &name(k));
+        if comp.symbols.as_ref().is_some_and(|s| s.no_symtab) {
+            sink.diagnostic(super::Diagnostic {
+                severity: super::Severity::Warning,
+                kind: "no_symbols",
+                pos: crate::model::Pos::None,
+                ts: None,
+                message: format!(
+                    "{}: the ELF has no .symtab (stripped?): addresses stay unnamed, and \
+                     mapped functions and variables are found only by the export's symbol \
+                     column",
+                    name(k)
+                ),
+            })?;
+        }
         if let Some(s) = comp.symbols.as_ref().filter(|s| s.dropped > 0) {
             sink.diagnostic(super::Diagnostic {
                 severity: super::Severity::Warning,

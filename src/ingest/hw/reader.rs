@@ -11,7 +11,7 @@ use super::system::{At, Entry, System};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Read;
 
 /// Rows held between two timestamp messages (marker encoding) before they are given the
@@ -20,6 +20,12 @@ pub const MAX_PENDING: usize = 1 << 16;
 
 /// Core of rows when the export has no core column (and the mapping names none).
 pub const DEFAULT_CORE: &str = "Core_0";
+
+/// Distinct cores kept; the rows of further ones go on [`OTHER_CORE`].
+pub const MAX_CORES: usize = 1 << 12;
+
+/// The core of rows whose own core is beyond [`MAX_CORES`] (their core is in the note).
+pub const OTHER_CORE: &str = "Core_other";
 
 /// What a record is, from its type (and access) text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +73,7 @@ pub fn classify(ty: &str, access: &str) -> Kind {
         "interrupt" | "exception" | "irq" | "trap" => Kind::Interrupt,
         "software context" | "context" | "ownership" | "otm" => Kind::Context,
         "linear" | "ptrace" | "exec" | "fetch" | "program" | "sequential" => Kind::Flow,
-        _ if t.contains("branch") || t == "call" || t == "jump" => Kind::Branch,
+        _ if ["branch", "call", "jump"].iter().any(|w| t.contains(w)) => Kind::Branch,
         _ => access_kind.unwrap_or(Kind::Other),
     }
 }
@@ -100,8 +106,13 @@ pub struct Reader<'a> {
     pending: Vec<Record>,
     /// Unknown task values reported already.
     unknown_values: BTreeSet<i128>,
-    /// Rows before the first timestamp message and after the last, for one row each.
-    unbracketed: BTreeMap<&'static str, (u64, u64)>,
+    /// Rows before the first timestamp message: first line, count, and how many of them
+    /// were placed at 0 because more than [`MAX_PENDING`] waited.
+    before_first: Option<(u64, u64, u64)>,
+    /// Rows after the last timestamp message: first line, count.
+    after_last: Option<(u64, u64)>,
+    /// The unit times are in once read (`ns`, or `cycles` of unknown rate).
+    unit: &'static str,
     /// Rows read.
     rows: u64,
 }
@@ -145,6 +156,16 @@ impl<'a> Reader<'a> {
     ) -> Result<Reader<'a>> {
         let header = loop {
             let (line, number) = match lines.next_line() {
+                Ok(Some((_, n, true))) => {
+                    return Err(Error::input(
+                        path,
+                        format!("line {n}"),
+                        format!(
+                            "header row longer than {} bytes: not a hardware-trace export",
+                            super::super::lines::MAX_LINE
+                        ),
+                    ))
+                }
                 Ok(Some((l, n, _))) => (l, n),
                 Ok(None) => {
                     return Err(Error::input(
@@ -156,8 +177,8 @@ impl<'a> Reader<'a> {
                 Err(e) => return Err(Error::input(path, "line 1", e.to_string())),
             };
             let text = String::from_utf8_lossy(line);
-            let text = text.trim_start_matches('\u{feff}').trim();
-            if text.is_empty() || text.starts_with('#') {
+            let text = text.trim_start_matches('\u{feff}').trim_end_matches(['\r', '\n']);
+            if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
             break (text.to_string(), number);
@@ -238,7 +259,9 @@ impl<'a> Reader<'a> {
             cores: BTreeSet::new(),
             pending: Vec::new(),
             unknown_values: BTreeSet::new(),
-            unbracketed: BTreeMap::new(),
+            before_first: None,
+            after_last: None,
+            unit: if base == Base::Cycles(None) { "cycles" } else { "ns" },
             rows: 0,
         })
     }
@@ -281,8 +304,10 @@ impl<'a> Reader<'a> {
                     Cow::Owned(String::from_utf8_lossy(line).into_owned())
                 }
             };
-            let text = text.trim();
-            if text.is_empty() || text.starts_with('#') {
+            // Only the line end goes: a tab-delimited row's empty first or last field is a
+            // field (the fields themselves are trimmed when split).
+            let text = text.trim_end_matches(['\r', '\n']);
+            if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
             let rec = self.record(text, number, sink)?;
@@ -342,24 +367,7 @@ impl<'a> Reader<'a> {
         let pos = Pos::Line(rec.pos);
         let marker = self.clock.encoding == Encoding::Marker;
         if marker && rec.time.trim().is_empty() {
-            if self.pending.len() >= MAX_PENDING {
-                let at = self.clock.last.unwrap_or(0);
-                sink.diagnostic(Diagnostic {
-                    severity: Severity::Warning,
-                    kind: "marker_gap_too_long",
-                    pos,
-                    ts: Some(at),
-                    message: format!(
-                        "more than {MAX_PENDING} rows since the last timestamp message: they \
-                         take its time ({at} ns) instead of the midpoint to the next"
-                    ),
-                })?;
-                for r in std::mem::take(&mut self.pending) {
-                    self.emit(r, at, sink)?;
-                }
-            }
-            self.pending.push(rec);
-            return Ok(());
+            return self.hold(rec, sink);
         }
         let prev = self.clock.last;
         let ts = match self.clock.read(&rec.time) {
@@ -380,9 +388,10 @@ impl<'a> Reader<'a> {
                         pos,
                         ts: Some(r.ns),
                         message: format!(
-                            "time {} ns is before the previous row's {last} ns; row kept, \
-                             states use {last} ns",
-                            r.ns
+                            "time {} {u} is before the previous row's {last} {u}; row kept, \
+                             states use {last} {u}",
+                            r.ns,
+                            u = self.unit
                         ),
                     })?;
                 }
@@ -390,17 +399,21 @@ impl<'a> Reader<'a> {
             }
             Err(TimeError::Bad(m) | TimeError::Range(m)) => {
                 let at = prev.unwrap_or(0);
+                let message = if marker {
+                    format!("{m}; row kept between the timestamp messages around it")
+                } else {
+                    format!("{m}; row kept at the previous row's time ({at} {})", self.unit)
+                };
                 sink.diagnostic(Diagnostic {
                     severity: Severity::Warning,
                     kind: "bad_time",
                     pos,
                     ts: Some(at),
-                    message: format!("{m}; row kept at the previous row's time ({at} ns)"),
+                    message,
                 })?;
                 if marker {
                     // Not a timestamp message after all: a row between two.
-                    self.pending.push(rec);
-                    return Ok(());
+                    return self.hold(rec, sink);
                 }
                 at
             }
@@ -408,7 +421,7 @@ impl<'a> Reader<'a> {
         if marker {
             let waiting = std::mem::take(&mut self.pending);
             if let (Some(first), None) = (waiting.first(), prev) {
-                self.unbracketed("before_first_timestamp", first.pos, waiting.len());
+                self.count_before_first(first.pos, waiting.len(), 0);
             }
             for r in waiting {
                 let t = prev.map_or(ts, |p| midpoint(p, ts));
@@ -418,30 +431,83 @@ impl<'a> Reader<'a> {
         self.emit(rec, ts, sink)
     }
 
-    fn unbracketed(&mut self, which: &'static str, line: u64, n: usize) {
-        let e = self.unbracketed.entry(which).or_insert((line, 0));
+    /// Holds a row until the next timestamp message (marker encoding); more than
+    /// [`MAX_PENDING`] held are placed now: at the last message's time, or, before the
+    /// first message, at 0 (its time is not known yet).
+    fn hold(&mut self, rec: Record, sink: &mut dyn Sink) -> Result<()> {
+        if self.pending.len() >= MAX_PENDING {
+            let at = self.clock.last.unwrap_or(0);
+            let first = self.pending.first().map_or(rec.pos, |r| r.pos);
+            let last = self.pending.last().map_or(rec.pos, |r| r.pos);
+            let n = self.pending.len();
+            let u = self.unit;
+            let message = if self.clock.last.is_some() {
+                format!(
+                    "more than {MAX_PENDING} rows since the last timestamp message: lines \
+                     {first} to {last} take its time ({at} {u}) instead of the midpoint to the \
+                     next"
+                )
+            } else {
+                self.count_before_first(first, n, n);
+                format!(
+                    "more than {MAX_PENDING} rows before the first timestamp message: lines \
+                     {first} to {last} are placed at 0 {u} (the message's time is not known \
+                     yet)"
+                )
+            };
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "marker_gap_too_long",
+                pos: Pos::Line(rec.pos),
+                ts: Some(at),
+                message,
+            })?;
+            for r in std::mem::take(&mut self.pending) {
+                self.emit(r, at, sink)?;
+            }
+        }
+        self.pending.push(rec);
+        Ok(())
+    }
+
+    fn count_before_first(&mut self, line: u64, n: usize, at_zero: usize) {
+        let e = self.before_first.get_or_insert((line, 0, 0));
         e.1 += n as u64;
+        e.2 += at_zero as u64;
     }
 
     fn finish(&mut self, sink: &mut dyn Sink) -> Result<()> {
         let waiting = std::mem::take(&mut self.pending);
         if let Some(first) = waiting.first() {
-            self.unbracketed("after_last_timestamp", first.pos, waiting.len());
+            if self.clock.last.is_some() {
+                self.after_last = Some((first.pos, waiting.len() as u64));
+            } else {
+                self.count_before_first(first.pos, waiting.len(), waiting.len());
+            }
         }
         let at = self.clock.last.unwrap_or(0);
         for r in waiting {
             self.emit(r, at, sink)?;
         }
-        let mut unbracketed: Vec<_> = std::mem::take(&mut self.unbracketed).into_iter().collect();
-        unbracketed.sort_by_key(|(_, (line, _))| *line);
-        for (which, (line, n)) in unbracketed {
-            let message = if which == "before_first_timestamp" {
-                format!("{n} rows before the first timestamp message take its time")
-            } else if self.clock.last.is_none() {
-                format!("{n} rows and no timestamp message at all: they are all at 0 ns")
+        let u = self.unit;
+        let before = self.before_first.take().map(|(line, n, zero)| {
+            let message = if self.clock.last.is_none() {
+                format!("{n} rows and no timestamp message at all: they are all at 0 {u}")
+            } else if zero > 0 {
+                format!(
+                    "{n} rows before the first timestamp message: the first {zero} are at 0 {u} \
+                     (more than {MAX_PENDING} waited: marker_gap_too_long), the rest take its \
+                     time"
+                )
             } else {
-                format!("{n} rows after the last timestamp message take its time ({at} ns)")
+                format!("{n} rows before the first timestamp message take its time")
             };
+            (line, message)
+        });
+        let after = self.after_last.take().map(|(line, n)| {
+            (line, format!("{n} rows after the last timestamp message take its time ({at} {u})"))
+        });
+        for (line, message) in before.into_iter().chain(after) {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
                 kind: "unbracketed_rows",
@@ -450,19 +516,38 @@ impl<'a> Reader<'a> {
                 message,
             })?;
         }
+        self.system.finish(sink)?;
         sink.meta("hw.rows", &self.rows.to_string());
         Ok(())
     }
 
-    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> String {
+    /// The core of a row, and whether it is one beyond [`MAX_CORES`] (then [`OTHER_CORE`]).
+    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> Result<(String, bool)> {
         let text = rec.core.trim();
         let name = if text.is_empty() {
             DEFAULT_CORE.to_string()
         } else {
             self.map.cores.get(text).cloned().unwrap_or_else(|| text.to_string())
         };
+        if !self.cores.contains(&name) && self.cores.len() >= MAX_CORES {
+            if !self.cores.contains(OTHER_CORE) {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "too_many_entities",
+                    pos: Pos::Line(rec.pos),
+                    ts: None,
+                    message: format!(
+                        "{name}: more than {MAX_CORES} cores; the rows of this and further ones \
+                         are on {OTHER_CORE} (their core in the note, as core=...), with no \
+                         system event"
+                    ),
+                })?;
+                self.declare_core(OTHER_CORE, sink);
+            }
+            return Ok((OTHER_CORE.to_string(), true));
+        }
         self.declare_core(&name, sink);
-        name
+        Ok((name, false))
     }
 
     fn declare_core(&mut self, name: &str, sink: &mut dyn Sink) {
@@ -498,16 +583,46 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A number read from an address field as an address: a negative one (or one beyond 64
+    /// bits) is none, and said.
+    fn address(
+        &self,
+        v: Option<i128>,
+        text: &str,
+        what: &str,
+        at: (Pos, i64),
+        sink: &mut dyn Sink,
+    ) -> Result<Option<u64>> {
+        let Some(v) = v else { return Ok(None) };
+        match u64::try_from(v) {
+            Ok(a) => Ok(Some(a)),
+            Err(_) => {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_field",
+                    pos: at.0,
+                    ts: Some(at.1),
+                    message: format!(
+                        "{what} '{}' is not an address (negative or beyond 64 bits); row kept \
+                         without it",
+                        text.trim()
+                    ),
+                })?;
+                Ok(None)
+            }
+        }
+    }
+
     /// One record at `ts`: its `events` row, then its system events.
     fn emit(&mut self, rec: Record, ts: i64, sink: &mut dyn Sink) -> Result<()> {
         let pos = Pos::Line(rec.pos);
-        let core = self.core_of(&rec, sink);
+        let (core, other) = self.core_of(&rec, sink)?;
         let ar = self.map.address_radix;
         let addr = self.number(&rec.address, "address", ar, (pos, ts), sink)?;
         let dest = self.number(&rec.destination, "destination", ar, (pos, ts), sink)?;
         let data = self.number(&rec.data, "data", self.map.data_radix, (pos, ts), sink)?;
-        let to_u64 = |v: Option<i128>| v.and_then(|v| u64::try_from(v).ok());
-        let (addr, dest) = (to_u64(addr), to_u64(dest));
+        let addr = self.address(addr, &rec.address, "address", (pos, ts), sink)?;
+        let dest = self.address(dest, &rec.destination, "destination", (pos, ts), sink)?;
         let kind = classify(&rec.ty, &rec.access);
         let syms = self.syms;
         let hit = |a: Option<u64>| a.and_then(|a| syms?.lookup(a));
@@ -523,6 +638,9 @@ impl<'a> Reader<'a> {
             .unwrap_or_default()
         };
         let mut note = Vec::new();
+        if other {
+            note.push(format!("core={}", rec.core.trim()));
+        }
         if let Some(a) = addr {
             note.push(format!("addr=0x{a:08x}{}", shown(addr_hit)));
         }
@@ -562,7 +680,7 @@ impl<'a> Reader<'a> {
             core: Some(&core),
             pos,
         })?;
-        if !self.map.has_system() && self.map.tasks.is_empty() {
+        if other || (!self.map.has_system() && self.map.tasks.is_empty()) {
             return Ok(());
         }
         let at = At { ts, pos, core: &core };
@@ -623,7 +741,8 @@ impl<'a> Reader<'a> {
             }
             Kind::Return => {
                 let to = dest_hit.filter(|h| h.func).map(|h| h.name.to_string());
-                self.system.leave(to.as_deref(), at, sink)?;
+                let from = addr_hit.filter(|h| h.func).map(|h| h.name.to_string());
+                self.system.leave(from.as_deref(), to.as_deref(), at, sink)?;
             }
             Kind::Read | Kind::Other => {}
         }

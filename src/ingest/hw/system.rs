@@ -13,11 +13,14 @@
 //!   the start (`activate` and `start` at one time, caused by the core);
 //! * calls nest per task (a task's stack survives its preemption) and per core for ISRs;
 //!   a return pops one frame, or, when its destination is a function deeper in the stack,
-//!   every frame above it (their returns were lost: `missing_return`).
+//!   every frame above it (their returns were lost: `missing_return`); a return into the
+//!   innermost open function pops nothing (a vector stub's return: its entry was no call);
+//! * a switch written while an ISR runs on the core is held until the outermost ISR returns
+//!   (dispatchers write the current task in the ISR epilogue).
 use super::super::{Diagnostic, Severity, Sink};
 use crate::model::{Event, Pos};
 use crate::Result;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Deepest call stack kept; a deeper one loses its oldest frame.
 pub const MAX_DEPTH: usize = 256;
@@ -51,6 +54,9 @@ struct CoreState {
     isr_stack: Vec<Frame>,
     /// Calls made while no task is known to run.
     base_stack: Vec<Frame>,
+    /// A switch written while an ISR ran (an OS dispatches in the ISR epilogue): the task
+    /// (or idle) and the row that wrote it, applied when the outermost ISR ends.
+    held: Option<(Option<String>, Pos)>,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +73,10 @@ pub struct System {
     tasks: BTreeMap<String, TaskState>,
     /// Next instance of each runnable and ISR.
     counters: BTreeMap<String, i64>,
+    /// Signals written.
+    signals: BTreeSet<String>,
+    /// The core each running task runs on (no scan of every core per switch).
+    running: BTreeMap<String, String>,
 }
 
 /// One system event, owned until sent.
@@ -123,7 +133,10 @@ impl System {
     }
 
     fn full(&self, name: &str, at: At<'_>, sink: &mut dyn Sink) -> Result<bool> {
-        if self.tasks.contains_key(name) || self.tasks.len() + self.counters.len() < MAX_ENTITIES {
+        let known = self.tasks.contains_key(name)
+            || self.counters.contains_key(name)
+            || self.signals.contains(name);
+        if known || self.tasks.len() + self.counters.len() + self.signals.len() < MAX_ENTITIES {
             return Ok(false);
         }
         sink.diagnostic(Diagnostic {
@@ -132,8 +145,8 @@ impl System {
             pos: at.pos,
             ts: Some(at.ts),
             message: format!(
-                "{name}: more than {MAX_ENTITIES} tasks, ISRs and runnables; its events are \
-                 kept as rows, with no system event"
+                "{name}: more than {MAX_ENTITIES} tasks, ISRs, runnables and signals; its \
+                 events are kept as rows, with no system event"
             ),
         })?;
         Ok(true)
@@ -158,12 +171,20 @@ impl System {
             }
         }
         let core = self.cores.entry(at.core.to_string()).or_default();
+        if !core.isr_stack.is_empty() {
+            // The dispatcher runs in the ISR's epilogue: the new task gets the core when the
+            // outermost ISR returns, not while the ISR still runs.
+            core.held = Some((task.map(str::to_string), at.pos));
+            return Ok(());
+        }
+        core.held = None;
         let same = core.current.as_ref().map(|c| c.0.as_str()) == task;
         if same && !core.terminating {
             return Ok(());
         }
         let terminating = std::mem::take(&mut core.terminating);
         if let Some((prev, inst)) = core.current.take() {
+            self.running.remove(&prev);
             let action = if terminating { "terminate" } else { "preempt" };
             if terminating {
                 if let Some(ts) = self.tasks.get_mut(&prev) {
@@ -176,8 +197,8 @@ impl System {
         }
         let Some(next) = task else { return Ok(()) };
         // A task still shown running on another core left it unseen.
-        for (name, c) in &mut self.cores {
-            if name != at.core && c.current.as_ref().is_some_and(|(t, _)| t == next) {
+        if let Some(other) = self.running.insert(next.to_string(), at.core.to_string()) {
+            if let Some(c) = self.cores.get_mut(&other).filter(|_| other != at.core) {
                 c.current = None;
                 c.terminating = false;
             }
@@ -308,8 +329,15 @@ impl System {
         })
     }
 
-    /// A return on `at.core`, to function `to` when the row says where it returns.
-    pub fn leave(&mut self, to: Option<&str>, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
+    /// A return on `at.core`, from function `from` (where the return instruction is) and to
+    /// function `to` when the row says them.
+    pub fn leave(
+        &mut self,
+        from: Option<&str>,
+        to: Option<&str>,
+        at: At<'_>,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
         // The function an interrupt's return goes back to, in the context it interrupted.
         let interrupted =
             self.cores.get(at.core).filter(|c| !c.isr_stack.is_empty()).and_then(|c| {
@@ -335,16 +363,33 @@ impl System {
         }
         // Frames above the caller it returns to: one, unless the caller is deeper.
         let below = stack.len().saturating_sub(1);
-        let keep = to
-            .and_then(|t| {
-                let inside = stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1);
-                // Back to the interrupted code: every ISR frame ends.
-                inside.or_else(|| (interrupted.as_deref() == Some(t)).then_some(0))
-            })
-            .unwrap_or(below);
+        let deeper = to.and_then(|t| {
+            let inside = stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1);
+            // Back to the interrupted code: every ISR frame ends.
+            inside.or_else(|| (interrupted.as_deref() == Some(t)).then_some(0))
+        });
+        let keep = match deeper {
+            Some(k) => k,
+            // Back into the innermost open function: the return of something never seen
+            // entered (a vector stub's, a tail-called helper's), not that function's.
+            None if to.is_some() && stack.last().map(|f| f.func.as_str()) == to => {
+                return Ok(());
+            }
+            None => below,
+        };
         let popped: Vec<Frame> = stack.drain(keep..).collect();
         if popped.len() > 1 {
-            let lost: Vec<&str> = popped.iter().skip(1).map(|f| f.func.as_str()).collect();
+            // The function the return instruction is in returned; the others' returns were
+            // lost (without its address: the innermost, which was running).
+            let returned = from
+                .and_then(|f| popped.iter().rposition(|p| p.func == f))
+                .unwrap_or(popped.len() - 1);
+            let lost: Vec<&str> = popped
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != returned)
+                .map(|(_, f)| f.func.as_str())
+                .collect();
             sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
                 kind: "missing_return",
@@ -380,6 +425,39 @@ impl System {
                 }
             }
         }
+        self.release(at, sink)
+    }
+
+    /// Applies the switch held on `at.core` once its last ISR has ended.
+    fn release(&mut self, at: At<'_>, sink: &mut dyn Sink) -> Result<()> {
+        let Some(c) = self.cores.get_mut(at.core) else { return Ok(()) };
+        if !c.isr_stack.is_empty() {
+            return Ok(());
+        }
+        match c.held.take() {
+            Some((task, _)) => self.switch(task.as_deref(), at, sink),
+            None => Ok(()),
+        }
+    }
+
+    /// At the end of the export: switches still held (the trace ended inside the ISR that
+    /// wrote them) are said, not applied.
+    pub fn finish(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        for (core, c) in &mut self.cores {
+            let Some((task, pos)) = c.held.take() else { continue };
+            let isr = c.isr_stack.first().map_or("?", |f| f.func.as_str());
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "held_switch",
+                pos,
+                ts: None,
+                message: format!(
+                    "switch of {core} to {} written inside {isr}, which had not returned when \
+                     the export ended: not applied (the task that ran before keeps the core)",
+                    task.as_deref().unwrap_or("idle")
+                ),
+            })?;
+        }
         Ok(())
     }
 
@@ -391,6 +469,12 @@ impl System {
         at: At<'_>,
         sink: &mut dyn Sink,
     ) -> Result<()> {
+        if self.full(name, at, sink)? {
+            return Ok(());
+        }
+        if !self.signals.contains(name) {
+            self.signals.insert(name.to_string());
+        }
         let (by, by_inst) = self.running_on(at.core).unwrap_or_else(|| (at.core.to_string(), -1));
         #[allow(clippy::cast_precision_loss)]
         let v = value as f64;

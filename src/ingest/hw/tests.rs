@@ -343,6 +343,22 @@ fn elf_symbols_resolve_addresses_inside_their_extent() {
     assert!(Symbols::from_elf(b"").is_err());
 }
 
+/// The symbols of [`system_elf`], Thumb bit cleared.
+fn system_syms() -> Vec<Symbol> {
+    [
+        ("os_dispatch", 0x1000, 0x100, true),
+        ("Run_A", 0x2000, 0x40, true),
+        ("helper", 0x2100, 0x40, true),
+        ("ISR_Timer", 0x3000, 0x40, true),
+        ("OS_TerminateTask", 0x4000, 0x40, true),
+        ("cur_task", 0x2000_0000, 4, false),
+        ("speed", 0x2000_0010, 4, false),
+    ]
+    .iter()
+    .map(|&(n, addr, size, func)| Symbol { addr, size, name: n.into(), func })
+    .collect()
+}
+
 /// Code and data of a small system (ARM, so function values carry the Thumb bit).
 fn system_elf() -> Symbols {
     Symbols::from_elf(&elf32(
@@ -516,4 +532,292 @@ fn deep_recursion_without_returns_stays_bounded() {
     let r = run_with(&text, SYSTEM_MAP, Some(system_elf()));
     let overflow = r.kinds().iter().filter(|k| **k == "call_stack_overflow").count();
     assert_eq!(overflow, 10);
+}
+
+#[test]
+fn a_switch_written_inside_an_isr_waits_for_its_end() {
+    // The dispatcher writes the current task in the ISR's epilogue: TASK_B gets the core
+    // when ISR_Timer returns (50), not while it runs (45).
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Interrupt,0x1010,0x3000,,30\n\
+                Data,0x20000000,,2,45\n\
+                Return,0x3030,0x1014,,50\n\
+                Interrupt,0x1020,0x3000,,60\n\
+                Data,0x20000000,,0,65\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core_0/-1 T:TASK_A/0 activate",
+            "10 Core_0/-1 T:TASK_A/0 start",
+            "30 Core_0/-1 I:ISR_Timer/0 activate",
+            "30 Core_0/-1 I:ISR_Timer/0 start",
+            "50 Core_0/-1 I:ISR_Timer/0 terminate",
+            "50 Core_0/-1 T:TASK_A/0 preempt",
+            "50 Core_0/-1 T:TASK_B/0 activate",
+            "50 Core_0/-1 T:TASK_B/0 start",
+            "60 Core_0/-1 I:ISR_Timer/1 activate",
+            "60 Core_0/-1 I:ISR_Timer/1 start",
+        ]
+    );
+    // The trace ends inside the second ISR: its switch to idle is said, not applied.
+    assert_eq!(r.kinds(), ["time_unit_assumed", "held_switch"]);
+    assert!(r.diags[1].1.starts_with("line 7: switch of Core_0 to idle written inside ISR_Timer"));
+}
+
+#[test]
+fn a_return_into_the_innermost_open_function_ends_nothing() {
+    // A vector stub (not an ISR) calls ISR_Timer; the stub's own return goes back into
+    // Run_A, which is still running: only Run_A's real return ends it.
+    let mut syms = system_syms();
+    syms.push(Symbol { addr: 0x5000, size: 0x100, name: "IVOR4_Handler".into(), func: true });
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x2000,,20\n\
+                Interrupt,0x2010,0x5000,,30\n\
+                Branch,0x5010,0x3000,,31\n\
+                Return,0x3030,0x5014,,40\n\
+                Return,0x5020,0x2010,,41\n\
+                Return,0x2030,0x1014,,50\n";
+    let r = run_with(text, SYSTEM_MAP, Some(Symbols::new(syms, 0)));
+    assert_eq!(
+        r.system()[2..],
+        [
+            "20 TASK_A/0 R:Run_A/0 start",
+            "31 Core_0/-1 I:ISR_Timer/0 activate",
+            "31 Core_0/-1 I:ISR_Timer/0 start",
+            "40 Core_0/-1 I:ISR_Timer/0 terminate",
+            "50 TASK_A/0 R:Run_A/0 terminate",
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed"]);
+}
+
+#[test]
+fn missing_return_names_the_functions_that_did_not_return() {
+    // helper, tail-called by Run_A, returns straight to os_dispatch: the return is helper's
+    // (its address is in helper), Run_A's is the one lost.
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x1000,,15\n\
+                Branch,0x1010,0x2000,,20\n\
+                Branch,0x2010,0x2100,,30\n\
+                Return,0x2120,0x1014,,40\n";
+    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    assert_eq!(r.kinds(), ["time_unit_assumed", "missing_return"]);
+    assert!(
+        r.diags[1].1.contains("return to os_dispatch on Core_0: the returns of Run_A were not"),
+        "{:?}",
+        r.diags
+    );
+    // Without the return's address, the innermost call (running) is taken as returning.
+    let r = run_with(&text.replace("0x2120", ""), SYSTEM_MAP, Some(system_elf()));
+    assert!(r.diags[1].1.contains("the returns of Run_A were not"), "{:?}", r.diags);
+}
+
+#[test]
+fn any_type_naming_a_branch_call_or_jump_is_a_branch() {
+    for t in ["Branch", "Indirect Call", "Direct Jump", "call", "jump", "Indirect Branch"] {
+        assert_eq!(classify(t, ""), Kind::Branch, "{t}");
+    }
+    assert_eq!(classify("Return", ""), Kind::Return);
+}
+
+#[test]
+fn tab_rows_keep_their_empty_first_and_last_fields() {
+    // Marker encoding: the data write has no time (an empty first field), the messages an
+    // empty address and data (empty last fields).
+    let text = "Time\tType\tAddress\tData\n\
+                100\tInfo\t\t\n\
+                \tData\t0x20000010\t5\n\
+                300\tInfo\t\t\n";
+    let r = run_with(text, r#"{"time": {"encoding": "marker", "unit": "ns"}}"#, None);
+    assert_eq!(r.kinds(), Vec::<&str>::new(), "{:?}", r.diags);
+    assert_eq!(
+        r.events,
+        [
+            "100 Core_0/-1 :/-1 info",
+            "200 Core_0/-1 :/-1 data [addr=0x20000010, data=5]",
+            "300 Core_0/-1 :/-1 info"
+        ]
+    );
+}
+
+#[test]
+fn mapping_addresses_without_a_prefix_are_in_address_radix() {
+    let text = "Type,Address,Data,Timestamp\n\
+                Data,0x20000004,1,10\n\
+                Data,0x20000010,7,20\n";
+    let map = r#"{"current_task": {"20000004": "Core_1"}, "tasks": {"1": "A"},
+                  "signals": ["20000010"], "time": {"unit": "ns"}}"#;
+    let r = run_with(text, map, None);
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core_1/-1 T:A/0 activate",
+            "10 Core_1/-1 T:A/0 start",
+            "20 Core_0/-1 SIG:0x20000010/-1 write [7]"
+        ]
+    );
+    // In radix 10 the same keys are other addresses.
+    let map10 = map.replace("\"time\"", "\"address_radix\": 10, \"time\"");
+    assert_eq!(run_with(text, &map10, None).system(), Vec::<&str>::new());
+}
+
+#[test]
+fn a_negative_address_is_a_bad_field() {
+    let r = run("Type,Address,Destination,Data,Timestamp\nData,-0x10,-5,-3,100\n");
+    assert_eq!(r.kinds(), ["time_unit_assumed", "bad_field", "bad_field"]);
+    assert!(r.diags[1].1.starts_with("line 2: address '-0x10' is not an address"));
+    assert!(r.diags[2].1.starts_with("line 2: destination '-5' is not an address"));
+    assert_eq!(r.events, ["100 Core_0/-1 :/-1 data [data=-3]"]);
+}
+
+#[test]
+fn marker_rows_with_a_bad_time_are_held_within_the_bound() {
+    let n = reader::MAX_PENDING + 3;
+    let mut text = String::from("Type,Timestamp\nInfo,100\n");
+    for _ in 0..n {
+        text.push_str("Data,soon\n");
+    }
+    text.push_str("Info,300\n");
+    let r = run_with(&text, r#"{"time": {"encoding": "marker", "unit": "ns"}}"#, None);
+    assert_eq!(r.events.len(), n + 2);
+    let gap: Vec<_> = r.diags.iter().filter(|d| d.0 == "marker_gap_too_long").collect();
+    assert_eq!(gap.len(), 1, "the held rows stay bounded");
+    assert!(gap[0].1.contains("lines 3 to 65538 take its time (100 ns)"), "{gap:?}");
+    // Its bad_time row says where it is kept: between the messages, not at the time before.
+    let bad = r.diags.iter().find(|d| d.0 == "bad_time").unwrap();
+    assert!(bad.1.ends_with("row kept between the timestamp messages around it"), "{bad:?}");
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts[1], "100");
+    assert_eq!(ts[n], "200", "the last 3 take the midpoint");
+}
+
+#[test]
+fn more_rows_than_the_bound_before_the_first_message_are_at_0_and_all_counted() {
+    let n = reader::MAX_PENDING + 5;
+    let mut text = String::from("Type,Timestamp\n");
+    for _ in 0..n {
+        text.push_str("Data,\n");
+    }
+    text.push_str("Info,1000\n");
+    let r = run_with(&text, r#"{"time": {"encoding": "marker", "unit": "ns"}}"#, None);
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts[0], "0");
+    assert_eq!(ts[reader::MAX_PENDING - 1], "0");
+    assert_eq!(ts[reader::MAX_PENDING], "1000");
+    assert_eq!(r.kinds(), ["marker_gap_too_long", "unbracketed_rows"]);
+    assert!(r.diags[0].1.contains("lines 2 to 65537 are placed at 0 ns"), "{:?}", r.diags[0]);
+    assert_eq!(
+        r.diags[1].1,
+        "line 2: 65541 rows before the first timestamp message: the first 65536 are at 0 ns \
+         (more than 65536 waited: marker_gap_too_long), the rest take its time"
+    );
+}
+
+#[test]
+fn cycles_of_unknown_rate_are_not_called_ns_in_messages() {
+    let r = run_with(
+        "Type,Timestamp\nInfo,10\nInfo,5\nInfo,x\n",
+        r#"{"time": {"unit": "cycles"}}"#,
+        None,
+    );
+    assert_eq!(r.kinds(), ["unknown_cycle_rate", "time_backwards", "bad_time"]);
+    assert!(r.diags[1].1.contains("time 5 cycles is before the previous row's 10 cycles"));
+    assert!(r.diags[2].1.ends_with("row kept at the previous row's time (10 cycles)"));
+}
+
+#[test]
+fn signals_and_cores_beyond_the_bound_are_said_and_kept_as_rows() {
+    let n = system::MAX_ENTITIES + 2;
+    let mut text = String::from("Type,Address,Symbol,Data,Timestamp\n");
+    for i in 0..n {
+        text.push_str(&format!("Data,0x10,s{i},1,{i}\n"));
+    }
+    let r = run_with(&text, r#"{"signals": ["*"], "time": {"unit": "ns"}}"#, None);
+    assert_eq!(r.system().len(), system::MAX_ENTITIES);
+    assert_eq!(r.events.len(), n + system::MAX_ENTITIES, "every row is kept");
+    assert_eq!(r.kinds(), ["too_many_entities", "too_many_entities"]);
+    assert!(r.diags[0].1.starts_with("line 65538: s65536: more than 65536 tasks"), "{:?}", r.diags);
+
+    let n = reader::MAX_CORES + 2;
+    let mut text = String::from("Source,Type,Timestamp\n");
+    for i in 0..n {
+        text.push_str(&format!("C{i},Info,{i}\n"));
+    }
+    let r = run_with(&text, r#"{"time": {"unit": "ns"}}"#, None);
+    assert_eq!(r.cores.len(), reader::MAX_CORES + 1);
+    assert_eq!(r.cores.last().map(String::as_str), Some(reader::OTHER_CORE));
+    assert_eq!(r.kinds(), ["too_many_entities"]);
+    assert_eq!(r.events.last().unwrap(), "4097 Core_other/-1 :/-1 info [core=C4097]");
+}
+
+#[test]
+fn a_task_seen_on_another_core_leaves_the_first() {
+    let text = "Source,Type,Data,Timestamp\n\
+                Core0,Software Context,1,10\n\
+                Core1,Software Context,1,20\n\
+                Core0,Software Context,2,30\n\
+                Core1,Software Context,0,40\n";
+    let r = run_with(text, r#"{"tasks": {"1": "A", "2": "B"}, "idle": ["0"]}"#, None);
+    assert_eq!(
+        r.system(),
+        [
+            "10 Core0/-1 T:A/0 activate",
+            "10 Core0/-1 T:A/0 start",
+            "20 Core1/-1 T:A/0 resume",
+            // A left Core0 unseen: B's start there preempts nothing.
+            "30 Core0/-1 T:B/0 activate",
+            "30 Core0/-1 T:B/0 start",
+            "40 Core1/-1 T:A/0 preempt",
+        ]
+    );
+}
+
+#[test]
+fn an_address_inside_a_big_object_holding_many_small_ones_is_the_big_one() {
+    let mut syms = vec![Symbol { addr: 0x1000, size: 0x1000, name: "big".into(), func: false }];
+    for i in 0..20u64 {
+        let name = format!("small{i}");
+        syms.push(Symbol { addr: 0x1000 + i * 0x10, size: 4, name, func: false });
+    }
+    syms.push(Symbol { addr: 0x1800, size: 0, name: "mark".into(), func: false });
+    syms.push(Symbol { addr: 0x3000, size: 0x10, name: "after".into(), func: true });
+    let t = Symbols::new(syms, 0);
+    let at = |a: u64| t.lookup(a).map(|h| (h.name.to_string(), h.offset));
+    assert_eq!(at(0x1012), Some(("small1".into(), 2)));
+    assert_eq!(at(0x1014), Some(("big".into(), 0x14)), "between two small ones");
+    assert_eq!(at(0x1f00), Some(("big".into(), 0xf00)), "after all 20");
+    assert_eq!(at(0x1800), Some(("mark".into(), 0)));
+    assert_eq!(at(0x1801), Some(("big".into(), 0x801)));
+    assert_eq!(at(0x2000), None);
+    assert_eq!(at(0x300f), Some(("after".into(), 0xf)));
+    assert_eq!(at(0x3010), None);
+    assert_eq!(at(0xfff), None);
+}
+
+#[test]
+fn a_stripped_elf_is_said() {
+    let mut bytes = elf32(40, false, &[("f", 0x1001, 4, true)]);
+    assert!(!Symbols::from_elf(&bytes).unwrap().no_symtab);
+    // The .symtab (section 2) made PROGBITS: what `strip` leaves is an ELF with none.
+    let sh_off = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    bytes[sh_off + 2 * 40 + 4] = 1;
+    let s = Symbols::from_elf(&bytes).unwrap();
+    assert!(s.no_symtab);
+    assert!(s.is_empty());
+}
+
+#[test]
+fn a_header_row_beyond_the_line_bound_is_refused() {
+    let mut text = String::from("Timestamp,Type,");
+    text.push_str(&"x".repeat(crate::ingest::lines::MAX_LINE));
+    text.push_str("\n1,Info,\n");
+    let mut sink = Rec::default();
+    let e = read(&mut LineReader::new(text.as_bytes()), "t.csv", &Companions::default(), &mut sink)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("t.csv: line 1: header row longer than 16777216 bytes"), "{e}");
 }
