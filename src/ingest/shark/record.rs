@@ -164,7 +164,7 @@ pub fn name(code: u8) -> Option<&'static str> {
 
 /// Whether par1 of this code names a task context.
 pub fn par1_is_ctx(code: u8) -> bool {
-    code & 0x0F == 0x02 || code & 0x0F == 0x06 || matches!(code, 0x15 | 0x3B | 0x60)
+    code & 0x0F == 0x02 || code & 0x0F == 0x06 || matches!(code, 0x15 | 0x25 | 0x3B | 0x60)
 }
 
 /// The little-endian u32 at `i` of `b` (0 past its end).
