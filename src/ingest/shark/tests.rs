@@ -145,7 +145,11 @@ fn udp_datagrams_are_read_and_gaps_and_damage_reported() {
     assert_eq!(got.len(), 6, "{got:?}");
     assert_eq!(&got[..3], ["20", "01", "01"]);
     assert!(got[3].starts_with("bad_packet: no TRACER-V1.0 datagram header at byte 96: 20 bytes"));
-    assert_eq!(got[4], "packet_gap: datagram 5 follows 2: 2 datagrams (and their events) lost");
+    // The damaged spot is taken for datagram 3: only 4 is lost besides it.
+    assert_eq!(
+        got[4],
+        "packet_gap: datagram 5 follows the damaged one after 2: 1 datagrams (and their events) lost"
+    );
     assert_eq!(got[5], "30");
     assert_eq!((r.form, r.packets, r.records), (Some(Form::Udp), 3, 4));
 }
@@ -475,4 +479,51 @@ fn tasks_named_by_pid_are_bounded() {
         "{:?}",
         o.events.last()
     );
+}
+
+/// A datagram with a given count and total size.
+fn packet_as(number: u32, events: &[Vec<u8>], count: u32, total: u32) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    b.extend(number.to_le_bytes());
+    b.extend(count.to_le_bytes());
+    b.extend(total.to_le_bytes());
+    b.extend(events.concat());
+    b
+}
+
+fn ten(from: u64) -> Vec<Vec<u8>> {
+    (0..10).map(|k| rec(0x01, 1, from + k, 0)).collect()
+}
+
+#[test]
+fn a_datagram_count_that_disagrees_with_its_size_trusts_the_next_header() {
+    let size = 24 + 16 * 10;
+    for (count, total) in [(12, size), (5, size), (12, 24 + 16 * 12)] {
+        let mut bytes = packet(0, &ten(100));
+        bytes.extend(packet_as(1, &ten(200), count, total));
+        bytes.extend(packet(2, &ten(300)));
+        let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+        let ipoints: Vec<&String> = o.events.iter().filter(|e| e.contains("ipoint")).collect();
+        assert_eq!(ipoints.len(), 30, "count {count} total {total}: {:?}", o.diags);
+        assert!(o.events.iter().all(|e| !e.contains("code_0x")), "{:?}", o.events);
+        let k = kinds(&o);
+        assert_eq!(k, ["bad_packet"], "count {count} total {total}: {:?}", o.diags);
+    }
+}
+
+#[test]
+fn a_damaged_header_is_reported_once() {
+    let mut bytes = packet(0, &ten(100));
+    let mut bad = packet(1, &ten(200));
+    bad[0] = b'X';
+    bytes.extend(bad);
+    bytes.extend(packet(2, &ten(300)));
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
+    // A count beyond what fits, then the next datagram: no gap said for it either.
+    let mut bytes = packet(0, &ten(100));
+    bytes.extend(packet_as(1, &ten(200), 100_000, 24));
+    bytes.extend(packet(2, &ten(300)));
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
 }
