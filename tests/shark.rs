@@ -451,3 +451,21 @@ fn early_rows_type_the_core_so_a_btf_export_keeps_it() {
         "190"
     );
 }
+
+#[test]
+fn reingest_names_chunk_files_as_they_were_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("life")).unwrap();
+    let recs = run_records();
+    std::fs::write(d.join("life/0trace.dat"), recs[..24].concat()).unwrap();
+    let mut second = recs[24..].concat();
+    second.extend(rec(0x0C, 0, 5000, 0)); // a code FTrace.h does not define
+    std::fs::write(d.join("life/1trace.dat"), second).unwrap();
+    ok(d, &["ingest", "--archive", "db", "life/0trace.dat"]);
+    let q = "SELECT position FROM diagnostics WHERE kind = 'unknown_code'";
+    let first = scalar(d, "db", q);
+    assert!(first.starts_with("life/1trace.dat@"), "{first}");
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(scalar(d, "db", q), first);
+}

@@ -293,8 +293,14 @@ fn read_capped<R: Read>(
     cap: usize,
 ) -> Result<Chunks> {
     let siblings = chunk_paths(path);
+    // The chunk files are shown beside the file as it is shown (on reingest, by their
+    // original names, not the extracted copies').
+    let beside = |p: &PathBuf| match p.file_name() {
+        Some(n) => Path::new(shown).with_file_name(n).display().to_string(),
+        None => p.display().to_string(),
+    };
     let mut files = vec![shown.to_string()];
-    files.extend(siblings.iter().map(|p| p.display().to_string()));
+    files.extend(siblings.iter().map(beside));
     let mut paths = vec![path.to_path_buf()];
     paths.extend(siblings.iter().cloned());
     let mut run = Run {
@@ -331,7 +337,7 @@ fn read_capped<R: Read>(
     let mut chunks = Chunks::default();
     for (i, p) in siblings.iter().enumerate() {
         let k = u16::try_from(i + 1).unwrap_or(u16::MAX);
-        let p_shown = p.display().to_string();
+        let p_shown = beside(p);
         let mut input = Input::open(p).map_err(|e| Error::io(p, e))?;
         let mut reader = Reader::new(&mut input, k);
         run.file(&mut reader, &p_shown)?;
