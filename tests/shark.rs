@@ -328,3 +328,144 @@ fn without_a_cycle_rate_times_stay_in_cycles_or_take_the_tick_rate() {
     ok(d, &["reingest", "--archive", "db", "fast"]);
     assert_eq!(scalar(d, "db", "SELECT ts_max FROM captures WHERE name = 'fast'"), "950");
 }
+
+/// Ingests `recs` as the chunk dump `name` into the archive `db`.
+fn ingest_recs(d: &Path, name: &str, recs: &[Vec<u8>]) {
+    std::fs::write(d.join(name), recs.concat()).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "--force", name]);
+}
+
+const CPM: u16 = 0x10;
+
+#[test]
+fn task_schedule_switches_tasks_as_the_kernel_logs_it() {
+    // S.Ha.R.K.'s scheduler() logs task_schedule (par1 exec_shadow, par2 exec), no dispatch.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let recs = vec![
+        rec(CPM, 0, 0, 1_000_000),
+        rec(0x60, 1, 1, 11),
+        rec(0x60, 2, 1, 12),
+        rec(0x12, 1, 100, 0),
+        rec(0x82, 1, 110, 1),
+        rec(0x12, 2, 500, 0),
+        rec(0x32, 1, 510, 0), // epilogue, then the scheduler picks task_12
+        rec(0x82, 2, 510, 2),
+        rec(0x62, 2, 700, 0),
+        rec(0x8082, 1, 710, 0xDEAD), // fast variant: par2 stale, par1 is enough
+        rec(0x62, 1, 900, 0),
+    ];
+    ingest_recs(d, "s.dat", &recs);
+    assert_eq!(
+        csv(d, "db", INSTANCES),
+        "entity,instance,activate_ts,start_ts,terminate_ts,response_time,start_delay,net_exec,ready_time,waiting_time,preemptions,complete
+task_11,0,100,110,900,800,10,590,200,0,1,true
+task_12,0,500,510,700,200,10,190,0,0,0,true
+"
+    );
+    let d1 = diags(d, 1);
+    assert!(!d1.contains("invalid_transition"), "{d1}");
+    assert_eq!(
+        scalar(
+            d,
+            "db",
+            "SELECT sum(dur) FROM intervals WHERE entity = 'Core_0' AND channel = 'running'"
+        ),
+        "780"
+    );
+}
+
+#[test]
+fn a_queued_activation_is_the_next_instance_at_its_own_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let recs = vec![
+        rec(CPM, 0, 0, 1_000_000),
+        rec(0x12, 1, 100, 0),
+        rec(0x22, 1, 100, 0),
+        rec(0x12, 1, 200, 0), // queued by the kernel
+        rec(0x62, 1, 250, 0),
+        rec(0x22, 1, 250, 0),
+        rec(0x62, 1, 320, 0),
+        rec(0x22, 1, 330, 0), // running with no activation: a new instance, not complete
+    ];
+    ingest_recs(d, "q.dat", &recs);
+    assert_eq!(
+        csv(d, "db", "SELECT entity, instance, activate_ts, start_ts, terminate_ts, response_time, complete FROM instances ORDER BY instance"),
+        "entity,instance,activate_ts,start_ts,terminate_ts,response_time,complete
+ctx_1,0,100,100,250,150,true
+ctx_1,1,200,250,320,120,true
+ctx_1,2,,330,,,false
+"
+    );
+    assert!(diags(d, 1).contains("activate_while_active,info,1"), "{}", diags(d, 1));
+}
+
+#[test]
+fn a_recorded_miss_after_its_instance_ended_belongs_to_no_instance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let recs = vec![
+        rec(CPM, 0, 0, 1_000_000),
+        rec(0x12, 1, 1000, 0),
+        rec(0x22, 1, 1000, 0),
+        rec(0x62, 1, 1500, 0),
+        rec(0xB2, 1, 1600, 0),
+        rec(0x12, 1, 2000, 0),
+        rec(0x22, 1, 2000, 0),
+        rec(0xB2, 1, 2400, 0),
+        rec(0x62, 1, 2500, 0),
+    ];
+    ingest_recs(d, "m.dat", &recs);
+    assert_eq!(
+        csv(d, "db", "SELECT entity, instance, deadline, lateness FROM deadline_misses WHERE deadline_source = 'recorded' ORDER BY instance"),
+        "entity,instance,deadline,lateness\nctx_1,-1,,\nctx_1,1,400,100\n"
+    );
+    assert!(diags(d, 1).contains("miss_without_instance,warning,1"), "{}", diags(d, 1));
+}
+
+#[test]
+fn early_rows_type_the_core_so_a_btf_export_keeps_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let recs = vec![
+        rec(CPM, 0, 0, 1_000_000),
+        rec(0x13, 4, 5, 0), // interrupt_end with no start: IRQ4's first row
+        rec(0x12, 1, 100, 0),
+        rec(0x22, 1, 110, 0),
+        rec(0x62, 1, 300, 0),
+    ];
+    ingest_recs(d, "c.dat", &recs);
+    assert_eq!(
+        csv(d, "db", "SELECT DISTINCT source, source_type FROM events WHERE source IN ('Core_0', 'IRQ4') ORDER BY source"),
+        "source,source_type\nCore_0,C\nIRQ4,I\n"
+    );
+    ok(d, &["export", "--archive", "db", "--to", "btf", "1", "c.btf"]);
+    ok(d, &["ingest", "--archive", "db2", "c.btf"]);
+    assert_eq!(
+        scalar(
+            d,
+            "db2",
+            "SELECT sum(dur) FROM intervals WHERE entity = 'Core_0' AND channel = 'running'"
+        ),
+        "190"
+    );
+}
+
+#[test]
+fn reingest_names_chunk_files_as_they_were_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("life")).unwrap();
+    let recs = run_records();
+    std::fs::write(d.join("life/0trace.dat"), recs[..24].concat()).unwrap();
+    let mut second = recs[24..].concat();
+    second.extend(rec(0x0C, 0, 5000, 0)); // a code FTrace.h does not define
+    std::fs::write(d.join("life/1trace.dat"), second).unwrap();
+    ok(d, &["ingest", "--archive", "db", "life/0trace.dat"]);
+    let q = "SELECT position FROM diagnostics WHERE kind = 'unknown_code'";
+    let first = scalar(d, "db", q);
+    assert!(first.starts_with("life/1trace.dat@"), "{first}");
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(scalar(d, "db", q), first);
+}

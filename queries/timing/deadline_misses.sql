@@ -22,7 +22,8 @@
 -- recorded, attached to the instance the event names (the task's instance current at that
 -- time, complete or not): deadline = miss time - activate_ts (the deadline the kernel
 -- applied), lateness = terminate_ts - miss time (how long the instance ran on past it; NULL
--- when it did not terminate in the capture). Such an instance may also have a judged row
+-- when it did not terminate in the capture; a miss logged with no instance open is on
+-- instance -1, with NULL deadline and lateness). Such an instance may also have a judged row
 -- (file or implicit-period) of its own. deadline_summary judges deadlines only: it does
 -- not count recorded misses. BTF has no such event.
 CREATE TEMP TABLE IF NOT EXISTS param_deadlines (entity VARCHAR, deadline BIGINT);

@@ -6,10 +6,12 @@
 //!
 //! | record | BTF event(s) |
 //! |---|---|
-//! | `task_activate` (ctx) | `activate` of a new instance (when none is open; else kept as is, `activate_while_active`) |
+//! | `task_activate` (ctx) | `activate` of a new instance (while one is open: of the instance queued after it, `activate_while_active`) |
+//! | `task_schedule` (exec_shadow, exec) | as `task_dispatch` of par1 (exec_shadow runs) |
 //! | `task_dispatch` (ctx) | `start` (first run of the instance) or `resume`; implied `preempt` of another task still running, implied `release` of a task waiting on a mutex |
 //! | `task_epilogue` (ctx) | `preempt`, unless the task's next scheduling record is its own dispatch, end or wait (then kept as is) |
-//! | `task_end_cycle`, `task_sleep`, `task_end` (ctx) | `terminate` of the open instance |
+//! | `task_end_cycle`, `task_sleep`, `task_end` (ctx) | `terminate` of the open instance (a queued one is open next) |
+//! | `task_deadline_miss` (ctx) | kept as is on the open instance; on instance -1 when none is open |
 //! | `interrupt_start` / `interrupt_end` (n) | `activate` + `start` / `terminate` of ISR `IRQ<n>` (nesting allowed) |
 //! | `mutex_wait` (ctx, m) | `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
 //! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited) |
@@ -21,14 +23,24 @@ use super::SharkOptions;
 use crate::ingest::{Diagnostic, Severity, Sink, Span};
 use crate::model::{Event, Pos, TimeUnit, MAX_ABS_NS};
 use crate::Result;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The one core of a S.Ha.R.K. system (i386), named as BTF names cores.
 pub const CORE: &str = "Core_0";
 
 /// Records looked at after an epilogue to tell a preemption from a task that ends or is
 /// dispatched again.
-const LOOKAHEAD: usize = 4096;
+pub(super) const LOOKAHEAD: usize = 4096;
+
+/// Tasks named by a pid, and mutexes, held at most (each is an entity the derive stage keeps
+/// state for): beyond, a further task keeps its context's name `ctx_<ctx>` (at most 65,536,
+/// as contexts are 16-bit) and a further mutex's records are kept as events with no
+/// semaphore (`too_many_entities`).
+pub const MAX_ENTITIES: usize = 1 << 16;
+
+/// Interrupts open at once (nested) at most; a deeper `interrupt_start` is kept as an event
+/// (`interrupt_nesting_too_deep`).
+pub const MAX_NESTING: usize = 256;
 
 /// How TSC cycles become the tables' time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +72,9 @@ struct Task {
     inst: i64,
     state: St,
     waiting_on: Option<u32>,
+    /// Activations logged while an instance was open (the kernel queues them): instances
+    /// `inst + 1 ..= inst + queued`, activated already, each started after the one before.
+    queued: i64,
 }
 
 /// The mapping state, kept across sort windows.
@@ -70,6 +85,20 @@ pub(super) struct Mapper<'a> {
     tick_rate: Option<u64>,
     scale: Option<Scale>,
     tasks: HashMap<u16, Task>,
+    /// `task_<pid>` names given so far (at most [`MAX_ENTITIES`]).
+    task_names: HashSet<String>,
+    /// The last task name refused per context (beyond [`MAX_ENTITIES`]), said once.
+    capped: HashMap<u16, String>,
+    /// Mutexes declared so far (at most [`MAX_ENTITIES`]).
+    sems: HashSet<u32>,
+    /// IRQ numbers declared so far.
+    irq_names: HashSet<u16>,
+    /// The first pid of each context in the whole run (the pre-pass over a run sorted in
+    /// windows): a context's records before its first `id` take it.
+    first_pid: HashMap<u16, u32>,
+    /// The first `cycles_per_msec` of the whole run (pre-pass), when the first window has
+    /// none.
+    first_cpm: Option<u64>,
     ctx_pid: HashMap<u16, u32>,
     running: Option<u16>,
     irqs: Vec<(u16, i64)>,
@@ -82,6 +111,8 @@ pub(super) struct Mapper<'a> {
     file_counts: Vec<u64>,
     numevents: Vec<(u32, Pos, u16, i64)>,
     last_ts: i64,
+    /// Position of the record being mapped.
+    cur_pos: Pos,
 }
 
 /// `par1=3 par2=7` (`par2=stale` in the fast variant).
@@ -99,6 +130,9 @@ fn action_of(r: &Rec) -> String {
 
 impl<'a> Mapper<'a> {
     pub(super) fn new(sink: &'a mut dyn Sink, opts: &SharkOptions, files: Vec<String>) -> Self {
+        // Typed before its first row (a `cycles_per_msec` at time 0): an export to BTF
+        // then writes it as a core.
+        sink.declare_entity(CORE, Some("C"), None);
         Mapper {
             sink,
             files,
@@ -106,6 +140,12 @@ impl<'a> Mapper<'a> {
             tick_rate: opts.tick_rate,
             scale: None,
             tasks: HashMap::new(),
+            task_names: HashSet::new(),
+            sems: HashSet::new(),
+            capped: HashMap::new(),
+            irq_names: HashSet::new(),
+            first_pid: HashMap::new(),
+            first_cpm: None,
             ctx_pid: HashMap::new(),
             running: None,
             irqs: Vec::new(),
@@ -118,6 +158,7 @@ impl<'a> Mapper<'a> {
             file_counts: Vec::new(),
             numevents: Vec::new(),
             last_ts: 0,
+            cur_pos: Pos::None,
         }
     }
 
@@ -147,16 +188,27 @@ impl<'a> Mapper<'a> {
         }
     }
 
-    /// Settles the time scale from the first window: the log's `cycles_per_msec`, else
+    /// What a pre-pass over the whole run found (it is sorted in windows): the first pid of
+    /// each context and the first `cycles_per_msec`.
+    pub(super) fn prepass(&mut self, first_pid: HashMap<u16, u32>, first_cpm: Option<u64>) {
+        self.first_pid = first_pid;
+        self.first_cpm = first_cpm;
+    }
+
+    /// Settles the time scale from the first window (or the pre-pass over the run): the
+    /// log's `cycles_per_msec`, else
     /// `--tick-rate`, else raw cycles.
     fn settle_scale(&mut self, recs: &[Rec]) -> Result<()> {
         if self.scale.is_some() {
             return Ok(());
         }
-        let cpm = recs.iter().find(|r| r.code() == 0x10 && r.par2().is_some_and(|p| p > 0));
+        let cpm = recs
+            .iter()
+            .find(|r| r.code() == 0x10 && r.par2().is_some_and(|p| p > 0))
+            .map(|r| u64::from(r.par2))
+            .or(self.first_cpm);
         let scale = match (cpm, self.tick_rate) {
-            (Some(r), given) => {
-                let c = u64::from(r.par2);
+            (Some(c), given) => {
                 if let Some(hz) = given {
                     self.diag(
                         Severity::Info,
@@ -213,8 +265,10 @@ impl<'a> Mapper<'a> {
         }
     }
 
-    /// Maps one window of records sorted by TSC.
-    pub(super) fn window(&mut self, recs: &[Rec]) -> Result<()> {
+    /// Maps the first `upto` records of a window sorted by TSC; the ones after them are
+    /// looked at only (the next window maps them), so that what follows a record is seen
+    /// across the windows' border.
+    pub(super) fn window(&mut self, recs: &[Rec], upto: usize) -> Result<()> {
         self.settle_scale(recs)?;
         // Context -> pid as `id` and `create` records say, with where they say it: a
         // record takes the latest mapping before it, else the first after it (the ids are
@@ -227,11 +281,11 @@ impl<'a> Mapper<'a> {
                 }
             }
         }
-        for (i, r) in recs.iter().enumerate() {
+        for (i, r) in recs.iter().enumerate().take(upto) {
             self.record(recs, i, r, &points)?;
         }
         for (ctx, v) in points {
-            if let Some((_, pid)) = v.last() {
+            if let Some((_, pid)) = v.iter().rev().find(|(j, _)| *j < upto) {
                 self.ctx_pid.insert(ctx, *pid);
             }
         }
@@ -244,33 +298,69 @@ impl<'a> Mapper<'a> {
             if let Some((_, pid)) = k.checked_sub(1).and_then(|k| v.get(k)) {
                 return Some(*pid);
             }
-            if let Some(p) = self.ctx_pid.get(&ctx) {
-                return Some(*p);
-            }
-            return v.first().map(|(_, p)| *p);
         }
-        self.ctx_pid.get(&ctx).copied()
+        if let Some(p) = self.ctx_pid.get(&ctx) {
+            return Some(*p);
+        }
+        // The first after it: in this window, else in a later one (pre-pass).
+        points
+            .get(&ctx)
+            .and_then(|v| v.first().map(|(_, p)| *p))
+            .or_else(|| self.first_pid.get(&ctx).copied())
     }
 
     /// The task of context `ctx` at record `i`: `task_<pid>` when its pid is known, else
     /// `ctx_<ctx>`. A context that gets another pid holds a new task from then on.
-    fn task(&mut self, points: &HashMap<u16, Vec<(usize, u32)>>, ctx: u16, i: usize) -> Task {
-        let name = match self.pid_at(points, ctx, i) {
+    fn task(
+        &mut self,
+        points: &HashMap<u16, Vec<(usize, u32)>>,
+        ctx: u16,
+        i: usize,
+    ) -> Result<Task> {
+        let mut name = match self.pid_at(points, ctx, i) {
             Some(pid) => format!("task_{pid}"),
             None => format!("ctx_{ctx}"),
         };
-        match self.tasks.get(&ctx) {
-            Some(t) if t.name == name => t.clone(),
-            _ => {
-                self.sink.declare_entity(&name, Some("T"), None);
-                if self.running == Some(ctx) {
-                    self.running = None;
+        if let Some(t) = self.tasks.get(&ctx).filter(|t| t.name == name) {
+            return Ok(t.clone());
+        }
+        if name.starts_with("task_") && !self.task_names.contains(&name) {
+            if self.task_names.len() >= MAX_ENTITIES {
+                // Said once per context and pid (a context's records each ask).
+                let said = self.capped.get(&ctx) == Some(&name);
+                self.capped.insert(ctx, name.clone());
+                let m = format!(
+                    "more than {MAX_ENTITIES} tasks named by a pid: context {ctx}'s new pid \
+                     ({name}) is not a new task, its records go to ctx_{ctx} (memory stays \
+                     bounded)"
+                );
+                if !said {
+                    self.diag(Severity::Warning, "too_many_entities", self.cur_pos, None, m)?;
                 }
-                let t = Task { name, inst: -1, state: St::Idle, waiting_on: None };
-                self.tasks.insert(ctx, t.clone());
-                t
+                name = format!("ctx_{ctx}");
+                if let Some(t) = self.tasks.get(&ctx).filter(|t| t.name == name) {
+                    return Ok(t.clone());
+                }
+            } else {
+                self.task_names.insert(name.clone());
             }
         }
+        self.sink.declare_entity(&name, Some("T"), None);
+        if self.running == Some(ctx) {
+            self.running = None;
+        }
+        let t = Task { name, inst: -1, state: St::Idle, waiting_on: None, queued: 0 };
+        self.tasks.insert(ctx, t.clone());
+        Ok(t)
+    }
+
+    /// `IRQ<n>`, typed as an ISR before its first row.
+    fn irq(&mut self, n: u16) -> String {
+        let name = format!("IRQ{n}");
+        if self.irq_names.insert(n) {
+            self.sink.declare_entity(&name, Some("I"), None);
+        }
+        name
     }
 
     fn set_task(&mut self, ctx: u16, t: Task) {
@@ -343,15 +433,19 @@ impl<'a> Mapper<'a> {
         points: &HashMap<u16, Vec<(usize, u32)>>,
     ) -> Result<()> {
         self.in_file(r.file);
+        self.cur_pos = r.pos();
         let ts = self.time(r);
         self.last_ts = ts;
         let code = r.code();
         let ctx = r.par1;
         match code {
             0x12 => self.activate(r, ts, i, points),
-            0x22 => self.dispatch(r, ts, i, points),
+            // task_schedule: the scheduler chose exec (par2) and runs exec_shadow (par1, the
+            // end of the shadow chain, which differs under priority inheritance): par1 is
+            // the task on the CPU, as for task_dispatch.
+            0x22 | 0x82 => self.dispatch(r, ts, i, points),
             0x32 => {
-                let mut t = self.task(points, ctx, i);
+                let mut t = self.task(points, ctx, i)?;
                 if t.state == St::Running && preempted(recs, i, ctx) {
                     self.proc(r, ts, "T", (&t.name, t.inst), "preempt", false)?;
                     t.state = St::Ready;
@@ -363,13 +457,20 @@ impl<'a> Mapper<'a> {
                 }
             }
             0x42 | 0x62 | 0x72 => {
-                let mut t = self.task(points, ctx, i);
+                let mut t = self.task(points, ctx, i)?;
                 if t.state == St::Idle {
                     return self.plain(r, ts, &t.name, t.inst);
                 }
                 self.proc(r, ts, "T", (&t.name, t.inst), "terminate", false)?;
-                t.state = St::Idle;
                 t.waiting_on = None;
+                if t.queued > 0 {
+                    // A queued activation: its instance is the task's open one now.
+                    t.queued -= 1;
+                    t.inst += 1;
+                    t.state = St::Active;
+                } else {
+                    t.state = St::Idle;
+                }
                 if self.running == Some(ctx) {
                     self.running = None;
                 }
@@ -378,9 +479,21 @@ impl<'a> Mapper<'a> {
             }
             0x03 => {
                 let inst = *self.irq_next.entry(ctx).or_insert(0);
-                let name = format!("IRQ{ctx}");
-                if inst == 0 {
-                    self.sink.declare_entity(&name, Some("I"), None);
+                let name = self.irq(ctx);
+                if self.irqs.len() >= MAX_NESTING {
+                    let m = format!(
+                        "interrupt_start of {name} while {MAX_NESTING} interrupts are open \
+                         (nested, none ended): kept as an event, no ISR instance (memory stays \
+                         bounded)"
+                    );
+                    self.diag(
+                        Severity::Warning,
+                        "interrupt_nesting_too_deep",
+                        r.pos(),
+                        Some(ts),
+                        m,
+                    )?;
+                    return self.plain(r, ts, &name, -1);
                 }
                 self.irq_next.insert(ctx, inst + 1);
                 self.irqs.push((ctx, inst));
@@ -388,6 +501,21 @@ impl<'a> Mapper<'a> {
                 self.proc(r, ts, "I", (&name, inst), "start", false)
             }
             0x13 => self.interrupt_end(r, ts),
+            0xB2 => {
+                let t = self.task(points, ctx, i)?;
+                if t.state != St::Idle {
+                    return self.plain(r, ts, &t.name, t.inst);
+                }
+                // No open instance: the one before ended, so the miss cannot be its (its
+                // lateness would be negative); it is attached to no instance.
+                let m = format!(
+                    "task_deadline_miss of {} while it has no open instance (instance {} ended \
+                     before it): kept as an event of the task with no instance",
+                    t.name, t.inst
+                );
+                self.diag(Severity::Warning, "miss_without_instance", r.pos(), Some(ts), m)?;
+                self.plain(r, ts, &t.name, -1)
+            }
             0x46 | 0x16 | 0x36 => self.mutex(r, ts, i, points),
             0x24 => {
                 self.cli_since.get_or_insert(ts);
@@ -461,10 +589,11 @@ impl<'a> Mapper<'a> {
                     self.fast_unmapped += 1;
                 }
                 if record::par1_is_ctx(code) {
-                    let t = self.task(points, ctx, i);
+                    let t = self.task(points, ctx, i)?;
                     self.plain(r, ts, &t.name, t.inst)
                 } else if code & 0x0F == 0x03 {
-                    self.plain(r, ts, &format!("IRQ{ctx}"), -1)
+                    let name = self.irq(ctx);
+                    self.plain(r, ts, &name, -1)
                 } else {
                     self.plain(r, ts, CORE, -1)
                 }
@@ -487,15 +616,21 @@ impl<'a> Mapper<'a> {
         i: usize,
         points: &HashMap<u16, Vec<(usize, u32)>>,
     ) -> Result<()> {
-        let mut t = self.task(points, r.par1, i);
+        let mut t = self.task(points, r.par1, i)?;
         if t.state != St::Idle {
+            // The kernel queues the activation (a pending count): it is the activation of
+            // the instance after the open one (and any queued before it), at its own time.
+            let n = t.inst + t.queued + 1;
             let m = format!(
-                "activate of {} while its instance {} is still active: kept as an event (the \
-                 kernel queues the activation), no new instance",
+                "activate of {} while its instance {} is still active: the kernel queues it; \
+                 instance {n} is activated now and starts once the instances before it ended",
                 t.name, t.inst
             );
             self.diag(Severity::Info, "activate_while_active", r.pos(), Some(ts), m)?;
-            return self.plain(r, ts, &t.name, t.inst);
+            self.proc(r, ts, "T", (&t.name, n), "activate", false)?;
+            t.queued += 1;
+            self.set_task(r.par1, t);
+            return Ok(());
         }
         t.inst += 1;
         t.state = St::Active;
@@ -523,7 +658,7 @@ impl<'a> Mapper<'a> {
             }
             self.running = None;
         }
-        let mut t = self.task(points, ctx, i);
+        let mut t = self.task(points, ctx, i)?;
         let action = match t.state {
             St::Running => {
                 self.running = Some(ctx);
@@ -557,7 +692,8 @@ impl<'a> Mapper<'a> {
                  inside it, or its start was lost): kept as an event"
             );
             self.diag(Severity::Info, "lost_interrupt_start", r.pos(), Some(ts), m)?;
-            return self.plain(r, ts, &format!("IRQ{n}"), -1);
+            let name = self.irq(n);
+            return self.plain(r, ts, &name, -1);
         };
         while self.irqs.len() > at + 1 {
             let Some((k, inst)) = self.irqs.pop() else { break };
@@ -583,14 +719,26 @@ impl<'a> Mapper<'a> {
         points: &HashMap<u16, Vec<(usize, u32)>>,
     ) -> Result<()> {
         let ctx = r.par1;
-        let mut t = self.task(points, ctx, i);
+        let mut t = self.task(points, ctx, i)?;
         let Some(m) = r.par2() else {
             // The fast variant did not write which mutex.
             self.fast_unmapped += 1;
             return self.plain(r, ts, &t.name, t.inst);
         };
         let sem = format!("mutex_{m}");
-        self.sink.declare_entity(&sem, Some("SEM"), None);
+        if !self.sems.contains(&m) {
+            if self.sems.len() >= MAX_ENTITIES {
+                let msg = format!(
+                    "more than {MAX_ENTITIES} mutexes: {sem} is not a semaphore, its record is \
+                     kept as an event of the task (memory stays bounded)"
+                );
+                self.diag(Severity::Warning, "too_many_entities", r.pos(), Some(ts), msg)?;
+                self.set_task(ctx, t.clone());
+                return self.plain(r, ts, &t.name, t.inst);
+            }
+            self.sems.insert(m);
+            self.sink.declare_entity(&sem, Some("SEM"), None);
+        }
         let (task, inst) = (t.name.clone(), t.inst);
         let sem_event = |me: &mut Self, action: &str, implied: bool| {
             let note = me.note(r, implied);
@@ -706,7 +854,7 @@ impl<'a> Mapper<'a> {
 fn preempted(recs: &[Rec], i: usize, ctx: u16) -> bool {
     for r in recs.iter().skip(i + 1).take(LOOKAHEAD) {
         match r.code() {
-            0x22 => return r.par1 != ctx,
+            0x22 | 0x82 => return r.par1 != ctx,
             0x42 | 0x62 | 0x72 | 0x46 if r.par1 == ctx => return false,
             _ => {}
         }

@@ -30,6 +30,7 @@ use crate::model::Pos;
 use crate::{Error, Result};
 use mapper::Mapper;
 use record::{Form, Item, Reader, Rec, RECORD};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -121,6 +122,10 @@ pub struct Chunks {
 
 /// Records buffered for sorting, and what maps them.
 struct Run<'a> {
+    /// The run's files (the one given, then its chunk files), for the pre-pass.
+    paths: Vec<PathBuf>,
+    /// Records sorted together ([`MAX_BUFFERED`]; smaller in tests).
+    cap: usize,
     buf: Vec<Rec>,
     mapper: Mapper<'a>,
     windows: u64,
@@ -137,7 +142,7 @@ impl Run<'_> {
         loop {
             match reader.next_item() {
                 Ok(Some(Item::Rec(r))) => {
-                    if self.buf.len() >= MAX_BUFFERED {
+                    if self.buf.len() >= self.cap {
                         self.flush(true)?;
                     }
                     self.buf.push(r);
@@ -188,28 +193,80 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Sorts the buffered records by TSC (stable: file order for equal times) and maps them.
+    /// Sorts the buffered records by TSC (stable: file order for equal times) and maps them;
+    /// when `more` come, the last [`mapper::LOOKAHEAD`] are kept for the next window (what
+    /// follows an epilogue is looked at across the border).
     fn flush(&mut self, more: bool) -> Result<()> {
         if more && self.windows == 0 {
+            let cap = self.cap;
             self.mapper.sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
                 kind: "too_many_records",
                 pos: Pos::None,
                 ts: None,
                 message: format!(
-                    "more than {MAX_BUFFERED} records: they are sorted by time in windows of \
-                     {MAX_BUFFERED} (memory stays bounded); a record older than the end of the \
+                    "more than {cap} records: they are sorted by time in windows of \
+                     {cap} (memory stays bounded); a record older than the end of the \
                      window before it is kept in `events` with its time, and the states take it \
                      at the latest time seen"
                 ),
             })?;
+            self.prepass()?;
         }
         self.windows += 1;
         self.buf.sort_by_key(|r| r.tsc);
         let buf = std::mem::take(&mut self.buf);
-        self.mapper.window(&buf)?;
+        let carry = mapper::LOOKAHEAD.min(self.cap / 2);
+        let upto = if more { buf.len().saturating_sub(carry) } else { buf.len() };
+        self.mapper.window(&buf, upto)?;
         self.buf = buf;
-        self.buf.clear();
+        self.buf.drain(..upto);
+        Ok(())
+    }
+
+    /// A first pass over the run's files, when it is sorted in windows: the first pid of each
+    /// context and the first `cycles_per_msec` (by TSC), so that a window takes what a later
+    /// one holds. It reads only those (memory: one entry per context). A problem in the
+    /// bytes is reported by the main pass; a file that cannot be opened again (a pipe) is
+    /// said.
+    fn prepass(&mut self) -> Result<()> {
+        let mut pids: HashMap<u16, (u64, u32)> = HashMap::new();
+        let mut cpm: Option<(u64, u32)> = None;
+        for p in &self.paths {
+            let input = if p.is_file() { Input::open(p).ok() } else { None };
+            let Some(mut input) = input else {
+                self.mapper.sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "no_prepass",
+                    pos: Pos::None,
+                    ts: None,
+                    message: format!(
+                        "{} cannot be read twice: a window takes no pid or cycles_per_msec \
+                         from a later one",
+                        p.display()
+                    ),
+                })?;
+                continue;
+            };
+            let mut reader = Reader::new(&mut input, 0);
+            while let Ok(Some(item)) = reader.next_item() {
+                let Item::Rec(r) = item else { continue };
+                match (r.code(), r.par2()) {
+                    (0x60 | 0x02, Some(pid)) => {
+                        let e = pids.entry(r.par1).or_insert((r.tsc, pid));
+                        if r.tsc < e.0 {
+                            *e = (r.tsc, pid);
+                        }
+                    }
+                    (0x10, Some(c)) if c > 0 && cpm.is_none_or(|(t, _)| r.tsc < t) => {
+                        cpm = Some((r.tsc, c));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let pids = pids.into_iter().map(|(ctx, (_, pid))| (ctx, pid)).collect();
+        self.mapper.prepass(pids, cpm.map(|(_, c)| u64::from(c)));
         Ok(())
     }
 }
@@ -223,10 +280,32 @@ pub fn read<R: Read>(
     opts: &SharkOptions,
     sink: &mut dyn Sink,
 ) -> Result<Chunks> {
+    read_capped(input, path, shown, opts, sink, MAX_BUFFERED)
+}
+
+/// [`read`], sorting `cap` records together.
+fn read_capped<R: Read>(
+    input: R,
+    path: &Path,
+    shown: &str,
+    opts: &SharkOptions,
+    sink: &mut dyn Sink,
+    cap: usize,
+) -> Result<Chunks> {
     let siblings = chunk_paths(path);
+    // The chunk files are shown beside the file as it is shown (on reingest, by their
+    // original names, not the extracted copies').
+    let beside = |p: &PathBuf| match p.file_name() {
+        Some(n) => Path::new(shown).with_file_name(n).display().to_string(),
+        None => p.display().to_string(),
+    };
     let mut files = vec![shown.to_string()];
-    files.extend(siblings.iter().map(|p| p.display().to_string()));
+    files.extend(siblings.iter().map(beside));
+    let mut paths = vec![path.to_path_buf()];
+    paths.extend(siblings.iter().cloned());
     let mut run = Run {
+        paths,
+        cap,
         buf: Vec::new(),
         mapper: Mapper::new(sink, opts, files),
         windows: 0,
@@ -258,7 +337,7 @@ pub fn read<R: Read>(
     let mut chunks = Chunks::default();
     for (i, p) in siblings.iter().enumerate() {
         let k = u16::try_from(i + 1).unwrap_or(u16::MAX);
-        let p_shown = p.display().to_string();
+        let p_shown = beside(p);
         let mut input = Input::open(p).map_err(|e| Error::io(p, e))?;
         let mut reader = Reader::new(&mut input, k);
         run.file(&mut reader, &p_shown)?;

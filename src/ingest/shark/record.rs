@@ -164,7 +164,7 @@ pub fn name(code: u8) -> Option<&'static str> {
 
 /// Whether par1 of this code names a task context.
 pub fn par1_is_ctx(code: u8) -> bool {
-    code & 0x0F == 0x02 || code & 0x0F == 0x06 || matches!(code, 0x15 | 0x3B | 0x60)
+    code & 0x0F == 0x02 || code & 0x0F == 0x06 || matches!(code, 0x15 | 0x25 | 0x3B | 0x60)
 }
 
 /// The little-endian u32 at `i` of `b` (0 past its end).
@@ -207,6 +207,9 @@ pub struct Reader<R> {
     /// Records left in the current datagram.
     left: u32,
     last_packet: Option<u32>,
+    /// The header before was rejected (its loss said): it is taken for the datagram after the
+    /// last one, so that a jump in the packet number does not count it again.
+    after_bad: bool,
     pending: Vec<u8>,
     done: bool,
 }
@@ -224,6 +227,7 @@ impl<R: Read> Reader<R> {
             form: None,
             left: 0,
             last_packet: None,
+            after_bad: false,
             pending: Vec::new(),
             done: false,
         }
@@ -297,6 +301,24 @@ impl<R: Read> Reader<R> {
                     ),
                 })));
             }
+            if self.left > 0 && b.starts_with(MAGIC) {
+                // A datagram header where a record should be: the datagram announced more
+                // events than it holds; the header is read as one.
+                self.unread(&b, n);
+                self.read = at;
+                let left = std::mem::take(&mut self.left);
+                return Ok(Some(Item::Problem(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_packet",
+                    pos: Pos::Byte(at),
+                    ts: None,
+                    message: format!(
+                        "datagram {} announced {left} more events than it holds: a TRACER-V1.0 \
+                         header follows at byte {at}, read as the next datagram",
+                        self.last_packet.map_or_else(|| "?".into(), |p| p.to_string())
+                    ),
+                })));
+            }
             self.left = self.left.saturating_sub(1);
             let r = Rec::parse(&b, self.file, at);
             if r.raw_type == 0 {
@@ -306,6 +328,19 @@ impl<R: Read> Reader<R> {
             self.records += 1;
             return Ok(Some(Item::Rec(r)));
         }
+    }
+
+    /// Puts the first `n` bytes of `bytes` back in front of what is still to read (the
+    /// caller keeps `read` right).
+    fn unread(&mut self, bytes: &[u8], n: usize) {
+        let mut back = bytes.get(..n).unwrap_or_default().to_vec();
+        back.append(&mut self.pending);
+        self.pending = back;
+    }
+
+    /// Whether a datagram header starts `off` bytes into `body` (or the file ends there).
+    fn header_at(body: &[u8], off: usize) -> bool {
+        body.len() == off || body.get(off..off + MAGIC.len()) == Some(&MAGIC[..])
     }
 
     fn cut_packet(&mut self, at: u64) -> Diagnostic {
@@ -350,6 +385,7 @@ impl<R: Read> Reader<R> {
         if h.get(..12) != Some(&MAGIC[..]) {
             // Not a header where one should be: skip to the next magic.
             let skipped = 1 + self.resync(h.get(1..).unwrap_or_default())?;
+            self.after_bad = true;
             return Ok(Some(bad(format!(
                 "no TRACER-V1.0 datagram header at byte {at}: {skipped} bytes skipped to the \
                  next one{}; the events in them are lost",
@@ -362,23 +398,62 @@ impl<R: Read> Reader<R> {
         let mut problem = None;
         if events > MAX_PACKET_EVENTS {
             let skipped = self.resync(&[])?;
+            self.last_packet = Some(number);
+            self.after_bad = false;
             return Ok(Some(bad(format!(
                 "datagram {number} at byte {at} announces {events} events (at most \
                  {MAX_PACKET_EVENTS} fit a datagram): {skipped} bytes skipped to the next header"
             ))));
         }
+        let mut events = events;
         if total != expected {
+            // Which of the two to trust: the one after which the next header (or the end of
+            // the file) comes. The bytes looked at are put back.
+            let by_total = usize::try_from(total)
+                .ok()
+                .and_then(|t| t.checked_sub(PACKET_HEADER))
+                .filter(|b| b % RECORD == 0 && b / RECORD <= MAX_PACKET_EVENTS as usize);
+            let by_count = (events as usize) * RECORD;
+            let mut trusted = false;
+            if let Some(tb) = by_total {
+                let mut body = vec![0u8; tb.max(by_count) + MAGIC.len()];
+                let n = self.fill(&mut body)?;
+                body.truncate(n);
+                if Self::header_at(&body, tb) && !Self::header_at(&body, by_count) {
+                    events = u32::try_from(tb / RECORD).unwrap_or(events);
+                    trusted = true;
+                }
+                self.unread(&body, n);
+            }
+            let what = if trusted {
+                format!(
+                    "the next header follows after {events} records, as total_size says: they \
+                     are read"
+                )
+            } else {
+                format!("the {events} events are read")
+            };
             problem = Some(Diagnostic {
                 severity: Severity::Warning,
                 ..bad(format!(
-                    "datagram {number} at byte {at}: total_size {total} but {events} events make \
-                     {expected} bytes; the {events} events are read"
+                    "datagram {number} at byte {at}: total_size {total} but {} events make \
+                     {expected} bytes; {what}",
+                    le32(&h, 16)
                 ))
             });
         }
         if let Some(last) = self.last_packet {
             let next = last.wrapping_add(1);
-            if number != next && problem.is_none() {
+            // A damaged header is the datagram after the last (its loss is said already).
+            let (next, after) = if self.after_bad {
+                (next.wrapping_add(1), format!("the damaged one after {last}"))
+            } else {
+                (next, last.to_string())
+            };
+            if number != next
+                && problem.is_none()
+                && !(self.after_bad && number == last.wrapping_add(1))
+            {
                 problem = Some(if number > next {
                     Diagnostic {
                         severity: Severity::DataLoss,
@@ -386,7 +461,7 @@ impl<R: Read> Reader<R> {
                         pos: Pos::Byte(at),
                         ts: None,
                         message: format!(
-                            "datagram {number} follows {last}: {} datagrams (and their events) \
+                            "datagram {number} follows {after}: {} datagrams (and their events) \
                              lost",
                             number - next
                         ),
@@ -406,6 +481,7 @@ impl<R: Read> Reader<R> {
             }
         }
         self.last_packet = Some(number);
+        self.after_bad = false;
         self.left = events;
         Ok(problem)
     }

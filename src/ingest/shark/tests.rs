@@ -145,7 +145,11 @@ fn udp_datagrams_are_read_and_gaps_and_damage_reported() {
     assert_eq!(got.len(), 6, "{got:?}");
     assert_eq!(&got[..3], ["20", "01", "01"]);
     assert!(got[3].starts_with("bad_packet: no TRACER-V1.0 datagram header at byte 96: 20 bytes"));
-    assert_eq!(got[4], "packet_gap: datagram 5 follows 2: 2 datagrams (and their events) lost");
+    // The damaged spot is taken for datagram 3: only 4 is lost besides it.
+    assert_eq!(
+        got[4],
+        "packet_gap: datagram 5 follows the damaged one after 2: 1 datagrams (and their events) lost"
+    );
     assert_eq!(got[5], "30");
     assert_eq!((r.form, r.packets, r.records), (Some(Form::Udp), 3, 4));
 }
@@ -378,4 +382,148 @@ fn ids_name_tasks_also_for_records_before_them() {
             "4 Core_0#-1 T:task_43#0 activate",
         ]
     );
+}
+
+/// Ingests `recs` written to a file (so the pre-pass can read it again), sorting `cap`
+/// records together.
+fn ingest_windows(recs: &[Vec<u8>], cap: usize) -> Out {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("trace.dat");
+    std::fs::write(&p, recs.concat()).unwrap();
+    let mut out = Out::default();
+    let f = std::fs::File::open(&p).unwrap();
+    read_capped(f, &p, "trace.dat", &SharkOptions::default(), &mut out, cap).unwrap();
+    out
+}
+
+#[test]
+fn an_epilogue_at_a_window_border_sees_the_dispatch_after_it() {
+    // cap 16: the epilogue is the 16th record, the last of the first window (which maps 8
+    // and carries 8 to the next), its own dispatch the first of the next.
+    let mut recs = vec![rec(0x10, 0, 0, 1_000_000), rec(0x12, 1, 10, 0), rec(0x22, 1, 20, 0)];
+    recs.extend((0..12).map(|k| rec(0x01, 9, 30 + k, 0)));
+    recs.push(rec(0x32, 1, 70, 0));
+    recs.push(rec(0x22, 1, 80, 0)); // its own dispatch: the kernel ran and gave it back
+    recs.extend((0..20).map(|k| rec(0x01, 9, 100 + k, 0)));
+    recs.push(rec(0x62, 1, 200, 0));
+    let o = ingest_windows(&recs, 16);
+    assert!(kinds(&o).contains(&"too_many_records"));
+    let moves: Vec<&String> = o.events.iter().filter(|e| e.contains(" T:ctx_1#")).collect();
+    assert_eq!(moves.len(), 3, "{moves:#?}");
+    assert!(moves[0].contains("activate") && moves[1].contains("start"), "{moves:#?}");
+    assert!(moves[2].starts_with("200 ") && moves[2].contains("terminate"), "{moves:#?}");
+}
+
+#[test]
+fn a_later_window_gives_its_pid_and_cycle_rate_to_the_first() {
+    // The pid and the rate are logged once the first window (8 records) was mapped.
+    let mut recs = vec![rec(0x12, 1, 10, 0), rec(0x22, 1, 20, 0)];
+    recs.extend((0..20).map(|k| rec(0x01, 9, 30 + k, 0)));
+    recs.push(rec(0x60, 1, 300, 11));
+    recs.push(rec(0x10, 0, 310, 2_000_000));
+    recs.push(rec(0x62, 1, 400, 0));
+    let o = ingest_windows(&recs, 16);
+    assert_eq!(o.unit, Some(TimeUnit::Ns));
+    assert!(!kinds(&o).contains(&"unknown_cycle_rate"), "{:?}", o.diags);
+    assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "2000000".into())));
+    assert!(o.events.iter().all(|e| !e.contains("ctx_1")), "{:#?}", o.events);
+    // 2,000,000 cycles per ms: ns = cycles / 2.
+    assert!(
+        o.events.contains(&"5 Core_0#-1 T:task_11#0 activate | task_activate par1=1 par2=0".into()),
+        "{:#?}",
+        o.events
+    );
+    assert!(o.events.iter().any(|e| e.starts_with("200 Core_0#-1 T:task_11#0 terminate")));
+}
+
+#[test]
+fn entities_and_interrupt_nesting_are_bounded() {
+    let mut recs = vec![rec(0x10, 0, 0, 1_000_000), rec(0x12, 1, 1, 0), rec(0x22, 1, 2, 0)];
+    let n = u32::try_from(mapper::MAX_ENTITIES).unwrap() + 2;
+    recs.extend((0..n).map(|m| rec(0x16, 1, 10 + u64::from(m), m)));
+    let nest = mapper::MAX_NESTING + 1;
+    recs.extend((0..nest).map(|k| rec(0x03, 3, 1_000_000 + k as u64, 0)));
+    let o = ingest(&recs.concat(), &SharkOptions::default());
+    let too_many = kinds(&o).iter().filter(|k| **k == "too_many_entities").count();
+    assert_eq!(too_many, 2, "the last two mutexes");
+    let sems = o.decl.iter().filter(|(_, t)| t.as_deref() == Some("SEM")).count();
+    assert_eq!(sems, mapper::MAX_ENTITIES);
+    let last = format!("mutex_lock | par1=1 par2={}", n - 1);
+    assert!(
+        o.events.iter().any(|e| e.contains("ctx_1#0 - ") && e.ends_with(&last)),
+        "{:?}",
+        o.events.iter().filter(|e| e.ends_with(&last)).collect::<Vec<_>>()
+    );
+    assert_eq!(kinds(&o).iter().filter(|k| **k == "interrupt_nesting_too_deep").count(), 1);
+    let starts =
+        o.events.iter().filter(|e| e.contains("I:IRQ3#") && e.contains(" start |")).count();
+    assert_eq!(starts, mapper::MAX_NESTING);
+}
+
+#[test]
+fn tasks_named_by_pid_are_bounded() {
+    // One context re-identified with ever new pids: beyond the cap it stays ctx_1.
+    let n = u32::try_from(mapper::MAX_ENTITIES).unwrap() + 1;
+    let mut recs = vec![rec(0x10, 0, 0, 1_000_000)];
+    for k in 0..n {
+        let t = 10 + 2 * u64::from(k);
+        recs.push(rec(0x60, 1, t, 100 + k));
+        recs.push(rec(0x12, 1, t + 1, 0));
+    }
+    let o = ingest(&recs.concat(), &SharkOptions::default());
+    assert_eq!(kinds(&o).iter().filter(|k| **k == "too_many_entities").count(), 1);
+    let tasks = o.decl.iter().filter(|(d, _)| d.starts_with("task_")).count();
+    assert_eq!(tasks, mapper::MAX_ENTITIES);
+    assert!(
+        o.events.last().is_some_and(|e| e.contains("T:ctx_1#0 activate")),
+        "{:?}",
+        o.events.last()
+    );
+}
+
+/// A datagram with a given count and total size.
+fn packet_as(number: u32, events: &[Vec<u8>], count: u32, total: u32) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    b.extend(number.to_le_bytes());
+    b.extend(count.to_le_bytes());
+    b.extend(total.to_le_bytes());
+    b.extend(events.concat());
+    b
+}
+
+fn ten(from: u64) -> Vec<Vec<u8>> {
+    (0..10).map(|k| rec(0x01, 1, from + k, 0)).collect()
+}
+
+#[test]
+fn a_datagram_count_that_disagrees_with_its_size_trusts_the_next_header() {
+    let size = 24 + 16 * 10;
+    for (count, total) in [(12, size), (5, size), (12, 24 + 16 * 12)] {
+        let mut bytes = packet(0, &ten(100));
+        bytes.extend(packet_as(1, &ten(200), count, total));
+        bytes.extend(packet(2, &ten(300)));
+        let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+        let ipoints: Vec<&String> = o.events.iter().filter(|e| e.contains("ipoint")).collect();
+        assert_eq!(ipoints.len(), 30, "count {count} total {total}: {:?}", o.diags);
+        assert!(o.events.iter().all(|e| !e.contains("code_0x")), "{:?}", o.events);
+        let k = kinds(&o);
+        assert_eq!(k, ["bad_packet"], "count {count} total {total}: {:?}", o.diags);
+    }
+}
+
+#[test]
+fn a_damaged_header_is_reported_once() {
+    let mut bytes = packet(0, &ten(100));
+    let mut bad = packet(1, &ten(200));
+    bad[0] = b'X';
+    bytes.extend(bad);
+    bytes.extend(packet(2, &ten(300)));
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
+    // A count beyond what fits, then the next datagram: no gap said for it either.
+    let mut bytes = packet(0, &ten(100));
+    bytes.extend(packet_as(1, &ten(200), 100_000, 24));
+    bytes.extend(packet(2, &ten(300)));
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
 }
