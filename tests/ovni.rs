@@ -436,3 +436,34 @@ fn task_instances_run_on_the_threads_cpu() {
         "core,sum(busy)\nCPU 0.0,150\nCPU 0.1,100\n"
     );
 }
+
+#[test]
+fn task_and_type_ids_are_per_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Two processes each declare type 1 and run their task 1 (ovni numbers them per process).
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1005, 1, "alpha")
+        .task("VTc", 1010, 1, 1)
+        .task("VTx", 1020, 1, 0)
+        .task("VTe", 1120, 1, 0)
+        .ev("OHe", 2000, &[]);
+    let b = W::new(false)
+        .ohx(1001, 1)
+        .task_type(1006, 1, "beta")
+        .task("VTc", 1050, 1, 1)
+        .task("VTx", 1060, 1, 0)
+        .task("VTe", 1500, 1, 0)
+        .ev("OHe", 2000, &[]);
+    put(d, "node", 100, 100, &a);
+    put(d, "node", 200, 200, &b);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", INSTANCES),
+        "entity,instance,core,net_exec,waiting_time,migrations,complete\n\
+         alpha (loom.node/proc.100),1,CPU 0.0,100,0,0,true\n\
+         beta (loom.node/proc.200),1,CPU 0.1,440,0,0,true\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}

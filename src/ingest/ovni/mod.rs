@@ -129,6 +129,8 @@ pub const CLOCK_OFFSETS: &str = "clock-offsets.txt";
 struct Cursor<R> {
     reader: StreamReader<R>,
     thread: usize,
+    /// Index of its process (loom, pid) in the trace.
+    proc: usize,
     relpath: String,
     offset: i64,
     prev: Option<u64>,
@@ -339,6 +341,13 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         .zip(&metas)
         .map(|((s, _), m)| format!("TH {}.{}", m.app_id.unwrap_or(1), s.tid))
         .collect();
+    // Processes, for the task ids (per process in ovni).
+    let mut procs: Vec<(String, i64)> = Vec::new();
+    for (s, _) in &inputs {
+        if !procs.iter().any(|(l, p)| *l == s.loom && *p == s.pid) {
+            procs.push((s.loom.clone(), s.pid));
+        }
+    }
     let mut names = Vec::new();
     for (row, l) in labels.iter().enumerate() {
         if labels.iter().filter(|o| *o == l).count() > 1 {
@@ -373,9 +382,11 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             sink.meta("ovni.big_endian_streams", "true");
         }
         let offset = offset_of(&offsets, &s.loom).unwrap_or(0);
+        let proc = procs.iter().position(|(l, p)| *l == s.loom && *p == s.pid).unwrap_or(0);
         cursors.push(Cursor {
             reader: StreamReader::new(r, endian),
             thread: th,
+            proc,
             relpath: s.relpath.clone(),
             offset,
             prev: None,
@@ -396,11 +407,12 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
     }
     let mut unknown: HashSet<[u8; 3]> = HashSet::new();
-    let mut tasks = tasks::Tasks::default();
+    let mut tasks =
+        tasks::Tasks::new(procs.iter().map(|(l, p)| format!("{l}/proc.{p}")).collect());
     while let Some(Reverse((key, i))) = heap.pop() {
         let Some((ev, _)) = heads.get_mut(i).and_then(Option::take) else { continue };
-        let (thread, offset, relpath, endian) = match cursors.get(i) {
-            Some(c) => (c.thread, c.offset, c.relpath.clone(), c.reader.endian()),
+        let (thread, proc, offset, relpath, endian) = match cursors.get(i) {
+            Some(c) => (c.thread, c.proc, c.offset, c.relpath.clone(), c.reader.endian()),
             None => continue,
         };
         let origin = *outcome.origin.get_or_insert(key);
@@ -493,7 +505,7 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             core: core.as_deref(),
             pos,
         })?;
-        tasks.apply(ev.mcv, decoded, &name, ts.max(applied), core.as_deref(), pos, sink)?;
+        tasks.apply(ev.mcv, decoded, proc, &name, ts.max(applied), core.as_deref(), pos, sink)?;
         if ev.mcv == *b"OU[" || ev.mcv == *b"OU]" {
             if let Some(c) = cursors.get_mut(i) {
                 c.unsorted = ev.mcv[2] == b'[';

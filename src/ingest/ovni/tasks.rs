@@ -10,8 +10,11 @@
 //! | `VTr`/`6Tr` resume | `release`, then `resume` | the CPU |
 //! | `VTe`/`6Te` end | `terminate` | the CPU |
 //!
-//! The entity is the task type's label (`VYc`/`6Yc`; `task type <id>` without one), so all
-//! tasks of a type are instances of one entity. These rows come in addition to the
+//! Task and type ids are per process in ovni (each process numbers its own from 1), so they
+//! are followed per process. The entity is the task type's label (`VYc`/`6Yc`; `task type
+//! <id>` without one), so all tasks of a type are instances of one entity; when the trace
+//! has several processes, the label is followed by the process, `<label>
+//! (loom.<L>/proc.<P>)`, so that task 1 of two processes are two instances. These rows come in addition to the
 //! `events` row of the stream event itself (their action is the BTF action, their note names
 //! the stream event). A paused task's wait for resubmission and for a CPU are one `waiting`
 //! state (nothing in the stream tells them apart).
@@ -24,23 +27,41 @@ use std::collections::HashMap;
 /// Tasks followed at once beyond which new ones are not (memory bound).
 pub const MAX_TASKS: usize = 1 << 20;
 
+/// A task or type id of one model in one process: (model, process index, id).
+type Key = (u8, usize, i128);
+
 /// Task types and live tasks.
 #[derive(Debug, Default)]
 pub struct Tasks {
-    /// (model, type id) -> label.
-    types: HashMap<(u8, i128), String>,
-    /// (model, task id) -> entity name.
-    live: HashMap<(u8, i128), String>,
+    /// The processes' suffixes of entity names (empty with one process), by process index.
+    procs: Vec<String>,
+    /// Type -> label.
+    types: HashMap<Key, String>,
+    /// Task -> entity name.
+    live: HashMap<Key, String>,
     full_said: bool,
 }
 
 impl Tasks {
-    /// Applies one stream event (`d` its decoded payload) of thread `thread` on `core`.
+    /// Tasks of the processes `procs` (`loom.<L>/proc.<P>`, indexed as [`Tasks::apply`]'s
+    /// `proc`).
+    pub fn new(procs: Vec<String>) -> Self {
+        let procs = if procs.len() > 1 {
+            procs.into_iter().map(|p| format!(" ({p})")).collect()
+        } else {
+            Vec::new()
+        };
+        Tasks { procs, ..Tasks::default() }
+    }
+
+    /// Applies one stream event (`d` its decoded payload) of thread `thread` of process
+    /// `proc` on `core`.
     #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
         mcv: [u8; 3],
         d: Option<&Decoded>,
+        proc: usize,
         thread: &str,
         ts: i64,
         core: Option<&str>,
@@ -55,7 +76,7 @@ impl Tasks {
         match (cat, val) {
             (b'Y', b'c') => {
                 if let (Some(id), Some(label)) = (d.int("typeid"), d.text("label")) {
-                    self.types.insert((model, id), label.to_string());
+                    self.types.insert((model, proc, id), label.to_string());
                 }
                 return Ok(());
             }
@@ -67,12 +88,16 @@ impl Tasks {
         let actions: &[&str] = match val {
             b'c' | b'C' => {
                 let ty = d.int("typeid").unwrap_or(-1);
-                let name = self
+                let label = self
                     .types
-                    .get(&(model, ty))
+                    .get(&(model, proc, ty))
                     .cloned()
                     .unwrap_or_else(|| format!("task type {ty}"));
-                if self.live.len() >= MAX_TASKS && !self.live.contains_key(&(model, task)) {
+                let name = match self.procs.get(proc) {
+                    Some(p) => label + p,
+                    None => label,
+                };
+                if self.live.len() >= MAX_TASKS && !self.live.contains_key(&(model, proc, task)) {
                     if !std::mem::replace(&mut self.full_said, true) {
                         sink.diagnostic(Diagnostic {
                             severity: Severity::Warning,
@@ -87,7 +112,7 @@ impl Tasks {
                     }
                     return Ok(());
                 }
-                self.live.insert((model, task), name);
+                self.live.insert((model, proc, task), name);
                 &["activate"]
             }
             b'x' => &["start"],
@@ -96,12 +121,12 @@ impl Tasks {
             b'e' => &["terminate"],
             _ => return Ok(()),
         };
-        let Some(name) = self.live.get(&(model, task)).cloned() else {
+        let Some(name) = self.live.get(&(model, proc, task)).cloned() else {
             // Created before the trace began (or beyond the bound): no instance to follow.
             return Ok(());
         };
         if val == b'e' {
-            self.live.remove(&(model, task));
+            self.live.remove(&(model, proc, task));
         }
         let instance = i64::try_from(task).unwrap_or(-1);
         let note = format!("{code} of task {task}");
