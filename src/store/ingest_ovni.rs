@@ -2,7 +2,7 @@
 //! file): they are merged by time, so every stream is open at once.
 use super::SourceKeeper;
 use crate::derive::Deriver;
-use crate::ingest::input::{Digest256, Input};
+use crate::ingest::input::{Digest256, Input, SmallInput};
 use crate::ingest::ovni;
 use crate::ingest::Format;
 use crate::store::ingest::IngestOptions;
@@ -92,7 +92,9 @@ pub(super) fn read(
     let mut before = Vec::new();
     for (s, _) in &files {
         before.push(std::fs::metadata(&s.obs).ok().filter(std::fs::Metadata::is_file));
-        inputs.push(Input::open(&s.obs).map_err(|e| Error::io(&s.obs, e))?);
+        // Every stream is open at once: a small read-ahead each, on this thread (memory:
+        // input::SMALL_BUF a stream, not Input's reading thread and megabyte chunks).
+        inputs.push(SmallInput::open(&s.obs).map_err(|e| Error::io(&s.obs, e))?);
     }
     let streams: Vec<_> = files
         .iter()

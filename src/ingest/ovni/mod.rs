@@ -123,6 +123,11 @@ pub fn root_of(s: &StreamFile) -> Option<PathBuf> {
     s.obs.ancestors().nth(if s.v2 { 3 } else { 4 }).map(Path::to_path_buf)
 }
 
+/// Jumbo data held at most by the streams' next events (each waits in the merge for its
+/// turn): 32 streams' worth of ovni's largest jumbo event (1 MiB). A jumbo event read while
+/// the others hold this much is kept without its data (`jumbo_over_budget`).
+pub const MAX_JUMBO_HELD: usize = 32 << 20;
+
 /// Name of the clock offset file ovniemu reads by default.
 pub const CLOCK_OFFSETS: &str = "clock-offsets.txt";
 
@@ -332,6 +337,8 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     let mut cursors = Vec::new();
     let mut heap = BinaryHeap::new();
     let mut heads: Vec<Option<(RawEvent, u64)>> = Vec::new();
+    // Bytes of jumbo data `heads` holds.
+    let mut held = 0usize;
     let mut libs = Vec::new();
     // ovni's thread label `TH <app>.<tid>` repeats when tids do across looms: as the
     // Paraver importer does with the emulator's rows, each such thread gets its row id
@@ -404,13 +411,14 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         sink.meta("ovni.clock_offsets", CLOCK_OFFSETS);
     }
     for i in 0..cursors.len() {
-        advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+        advance(&mut cursors, &mut heads, &mut held, &mut heap, i, sink)?;
     }
     let mut unknown: HashSet<[u8; 3]> = HashSet::new();
     let mut tasks =
         tasks::Tasks::new(procs.iter().map(|(l, p)| format!("{l}/proc.{p}")).collect());
     while let Some(Reverse((key, i))) = heap.pop() {
         let Some((ev, _)) = heads.get_mut(i).and_then(Option::take) else { continue };
+        held = held.saturating_sub(ev.jumbo.as_ref().map_or(0, Vec::len));
         let (thread, proc, offset, relpath, endian) = match cursors.get(i) {
             Some(c) => (c.thread, c.proc, c.offset, c.relpath.clone(), c.reader.endian()),
             None => continue,
@@ -435,7 +443,7 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
                     ev.mcv_text()
                 ),
             })?;
-            advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+            advance(&mut cursors, &mut heads, &mut held, &mut heap, i, sink)?;
             continue;
         };
         if ev.jumbo_len > stream::MAX_JUMBO {
@@ -511,7 +519,7 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
                 c.unsorted = ev.mcv[2] == b'[';
             }
         }
-        advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+        advance(&mut cursors, &mut heads, &mut held, &mut heap, i, sink)?;
     }
     for c in &cursors {
         if c.events == 0 {
@@ -534,12 +542,13 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
 fn advance<R: Read>(
     cursors: &mut [Cursor<R>],
     heads: &mut [Option<(RawEvent, u64)>],
+    held: &mut usize,
     heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
     i: usize,
     sink: &mut dyn Sink,
 ) -> Result<()> {
     let Some(c) = cursors.get_mut(i) else { return Ok(()) };
-    let ev = match c.reader.next_event() {
+    let mut ev = match c.reader.next_event() {
         Ok(Some(ev)) => ev,
         Ok(None) => return Ok(()),
         Err(mut d) => {
@@ -548,6 +557,23 @@ fn advance<R: Read>(
         }
     };
     c.events += 1;
+    let jumbo = ev.jumbo.as_ref().map_or(0, Vec::len);
+    if jumbo > 0 && held.saturating_add(jumbo) > MAX_JUMBO_HELD {
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Warning,
+            kind: "jumbo_over_budget",
+            pos: Pos::Byte(ev.offset),
+            ts: None,
+            message: format!(
+                "{}: {} jumbo event of {jumbo} bytes while the other streams' next events hold                  {held} bytes of jumbo data (at most {MAX_JUMBO_HELD} are held): the event is                  kept without its data",
+                c.relpath,
+                ev.mcv_text()
+            ),
+        })?;
+        ev.jumbo = Some(Vec::new());
+    } else {
+        *held = held.saturating_add(jumbo);
+    }
     let mut key = clip_key(ev.clock, c.offset);
     if let Some(prev) = c.prev.filter(|&p| key < p) {
         let (severity, why) = if c.unsorted {
