@@ -130,7 +130,16 @@ fn shared_streams_give_the_emulators_intervals() {
         csv(d, "db", "SELECT capture_id, entity, count(*), bool_and(complete), min(response_time) > 0, count(core) FROM instances GROUP BY ALL ORDER BY 1"),
         "capture_id,entity,count_star(),bool_and(complete),(min(response_time) > 0),count(core)\n6,testtype1,100,true,true,100\n8,testtype1,100,true,true,100\n"
     );
-    assert!(scalar(d, "db", "SELECT count(*) FROM cpu_load(window_ns := 1000000, capture := 6) WHERE busy > 0").parse::<u32>().unwrap() > 0);
+    assert!(
+        scalar(
+            d,
+            "db",
+            "SELECT count(*) FROM cpu_load(window_ns := 1000000, capture := 6) WHERE busy > 0"
+        )
+        .parse::<u32>()
+        .unwrap()
+            > 0
+    );
 }
 
 /// A stream's bytes (little-endian unless `be`).
@@ -402,7 +411,8 @@ fn put(dir: &Path, loom: &str, pid: u32, tid: u32, w: &W) {
     std::fs::write(t.join("stream.json"), META).unwrap();
 }
 
-const INSTANCES: &str = "SELECT entity, instance, core, net_exec, waiting_time, migrations, complete \
+const INSTANCES: &str =
+    "SELECT entity, instance, core, net_exec, waiting_time, migrations, complete \
                          FROM instances ORDER BY entity, instance";
 
 #[test]
@@ -432,7 +442,11 @@ fn task_instances_run_on_the_threads_cpu() {
     );
     // The CPUs the tasks ran on have a load.
     assert_eq!(
-        csv(d, "db", "SELECT core, sum(busy) FROM cpu_load(window_ns := 1000) GROUP BY core ORDER BY core"),
+        csv(
+            d,
+            "db",
+            "SELECT core, sum(busy) FROM cpu_load(window_ns := 1000) GROUP BY core ORDER BY core"
+        ),
         "core,sum(busy)\nCPU 0.0,150\nCPU 0.1,100\n"
     );
 }
@@ -466,4 +480,37 @@ fn task_and_type_ids_are_per_process() {
          beta (loom.node/proc.200),1,CPU 0.1,440,0,0,true\n"
     );
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}
+
+#[test]
+fn diagnostics_name_the_files_first_ingested_also_after_a_rebuild() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trace(d, false);
+    let proc = d.join("ovni/loom.host/proc.9");
+    // Broken metadata, a bad clock offset line, a cut stream.
+    std::fs::write(proc.join("thread.11/stream.json"), "{ \"version\": 3, \"ovni\": { broken")
+        .unwrap();
+    std::fs::write(d.join("ovni/clock-offsets.txt"), "rank hostname median mean stdev\nbad line\n")
+        .unwrap();
+    let t10 = proc.join("thread.10/stream.obs");
+    let mut bytes = std::fs::read(&t10).unwrap();
+    bytes.truncate(bytes.len() - 5);
+    std::fs::write(&t10, &bytes).unwrap();
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    let q = "SELECT kind, position, message FROM diagnostics ORDER BY ALL";
+    let before = csv(d, "db", q);
+    let root = d.display().to_string();
+    for want in [
+        format!("bad_metadata,{root}/ovni/clock-offsets.txt:2,{root}/ovni/clock-offsets.txt: 'bad line'"),
+        format!("bad_metadata,{root}/ovni/loom.host/proc.9/thread.11/stream.obs,{root}/ovni/loom.host/proc.9/thread.11/stream.json: not JSON"),
+        format!("truncated_event,{t10}@byte 84,loom.host/proc.9/thread.10: the stream ends", t10 = t10.display()),
+    ] {
+        assert!(before.contains(&want), "{want}\n{before}");
+    }
+    // A rebuild reads extracted copies, and still names the files first ingested.
+    std::fs::remove_dir_all(d.join("ovni")).unwrap();
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(csv(d, "db", q), before);
+    assert!(!before.contains(".reingest"), "{before}");
 }

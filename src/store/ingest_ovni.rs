@@ -68,7 +68,7 @@ pub(super) fn read(
 ) -> Result<Read> {
     let mut files = Vec::new();
     for (i, p) in paths.iter().enumerate() {
-        let s = ovni::stream_of(p).ok_or_else(|| {
+        let mut s = ovni::stream_of(p).ok_or_else(|| {
             Error::input(
                 &p.display().to_string(),
                 "",
@@ -81,13 +81,17 @@ pub(super) fn read(
             Some(original) => original.clone(),
             None => p.display().to_string(),
         };
+        s.shown = Some(shown.clone());
         files.push((s, shown));
     }
     files.sort_by(|a, b| {
         (&a.0.loom, a.0.pid, a.0.tid, &a.0.obs).cmp(&(&b.0.loom, b.0.pid, b.0.tid, &b.0.obs))
     });
     let root = files.first().and_then(|(s, _)| root_of(s));
-    deriver.set_source(&root.as_ref().map_or_else(String::new, |r| r.display().to_string()));
+    // Positions name the trace folder first ingested (each stream's own diagnostics name
+    // the stream).
+    let shown_root = files.first().and_then(|(s, _)| ovni::shown_root_of(s));
+    deriver.set_source(&shown_root.map_or_else(String::new, |r| r.display().to_string()));
     let mut inputs = Vec::new();
     let mut before = Vec::new();
     for (s, _) in &files {

@@ -111,6 +111,7 @@ fn file(tid: i64) -> StreamFile {
         pid: 1,
         tid,
         v2: false,
+        shown: None,
     }
 }
 
@@ -347,7 +348,11 @@ fn jumbo_data_held_by_the_merge_is_bounded() {
     assert_eq!(rec.events.len(), 34);
     let over: Vec<_> = rec.diags.iter().filter(|d| d.0 == "jumbo_over_budget").collect();
     assert_eq!(over.len(), 2, "{:?}", rec.diags.iter().map(|d| &d.0).collect::<Vec<_>>());
-    assert!(over[0].1.starts_with("byte 8: loom.a/proc.1/thread.33: Zjj jumbo event"), "{}", over[0].1);
+    assert!(
+        over[0].1.starts_with("byte 8: loom.a/proc.1/thread.33: Zjj jumbo event"),
+        "{}",
+        over[0].1
+    );
     // The unknown code is said once, with the first stream's payload (kept).
     assert!(rec.events[0].contains("|61 61 61"), "{}", &rec.events[0][..60]);
     assert_eq!(rec.events[33], "33|TH 1.34|-1|Zjj|-|None|-");
@@ -374,8 +379,15 @@ fn a_mark_stack_is_at_most_ovnis_depth() {
     let rec = run(vec![(1, w.bytes)]);
     let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
     // 3 pushes refused, their pops matched without complaint; the rest pops cleanly.
-    assert_eq!(kinds, ["unknown_mark_type", "mark_stack_full", "mark_stack_full", "mark_stack_full"]);
-    assert!(rec.diags[1].1.contains("pushes mark 513 of type 5 on a stack of 512"), "{}", rec.diags[1].1);
+    assert_eq!(
+        kinds,
+        ["unknown_mark_type", "mark_stack_full", "mark_stack_full", "mark_stack_full"]
+    );
+    assert!(
+        rec.diags[1].1.contains("pushes mark 513 of type 5 on a stack of 512"),
+        "{}",
+        rec.diags[1].1
+    );
     let last = rec.sets.iter().filter(|s| s.contains("TH 1.1 Mark 5")).last().unwrap();
     assert_eq!(last, &format!("{} TH 1.1 Mark 5=0 -", 2 * n));
 }
