@@ -514,3 +514,28 @@ fn diagnostics_name_the_files_first_ingested_also_after_a_rebuild() {
     assert_eq!(csv(d, "db", q), before);
     assert!(!before.contains(".reingest"), "{before}");
 }
+
+#[test]
+fn a_nested_task_preempts_the_task_it_runs_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Task 1 (A) runs from 1100 to 1400; task 2 (B) runs inside it, on its thread, 1200-1300.
+    let w = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task_type(1002, 2, "B")
+        .task("VTc", 1010, 1, 1)
+        .task("VTx", 1100, 1, 0)
+        .task("VTc", 1150, 2, 2)
+        .task("VTx", 1200, 2, 0)
+        .task("VTe", 1300, 2, 0)
+        .task("VTe", 1400, 1, 0)
+        .ev("OHe", 2000, &[]);
+    put(d, "host", 9, 10, &w);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT entity, net_exec, ready_time, preemptions, gross_exec, complete FROM instances ORDER BY entity"),
+        "entity,net_exec,ready_time,preemptions,gross_exec,complete\nA,200,100,1,300,true\nB,100,0,0,100,true\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}

@@ -10,6 +10,10 @@
 //! | `VTr`/`6Tr` resume | `release`, then `resume` | the CPU |
 //! | `VTe`/`6Te` end | `terminate` | the CPU |
 //!
+//! A task executed on a thread whose current task runs (a nested task run inline, ovni's
+//! per-thread task stack) preempts that task (`preempt`), and its end resumes it
+//! (`resume`), so the outer task's net execution time leaves the inner one's out.
+//!
 //! Task and type ids are per process in ovni (each process numbers its own from 1), so they
 //! are followed per process. The entity is the task type's label (`VYc`/`6Yc`; `task type
 //! <id>` without one), so all tasks of a type are instances of one entity; when the trace
@@ -39,6 +43,8 @@ pub struct Tasks {
     types: HashMap<Key, String>,
     /// Task -> entity name.
     live: HashMap<Key, String>,
+    /// Thread -> its executed tasks not ended, innermost last (ovni's task stack).
+    stacks: HashMap<String, Vec<Running>>,
     full_said: bool,
 }
 
@@ -125,11 +131,27 @@ impl Tasks {
             // Created before the trace began (or beyond the bound): no instance to follow.
             return Ok(());
         };
+        let key = (model, proc, task);
         if val == b'e' {
-            self.live.remove(&(model, proc, task));
+            self.live.remove(&key);
         }
         let instance = i64::try_from(task).unwrap_or(-1);
         let note = format!("{code} of task {task}");
+        // A task executed on a thread whose current task runs (nested, inline) preempts it.
+        if val == b'x' {
+            let stack = self.stacks.entry(thread.to_string()).or_default();
+            let top = stack.last_mut().filter(|t| t.running && t.key != key).map(|t| {
+                t.running = false;
+                t.preempted = true;
+                t.key
+            });
+            if !stack.iter().any(|t| t.key == key) {
+                stack.push(Running { key, running: true, preempted: false });
+            }
+            if let Some(top) = top {
+                self.emit_on(top, "preempt", ts, thread, core, pos, &note, sink)?;
+            }
+        }
         for a in actions {
             let source = if *a == "activate" { thread } else { core.unwrap_or(thread) };
             sink.event(&Event {
@@ -146,6 +168,74 @@ impl Tasks {
                 pos,
             })?;
         }
+        // The thread's task stack: a pause, resume or end of the task on top; the end of a
+        // nested task resumes the one it preempted.
+        let mut resumed = None;
+        if let Some(stack) = self.stacks.get_mut(thread) {
+            match val {
+                b'p' | b'r' => {
+                    if let Some(t) = stack.iter_mut().find(|t| t.key == key) {
+                        t.running = val == b'r';
+                    }
+                }
+                b'e' => {
+                    stack.retain(|t| t.key != key);
+                    if let Some(t) = stack.last_mut().filter(|t| t.preempted) {
+                        t.preempted = false;
+                        t.running = true;
+                        resumed = Some(t.key);
+                    }
+                    if stack.is_empty() {
+                        self.stacks.remove(thread);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(k) = resumed {
+            self.emit_on(k, "resume", ts, thread, core, pos, &note, sink)?;
+        }
         Ok(())
     }
+
+    /// A BTF action on the live task `key` of thread `thread`, caused by the stream event
+    /// `note` of another task.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_on(
+        &self,
+        key: Key,
+        action: &str,
+        ts: i64,
+        thread: &str,
+        core: Option<&str>,
+        pos: Pos,
+        note: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(name) = self.live.get(&key) else { return Ok(()) };
+        let note = format!("{note}: nested task on its thread");
+        sink.event(&Event {
+            ts,
+            source: core.unwrap_or(thread),
+            source_instance: -1,
+            target_type: "T",
+            target: name,
+            target_instance: i64::try_from(key.2).unwrap_or(-1),
+            action,
+            note: Some(&note),
+            value: None,
+            core,
+            pos,
+        })
+    }
+}
+
+/// A task executed on a thread, not ended.
+#[derive(Debug)]
+struct Running {
+    key: Key,
+    /// Running (not paused, not preempted by a nested task).
+    running: bool,
+    /// Preempted by a nested task executed on the thread.
+    preempted: bool,
 }
