@@ -388,6 +388,6 @@ fn a_mark_stack_is_at_most_ovnis_depth() {
         "{}",
         rec.diags[1].1
     );
-    let last = rec.sets.iter().filter(|s| s.contains("TH 1.1 Mark 5")).last().unwrap();
+    let last = rec.sets.iter().rfind(|s| s.contains("TH 1.1 Mark 5")).unwrap();
     assert_eq!(last, &format!("{} TH 1.1 Mark 5=0 -", 2 * n));
 }
