@@ -124,10 +124,21 @@ fn shared_streams_give_the_emulators_intervals() {
         );
         assert!(ovni_channels.parse::<u32>().unwrap() >= 6, "{s}: {ovni_channels}");
     }
-    // nOS-V and Nanos6 tasks: 100 task instances each, all complete, named by type label.
+    // nOS-V and Nanos6 tasks: 100 task instances each, all complete, named by type label,
+    // each on the CPU it ran on.
     assert_eq!(
-        csv(d, "db", "SELECT capture_id, entity, count(*), bool_and(complete), min(response_time) > 0 FROM instances GROUP BY ALL ORDER BY 1"),
-        "capture_id,entity,count_star(),bool_and(complete),(min(response_time) > 0)\n6,testtype1,100,true,true\n8,testtype1,100,true,true\n"
+        csv(d, "db", "SELECT capture_id, entity, count(*), bool_and(complete), min(response_time) > 0, count(core) FROM instances GROUP BY ALL ORDER BY 1"),
+        "capture_id,entity,count_star(),bool_and(complete),(min(response_time) > 0),count(core)\n6,testtype1,100,true,true,100\n8,testtype1,100,true,true,100\n"
+    );
+    assert!(
+        scalar(
+            d,
+            "db",
+            "SELECT count(*) FROM cpu_load(window_ns := 1000000, capture := 6) WHERE busy > 0"
+        )
+        .parse::<u32>()
+        .unwrap()
+            > 0
     );
 }
 
@@ -170,6 +181,26 @@ impl W {
         p.extend(self.n32(u32::MAX));
         p.extend(self.n64(0));
         self.ev("OHx", clock, &p)
+    }
+    /// A task event (`VTc`, `VTx`, ...): two u32 (task id, then type id or body id).
+    fn task(self, mcv: &str, clock: u64, a: u32, b: u32) -> Self {
+        let mut p = self.n32(a).to_vec();
+        p.extend(self.n32(b));
+        self.ev(mcv, clock, &p)
+    }
+    /// A task type (`VYc`, a jumbo event: u32 type id, NUL-terminated label).
+    fn task_type(mut self, clock: u64, id: u32, label: &str) -> Self {
+        let mut data = self.n32(id).to_vec();
+        data.extend(label.as_bytes());
+        data.push(0);
+        self.bytes.push(0x10 | 3);
+        self.bytes.extend(b"VYc");
+        let c = self.n64(clock);
+        self.bytes.extend(c);
+        let n = self.n32(data.len() as u32);
+        self.bytes.extend(n);
+        self.bytes.extend(data);
+        self
     }
     fn mark(self, op: &str, clock: u64, value: u64, ty: u32) -> Self {
         let mut p = self.n64(value).to_vec();
@@ -370,4 +401,141 @@ fn clock_offsets_align_looms_and_repeated_tids_stay_apart() {
     );
     // The offset file is part of what was ingested (its hash, the kept sources).
     assert!(scalar(d, "db", "SELECT source_files FROM captures").contains("clock-offsets.txt"));
+}
+
+/// Writes stream `w` (with metadata META) as thread `tid` of process `pid` on loom `loom`.
+fn put(dir: &Path, loom: &str, pid: u32, tid: u32, w: &W) {
+    let t = dir.join(format!("ovni/loom.{loom}/proc.{pid}/thread.{tid}"));
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join("stream.obs"), &w.bytes).unwrap();
+    std::fs::write(t.join("stream.json"), META).unwrap();
+}
+
+const INSTANCES: &str =
+    "SELECT entity, instance, core, net_exec, waiting_time, migrations, complete \
+                         FROM instances ORDER BY entity, instance";
+
+#[test]
+fn task_instances_run_on_the_threads_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Task 1 runs on CPU 0; task 2 pauses there, its thread moves to CPU 1, it resumes.
+    let w = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task("VTc", 1010, 1, 1)
+        .task("VTx", 1100, 1, 0)
+        .task("VTe", 1200, 1, 0)
+        .task("VTc", 1300, 2, 1)
+        .task("VTx", 1400, 2, 0)
+        .task("VTp", 1450, 2, 0)
+        .ev("OAs", 1500, &1i32.to_le_bytes())
+        .task("VTr", 1600, 2, 0)
+        .task("VTe", 1700, 2, 0)
+        .ev("OHe", 2000, &[]);
+    put(d, "host", 9, 10, &w);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", INSTANCES),
+        "entity,instance,core,net_exec,waiting_time,migrations,complete\n\
+         A,1,CPU 0.0,100,0,0,true\nA,2,CPU 0.0,150,150,1,true\n"
+    );
+    // The CPUs the tasks ran on have a load.
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT core, sum(busy) FROM cpu_load(window_ns := 1000) GROUP BY core ORDER BY core"
+        ),
+        "core,sum(busy)\nCPU 0.0,150\nCPU 0.1,100\n"
+    );
+}
+
+#[test]
+fn task_and_type_ids_are_per_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Two processes each declare type 1 and run their task 1 (ovni numbers them per process).
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1005, 1, "alpha")
+        .task("VTc", 1010, 1, 1)
+        .task("VTx", 1020, 1, 0)
+        .task("VTe", 1120, 1, 0)
+        .ev("OHe", 2000, &[]);
+    let b = W::new(false)
+        .ohx(1001, 1)
+        .task_type(1006, 1, "beta")
+        .task("VTc", 1050, 1, 1)
+        .task("VTx", 1060, 1, 0)
+        .task("VTe", 1500, 1, 0)
+        .ev("OHe", 2000, &[]);
+    put(d, "node", 100, 100, &a);
+    put(d, "node", 200, 200, &b);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", INSTANCES),
+        "entity,instance,core,net_exec,waiting_time,migrations,complete\n\
+         alpha (loom.node/proc.100),1,CPU 0.0,100,0,0,true\n\
+         beta (loom.node/proc.200),1,CPU 0.1,440,0,0,true\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}
+
+#[test]
+fn diagnostics_name_the_files_first_ingested_also_after_a_rebuild() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trace(d, false);
+    let proc = d.join("ovni/loom.host/proc.9");
+    // Broken metadata, a bad clock offset line, a cut stream.
+    std::fs::write(proc.join("thread.11/stream.json"), "{ \"version\": 3, \"ovni\": { broken")
+        .unwrap();
+    std::fs::write(d.join("ovni/clock-offsets.txt"), "rank hostname median mean stdev\nbad line\n")
+        .unwrap();
+    let t10 = proc.join("thread.10/stream.obs");
+    let mut bytes = std::fs::read(&t10).unwrap();
+    bytes.truncate(bytes.len() - 5);
+    std::fs::write(&t10, &bytes).unwrap();
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    let q = "SELECT kind, position, message FROM diagnostics ORDER BY ALL";
+    let before = csv(d, "db", q);
+    let root = d.display().to_string();
+    for want in [
+        format!("bad_metadata,{root}/ovni/clock-offsets.txt:2,{root}/ovni/clock-offsets.txt: 'bad line'"),
+        format!("bad_metadata,{root}/ovni/loom.host/proc.9/thread.11/stream.obs,{root}/ovni/loom.host/proc.9/thread.11/stream.json: not JSON"),
+        format!("truncated_event,{t10}@byte 84,loom.host/proc.9/thread.10: the stream ends", t10 = t10.display()),
+    ] {
+        assert!(before.contains(&want), "{want}\n{before}");
+    }
+    // A rebuild reads extracted copies, and still names the files first ingested.
+    std::fs::remove_dir_all(d.join("ovni")).unwrap();
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(csv(d, "db", q), before);
+    assert!(!before.contains(".reingest"), "{before}");
+}
+
+#[test]
+fn a_nested_task_preempts_the_task_it_runs_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Task 1 (A) runs from 1100 to 1400; task 2 (B) runs inside it, on its thread, 1200-1300.
+    let w = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task_type(1002, 2, "B")
+        .task("VTc", 1010, 1, 1)
+        .task("VTx", 1100, 1, 0)
+        .task("VTc", 1150, 2, 2)
+        .task("VTx", 1200, 2, 0)
+        .task("VTe", 1300, 2, 0)
+        .task("VTe", 1400, 1, 0)
+        .ev("OHe", 2000, &[]);
+    put(d, "host", 9, 10, &w);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT entity, net_exec, ready_time, preemptions, gross_exec, complete FROM instances ORDER BY entity"),
+        "entity,net_exec,ready_time,preemptions,gross_exec,complete\nA,200,100,1,300,true\nB,100,0,0,100,true\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
 }

@@ -106,7 +106,9 @@ fn class_of(ty: &str) -> Class {
         "R" => Class::Runnable,
         "SEM" => Class::Semaphore,
         "SIG" => Class::Signal,
-        "C" | "Core" => Class::Core,
+        // `CPU`: the Paraver and ovni ingests' processors (a task event caused by one runs on
+        // it, as a BTF core's does).
+        "C" | "Core" | "CPU" => Class::Core,
         _ => Class::Other,
     }
 }

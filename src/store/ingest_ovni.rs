@@ -2,7 +2,7 @@
 //! file): they are merged by time, so every stream is open at once.
 use super::SourceKeeper;
 use crate::derive::Deriver;
-use crate::ingest::input::{Digest256, Input};
+use crate::ingest::input::{Digest256, Input, SmallInput};
 use crate::ingest::ovni;
 use crate::ingest::Format;
 use crate::store::ingest::IngestOptions;
@@ -68,7 +68,7 @@ pub(super) fn read(
 ) -> Result<Read> {
     let mut files = Vec::new();
     for (i, p) in paths.iter().enumerate() {
-        let s = ovni::stream_of(p).ok_or_else(|| {
+        let mut s = ovni::stream_of(p).ok_or_else(|| {
             Error::input(
                 &p.display().to_string(),
                 "",
@@ -81,18 +81,24 @@ pub(super) fn read(
             Some(original) => original.clone(),
             None => p.display().to_string(),
         };
+        s.shown = Some(shown.clone());
         files.push((s, shown));
     }
     files.sort_by(|a, b| {
         (&a.0.loom, a.0.pid, a.0.tid, &a.0.obs).cmp(&(&b.0.loom, b.0.pid, b.0.tid, &b.0.obs))
     });
     let root = files.first().and_then(|(s, _)| root_of(s));
-    deriver.set_source(&root.as_ref().map_or_else(String::new, |r| r.display().to_string()));
+    // Positions name the trace folder first ingested (each stream's own diagnostics name
+    // the stream).
+    let shown_root = files.first().and_then(|(s, _)| ovni::shown_root_of(s));
+    deriver.set_source(&shown_root.map_or_else(String::new, |r| r.display().to_string()));
     let mut inputs = Vec::new();
     let mut before = Vec::new();
     for (s, _) in &files {
         before.push(std::fs::metadata(&s.obs).ok().filter(std::fs::Metadata::is_file));
-        inputs.push(Input::open(&s.obs).map_err(|e| Error::io(&s.obs, e))?);
+        // Every stream is open at once: a small read-ahead each, on this thread (memory:
+        // input::SMALL_BUF a stream, not Input's reading thread and megabyte chunks).
+        inputs.push(SmallInput::open(&s.obs).map_err(|e| Error::io(&s.obs, e))?);
     }
     let streams: Vec<_> = files
         .iter()

@@ -115,7 +115,13 @@ pub struct Model {
     last: FastMap<(bool, usize), FastMap<String, i128>>,
     /// Mark types already reported unknown, and other once-per-kind notes.
     said: std::collections::HashSet<String>,
+    /// (thread, mark type) -> pushes refused on a full stack, not popped yet.
+    mark_overflow: FastMap<(usize, i64), u64>,
 }
+
+/// Depth of a thread's stack of one mark type: ovni's `MAX_CHAN_STACK`, beyond which its
+/// emulator stops.
+pub const MAX_MARK_STACK: usize = 512;
 
 /// Where the event being applied comes from.
 #[derive(Debug, Clone, Copy)]
@@ -136,6 +142,7 @@ impl Model {
             marks,
             last: FastMap::default(),
             said: Default::default(),
+            mark_overflow: FastMap::default(),
         }
     }
 
@@ -395,8 +402,23 @@ impl Model {
         let Some(t) = self.threads.get_mut(th) else { return Ok(()) };
         let stack = t.marks.entry(ty).or_default();
         match op {
+            b'[' if stack.len() >= MAX_MARK_STACK => {
+                // Its pop is then a pop of nothing pushed (counted, not a bad_mark).
+                *self.mark_overflow.entry((th, ty)).or_default() += 1;
+                let msg = format!(
+                    "{name} pushes mark {value} of type {ty} on a stack of {MAX_MARK_STACK} \
+                     (ovni's limit, where its emulator stops): not pushed, nor popped later"
+                );
+                return self.warn(sink, "mark_stack_full", at, msg);
+            }
+            b']' if self.mark_overflow.get(&(th, ty)).is_some_and(|&n| n > 0) => {
+                if let Some(n) = self.mark_overflow.get_mut(&(th, ty)) {
+                    *n -= 1;
+                }
+            }
             b'[' => stack.push(value),
             b'=' => {
+                self.mark_overflow.remove(&(th, ty));
                 stack.clear();
                 stack.push(value);
             }

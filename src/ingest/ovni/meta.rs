@@ -28,6 +28,9 @@ pub struct StreamFile {
     pub tid: i64,
     /// The v2 layout.
     pub v2: bool,
+    /// The path shown in positions and messages, when not `obs`: on a rebuild, which reads
+    /// extracted copies, the file first ingested.
+    pub shown: Option<String>,
 }
 
 fn strip_packed(name: &str) -> &str {
@@ -81,6 +84,7 @@ pub fn stream_of(obs: &Path) -> Option<StreamFile> {
         pid,
         tid,
         v2,
+        shown: None,
     })
 }
 

@@ -123,13 +123,52 @@ pub fn root_of(s: &StreamFile) -> Option<PathBuf> {
     s.obs.ancestors().nth(if s.v2 { 3 } else { 4 }).map(Path::to_path_buf)
 }
 
+/// Jumbo data held at most by the streams' next events (each waits in the merge for its
+/// turn): 32 streams' worth of ovni's largest jumbo event (1 MiB). A jumbo event read while
+/// the others hold this much is kept without its data (`jumbo_over_budget`).
+pub const MAX_JUMBO_HELD: usize = 32 << 20;
+
+/// The path stream `s` is shown by (the file first ingested, on a rebuild).
+pub fn shown_of(s: &StreamFile) -> String {
+    s.shown.clone().unwrap_or_else(|| s.obs.display().to_string())
+}
+
+/// The folder holding the `loom.*` folder of the path stream `s` is shown by.
+pub fn shown_root_of(s: &StreamFile) -> Option<PathBuf> {
+    let shown = PathBuf::from(shown_of(s));
+    shown.ancestors().nth(if s.v2 { 3 } else { 4 }).map(Path::to_path_buf)
+}
+
+/// Shows files of the trace read (metadata, clock offsets) by their path below the folder
+/// the streams are shown in: on a rebuild, the files first ingested, not extracted copies.
+struct Shower {
+    root: Option<PathBuf>,
+    shown_root: Option<PathBuf>,
+}
+
+impl Shower {
+    fn show(&self, p: &Path) -> String {
+        match (&self.root, &self.shown_root) {
+            (Some(r), Some(s)) => match p.strip_prefix(r) {
+                Ok(rel) => s.join(rel).display().to_string(),
+                Err(_) => p.display().to_string(),
+            },
+            _ => p.display().to_string(),
+        }
+    }
+}
+
 /// Name of the clock offset file ovniemu reads by default.
 pub const CLOCK_OFFSETS: &str = "clock-offsets.txt";
 
 struct Cursor<R> {
     reader: StreamReader<R>,
     thread: usize,
+    /// Index of its process (loom, pid) in the trace.
+    proc: usize,
     relpath: String,
+    /// The file shown in positions.
+    shown: String,
     offset: i64,
     prev: Option<u64>,
     unsorted: bool,
@@ -147,12 +186,14 @@ fn clip_key(clock: u64, offset: i64) -> u64 {
 /// Reads clock offsets: hostname -> offset (ns).
 fn clock_offsets(
     path: &Path,
+    shown: &str,
     sink: &mut dyn Sink,
 ) -> Result<(HashMap<String, i64>, Option<Companion>)> {
     let mut out = HashMap::new();
     if !path.is_file() {
         return Ok((out, None));
     }
+    sink.source_file(shown);
     let (text, digest, len) = match meta::read_json_text(path) {
         Ok(t) => t,
         Err(e) => {
@@ -161,7 +202,7 @@ fn clock_offsets(
                 kind: "bad_metadata",
                 pos: Pos::None,
                 ts: None,
-                message: format!("{}: {e}: clocks are taken without offsets", path.display()),
+                message: format!("{shown}: {e}: clocks are taken without offsets"),
             })?;
             return Ok((out, None));
         }
@@ -184,8 +225,7 @@ fn clock_offsets(
                 pos: Pos::Line(i as u64 + 1),
                 ts: None,
                 message: format!(
-                    "{}: '{}' is not 'index hostname median mean stdev': line ignored",
-                    path.display(),
+                    "{shown}: '{}' is not 'index hostname median mean stdev': line ignored",
                     line.trim()
                 ),
             })?,
@@ -214,8 +254,13 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     // shared by its threads).
     let mut read_json: HashMap<PathBuf, String> = HashMap::new();
     let mut metas = Vec::new();
+    let shower = Shower {
+        root: inputs.first().and_then(|(s, _)| root_of(s)),
+        shown_root: inputs.first().and_then(|(s, _)| shown_root_of(s)),
+    };
     for (s, _) in &inputs {
         let mut m = Meta::default();
+        sink.source_file(&shown_of(s));
         if s.json.is_empty() {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
@@ -246,14 +291,14 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
                             kind: "bad_metadata",
                             pos: Pos::None,
                             ts: None,
-                            message: format!("{}: {e}: its metadata is not used", j.display()),
+                            message: format!("{}: {e}: its metadata is not used", shower.show(j)),
                         })?;
                         read_json.insert(j.clone(), String::new());
                     }
                 }
             }
             if let Some(text) = read_json.get(j).filter(|t| !t.is_empty()) {
-                m.merge_json(text, &j.display().to_string());
+                m.merge_json(text, &shower.show(j));
             }
         }
         for p in std::mem::take(&mut m.problems) {
@@ -283,7 +328,10 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     drop(read_json);
     let root = inputs.first().and_then(|(s, _)| root_of(s));
     let (offsets, off_file) = match &root {
-        Some(r) => clock_offsets(&r.join(CLOCK_OFFSETS), sink)?,
+        Some(r) => {
+            let path = r.join(CLOCK_OFFSETS);
+            clock_offsets(&path, &shower.show(&path), sink)?
+        }
         None => (HashMap::new(), None),
     };
     outcome.companions.extend(off_file);
@@ -330,6 +378,10 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     let mut cursors = Vec::new();
     let mut heap = BinaryHeap::new();
     let mut heads: Vec<Option<(RawEvent, u64)>> = Vec::new();
+    // Bytes of jumbo data `heads` holds.
+    let mut held = 0usize;
+    // The stream the sink's positions name.
+    let mut src: Option<usize> = None;
     let mut libs = Vec::new();
     // ovni's thread label `TH <app>.<tid>` repeats when tids do across looms: as the
     // Paraver importer does with the emulator's rows, each such thread gets its row id
@@ -339,10 +391,18 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         .zip(&metas)
         .map(|((s, _), m)| format!("TH {}.{}", m.app_id.unwrap_or(1), s.tid))
         .collect();
+    // Processes, for the task ids (per process in ovni).
+    let mut procs: Vec<(String, i64)> = Vec::new();
+    for (s, _) in &inputs {
+        if !procs.iter().any(|(l, p)| *l == s.loom && *p == s.pid) {
+            procs.push((s.loom.clone(), s.pid));
+        }
+    }
     let mut names = Vec::new();
-    for (row, l) in labels.iter().enumerate() {
+    for ((row, l), (s, _)) in labels.iter().enumerate().zip(&inputs) {
         if labels.iter().filter(|o| *o == l).count() > 1 {
             let name = format!("{l} (1.1.{})", row + 1);
+            sink.source_file(&shown_of(s));
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
                 kind: "duplicate_row_label",
@@ -368,15 +428,18 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         }
         let mut r = r;
         let endian = stream::read_header(&mut r)
-            .map_err(|e| Error::input(&s.obs.display().to_string(), "byte 0", format!("{e}")))?;
+            .map_err(|e| Error::input(&shown_of(&s), "byte 0", format!("{e}")))?;
         if endian == stream::Endian::Big {
             sink.meta("ovni.big_endian_streams", "true");
         }
         let offset = offset_of(&offsets, &s.loom).unwrap_or(0);
+        let proc = procs.iter().position(|(l, p)| *l == s.loom && *p == s.pid).unwrap_or(0);
         cursors.push(Cursor {
             reader: StreamReader::new(r, endian),
             thread: th,
+            proc,
             relpath: s.relpath.clone(),
+            shown: shown_of(&s),
             offset,
             prev: None,
             unsorted: false,
@@ -393,14 +456,18 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         sink.meta("ovni.clock_offsets", CLOCK_OFFSETS);
     }
     for i in 0..cursors.len() {
-        advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+        advance(&mut cursors, &mut heads, &mut held, &mut heap, &mut src, i, sink)?;
     }
     let mut unknown: HashSet<[u8; 3]> = HashSet::new();
-    let mut tasks = tasks::Tasks::default();
+    let mut tasks = tasks::Tasks::new(procs.iter().map(|(l, p)| format!("{l}/proc.{p}")).collect());
     while let Some(Reverse((key, i))) = heap.pop() {
         let Some((ev, _)) = heads.get_mut(i).and_then(Option::take) else { continue };
-        let (thread, offset, relpath, endian) = match cursors.get(i) {
-            Some(c) => (c.thread, c.offset, c.relpath.clone(), c.reader.endian()),
+        held = held.saturating_sub(ev.jumbo.as_ref().map_or(0, Vec::len));
+        if let Some(c) = cursors.get(i) {
+            name_stream(sink, &mut src, i, &c.shown);
+        }
+        let (thread, proc, offset, relpath, endian) = match cursors.get(i) {
+            Some(c) => (c.thread, c.proc, c.offset, c.relpath.clone(), c.reader.endian()),
             None => continue,
         };
         let origin = *outcome.origin.get_or_insert(key);
@@ -423,7 +490,7 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
                     ev.mcv_text()
                 ),
             })?;
-            advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+            advance(&mut cursors, &mut heads, &mut held, &mut heap, &mut src, i, sink)?;
             continue;
         };
         if ev.jumbo_len > stream::MAX_JUMBO {
@@ -493,16 +560,17 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             core: core.as_deref(),
             pos,
         })?;
-        tasks.apply(ev.mcv, decoded, &name, ts.max(applied), core.as_deref(), pos, sink)?;
+        tasks.apply(ev.mcv, decoded, proc, &name, ts.max(applied), core.as_deref(), pos, sink)?;
         if ev.mcv == *b"OU[" || ev.mcv == *b"OU]" {
             if let Some(c) = cursors.get_mut(i) {
                 c.unsorted = ev.mcv[2] == b'[';
             }
         }
-        advance(&mut cursors, &mut heads, &mut heap, i, sink)?;
+        advance(&mut cursors, &mut heads, &mut held, &mut heap, &mut src, i, sink)?;
     }
     for c in &cursors {
         if c.events == 0 {
+            sink.source_file(&c.shown);
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
                 kind: "empty_stream",
@@ -515,27 +583,62 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     if let Some(o) = outcome.origin {
         sink.meta("ovni.origin_clock", &o.to_string());
     }
+    // What the derive stage says at the end is about the trace, not one stream.
+    if let Some(r) = &shower.shown_root {
+        sink.source_file(&r.display().to_string());
+    }
     Ok(outcome)
+}
+
+/// Has the sink's positions name stream `i` (shown as `shown`), unless they do.
+fn name_stream(sink: &mut dyn Sink, src: &mut Option<usize>, i: usize, shown: &str) {
+    if *src != Some(i) {
+        sink.source_file(shown);
+        *src = Some(i);
+    }
 }
 
 /// Reads the next event of stream `i` into its head slot and the heap.
 fn advance<R: Read>(
     cursors: &mut [Cursor<R>],
     heads: &mut [Option<(RawEvent, u64)>],
+    held: &mut usize,
     heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
+    src: &mut Option<usize>,
     i: usize,
     sink: &mut dyn Sink,
 ) -> Result<()> {
     let Some(c) = cursors.get_mut(i) else { return Ok(()) };
-    let ev = match c.reader.next_event() {
+    let mut ev = match c.reader.next_event() {
         Ok(Some(ev)) => ev,
         Ok(None) => return Ok(()),
         Err(mut d) => {
+            name_stream(sink, src, i, &c.shown);
             d.message = format!("{}: {}", c.relpath, d.message);
             return sink.diagnostic(d);
         }
     };
     c.events += 1;
+    let jumbo = ev.jumbo.as_ref().map_or(0, Vec::len);
+    if jumbo > 0 && held.saturating_add(jumbo) > MAX_JUMBO_HELD {
+        name_stream(sink, src, i, &c.shown);
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Warning,
+            kind: "jumbo_over_budget",
+            pos: Pos::Byte(ev.offset),
+            ts: None,
+            message: format!(
+                "{}: {} jumbo event of {jumbo} bytes while the other streams' next events hold \
+                 {held} bytes of jumbo data (at most {MAX_JUMBO_HELD} are held): the event is \
+                 kept without its data",
+                c.relpath,
+                ev.mcv_text()
+            ),
+        })?;
+        ev.jumbo = Some(Vec::new());
+    } else {
+        *held = held.saturating_add(jumbo);
+    }
     let mut key = clip_key(ev.clock, c.offset);
     if let Some(prev) = c.prev.filter(|&p| key < p) {
         let (severity, why) = if c.unsorted {
@@ -543,6 +646,7 @@ fn advance<R: Read>(
         } else {
             (Severity::Warning, "the reference reader stops here")
         };
+        name_stream(sink, src, i, &c.shown);
         sink.diagnostic(Diagnostic {
             severity,
             kind: "clock_backwards",

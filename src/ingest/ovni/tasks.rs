@@ -10,8 +10,15 @@
 //! | `VTr`/`6Tr` resume | `release`, then `resume` | the CPU |
 //! | `VTe`/`6Te` end | `terminate` | the CPU |
 //!
-//! The entity is the task type's label (`VYc`/`6Yc`; `task type <id>` without one), so all
-//! tasks of a type are instances of one entity. These rows come in addition to the
+//! A task executed on a thread whose current task runs (a nested task run inline, ovni's
+//! per-thread task stack) preempts that task (`preempt`), and its end resumes it
+//! (`resume`), so the outer task's net execution time leaves the inner one's out.
+//!
+//! Task and type ids are per process in ovni (each process numbers its own from 1), so they
+//! are followed per process. The entity is the task type's label (`VYc`/`6Yc`; `task type
+//! <id>` without one), so all tasks of a type are instances of one entity; when the trace
+//! has several processes, the label is followed by the process, `<label>
+//! (loom.<L>/proc.<P>)`, so that task 1 of two processes are two instances. These rows come in addition to the
 //! `events` row of the stream event itself (their action is the BTF action, their note names
 //! the stream event). A paused task's wait for resubmission and for a CPU are one `waiting`
 //! state (nothing in the stream tells them apart).
@@ -24,23 +31,43 @@ use std::collections::HashMap;
 /// Tasks followed at once beyond which new ones are not (memory bound).
 pub const MAX_TASKS: usize = 1 << 20;
 
+/// A task or type id of one model in one process: (model, process index, id).
+type Key = (u8, usize, i128);
+
 /// Task types and live tasks.
 #[derive(Debug, Default)]
 pub struct Tasks {
-    /// (model, type id) -> label.
-    types: HashMap<(u8, i128), String>,
-    /// (model, task id) -> entity name.
-    live: HashMap<(u8, i128), String>,
+    /// The processes' suffixes of entity names (empty with one process), by process index.
+    procs: Vec<String>,
+    /// Type -> label.
+    types: HashMap<Key, String>,
+    /// Task -> entity name.
+    live: HashMap<Key, String>,
+    /// Thread -> its executed tasks not ended, innermost last (ovni's task stack).
+    stacks: HashMap<String, Vec<Running>>,
     full_said: bool,
 }
 
 impl Tasks {
-    /// Applies one stream event (`d` its decoded payload) of thread `thread` on `core`.
+    /// Tasks of the processes `procs` (`loom.<L>/proc.<P>`, indexed as [`Tasks::apply`]'s
+    /// `proc`).
+    pub fn new(procs: Vec<String>) -> Self {
+        let procs = if procs.len() > 1 {
+            procs.into_iter().map(|p| format!(" ({p})")).collect()
+        } else {
+            Vec::new()
+        };
+        Tasks { procs, ..Tasks::default() }
+    }
+
+    /// Applies one stream event (`d` its decoded payload) of thread `thread` of process
+    /// `proc` on `core`.
     #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
         mcv: [u8; 3],
         d: Option<&Decoded>,
+        proc: usize,
         thread: &str,
         ts: i64,
         core: Option<&str>,
@@ -55,7 +82,7 @@ impl Tasks {
         match (cat, val) {
             (b'Y', b'c') => {
                 if let (Some(id), Some(label)) = (d.int("typeid"), d.text("label")) {
-                    self.types.insert((model, id), label.to_string());
+                    self.types.insert((model, proc, id), label.to_string());
                 }
                 return Ok(());
             }
@@ -67,12 +94,16 @@ impl Tasks {
         let actions: &[&str] = match val {
             b'c' | b'C' => {
                 let ty = d.int("typeid").unwrap_or(-1);
-                let name = self
+                let label = self
                     .types
-                    .get(&(model, ty))
+                    .get(&(model, proc, ty))
                     .cloned()
                     .unwrap_or_else(|| format!("task type {ty}"));
-                if self.live.len() >= MAX_TASKS && !self.live.contains_key(&(model, task)) {
+                let name = match self.procs.get(proc) {
+                    Some(p) => label + p,
+                    None => label,
+                };
+                if self.live.len() >= MAX_TASKS && !self.live.contains_key(&(model, proc, task)) {
                     if !std::mem::replace(&mut self.full_said, true) {
                         sink.diagnostic(Diagnostic {
                             severity: Severity::Warning,
@@ -87,7 +118,7 @@ impl Tasks {
                     }
                     return Ok(());
                 }
-                self.live.insert((model, task), name);
+                self.live.insert((model, proc, task), name);
                 &["activate"]
             }
             b'x' => &["start"],
@@ -96,15 +127,31 @@ impl Tasks {
             b'e' => &["terminate"],
             _ => return Ok(()),
         };
-        let Some(name) = self.live.get(&(model, task)).cloned() else {
+        let Some(name) = self.live.get(&(model, proc, task)).cloned() else {
             // Created before the trace began (or beyond the bound): no instance to follow.
             return Ok(());
         };
+        let key = (model, proc, task);
         if val == b'e' {
-            self.live.remove(&(model, task));
+            self.live.remove(&key);
         }
         let instance = i64::try_from(task).unwrap_or(-1);
         let note = format!("{code} of task {task}");
+        // A task executed on a thread whose current task runs (nested, inline) preempts it.
+        if val == b'x' {
+            let stack = self.stacks.entry(thread.to_string()).or_default();
+            let top = stack.last_mut().filter(|t| t.running && t.key != key).map(|t| {
+                t.running = false;
+                t.preempted = true;
+                t.key
+            });
+            if !stack.iter().any(|t| t.key == key) {
+                stack.push(Running { key, running: true, preempted: false });
+            }
+            if let Some(top) = top {
+                self.emit_on(top, "preempt", ts, thread, core, pos, &note, sink)?;
+            }
+        }
         for a in actions {
             let source = if *a == "activate" { thread } else { core.unwrap_or(thread) };
             sink.event(&Event {
@@ -121,6 +168,74 @@ impl Tasks {
                 pos,
             })?;
         }
+        // The thread's task stack: a pause, resume or end of the task on top; the end of a
+        // nested task resumes the one it preempted.
+        let mut resumed = None;
+        if let Some(stack) = self.stacks.get_mut(thread) {
+            match val {
+                b'p' | b'r' => {
+                    if let Some(t) = stack.iter_mut().find(|t| t.key == key) {
+                        t.running = val == b'r';
+                    }
+                }
+                b'e' => {
+                    stack.retain(|t| t.key != key);
+                    if let Some(t) = stack.last_mut().filter(|t| t.preempted) {
+                        t.preempted = false;
+                        t.running = true;
+                        resumed = Some(t.key);
+                    }
+                    if stack.is_empty() {
+                        self.stacks.remove(thread);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(k) = resumed {
+            self.emit_on(k, "resume", ts, thread, core, pos, &note, sink)?;
+        }
         Ok(())
     }
+
+    /// A BTF action on the live task `key` of thread `thread`, caused by the stream event
+    /// `note` of another task.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_on(
+        &self,
+        key: Key,
+        action: &str,
+        ts: i64,
+        thread: &str,
+        core: Option<&str>,
+        pos: Pos,
+        note: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(name) = self.live.get(&key) else { return Ok(()) };
+        let note = format!("{note}: nested task on its thread");
+        sink.event(&Event {
+            ts,
+            source: core.unwrap_or(thread),
+            source_instance: -1,
+            target_type: "T",
+            target: name,
+            target_instance: i64::try_from(key.2).unwrap_or(-1),
+            action,
+            note: Some(&note),
+            value: None,
+            core,
+            pos,
+        })
+    }
+}
+
+/// A task executed on a thread, not ended.
+#[derive(Debug)]
+struct Running {
+    key: Key,
+    /// Running (not paused, not preempted by a nested task).
+    running: bool,
+    /// Preempted by a nested task executed on the thread.
+    preempted: bool,
 }

@@ -111,6 +111,7 @@ fn file(tid: i64) -> StreamFile {
         pid: 1,
         tid,
         v2: false,
+        shown: None,
     }
 }
 
@@ -334,4 +335,59 @@ fn an_oversized_jumbo_event_is_said_and_kept_without_its_data() {
     let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
     assert_eq!(kinds, ["jumbo_too_large", "unknown_event"], "{:?}", rec.diags);
     assert!(rec.diags[0].1.contains("VYc jumbo event of 1048577 bytes"), "{}", rec.diags[0].1);
+}
+
+#[test]
+fn jumbo_data_held_by_the_merge_is_bounded() {
+    // 34 streams whose first event is a 1 MiB jumbo event: all wait in the merge at once;
+    // 32 MiB are held, the last two are kept without their data.
+    let data = vec![b'a'; stream::MAX_JUMBO as usize];
+    let streams: Vec<_> =
+        (1..=34).map(|t| (t, W::new(false).jumbo("Zjj", t as u64, &data).bytes)).collect();
+    let rec = run(streams);
+    assert_eq!(rec.events.len(), 34);
+    let over: Vec<_> = rec.diags.iter().filter(|d| d.0 == "jumbo_over_budget").collect();
+    assert_eq!(over.len(), 2, "{:?}", rec.diags.iter().map(|d| &d.0).collect::<Vec<_>>());
+    assert!(
+        over[0].1.starts_with("byte 8: loom.a/proc.1/thread.33: Zjj jumbo event"),
+        "{}",
+        over[0].1
+    );
+    // The unknown code is said once, with the first stream's payload (kept).
+    assert!(rec.events[0].contains("|61 61 61"), "{}", &rec.events[0][..60]);
+    assert_eq!(rec.events[33], "33|TH 1.34|-1|Zjj|-|None|-");
+}
+
+#[test]
+fn a_mark_stack_is_at_most_ovnis_depth() {
+    let w = W::new(false);
+    let mark = |w: &W, v: u64| {
+        let mut p = w.u64(v).to_vec();
+        p.extend(w.u32(5));
+        p
+    };
+    let mut w = w.ohx(0, -1);
+    let n = emu::MAX_MARK_STACK as u64 + 3;
+    for v in 1..=n {
+        let m = mark(&w, v);
+        w = w.ev("OM[", v, &m);
+    }
+    for v in (1..=n).rev() {
+        let m = mark(&w, v);
+        w = w.ev("OM]", 2 * n - v + 1, &m);
+    }
+    let rec = run(vec![(1, w.bytes)]);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    // 3 pushes refused, their pops matched without complaint; the rest pops cleanly.
+    assert_eq!(
+        kinds,
+        ["unknown_mark_type", "mark_stack_full", "mark_stack_full", "mark_stack_full"]
+    );
+    assert!(
+        rec.diags[1].1.contains("pushes mark 513 of type 5 on a stack of 512"),
+        "{}",
+        rec.diags[1].1
+    );
+    let last = rec.sets.iter().rfind(|s| s.contains("TH 1.1 Mark 5")).unwrap();
+    assert_eq!(last, &format!("{} TH 1.1 Mark 5=0 -", 2 * n));
 }
