@@ -108,19 +108,7 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink)
             }
         };
         let pos = Pos::Line(number);
-        let text = match std::str::from_utf8(line) {
-            Ok(t) => Cow::Borrowed(t),
-            Err(_) => {
-                sink.diagnostic(Diagnostic {
-                    severity: Severity::Warning,
-                    kind: "invalid_utf8",
-                    pos,
-                    ts: None,
-                    message: "line is not valid UTF-8; invalid bytes replaced by U+FFFD".into(),
-                })?;
-                Cow::Owned(String::from_utf8_lossy(line).into_owned())
-            }
-        };
+        let text = super::lines::text_of(line, pos, "line", sink)?;
         if truncated {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Error,

@@ -2,8 +2,35 @@
 //! and some embedded loggers write, when the first MiB holds CRs and no LF), no allocation
 //! per line.
 //! Lines longer than [`MAX_LINE`] are cut there and reported by the caller as malformed.
+use super::{Diagnostic, Severity, Sink};
+use crate::model::Pos;
+use crate::Result;
 use memchr::memchr;
+use std::borrow::Cow;
 use std::io::{self, Read};
+
+/// The text of a line (`what`: "line", "row"). Bytes that are not UTF-8 are replaced by
+/// U+FFFD, with an `invalid_utf8` warning saying so: the line is kept, never dropped.
+pub fn text_of<'l>(
+    line: &'l [u8],
+    pos: Pos,
+    what: &str,
+    sink: &mut dyn Sink,
+) -> Result<Cow<'l, str>> {
+    match std::str::from_utf8(line) {
+        Ok(t) => Ok(Cow::Borrowed(t)),
+        Err(_) => {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "invalid_utf8",
+                pos,
+                ts: None,
+                message: format!("{what} is not valid UTF-8; invalid bytes replaced by U+FFFD"),
+            })?;
+            Ok(Cow::Owned(String::from_utf8_lossy(line).into_owned()))
+        }
+    }
+}
 
 /// Longest line kept whole; the buffer never grows beyond this.
 pub const MAX_LINE: usize = 16 << 20;

@@ -10,7 +10,6 @@ use super::map::{Encoding, Mapping};
 use super::system::{At, Entry, System};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::io::Read;
 
@@ -291,19 +290,7 @@ impl<'a> Reader<'a> {
                 })?;
                 continue;
             }
-            let text = match std::str::from_utf8(line) {
-                Ok(t) => Cow::Borrowed(t),
-                Err(_) => {
-                    sink.diagnostic(Diagnostic {
-                        severity: Severity::Warning,
-                        kind: "invalid_utf8",
-                        pos,
-                        ts: None,
-                        message: "row is not valid UTF-8; invalid bytes replaced by U+FFFD".into(),
-                    })?;
-                    Cow::Owned(String::from_utf8_lossy(line).into_owned())
-                }
-            };
+            let text = super::super::lines::text_of(line, pos, "row", sink)?;
             // Only the line end goes: a tab-delimited row's empty first or last field is a
             // field (the fields themselves are trimmed when split).
             let text = text.trim_end_matches(['\r', '\n']);
