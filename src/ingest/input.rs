@@ -150,16 +150,8 @@ impl Input {
     pub fn open_copying(path: &Path, copy: Option<SyncSender<Vec<u8>>>) -> io::Result<Input> {
         let mut file = File::open(path)?;
         let raw_size = file.metadata()?.len();
-        let mut magic = [0u8; 4];
-        let mut got = 0;
-        while got < magic.len() {
-            let n = file.read(magic.get_mut(got..).unwrap_or_default())?;
-            if n == 0 {
-                break;
-            }
-            got += n;
-        }
-        let prefix = magic.get(..got).unwrap_or_default();
+        let prefix = leading_bytes(&mut file)?;
+        let prefix = prefix.as_slice();
         let compression = Compression::sniff(prefix);
         let raw_read = Arc::new(AtomicU64::new(0));
         let hashing = Hashing {
@@ -296,6 +288,20 @@ impl Read for Decoder {
     }
 }
 
+/// The first 4 bytes of `file` (fewer when it is shorter), enough to tell its compression.
+fn leading_bytes(file: &mut File) -> io::Result<Vec<u8>> {
+    let mut magic = [0u8; 4];
+    let mut got = 0;
+    while got < magic.len() {
+        let n = file.read(magic.get_mut(got..).unwrap_or_default())?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    Ok(magic.get(..got).unwrap_or_default().to_vec())
+}
+
 /// A source file read on the caller's thread with a small read-ahead ([`SMALL_BUF`]), for
 /// formats that hold many files open at once (an ovni trace's streams, merged by time):
 /// [`Input`]'s reading thread and megabyte chunks cost about 6 MiB a file. Decompressed
@@ -308,16 +314,8 @@ impl SmallInput {
     /// Opens `path`.
     pub fn open(path: &Path) -> io::Result<SmallInput> {
         let mut file = File::open(path)?;
-        let mut magic = [0u8; 4];
-        let mut got = 0;
-        while got < magic.len() {
-            let n = file.read(magic.get_mut(got..).unwrap_or_default())?;
-            if n == 0 {
-                break;
-            }
-            got += n;
-        }
-        let prefix = magic.get(..got).unwrap_or_default();
+        let prefix = leading_bytes(&mut file)?;
+        let prefix = prefix.as_slice();
         let compression = Compression::sniff(prefix);
         let hashing = Hashing::new(io::Cursor::new(prefix.to_vec()).chain(file));
         let dec = match compression {

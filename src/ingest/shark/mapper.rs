@@ -522,19 +522,7 @@ impl<'a> Mapper<'a> {
                 self.plain(r, ts, CORE, -1)
             }
             0x34 => {
-                if let Some(since) = self.cli_since.take() {
-                    self.sink.span(&Span {
-                        entity: CORE,
-                        entity_type: "C",
-                        channel: "interrupts",
-                        state: "disabled",
-                        value: None,
-                        begin: since,
-                        end: Some(ts),
-                        core: Some(CORE),
-                        pos: r.pos(),
-                    })?;
-                }
+                self.interrupts_enabled(Some(ts), r.pos())?;
                 self.plain(r, ts, CORE, -1)
             }
             0x40 => {
@@ -773,9 +761,9 @@ impl<'a> Mapper<'a> {
         Ok(())
     }
 
-    /// Closes what is open at the end of the log and reports what was counted.
-    pub(super) fn finish(mut self) -> Result<&'a mut dyn Sink> {
-        self.in_file(0);
+    /// Ends the `interrupts` interval of the core opened by the first CLI, if one is open
+    /// (`end`: the STI's time, `None` at the end of the log).
+    fn interrupts_enabled(&mut self, end: Option<i64>, pos: Pos) -> Result<()> {
         if let Some(since) = self.cli_since.take() {
             self.sink.span(&Span {
                 entity: CORE,
@@ -784,11 +772,18 @@ impl<'a> Mapper<'a> {
                 state: "disabled",
                 value: None,
                 begin: since,
-                end: None,
+                end,
                 core: Some(CORE),
-                pos: Pos::None,
+                pos,
             })?;
         }
+        Ok(())
+    }
+
+    /// Closes what is open at the end of the log and reports what was counted.
+    pub(super) fn finish(mut self) -> Result<&'a mut dyn Sink> {
+        self.in_file(0);
+        self.interrupts_enabled(None, Pos::None)?;
         if let Some((since, pos, file)) = self.blackout.take() {
             self.in_file(file);
             let m = format!(
