@@ -649,7 +649,6 @@ fn a_cpu_shows_the_task_of_its_one_running_thread() {
         .ev("OHe", 2000, &[]);
     let b = W::new(false)
         .ohx(1200, 0)
-        .task_type(1201, 1, "A")
         .task("VTc", 1210, 2, 1)
         .task("VTx", 1400, 2, 0)
         .task("VTe", 1500, 2, 0)
@@ -674,5 +673,53 @@ fn a_cpu_shows_the_task_of_its_one_running_thread() {
          nOS-V task type of the RUNNING thread,A,{},3\n"
             .replace("{}", &tracedb::ingest::ovni::runtime::type_gid("A").to_string())
     );
+    // The model accepts it all (the task instances' view, two tasks on one CPU, is the derive
+    // stage's: a core conflict).
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics WHERE kind LIKE 'bad_%'"), "0");
+}
+
+#[test]
+fn each_body_of_a_parallel_task_is_its_own_instance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Parallel task 5 (VTC), created at 1010 on thread 10: body 1 runs on thread 10 (CPU 0)
+    // 1100-1300, body 2 on thread 11 (CPU 1) 1150-1400, at the same time.
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "P")
+        .task("VTC", 1010, 5, 1)
+        .task("VTx", 1100, 5, 1)
+        .task("VTe", 1300, 5, 1)
+        .ev("OHe", 2000, &[]);
+    let b = W::new(false).ohx(1005, 1).task("VTx", 1150, 5, 2).task("VTe", 1400, 5, 2).ev(
+        "OHe",
+        2000,
+        &[],
+    );
+    put_meta(d, 9, 10, &a, META_NOSV);
+    put_meta(d, 9, 11, &b, META_NOSV);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    // instance = task * 2^32 + body; body 1 activated at the task's creation, body 2 when it
+    // first executes.
+    let b1 = (5i64 << 32) + 1;
+    assert_eq!(
+        csv(d, "db", "SELECT instance >> 32 task, instance & 4294967295 body, instance, core, activate_ts, start_ts, response_time, net_exec, complete FROM instances ORDER BY instance"),
+        format!(
+            "task,body,instance,core,activate_ts,start_ts,response_time,net_exec,complete\n\
+             5,1,{b1},CPU 0.0,10,100,290,200,true\n5,2,{},CPU 0.1,150,150,250,250,true\n",
+            b1 + 1
+        )
+    );
+    // The bodies overlap in time on their CPUs: no transition is refused.
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics WHERE severity <> 'info'"), "0");
+    // The emulator's channels: each CPU shows its body id and the task id.
+    assert_eq!(
+        chan(d, "nOS-V task body ID of the RUNNING thread"),
+        "entity,state,ts,dur,open\nCPU 0.0,1,100,200,false\nCPU 0.1,2,150,250,false\n\
+         TH 3.10,1,100,200,false\nTH 3.11,2,150,250,false\n"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT entity, state FROM intervals WHERE channel = 'nOS-V task ID of the RUNNING thread' ORDER BY entity"),
+        "entity,state\nCPU 0.0,5\nCPU 0.1,5\nTH 3.10,5\nTH 3.11,5\n"
+    );
 }
