@@ -121,6 +121,8 @@ pub struct Model {
     said: std::collections::HashSet<String>,
     /// (thread, mark type) -> pushes refused on a full stack, not popped yet.
     mark_overflow: FastMap<(usize, i64), u64>,
+    /// Mark types used without being declared (each gets a channel).
+    unknown_marks: usize,
     /// The nOS-V and Nanos6 models.
     runtime: Runtime,
     /// Per thread (as `threads`), what the runtime models hold.
@@ -133,6 +135,10 @@ pub struct Model {
 /// Depth of a thread's stack of one mark type: ovni's `MAX_CHAN_STACK`, beyond which its
 /// emulator stops.
 pub const MAX_MARK_STACK: usize = 512;
+
+/// Mark types that no metadata declares followed at most (each is a channel on every thread
+/// and CPU row): the events of further ones change no channel (`too_many_mark_types`).
+pub const MAX_UNKNOWN_MARK_TYPES: usize = 256;
 
 /// Where the event being applied comes from.
 #[derive(Debug, Clone, Copy)]
@@ -154,6 +160,7 @@ impl Model {
             last: FastMap::default(),
             said: Default::default(),
             mark_overflow: FastMap::default(),
+            unknown_marks: 0,
             runtime: Runtime::default(),
             rt: Vec::new(),
             lazy_models: true,
@@ -437,6 +444,17 @@ impl Model {
         };
         let (Ok(value), Ok(ty)) = (i64::try_from(value), i64::try_from(ty)) else { return Ok(()) };
         if !self.marks.contains_key(&ty) {
+            if self.unknown_marks >= MAX_UNKNOWN_MARK_TYPES {
+                if self.said.insert("marks_full".into()) {
+                    let msg = format!(
+                        "more than {MAX_UNKNOWN_MARK_TYPES} mark types that no metadata declares: \
+                         the events of further undeclared types are kept, they change no channel"
+                    );
+                    self.warn(sink, "too_many_mark_types", at, msg)?;
+                }
+                return Ok(());
+            }
+            self.unknown_marks += 1;
             if self.said.insert(format!("mark{ty}")) {
                 let msg = format!(
                     "mark type {ty} is not declared in any stream's metadata (ovni.mark): its \
