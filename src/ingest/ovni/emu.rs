@@ -1,7 +1,9 @@
 //! ovni's own model, replayed from the events: thread states, the CPU each thread runs on,
 //! the threads on each CPU, buffer flushes and libovni marks. Each change is a channel set
 //! named as ovni's emulator names the Paraver event type (so intervals from the streams and
-//! from the emulator's `thread.prv`/`cpu.prv` land in the same channels).
+//! from the emulator's `thread.prv`/`cpu.prv` land in the same channels). The nOS-V and
+//! Nanos6 models' raw channels ([`super::runtime`]) are shown here too, on the thread row as
+//! its state allows and on the CPU row as its one running thread's.
 use super::super::{ChannelSet, Diagnostic, Severity, Sink};
 use super::meta::MarkType;
 use super::runtime::{self, RtThread, Runtime, Track};

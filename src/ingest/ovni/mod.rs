@@ -32,7 +32,8 @@
 //! Output: one `events` row per event (action = the MCV code, source and target = the
 //! thread `TH <app_id>.<tid>`, note = ovnidump's description of it, value = its first
 //! numeric field, core = the CPU the thread is on); the ovni model's channels (see
-//! [`emu`]); nOS-V and Nanos6 task instances (see [`tasks`]).
+//! [`emu`]) and the nOS-V and Nanos6 models' (see [`runtime`]), named and valued as
+//! ovni's emulator writes them; nOS-V and Nanos6 task instances (see [`tasks`]).
 pub mod emu;
 pub mod meta;
 pub mod runtime;
