@@ -757,21 +757,16 @@ impl Runtime {
             _ => {}
         }
         // The task channels show the running body on top of the stack, if any.
-        let next = chans.bodies.last().copied().filter(|&(t, b)| {
-            (t, b) == (task_id, body_id) && new_state == BState::Running
-                || self.body_state(m, proc, t, b) == Some(BState::Running)
+        // (An ended body is off the stack: a task forgotten at its end is not on top.)
+        let next = chans
+            .bodies
+            .last()
+            .copied()
+            .filter(|&(t, b)| self.body_state(m, proc, t, b) == Some(BState::Running));
+        let values = next.map(|(t, b)| {
+            let g = self.tasks.get(&(m, proc, t)).map_or(gid, |t| t.gid);
+            (i64::from(b), i64::from(t), g)
         });
-        let values = match next {
-            Some((t, b)) => {
-                let g = if t == task_id {
-                    gid
-                } else {
-                    self.tasks.get(&(m, proc, t)).map_or(0, |t| t.gid)
-                };
-                Some((i64::from(b), i64::from(t), g))
-            }
-            None => None,
-        };
         let set = |chans: &mut Chans, ch: Option<usize>, v: i64| {
             if let Some(x) = ch.and_then(|c| chans.vals.get_mut(c)) {
                 *x = v;
