@@ -1,9 +1,12 @@
 //! ovni's own model, replayed from the events: thread states, the CPU each thread runs on,
 //! the threads on each CPU, buffer flushes and libovni marks. Each change is a channel set
 //! named as ovni's emulator names the Paraver event type (so intervals from the streams and
-//! from the emulator's `thread.prv`/`cpu.prv` land in the same channels).
+//! from the emulator's `thread.prv`/`cpu.prv` land in the same channels). The nOS-V and
+//! Nanos6 models' raw channels ([`super::runtime`]) are shown here too, on the thread row as
+//! its state allows and on the CPU row as its one running thread's.
 use super::super::{ChannelSet, Diagnostic, Severity, Sink};
 use super::meta::MarkType;
+use super::runtime::{self, RtThread, Runtime, Track};
 use super::spec::Decoded;
 use crate::model::strings::FastMap;
 use crate::model::Pos;
@@ -71,6 +74,9 @@ pub struct Cpu {
     pub gindex: i64,
     /// Threads assigned to it, in the order they came.
     threads: Vec<usize>,
+    /// It has had one running thread (ovni's select channel was set): from then on, its
+    /// runtime channels show their default when no single thread runs on it.
+    had_running: bool,
 }
 
 /// A thread (one stream).
@@ -117,11 +123,24 @@ pub struct Model {
     said: std::collections::HashSet<String>,
     /// (thread, mark type) -> pushes refused on a full stack, not popped yet.
     mark_overflow: FastMap<(usize, i64), u64>,
+    /// Mark types used without being declared (each gets a channel).
+    unknown_marks: usize,
+    /// The nOS-V and Nanos6 models.
+    runtime: Runtime,
+    /// Per thread (as `threads`), what the runtime models hold.
+    rt: Vec<RtThread>,
+    /// A runtime model is enabled by its first event (no stream's metadata requires any
+    /// model, as before ovni 1.5); else only by the metadata.
+    lazy_models: bool,
 }
 
 /// Depth of a thread's stack of one mark type: ovni's `MAX_CHAN_STACK`, beyond which its
 /// emulator stops.
 pub const MAX_MARK_STACK: usize = 512;
+
+/// Mark types that no metadata declares followed at most (each is a channel on every thread
+/// and CPU row): the events of further ones change no channel (`too_many_mark_types`).
+pub const MAX_UNKNOWN_MARK_TYPES: usize = 256;
 
 /// Where the event being applied comes from.
 #[derive(Debug, Clone, Copy)]
@@ -143,16 +162,47 @@ impl Model {
             last: FastMap::default(),
             said: Default::default(),
             mark_overflow: FastMap::default(),
+            unknown_marks: 0,
+            runtime: Runtime::default(),
+            rt: Vec::new(),
+            lazy_models: true,
+        }
+    }
+
+    /// Enables the runtime models the streams' metadata requires (`ovni.require`:
+    /// `nosv`, `nanos6`), once all threads are added; with no requirement at all, a model is
+    /// enabled by its first event.
+    pub fn require(&mut self, required: &[String]) {
+        if required.is_empty() {
+            return;
+        }
+        self.lazy_models = false;
+        for (m, name) in ["nosv", "nanos6"].iter().enumerate() {
+            if required.iter().any(|r| r.split('=').next() == Some(name)) {
+                self.runtime.enable(m, &mut self.rt);
+            }
         }
     }
 
     /// A new CPU.
     pub fn cpu(name: String, gindex: i64) -> Cpu {
-        Cpu { name, gindex, threads: Vec::new() }
+        Cpu { name, gindex, threads: Vec::new(), had_running: false }
     }
 
-    /// Adds a thread; returns its index.
-    pub fn add_thread(&mut self, name: String, tid: i64, pid: i64, loom: usize) -> usize {
+    /// Adds a thread of process `proc` (application `appid`, MPI `rank`); returns its index.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_thread(
+        &mut self,
+        name: String,
+        tid: i64,
+        pid: i64,
+        loom: usize,
+        proc: usize,
+        appid: i64,
+        rank: Option<i64>,
+    ) -> usize {
+        self.rt.push(RtThread { proc, appid, rank, ..RtThread::default() });
+        self.runtime.add_thread(self.rt.last_mut());
         self.threads.push(Thread {
             name,
             tid,
@@ -341,7 +391,26 @@ impl Model {
                 }
             }
             b"OM[" | b"OM]" | b"OM=" => self.mark(th, mcv[2], d, at, sink)?,
-            _ => return Ok(()),
+            [m, ..] => {
+                let Some(mi) = runtime::model_index(*m) else { return Ok(()) };
+                if !self.runtime.on.get(mi).copied().unwrap_or(false) {
+                    if !self.lazy_models {
+                        return Ok(());
+                    }
+                    // ovni connects a model for every thread: all rows may change.
+                    self.runtime.enable(mi, &mut self.rt);
+                    for t in 0..self.threads.len() {
+                        if t != th {
+                            self.emit_thread(t, at, sink)?;
+                        }
+                    }
+                    for c in 0..self.cpus.len() {
+                        self.emit_cpu(c, at, sink)?;
+                    }
+                }
+                let name = self.th_name(th);
+                self.runtime.apply(mi, mcv, d, &mut self.rt, th, &name, at, sink)?;
+            }
         }
         self.emit_thread(th, at, sink)?;
         let after_cpu = self.threads.get(th).and_then(|t| t.cpu);
@@ -377,6 +446,17 @@ impl Model {
         };
         let (Ok(value), Ok(ty)) = (i64::try_from(value), i64::try_from(ty)) else { return Ok(()) };
         if !self.marks.contains_key(&ty) {
+            if self.unknown_marks >= MAX_UNKNOWN_MARK_TYPES {
+                if self.said.insert("marks_full".into()) {
+                    let msg = format!(
+                        "more than {MAX_UNKNOWN_MARK_TYPES} mark types that no metadata declares: \
+                         the events of further undeclared types are kept, they change no channel"
+                    );
+                    self.warn(sink, "too_many_mark_types", at, msg)?;
+                }
+                return Ok(());
+            }
+            self.unknown_marks += 1;
             if self.said.insert(format!("mark{ty}")) {
                 let msg = format!(
                     "mark type {ty} is not declared in any stream's metadata (ovni.mark): its \
@@ -515,7 +595,60 @@ impl Model {
             }
         }
         self.marks = marks;
-        result
+        result?;
+        self.emit_runtime_thread(th, at, sink)
+    }
+
+    /// The runtime models' channels of thread `th`, as its row shows them.
+    fn emit_runtime_thread(&mut self, th: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
+        let Some(state) = self.threads.get(th).map(|t| t.state) else { return Ok(()) };
+        for (m, (_, specs)) in runtime::MODELS.iter().enumerate() {
+            if !self.runtime.on.get(m).copied().unwrap_or(false) {
+                continue;
+            }
+            for (ch, spec) in specs.iter().enumerate() {
+                let shown = match spec.track {
+                    Track::Run => state == St::Running,
+                    Track::Act => state.active(),
+                    Track::Any => true,
+                };
+                let raw =
+                    self.rt.get(th).and_then(|t| t.chans.get(m)).map_or(0, |c| c.raw(ch, spec));
+                let v = if shown { raw } else { 0 };
+                let label = self.runtime.label(m, ch, v);
+                self.set((false, th), spec.thread, i128::from(v), label.as_deref(), at, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The runtime models' channels of CPU `c`: those of its one running thread `one`; with
+    /// none or several, nothing, or the channel's default once it has had one.
+    fn emit_runtime_cpu(
+        &mut self,
+        c: usize,
+        one: Option<usize>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let had = self.cpus.get(c).is_some_and(|c| c.had_running);
+        for (m, (_, specs)) in runtime::MODELS.iter().enumerate() {
+            if !self.runtime.on.get(m).copied().unwrap_or(false) {
+                continue;
+            }
+            for (ch, spec) in specs.iter().enumerate() {
+                let v = match one {
+                    Some(t) => {
+                        self.rt.get(t).and_then(|t| t.chans.get(m)).map_or(0, |c| c.raw(ch, spec))
+                    }
+                    None if had => spec.cpu_default,
+                    None => 0,
+                };
+                let label = self.runtime.label(m, ch, v);
+                self.set((true, c), spec.cpu, i128::from(v), label.as_deref(), at, sink)?;
+            }
+        }
+        Ok(())
     }
 
     fn emit_cpu(&mut self, c: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
@@ -550,6 +683,12 @@ impl Model {
             }
         }
         self.marks = marks;
-        result
+        result?;
+        if one.is_some() {
+            if let Some(cpu) = self.cpus.get_mut(c) {
+                cpu.had_running = true;
+            }
+        }
+        self.emit_runtime_cpu(c, one, at, sink)
     }
 }

@@ -32,9 +32,11 @@
 //! Output: one `events` row per event (action = the MCV code, source and target = the
 //! thread `TH <app_id>.<tid>`, note = ovnidump's description of it, value = its first
 //! numeric field, core = the CPU the thread is on); the ovni model's channels (see
-//! [`emu`]); nOS-V and Nanos6 task instances (see [`tasks`]).
+//! [`emu`]) and the nOS-V and Nanos6 models' (see [`runtime`]), named and valued as
+//! ovni's emulator writes them; nOS-V and Nanos6 task instances (see [`tasks`]).
 pub mod emu;
 pub mod meta;
+pub mod runtime;
 pub mod spec;
 pub mod stream;
 pub mod tasks;
@@ -420,7 +422,8 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     for (((s, r), m), name) in inputs.into_iter().zip(&metas).zip(names) {
         let li = loom_names.iter().position(|l| *l == s.loom).unwrap_or(0);
         sink.declare_entity(&name, Some("THREAD"), None);
-        let th = model.add_thread(name, s.tid, s.pid, li);
+        let proc = procs.iter().position(|(l, p)| *l == s.loom && *p == s.pid).unwrap_or(0);
+        let th = model.add_thread(name, s.tid, s.pid, li, proc, m.app_id.unwrap_or(1), m.rank);
         if let Some(v) = &m.lib_version {
             if !libs.contains(v) {
                 libs.push(v.clone());
@@ -433,7 +436,6 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             sink.meta("ovni.big_endian_streams", "true");
         }
         let offset = offset_of(&offsets, &s.loom).unwrap_or(0);
-        let proc = procs.iter().position(|(l, p)| *l == s.loom && *p == s.pid).unwrap_or(0);
         cursors.push(Cursor {
             reader: StreamReader::new(r, endian),
             thread: th,
@@ -447,6 +449,8 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         });
         heads.push(None);
     }
+    let required: Vec<String> = metas.iter().flat_map(|m| m.require.iter().cloned()).collect();
+    model.require(&required);
     sink.meta("ovni.streams", &cursors.len().to_string());
     sink.meta("ovni.looms", &loom_names.len().to_string());
     if !libs.is_empty() {

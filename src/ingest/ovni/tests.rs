@@ -391,3 +391,29 @@ fn a_mark_stack_is_at_most_ovnis_depth() {
     let last = rec.sets.iter().rfind(|s| s.contains("TH 1.1 Mark 5")).unwrap();
     assert_eq!(last, &format!("{} TH 1.1 Mark 5=0 -", 2 * n));
 }
+
+#[test]
+fn undeclared_mark_types_are_bounded() {
+    let w = W::new(false);
+    let mark = |w: &W, t: u32| {
+        let mut p = w.u64(1).to_vec();
+        p.extend(w.u32(t));
+        p
+    };
+    let mut w = w.ohx(0, -1);
+    let n = emu::MAX_UNKNOWN_MARK_TYPES as u32 + 2;
+    for t in 1..=n {
+        let m = mark(&w, t);
+        w = w.ev("OM=", u64::from(t), &m);
+    }
+    let rec = run(vec![(1, w.bytes)]);
+    let count = |k: &str| rec.diags.iter().filter(|d| d.0 == k).count();
+    // Each type up to the bound is said unknown and gets its channel; beyond, one warning.
+    assert_eq!(count("unknown_mark_type"), emu::MAX_UNKNOWN_MARK_TYPES);
+    assert_eq!(count("too_many_mark_types"), 1);
+    let channel = |t: u32| rec.sets.iter().any(|s| s.contains(&format!("TH 1.1 Mark {t}=1")));
+    assert!(channel(emu::MAX_UNKNOWN_MARK_TYPES as u32));
+    assert!(!channel(n - 1) && !channel(n));
+    // Their events are all kept.
+    assert_eq!(rec.events.iter().filter(|e| e.contains("|OM=|")).count(), n as usize);
+}

@@ -1,0 +1,887 @@
+//! ovni's nOS-V (`V`) and Nanos6 (`6`) emulator models, replayed from the events: each
+//! thread's raw channels (task body id, task id, task type, app id, subsystem, MPI rank,
+//! idle state; Nanos6: thread type), changed by the model's events, and the task bodies each
+//! thread runs (ovni's per-thread body stack). The channels shown on the thread and CPU rows
+//! are computed from these by [`super::emu`], as ovni's emulator tracks them:
+//!
+//! * thread row: the raw value while the thread is Running (`TRACK_TH_RUN`: ids, type, rank,
+//!   idle), active (`TRACK_TH_ACT`: the subsystem), or always (`TRACK_TH_ANY`: Nanos6's
+//!   thread type); else nothing;
+//! * CPU row: the raw value of the one thread Running on it; with none or several, nothing,
+//!   except the idle channel, which shows Resting once the CPU has had a running thread
+//!   (ovni's mux default).
+//!
+//! Spec digest (bsc-pm/ovni `src/emu/nosv/{setup,event}.c`, `src/emu/nanos6/{setup,event}.c`,
+//! `src/emu/{task,body,chan,mux,cpu,model_cpu,track}.c`; the emulator's Paraver output of
+//! ovni 1.14 is the arbiter where stored versions differ):
+//!
+//! ```text
+//! VTc/VTC/6Tc create task (u32 id, u32 type); VTC: parallel (bodies 1.., no pause, no rerun)
+//! VTx/VTp/VTr/VTe (u32 task, u32 body; 0 for an ordinary task, taken as body 1)
+//! 6Tx/6Tp/6Tr/6Te (u32 task; body 1)
+//! x: Created (or Dead, an ordinary nOS-V task runs again) -> Running, pushed on the thread's
+//!    stack; refused over a Running body (Nanos6 allows it: nested inline tasks)
+//! p: Running -> Paused, r: Paused -> Running, e: Running -> Dead, popped; on top only
+//! subsystem: x pushes "Task: In body" (Nanos6 "Task: Running body"), e pops it
+//! task channels: after the event, those of the Running body on top of the stack, if any
+//! task type value: ovni's hash of the type label (uthash's Jenkins hash + 666, 31 bits,
+//!    >= 1000), labelled with it
+//! ```
+//!
+//! What ovni's emulator refuses (and stops at) is a warning here, never a stop: the event
+//! leaves the task state and the channels as they were (`bad_task_event`), a pop of a
+//! subsystem that is not on top pops the top anyway (`bad_subsystem_pop`), a push on a stack
+//! 512 deep is ignored with its pop (`subsystem_stack_full`).
+use super::super::{Diagnostic, Severity, Sink};
+use super::emu::At;
+use super::spec::Decoded;
+use crate::Result;
+use std::collections::HashMap;
+
+/// How a thread's channel is shown on its own row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Track {
+    /// While the thread is Running.
+    Run,
+    /// While the thread is active (Running, Cooling, Warming).
+    Act,
+    /// Always.
+    Any,
+}
+
+/// One channel of a runtime model.
+#[derive(Debug)]
+pub struct ChanSpec {
+    /// Name on the thread row (ovni's PCF type name, trimmed).
+    pub thread: &'static str,
+    /// Name on the CPU row.
+    pub cpu: &'static str,
+    /// How the thread row tracks it.
+    pub track: Track,
+    /// A stack (push/pop) rather than a single value.
+    pub stack: bool,
+    /// Value labels (ovni's PCF values).
+    pub labels: &'static [(i64, &'static str)],
+    /// What a CPU shows when no single thread runs on it, once it has had one (0: nothing).
+    pub cpu_default: i64,
+}
+
+const IDLE_LABELS: &[(i64, &str)] =
+    &[(ST_PROGRESSING, "Progressing"), (ST_RESTING, "Resting"), (102, "Absorbing noise")];
+
+/// Idle channel: Progressing (ovni's value at connection, for every thread).
+pub const ST_PROGRESSING: i64 = 100;
+/// Idle channel: Resting (a CPU without a running thread).
+pub const ST_RESTING: i64 = 101;
+
+#[rustfmt::skip]
+const NOSV_SS: &[(i64, &str)] = &[
+    (2, "Unknown subsystem"), (6, "Scheduler: Hungry"), (7, "Scheduler: Serving"),
+    (8, "Scheduler: Submitting"), (9, "Memory: Allocating"), (10, "Memory: Freeing"),
+    (11, "Task: In body"), (12, "API: Create"), (13, "API: Destroy"), (14, "API: Submit"),
+    (15, "API: Pause"), (16, "API: Yield"), (17, "API: Waitfor"), (18, "API: Scheduling point"),
+    (19, "API: Attach"), (20, "API: Detach"), (21, "API: Mutex lock"),
+    (22, "API: Mutex trylock"), (23, "API: Mutex unlock"), (24, "API: Barrier wait"),
+    (25, "API: Cond wait"), (26, "API: Cond signal"), (27, "API: Cond broadcast"),
+    (28, "API: Join"), (29, "API: Join all"), (30, "API: Wait"), (31, "API: Wait all"),
+    (32, "Thread: Worker"), (33, "Thread: Delegate"), (34, "EV Scheduler: Recv task"),
+    (35, "EV Scheduler: Send task"), (36, "EV Scheduler: Self-assign task"),
+];
+
+#[rustfmt::skip]
+const NANOS6_SS: &[(i64, &str)] = &[
+    (1, "Task: Running body"), (2, "Unknown subsystem"), (3, "Task: Creating"),
+    (4, "Task: Submitting"), (5, "Task: Spawning function"), (6, "Task: Running task for"),
+    (7, "Scheduler: Adding ready tasks"), (8, "Scheduler: Processing ready tasks"),
+    (9, "Scheduler: Serving tasks"), (10, "Dependency: Registering"),
+    (11, "Dependency: Unregistering"), (12, "Blocking: Taskwait"),
+    (13, "Blocking: Wait for deadline"), (14, "Blocking: Blocking current task"),
+    (15, "Blocking: Unblocking remote task"), (16, "Memory: Allocating"),
+    (17, "Memory: Freeing"), (18, "Worker: Handling task"), (19, "Worker: Looking for work"),
+    (20, "Worker: Switching to another thread"), (21, "Worker: Migrating CPU"),
+    (22, "Worker: Suspending thread"), (23, "Worker: Resuming another thread"),
+    (24, "Worker: Sponge mode"), (60, "EV Scheduler: Recv task"),
+    (61, "EV Scheduler: Send task"), (62, "EV Scheduler: Self-assign task"),
+    (63, "EV CPU: Becomes idle"), (64, "EV CPU: Becomes active"),
+    (65, "EV Worker: Waking another thread"),
+];
+
+const NANOS6_THREAD: &[(i64, &str)] = &[(1, "Leader"), (2, "Main"), (3, "Worker"), (4, "External")];
+
+const fn chan(
+    thread: &'static str,
+    cpu: &'static str,
+    track: Track,
+    stack: bool,
+    labels: &'static [(i64, &'static str)],
+    cpu_default: i64,
+) -> ChanSpec {
+    ChanSpec { thread, cpu, track, stack, labels, cpu_default }
+}
+
+/// The nOS-V channels, in ovni's order (body id, task id, type, app id, subsystem, rank,
+/// idle).
+#[rustfmt::skip]
+pub const NOSV: &[ChanSpec] = &[
+    chan("nOS-V task body ID of the RUNNING thread", "nOS-V task body ID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("nOS-V task ID of the RUNNING thread", "nOS-V task ID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("nOS-V task type of the RUNNING thread", "nOS-V task type of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("nOS-V task AppID of the RUNNING thread", "nOS-V task AppID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("nOS-V subsystem of the ACTIVE thread", "nOS-V subsystem of the RUNNING thread", Track::Act, true, NOSV_SS, 0),
+    chan("nOS-V task MPI rank of the RUNNING thread", "nOS-V task MPI rank of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("nOS-V idle state of the RUNNING thread", "nOS-V idle state of the RUNNING thread", Track::Run, false, IDLE_LABELS, ST_RESTING),
+];
+
+/// The Nanos6 channels, in ovni's order (task id, type, subsystem, rank, thread type, idle).
+#[rustfmt::skip]
+pub const NANOS6: &[ChanSpec] = &[
+    chan("Nanos6 task ID of the RUNNING thread", "Nanos6 task ID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("Nanos6 task type of the RUNNING thread", "Nanos6 task type of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("Nanos6 subsystem of the ACTIVE thread", "Nanos6 subsystem of the RUNNING thread", Track::Act, true, NANOS6_SS, 0),
+    chan("Nanos6 task MPI rank of the RUNNING thread", "Nanos6 task MPI rank of the RUNNING thread", Track::Run, false, &[], 0),
+    chan("Nanos6 thread type", "Nanos6 thread type of the RUNNING thread", Track::Any, true, NANOS6_THREAD, 0),
+    chan("Nanos6 idle state of the RUNNING thread", "Nanos6 idle state of the RUNNING thread", Track::Run, false, IDLE_LABELS, ST_RESTING),
+];
+
+/// The two models: index 0 nOS-V, 1 Nanos6.
+pub const MODELS: [(u8, &[ChanSpec]); 2] = [(b'V', NOSV), (b'6', NANOS6)];
+
+/// Channel indexes of the task channels and the others, per model.
+struct Idx {
+    body: Option<usize>,
+    task: usize,
+    ty: usize,
+    appid: Option<usize>,
+    ss: usize,
+    rank: usize,
+    idle: usize,
+    /// The subsystem value of a task body.
+    in_body: i64,
+}
+
+const IDX: [Idx; 2] = [
+    Idx { body: Some(0), task: 1, ty: 2, appid: Some(3), ss: 4, rank: 5, idle: 6, in_body: 11 },
+    Idx { body: None, task: 0, ty: 1, appid: None, ss: 2, rank: 3, idle: 5, in_body: 1 },
+];
+
+/// Depth of a subsystem stack (ovni's `MAX_CHAN_STACK`, where its emulator stops).
+pub const MAX_STACK: usize = 512;
+/// Bodies a thread holds on its stack at most (paused, nested): beyond, an execute is refused.
+pub const MAX_BODY_STACK: usize = 4096;
+/// Tasks and bodies followed at once, all models and processes (memory bound).
+pub const MAX_FOLLOWED: usize = 1 << 20;
+
+/// What an event does to a channel.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Push(usize, i64),
+    Pop(usize, i64),
+    Set(usize, i64),
+    Ignore,
+}
+
+/// The model index of `m`, if it is one of these.
+pub fn model_index(m: u8) -> Option<usize> {
+    MODELS.iter().position(|(c, _)| *c == m)
+}
+
+/// The subsystem (and other simple channel) events (ovni's `ss_table`).
+fn simple(model: usize, cat: u8, val: u8) -> Option<Op> {
+    use Op::{Ignore, Pop, Push};
+    let pair = |open: u8, close: u8, ch: usize, v: i64| {
+        if val == open {
+            Some(Push(ch, v))
+        } else if val == close {
+            Some(Pop(ch, v))
+        } else {
+            None
+        }
+    };
+    if model == 0 {
+        let ss = 4;
+        match cat {
+            b'S' => match val {
+                b'h' => Some(Push(ss, 6)),
+                b'f' => Some(Pop(ss, 6)),
+                b'[' => Some(Push(ss, 7)),
+                b']' => Some(Pop(ss, 7)),
+                b'@' | b'r' | b's' => Some(Ignore),
+                _ => None,
+            },
+            b'U' => pair(b'[', b']', ss, 8),
+            b'M' => pair(b'a', b'A', ss, 9).or_else(|| pair(b'f', b'F', ss, 10)),
+            b'A' => {
+                const API: &[(u8, i64)] = &[
+                    (b'r', 12),
+                    (b'd', 13),
+                    (b's', 14),
+                    (b'p', 15),
+                    (b'y', 16),
+                    (b'w', 17),
+                    (b'c', 18),
+                    (b'a', 19),
+                    (b'e', 20),
+                    (b'l', 21),
+                    (b't', 22),
+                    (b'u', 23),
+                    (b'b', 24),
+                    (b'o', 25),
+                    (b'g', 26),
+                    (b'k', 27),
+                ];
+                API.iter().find_map(|&(c, v)| pair(c, c.to_ascii_uppercase(), ss, v))
+            }
+            b'H' => match val {
+                b'a' | b'A' => Some(Ignore),
+                _ => pair(b'w', b'W', ss, 32).or_else(|| pair(b'd', b'D', ss, 33)),
+            },
+            b'P' => idle(val, 6),
+            _ => None,
+        }
+    } else {
+        let ss = 2;
+        match cat {
+            b'W' => match val {
+                b'*' => Some(Ignore),
+                _ => [(b'[', b']', 19), (b't', b'T', 18), (b'w', b'W', 20), (b'm', b'M', 21)]
+                    .into_iter()
+                    .chain([(b's', b'S', 22), (b'r', b'R', 23), (b'g', b'G', 24)])
+                    .find_map(|(o, c, v)| pair(o, c, ss, v)),
+            },
+            b'P' => idle(val, 5),
+            b'C' => pair(b'[', b']', ss, 3),
+            b'U' => pair(b'[', b']', ss, 4),
+            b'F' => pair(b'[', b']', ss, 5),
+            b'O' => pair(b'[', b']', ss, 6),
+            b't' => matches!(val, b'[' | b']').then_some(Ignore),
+            b'M' => pair(b'a', b'A', ss, 16).or_else(|| pair(b'f', b'F', ss, 17)),
+            b'D' => pair(b'r', b'R', ss, 10).or_else(|| pair(b'u', b'U', ss, 11)),
+            b'S' => match val {
+                b'@' | b'r' | b's' => Some(Ignore),
+                _ => pair(b'[', b']', ss, 9)
+                    .or_else(|| pair(b'a', b'A', ss, 7))
+                    .or_else(|| pair(b'p', b'P', ss, 8)),
+            },
+            b'B' => pair(b'b', b'B', ss, 14)
+                .or_else(|| pair(b'u', b'U', ss, 15))
+                .or_else(|| pair(b'w', b'W', ss, 12))
+                .or_else(|| pair(b'f', b'F', ss, 13)),
+            b'H' => pair(b'e', b'E', 4, 4)
+                .or_else(|| pair(b'w', b'W', 4, 3))
+                .or_else(|| pair(b'l', b'L', 4, 1))
+                .or_else(|| pair(b'm', b'M', 4, 2)),
+            _ => None,
+        }
+    }
+}
+
+fn idle(val: u8, ch: usize) -> Option<Op> {
+    match val {
+        b'p' => Some(Op::Set(ch, ST_PROGRESSING)),
+        b'r' => Some(Op::Set(ch, ST_RESTING)),
+        b'a' => Some(Op::Set(ch, 102)),
+        _ => None,
+    }
+}
+
+/// ovni's task type value: uthash's Jenkins hash of the label, + 666, on 31 bits, moved
+/// above Paraver's reserved values (`task_get_type_gid`).
+pub fn type_gid(label: &str) -> i64 {
+    fn mix(a: &mut u32, b: &mut u32, c: &mut u32) {
+        *a = a.wrapping_sub(*b).wrapping_sub(*c) ^ (*c >> 13);
+        *b = b.wrapping_sub(*c).wrapping_sub(*a) ^ (*a << 8);
+        *c = c.wrapping_sub(*a).wrapping_sub(*b) ^ (*b >> 13);
+        *a = a.wrapping_sub(*b).wrapping_sub(*c) ^ (*c >> 12);
+        *b = b.wrapping_sub(*c).wrapping_sub(*a) ^ (*a << 16);
+        *c = c.wrapping_sub(*a).wrapping_sub(*b) ^ (*b >> 5);
+        *a = a.wrapping_sub(*b).wrapping_sub(*c) ^ (*c >> 3);
+        *b = b.wrapping_sub(*c).wrapping_sub(*a) ^ (*a << 10);
+        *c = c.wrapping_sub(*a).wrapping_sub(*b) ^ (*b >> 15);
+    }
+    let key = label.as_bytes();
+    let word = |s: &[u8]| {
+        let mut b = [0u8; 4];
+        for (d, v) in b.iter_mut().zip(s) {
+            *d = *v;
+        }
+        u32::from_le_bytes(b)
+    };
+    let (mut i, mut j, mut h) = (0x9e37_79b9u32, 0x9e37_79b9u32, 0xfeed_beefu32);
+    let mut chunks = key.chunks_exact(12);
+    for c in &mut chunks {
+        i = i.wrapping_add(word(c.get(..4).unwrap_or_default()));
+        j = j.wrapping_add(word(c.get(4..8).unwrap_or_default()));
+        h = h.wrapping_add(word(c.get(8..).unwrap_or_default()));
+        mix(&mut i, &mut j, &mut h);
+    }
+    // The length wraps as C's `unsigned` does.
+    #[allow(clippy::cast_possible_truncation)]
+    let len = key.len() as u32;
+    h = h.wrapping_add(len);
+    let rest = chunks.remainder();
+    // The tail: bytes 0-3 into i, 4-7 into j, 8-10 into h shifted one byte up (the low byte
+    // of h holds the length).
+    i = i.wrapping_add(word(rest.get(..4.min(rest.len())).unwrap_or_default()));
+    j = j.wrapping_add(word(rest.get(4.min(rest.len())..8.min(rest.len())).unwrap_or_default()));
+    h = h.wrapping_add(word(rest.get(8.min(rest.len())..).unwrap_or_default()) << 8);
+    mix(&mut i, &mut j, &mut h);
+    let gid = h.wrapping_add(666) & 0x7FFF_FFFF;
+    i64::from(if gid < 1000 { gid + 1000 } else { gid })
+}
+
+/// A body's state (ovni's `enum body_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BState {
+    Running,
+    Paused,
+    Dead,
+}
+
+impl BState {
+    fn name(self) -> &'static str {
+        match self {
+            BState::Running => "Running",
+            BState::Paused => "Paused",
+            BState::Dead => "Dead",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Body {
+    id: u32,
+    state: BState,
+    /// The thread whose stack holds it.
+    thread: Option<usize>,
+}
+
+#[derive(Debug)]
+struct Task {
+    /// Type value.
+    gid: i64,
+    parallel: bool,
+    /// Runs again after its end (an ordinary nOS-V task).
+    resurrect: bool,
+    pause: bool,
+    /// Executes over a running body (Nanos6's inline tasks).
+    relax: bool,
+    bodies: Vec<Body>,
+}
+
+/// A task of one model in one process: (model, process, task id).
+type Key = (usize, usize, u32);
+
+/// A thread's raw channels of one model.
+#[derive(Debug, Clone, Default)]
+pub struct Chans {
+    /// Single channels' values (0: none); a stack channel's top is in `stacks`.
+    vals: Vec<i64>,
+    stacks: Vec<Vec<i64>>,
+    /// Pushes refused on a full stack, not popped yet, per channel.
+    refused: Vec<u32>,
+    /// Bodies executed and not ended, innermost last: (task id, body id).
+    bodies: Vec<(u32, u32)>,
+}
+
+impl Chans {
+    fn new(n: usize) -> Self {
+        Chans {
+            vals: vec![0; n],
+            stacks: vec![Vec::new(); n],
+            refused: vec![0; n],
+            bodies: Vec::new(),
+        }
+    }
+    /// The raw value of channel `ch` (0: none).
+    pub fn raw(&self, ch: usize, spec: &ChanSpec) -> i64 {
+        if spec.stack {
+            self.stacks.get(ch).and_then(|s| s.last()).copied().unwrap_or(0)
+        } else {
+            self.vals.get(ch).copied().unwrap_or(0)
+        }
+    }
+}
+
+/// A thread as the runtime models see it.
+#[derive(Debug, Clone, Default)]
+pub struct RtThread {
+    /// Index of its process.
+    pub proc: usize,
+    /// Application id (`app_id`).
+    pub appid: i64,
+    /// MPI rank (`rank`), if the metadata gives one.
+    pub rank: Option<i64>,
+    /// Raw channels per model (empty until the model is enabled).
+    pub chans: [Chans; 2],
+}
+
+/// Task types and tasks of both models, and which models are enabled.
+#[derive(Debug, Default)]
+pub struct Runtime {
+    /// Enabled models (ovni's `require`, or their first event in a trace whose metadata
+    /// requires nothing).
+    pub on: [bool; 2],
+    /// Type (model, process, id) -> (label, value).
+    types: HashMap<Key, (String, i64)>,
+    tasks: HashMap<Key, Task>,
+    /// Type value -> label.
+    type_labels: HashMap<i64, String>,
+    /// Tasks plus bodies followed.
+    followed: usize,
+    full: bool,
+}
+
+/// A warning about thread `name`'s event.
+fn warn(sink: &mut dyn Sink, kind: &'static str, at: At, message: String) -> Result<()> {
+    sink.diagnostic(Diagnostic {
+        severity: Severity::Warning,
+        kind,
+        pos: at.pos,
+        ts: Some(at.ts),
+        message,
+    })
+}
+
+impl Runtime {
+    /// Enables model `m` for `threads`: its channels, idle Progressing (ovni's connection).
+    pub fn enable(&mut self, m: usize, threads: &mut [RtThread]) {
+        let Some(slot) = self.on.get_mut(m) else { return };
+        if *slot {
+            return;
+        }
+        *slot = true;
+        let (Some((_, specs)), Some(ix)) = (MODELS.get(m), IDX.get(m)) else { return };
+        for t in threads {
+            if let Some(c) = t.chans.get_mut(m) {
+                *c = Chans::new(specs.len());
+                if let Some(v) = c.vals.get_mut(ix.idle) {
+                    *v = ST_PROGRESSING;
+                }
+            }
+        }
+    }
+
+    /// The label of value `v` of channel `ch` of model `m` (task types: their labels).
+    pub fn label(&self, m: usize, ch: usize, v: i64) -> Option<String> {
+        let (_, specs) = MODELS.get(m)?;
+        let spec = specs.get(ch)?;
+        if let Some((_, l)) = spec.labels.iter().find(|(k, _)| *k == v) {
+            return Some((*l).to_string());
+        }
+        let ix = IDX.get(m)?;
+        if ch == ix.ty && v != 0 {
+            return self.type_labels.get(&v).cloned();
+        }
+        None
+    }
+
+    /// Gives a thread added after a model was enabled that model's channels.
+    pub fn add_thread(&self, t: Option<&mut RtThread>) {
+        let Some(t) = t else { return };
+        for (m, on) in self.on.iter().enumerate() {
+            if *on {
+                if let (Some((_, specs)), Some(ix), Some(c)) =
+                    (MODELS.get(m), IDX.get(m), t.chans.get_mut(m))
+                {
+                    *c = Chans::new(specs.len());
+                    if let Some(v) = c.vals.get_mut(ix.idle) {
+                        *v = ST_PROGRESSING;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies event `mcv` (payload `d`) of thread `th` (named `name`), of model `m`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply(
+        &mut self,
+        m: usize,
+        mcv: [u8; 3],
+        d: Option<&Decoded>,
+        threads: &mut [RtThread],
+        th: usize,
+        name: &str,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let [_, cat, val] = mcv;
+        let code = String::from_utf8_lossy(&mcv).into_owned();
+        match cat {
+            b'Y' if val == b'c' => {
+                let proc = threads.get(th).map_or(0, |t| t.proc);
+                return self.new_type(m, proc, d, name, &code, at, sink);
+            }
+            b'T' => return self.task_event(m, val, d, threads, th, name, &code, at, sink),
+            _ => {}
+        }
+        let Some(op) = simple(m, cat, val) else { return Ok(()) };
+        let Some(chans) = threads.get_mut(th).and_then(|t| t.chans.get_mut(m)) else {
+            return Ok(());
+        };
+        match op {
+            Op::Push(ch, v) => push(chans, m, ch, v, name, &code, at, sink),
+            Op::Pop(ch, v) => pop(chans, m, ch, v, name, &code, at, sink),
+            Op::Set(ch, v) => {
+                if let Some(x) = chans.vals.get_mut(ch) {
+                    *x = v;
+                }
+                Ok(())
+            }
+            Op::Ignore => Ok(()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new_type(
+        &mut self,
+        m: usize,
+        proc: usize,
+        d: Option<&Decoded>,
+        name: &str,
+        code: &str,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let (Some(id), Some(label)) = (
+            d.and_then(|d| d.int("typeid")).and_then(|i| u32::try_from(i).ok()),
+            d.and_then(|d| d.text("label")),
+        ) else {
+            return Ok(());
+        };
+        let key = (m, proc, id);
+        if id == 0 || self.types.contains_key(&key) {
+            let why = if id == 0 { "type id 0 is not valid" } else { "the type already exists" };
+            let msg = format!("{name} {code} creates task type {id}: {why}; ignored");
+            return warn(sink, "bad_task_event", at, msg);
+        }
+        if self.types.len() >= MAX_FOLLOWED {
+            return self.say_full(at, sink);
+        }
+        let label = if label.is_empty() {
+            format!("(unlabeled task type {id})")
+        } else {
+            label.to_string()
+        };
+        let gid = type_gid(&label);
+        self.type_labels.entry(gid).or_insert_with(|| label.clone());
+        self.types.insert(key, (label, gid));
+        Ok(())
+    }
+
+    fn say_full(&mut self, at: At, sink: &mut dyn Sink) -> Result<()> {
+        if std::mem::replace(&mut self.full, true) {
+            return Ok(());
+        }
+        let msg = format!(
+            "more than {MAX_FOLLOWED} nOS-V/Nanos6 tasks, bodies and types followed at once: later \
+             ones change no task channel (their events are kept)"
+        );
+        warn(sink, "too_many_tasks", at, msg)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn task_event(
+        &mut self,
+        m: usize,
+        val: u8,
+        d: Option<&Decoded>,
+        threads: &mut [RtThread],
+        th: usize,
+        name: &str,
+        code: &str,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(d) = d else { return Ok(()) };
+        let Some(task_id) = d.int("taskid").and_then(|i| u32::try_from(i).ok()) else {
+            return Ok(());
+        };
+        let Some(t) = threads.get(th) else { return Ok(()) };
+        let (proc, appid, rank) = (t.proc, t.appid, t.rank);
+        let key = (m, proc, task_id);
+        let refuse = |why: String, sink: &mut dyn Sink| {
+            let msg = format!(
+                "{name} {code} of task {task_id}: {why} (ovni's emulator stops here); the task \
+                 channels are left as they were"
+            );
+            warn(sink, "bad_task_event", at, msg)
+        };
+        if matches!(val, b'c' | b'C') {
+            if m == 1 && val == b'C' {
+                return Ok(());
+            }
+            if self.tasks.contains_key(&key) {
+                return refuse("the task already exists".into(), sink);
+            }
+            if self.followed >= MAX_FOLLOWED {
+                return self.say_full(at, sink);
+            }
+            let ty = d.int("typeid").and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
+            let gid = match self.types.get(&(m, proc, ty)) {
+                Some(t) => t.1,
+                None => {
+                    refuse(format!("its type {ty} was not created (no VYc/6Yc before it); it is taken as 'task type {ty}'"), sink)?;
+                    let l = format!("task type {ty}");
+                    let g = type_gid(&l);
+                    if self.type_labels.len() < MAX_FOLLOWED {
+                        self.type_labels.entry(g).or_insert(l);
+                    }
+                    g
+                }
+            };
+            let parallel = val == b'C';
+            self.tasks.insert(
+                key,
+                Task {
+                    gid,
+                    parallel,
+                    resurrect: m == 0 && !parallel,
+                    pause: !parallel,
+                    relax: m == 1,
+                    bodies: Vec::new(),
+                },
+            );
+            self.followed += 1;
+            return Ok(());
+        }
+        if !matches!(val, b'x' | b'p' | b'r' | b'e') {
+            return Ok(());
+        }
+        let Some(task) = self.tasks.get(&key) else {
+            if self.full {
+                return Ok(());
+            }
+            return refuse("no such task was created".into(), sink);
+        };
+        let body_id = if m == 0 {
+            let b = d.int("bodyid").and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
+            match (task.parallel, b) {
+                (true, 0) => return refuse("body id 0 in a parallel task".into(), sink),
+                (false, b) if b != 0 => {
+                    return refuse(format!("body id {b} in a task that is not parallel"), sink)
+                }
+                (true, b) => b,
+                (false, _) => 1,
+            }
+        } else {
+            1
+        };
+        let Some(chans) = threads.get(th).and_then(|t| t.chans.get(m)) else { return Ok(()) };
+        let top = chans.bodies.last().copied();
+        let running = |rt: &Runtime, b: Option<(u32, u32)>| {
+            b.filter(|&(t, b)| rt.body_state(m, proc, t, b) == Some(BState::Running))
+        };
+        let prev = running(self, top);
+        let state = self.body_state(m, proc, task_id, body_id);
+        let on_top = top == Some((task_id, body_id));
+        let problem = match val {
+            b'x' => match state {
+                Some(s @ (BState::Running | BState::Paused)) => {
+                    Some(format!("body {body_id} is {} (it runs once at a time)", s.name()))
+                }
+                Some(BState::Dead) if !task.resurrect => {
+                    Some(format!("body {body_id} ended and its task cannot run again"))
+                }
+                _ if prev.is_some_and(|(t, _)| {
+                    !self.tasks.get(&(m, proc, t)).is_some_and(|t| t.relax)
+                }) =>
+                {
+                    Some("another task body runs on top of the thread's stack".into())
+                }
+                _ if chans.bodies.len() >= MAX_BODY_STACK => {
+                    Some(format!("the thread holds {MAX_BODY_STACK} bodies already"))
+                }
+                None if self.followed >= MAX_FOLLOWED => {
+                    return self.say_full(at, sink);
+                }
+                _ => None,
+            },
+            b'p' if !task.pause => Some("the task cannot pause (a parallel task)".into()),
+            _ => {
+                let want = if val == b'r' { BState::Paused } else { BState::Running };
+                if state != Some(want) {
+                    Some(format!(
+                        "body {body_id} is {}, not {}",
+                        state.map_or("not executed", |s| s.name()),
+                        want.name()
+                    ))
+                } else if !on_top {
+                    Some(format!("body {body_id} is not on top of this thread's stack"))
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(why) = problem {
+            return refuse(why, sink);
+        }
+        // The transition.
+        let Some(task) = self.tasks.get_mut(&key) else { return Ok(()) };
+        let new_state = match val {
+            b'x' | b'r' => BState::Running,
+            b'p' => BState::Paused,
+            _ => BState::Dead,
+        };
+        match task.bodies.iter_mut().find(|b| b.id == body_id) {
+            Some(b) => {
+                b.state = new_state;
+                b.thread = (val != b'e').then_some(th);
+            }
+            None => {
+                task.bodies.push(Body { id: body_id, state: new_state, thread: Some(th) });
+                self.followed += 1;
+            }
+        }
+        let (gid, ended_for_good) = (task.gid, val == b'e' && !task.resurrect && !task.parallel);
+        if ended_for_good {
+            // Never runs again: forget it (memory); a later event of it is an unknown task.
+            if let Some(t) = self.tasks.remove(&key) {
+                self.followed = self.followed.saturating_sub(1 + t.bodies.len());
+            }
+        }
+        let Some(chans) = threads.get_mut(th).and_then(|t| t.chans.get_mut(m)) else {
+            return Ok(());
+        };
+        match val {
+            b'x' => chans.bodies.push((task_id, body_id)),
+            b'e' => {
+                chans.bodies.pop();
+            }
+            _ => {}
+        }
+        let Some(ix) = IDX.get(m) else { return Ok(()) };
+        match val {
+            b'x' => push(chans, m, ix.ss, ix.in_body, name, code, at, sink)?,
+            b'e' => pop(chans, m, ix.ss, ix.in_body, name, code, at, sink)?,
+            _ => {}
+        }
+        // The task channels show the running body on top of the stack, if any.
+        // (An ended body is off the stack: a task forgotten at its end is not on top.)
+        let next = chans
+            .bodies
+            .last()
+            .copied()
+            .filter(|&(t, b)| self.body_state(m, proc, t, b) == Some(BState::Running));
+        let values = next.map(|(t, b)| {
+            let g = self.tasks.get(&(m, proc, t)).map_or(gid, |t| t.gid);
+            (i64::from(b), i64::from(t), g)
+        });
+        let set = |chans: &mut Chans, ch: Option<usize>, v: i64| {
+            if let Some(x) = ch.and_then(|c| chans.vals.get_mut(c)) {
+                *x = v;
+            }
+        };
+        let (b, t, g) = values.unwrap_or((0, 0, 0));
+        set(chans, ix.body, b);
+        set(chans, Some(ix.task), t);
+        set(chans, Some(ix.ty), g);
+        set(chans, ix.appid, if values.is_some() { appid } else { 0 });
+        if let Some(r) = rank.filter(|r| *r >= 0) {
+            set(chans, Some(ix.rank), if values.is_some() { r.saturating_add(1) } else { 0 });
+        }
+        Ok(())
+    }
+
+    fn body_state(&self, m: usize, proc: usize, task: u32, body: u32) -> Option<BState> {
+        self.tasks.get(&(m, proc, task))?.bodies.iter().find(|b| b.id == body).map(|b| b.state)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push(
+    chans: &mut Chans,
+    m: usize,
+    ch: usize,
+    v: i64,
+    name: &str,
+    code: &str,
+    at: At,
+    sink: &mut dyn Sink,
+) -> Result<()> {
+    let Some(stack) = chans.stacks.get_mut(ch) else { return Ok(()) };
+    if stack.len() >= MAX_STACK {
+        if let Some(r) = chans.refused.get_mut(ch) {
+            *r += 1;
+        }
+        let msg = format!(
+            "{name} {code} pushes {} on a stack of {MAX_STACK} (ovni's limit, where its emulator \
+             stops): not pushed, nor popped later",
+            value_text(m, ch, v)
+        );
+        return warn(sink, "subsystem_stack_full", at, msg);
+    }
+    stack.push(v);
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pop(
+    chans: &mut Chans,
+    m: usize,
+    ch: usize,
+    v: i64,
+    name: &str,
+    code: &str,
+    at: At,
+    sink: &mut dyn Sink,
+) -> Result<()> {
+    if let Some(r) = chans.refused.get_mut(ch).filter(|r| **r > 0) {
+        *r -= 1;
+        return Ok(());
+    }
+    let Some(stack) = chans.stacks.get_mut(ch) else { return Ok(()) };
+    let top = stack.pop();
+    if top == Some(v) {
+        return Ok(());
+    }
+    let msg = format!(
+        "{name} {code} pops {} but {} is on top: {}",
+        value_text(m, ch, v),
+        top.map_or("nothing".to_string(), |t| value_text(m, ch, t)),
+        if top.is_some() { "the top is popped" } else { "nothing to pop" }
+    );
+    warn(sink, "bad_subsystem_pop", at, msg)
+}
+
+fn value_text(m: usize, ch: usize, v: i64) -> String {
+    let label = MODELS
+        .get(m)
+        .and_then(|(_, s)| s.get(ch))
+        .and_then(|s| s.labels.iter().find(|(k, _)| *k == v))
+        .map(|(_, l)| *l);
+    match label {
+        Some(l) => format!("'{l}'"),
+        None => v.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_values_are_ovnis_hash_of_the_label() {
+        // From the emulator's cpu.pcf of ovni's nested-tasks samples.
+        assert_eq!(type_gid("testtype1"), 1690940984);
+        // Labels of every tail length hash without panicking and stay in ovni's range.
+        for n in 0..30 {
+            let g = type_gid(&"x".repeat(n));
+            assert!((1000..=0x7FFF_FFFF).contains(&g), "{n}: {g}");
+        }
+        assert_ne!(type_gid("a"), type_gid("b"));
+    }
+
+    #[test]
+    fn subsystem_table_follows_ovni() {
+        assert!(matches!(simple(0, b'A', b's'), Some(Op::Push(4, 14))));
+        assert!(matches!(simple(0, b'A', b'S'), Some(Op::Pop(4, 14))));
+        assert!(matches!(simple(0, b'A', b'K'), Some(Op::Pop(4, 27))));
+        assert!(matches!(simple(0, b'P', b'r'), Some(Op::Set(6, ST_RESTING))));
+        assert!(matches!(simple(1, b'W', b't'), Some(Op::Push(2, 18))));
+        assert!(matches!(simple(1, b'C', b']'), Some(Op::Pop(2, 3))));
+        assert!(matches!(simple(1, b'H', b'w'), Some(Op::Push(4, 3))));
+        assert!(matches!(simple(1, b't', b'['), Some(Op::Ignore)));
+        assert!(simple(1, b'Z', b'x').is_none());
+    }
+}
