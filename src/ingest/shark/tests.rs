@@ -248,7 +248,7 @@ fn equal_times_keep_file_order() {
     for p in [5u16, 1, 3] {
         b.extend(rec(0x01, p, 7, 0));
     }
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let ipoints: Vec<&str> = o.events.iter().map(|e| e.split(" | ").nth(1).unwrap()).collect();
     assert_eq!(ipoints, ["par1=5 par2=0", "par1=1 par2=0", "par1=3 par2=0"]);
     assert!(o.meta.contains(&("shark.tick_rate_hz".into(), "1000000000".into())));
@@ -268,7 +268,7 @@ fn the_cycle_rate_scales_exactly_with_no_overflow() {
     let mut b = rec(0x10, 0, 0, 3_000_000);
     b.extend(rec(0x20, 0, 3_000_000_001, 0));
     b.extend(rec(0x30, 0, u64::MAX, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(5) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(5), ..Default::default() });
     // 3,000,000,001 * 10^6 / 3 * 10^6 = 1,000,000,000.33 ns, floored.
     assert!(o.events[1].starts_with("1000000000 "), "{:?}", o.events);
     assert!(o.events[2].starts_with(&format!("{} ", (1i64 << 62) - 1)), "{:?}", o.events);
@@ -281,7 +281,7 @@ fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
     b.extend(rec(0x03, 2, 12, 0));
     b.extend(rec(0x13, 1, 15, 0));
     b.extend(rec(0x13, 7, 16, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let acts: Vec<String> = o
         .events
         .iter()
@@ -314,7 +314,7 @@ fn a_contended_mutex_makes_request_wait_assign_release() {
     b.extend(rec(0x36, 1, 8, 9));
     b.extend(rec(0x16, 2, 8, 9)); // granted to ctx 2
     b.extend(rec(0x8036, 2, 9, 0)); // fast unlock: the mutex is not known
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let lines: Vec<String> =
         o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
     assert_eq!(
@@ -351,7 +351,7 @@ fn blackouts_cli_sti_numevents_and_unknown_codes_are_reported() {
     b.extend(rec(0x0C, 0, 26, 0));
     b.extend(rec(0x70, 0, 27, 99));
     b.extend(rec(0x24, 0, 30, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     assert_eq!(
         o.spans,
         ["interrupts Core_0 disabled [10,14)", "interrupts Core_0 disabled [30,open)"]
@@ -370,7 +370,7 @@ fn ids_name_tasks_also_for_records_before_them() {
     // The context gets another pid: a new task from then on.
     b.extend(rec(0x02, 5, 3, 43));
     b.extend(rec(0x12, 5, 4, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let lines: Vec<String> =
         o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
     assert_eq!(
@@ -502,7 +502,8 @@ fn a_datagram_count_that_disagrees_with_its_size_trusts_the_next_header() {
         let mut bytes = packet(0, &ten(100));
         bytes.extend(packet_as(1, &ten(200), count, total));
         bytes.extend(packet(2, &ten(300)));
-        let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+        let o =
+            ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
         let ipoints: Vec<&String> = o.events.iter().filter(|e| e.contains("ipoint")).collect();
         assert_eq!(ipoints.len(), 30, "count {count} total {total}: {:?}", o.diags);
         assert!(o.events.iter().all(|e| !e.contains("code_0x")), "{:?}", o.events);
@@ -518,12 +519,12 @@ fn a_damaged_header_is_reported_once() {
     bad[0] = b'X';
     bytes.extend(bad);
     bytes.extend(packet(2, &ten(300)));
-    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
     // A count beyond what fits, then the next datagram: no gap said for it either.
     let mut bytes = packet(0, &ten(100));
     bytes.extend(packet_as(1, &ten(200), 100_000, 24));
     bytes.extend(packet(2, &ten(300)));
-    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
 }
