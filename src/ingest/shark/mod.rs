@@ -125,7 +125,7 @@ pub fn first_chunk_of(trace: &Path) -> Option<(u32, PathBuf)> {
     let (k, rest) = chunk_index(trace).filter(|(k, _)| *k > 0)?;
     let first = trace.with_file_name(format!("0{rest}"));
     // Not when a chunk file is missing between them (`chunk_gap`).
-    chunk_paths(&first).iter().any(|p| p == trace).then_some((k, first))
+    (first.is_file() && chunk_paths(&first).iter().any(|p| p == trace)).then_some((k, first))
 }
 
 /// What was read besides the file given: its sibling chunk files.

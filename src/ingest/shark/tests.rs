@@ -200,6 +200,48 @@ fn chunk_files_are_named_index_then_name() {
 }
 
 #[test]
+fn a_later_chunk_file_belongs_to_the_run_that_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in [0, 1, 2, 4] {
+        std::fs::write(dir.path().join(format!("{k}trace.dat")), [0u8; 16]).unwrap();
+    }
+    let at = |k: u32| dir.path().join(format!("{k}trace.dat"));
+    assert_eq!(first_chunk_of(&at(2)), Some((2, at(0))));
+    assert_eq!(first_chunk_of(&at(1)), Some((1, at(0))));
+    // Chunk 0 is its own run; chunk 4 is past the gap at 3, not read with chunk 0.
+    assert_eq!(first_chunk_of(&at(0)), None);
+    assert_eq!(first_chunk_of(&at(4)), None);
+    std::fs::remove_file(at(0)).unwrap();
+    assert_eq!(first_chunk_of(&at(1)), None);
+}
+
+#[test]
+fn a_chunk_file_read_alone_warns_as_the_first_ingest_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Vec::new();
+    b.extend(rec(0x10, 0, 1, 1000));
+    b.extend(rec(0x12, 3, 10, 0));
+    let one = dir.path().join("1trace.dat");
+    let warn = |opts: &SharkOptions| {
+        let mut out = Out::default();
+        read(&b[..], &one, "run/1trace.dat", opts, &mut out).unwrap();
+        let kinds: Vec<&str> = out.diags.iter().map(|d| d.0.as_str()).collect();
+        let meta = out.meta.iter().find(|m| m.0 == META_CHUNK_OF_RUN).map(|m| m.1.clone());
+        (kinds.contains(&"chunk_of_run"), meta)
+    };
+    // Looked for beside the file: no 0trace.dat there.
+    assert_eq!(warn(&SharkOptions::default()), (false, None));
+    std::fs::write(dir.path().join("0trace.dat"), [0u8; 16]).unwrap();
+    let first = Some("run/0trace.dat".to_string());
+    assert_eq!(warn(&SharkOptions::default()), (true, first.clone()));
+    // As recorded: the reingest's copy has no run beside it, or has one it did not have.
+    let recorded = |b| SharkOptions { chunk_of_run: Some(b), ..Default::default() };
+    assert_eq!(warn(&recorded(false)), (false, None));
+    std::fs::remove_file(dir.path().join("0trace.dat")).unwrap();
+    assert_eq!(warn(&recorded(true)), (true, first));
+}
+
+#[test]
 fn two_tasks_map_to_btf_transitions_in_time_order() {
     let mut b = Vec::new();
     // 1000 cycles per ms: one cycle is 1000 ns.
