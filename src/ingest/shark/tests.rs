@@ -2,36 +2,19 @@
 //! hand-built records whose expected values are worked out by hand.
 use super::record::{name, Form, Item, Reader, Rec, MAGIC};
 use super::*;
-use crate::ingest::Span;
 use crate::model::{Event, TimeUnit};
 
-#[derive(Default)]
-struct Out {
-    meta: Vec<(String, String)>,
-    unit: Option<TimeUnit>,
-    decl: Vec<(String, Option<String>)>,
-    events: Vec<String>,
-    spans: Vec<String>,
-    diags: Vec<(String, String)>,
-}
+/// Events as `ts source#instance type:target#instance action | note`.
+struct Shark;
 
-impl Sink for Out {
-    fn meta(&mut self, key: &str, value: &str) {
-        self.meta.push((key.into(), value.into()));
-    }
-    fn time_unit(&mut self, unit: TimeUnit) {
-        self.unit = Some(unit);
-    }
-    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
-        self.decl.push((name.into(), t.map(Into::into)));
-    }
-    fn event(&mut self, e: &Event<'_>) -> Result<()> {
+impl crate::ingest::test_sink::Shape for Shark {
+    fn event(e: &Event<'_>) -> String {
         let target = if e.target.is_empty() {
             "-".to_string()
         } else {
             format!("{}:{}#{}", e.target_type, e.target, e.target_instance)
         };
-        self.events.push(format!(
+        format!(
             "{} {}#{} {} {} | {}",
             e.ts,
             e.source,
@@ -39,19 +22,11 @@ impl Sink for Out {
             target,
             e.action,
             e.note.unwrap_or("-")
-        ));
-        Ok(())
-    }
-    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
-        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
-        Ok(())
-    }
-    fn span(&mut self, s: &Span<'_>) -> Result<()> {
-        let end = s.end.map_or("open".to_string(), |e| e.to_string());
-        self.spans.push(format!("{} {} {} [{},{})", s.channel, s.entity, s.state, s.begin, end));
-        Ok(())
+        )
     }
 }
+
+type Out = crate::ingest::test_sink::Recorder<Shark>;
 
 /// One 16-byte record as FTrace_safe_ipoint writes it.
 fn rec(ty: u16, par1: u16, tsc: u64, par2: u32) -> Vec<u8> {
@@ -278,7 +253,7 @@ fn two_tasks_map_to_btf_transitions_in_time_order() {
             "50000 Core_0#-1 T:task_101#0 terminate | task_end_cycle par1=3 par2=0",
         ]
     );
-    assert!(o.decl.contains(&("task_101".into(), Some("T".into()))));
+    assert!(o.decl.contains(&("task_101".into(), Some("T".into()), None)));
     assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "1000".into())));
     assert!(o.meta.contains(&("shark.records".into(), "12".into())));
     assert_eq!(kinds(&o), Vec::<&str>::new());
@@ -488,7 +463,7 @@ fn entities_and_interrupt_nesting_are_bounded() {
     let o = ingest(&recs.concat(), &SharkOptions::default());
     let too_many = kinds(&o).iter().filter(|k| **k == "too_many_entities").count();
     assert_eq!(too_many, 2, "the last two mutexes");
-    let sems = o.decl.iter().filter(|(_, t)| t.as_deref() == Some("SEM")).count();
+    let sems = o.decl.iter().filter(|(_, t, _)| t.as_deref() == Some("SEM")).count();
     assert_eq!(sems, mapper::MAX_ENTITIES);
     let last = format!("mutex_lock | par1=1 par2={}", n - 1);
     assert!(
@@ -514,7 +489,7 @@ fn tasks_named_by_pid_are_bounded() {
     }
     let o = ingest(&recs.concat(), &SharkOptions::default());
     assert_eq!(kinds(&o).iter().filter(|k| **k == "too_many_entities").count(), 1);
-    let tasks = o.decl.iter().filter(|(d, _)| d.starts_with("task_")).count();
+    let tasks = o.decl.iter().filter(|(d, _, _)| d.starts_with("task_")).count();
     assert_eq!(tasks, mapper::MAX_ENTITIES);
     assert!(
         o.events.last().is_some_and(|e| e.contains("T:ctx_1#0 activate")),
