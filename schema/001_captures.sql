@@ -5,7 +5,7 @@ CREATE TABLE captures (
     name           VARCHAR,   -- --name, or the source file name without its extensions (with them when that is a number: `5.btf`; `capture-63` when the whole name is one, as `ingest <(...)` gives)
     format         VARCHAR,   -- importer that read it: btf, prv, qs, shark
     source_files   VARCHAR,   -- JSON array of the source paths as given on the command line (then the Paraver companions read)
-    source_sha256  VARCHAR,   -- SHA-256 of the source bytes as stored on disk (compressed if the file was); for a capture of several files (trace files, then a Paraver trace's `.pcf` and `.row`), the SHA-256 of their SHA-256s (hex, one per line)
+    source_sha256  VARCHAR,   -- SHA-256 of the source bytes as stored on disk (compressed if the file was); for a capture of several files (trace files, then their companions: a Paraver trace's `.pcf` and `.row`, the QS `.dic`, a S.Ha.R.K. run's later chunk files, a hardware-trace export's `--hw-map` then `--hw-elf`, ovni's JSON metadata), the SHA-256 of their SHA-256s (hex, one per line)
     source_bytes   BIGINT,    -- size of the source files on disk, bytes (a Paraver trace's `.pcf` and `.row` included)
     ingested_at    VARCHAR,   -- UTC time the capture came into the archive, RFC 3339 (`reingest` keeps it)
     time_unit      VARCHAR,   -- unit of the source timestamps (ps, ns, us, ms, s); tables are in ns, except tick (QS without --tick-rate: raw target ticks; S.Ha.R.K. without a cycles_per_msec record or --tick-rate: raw TSC cycles; a hardware-trace export counted in cycles of no given frequency: raw cycles)

@@ -411,6 +411,39 @@ fn identical_bytes_are_not_stored_twice_unless_forced() {
 }
 
 #[test]
+fn captures_of_an_older_manifest_are_still_found_identical() {
+    // tracedb before 2026-11 wrote no kept sources, text size or tags, and hashed a
+    // hardware-trace export without the --hw-map given with it.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    let csv_text = "Index,Source,Type,Address,Destination,Timestamp\n0,Core0,Linear,0x10,,5\n";
+    std::fs::write(d.join("t.csv"), csv_text).unwrap();
+    std::fs::write(d.join("m.json"), "{}").unwrap();
+    ok(d, &["ingest", "--archive", "db", "one.btf"]);
+    ok(d, &["ingest", "--archive", "db", "--hw-map", "m.json", "t.csv"]);
+    let path = d.join("db/manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for c in m["captures"].as_array_mut().unwrap() {
+        let c = c.as_object_mut().unwrap();
+        for k in ["sources", "source_text_bytes", "tags"] {
+            c.remove(k);
+        }
+    }
+    let trace_sha = scalar(d, "db", "SELECT sha256(content) FROM read_blob('t.csv')");
+    m["captures"][1]["source_sha256"] = trace_sha.into();
+    m["captures"][1]["source_bytes"] = csv_text.len().into();
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let again = run(d, &["ingest", "--archive", "db", "one.btf"]);
+    let msg = String::from_utf8_lossy(&again.stderr);
+    assert!(msg.contains("one.btf: identical to capture 1 'one'"), "{msg}");
+    // The old identity lacks the mapping: the export with it is a new capture, no error.
+    ok(d, &["ingest", "--archive", "db", "--hw-map", "m.json", "t.csv"]);
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "3");
+}
+
+#[test]
 fn captures_written_before_a_column_existed_stay_readable() {
     // An archive written by an older tracedb: its captures file has no `tags` column.
     let tmp = tempfile::tempdir().unwrap();

@@ -316,3 +316,31 @@ fn a_stripped_elf_is_a_warning() {
         "kind,severity\nno_symbols,warning\n"
     );
 }
+
+#[test]
+fn the_duplicate_check_counts_the_elf_and_mapping_given() {
+    let tmp = ingested(ROWS);
+    let d = tmp.path();
+    let ingest = |extra: &[&str]| {
+        let mut args = vec!["ingest", "--archive", "db"];
+        args.extend(extra);
+        args.push("trace.csv");
+        let out = run(d, &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // The same export, ELF and mapping: the same capture (it was ingested again).
+    let again = ingest(&["--hw-elf", "app.elf", "--hw-map", "map.json"]);
+    assert!(again.contains("identical to capture 1 'trace'"), "{again}");
+    // A changed mapping: another capture; given again, that one.
+    std::fs::write(d.join("map2.json"), format!("{MAP}\n")).unwrap();
+    assert!(ingest(&["--hw-elf", "app.elf", "--hw-map", "map2.json"]).contains("capture 2 'trace'"));
+    let again = ingest(&["--hw-map", "map2.json", "--hw-elf", "app.elf"]);
+    assert!(again.contains("identical to capture 2"), "{again}");
+    // Without the ELF, or without either: other captures, each found again.
+    assert!(ingest(&["--hw-map", "map.json"]).contains("capture 3 'trace'"));
+    assert!(ingest(&["--hw-map", "map.json"]).contains("identical to capture 3"));
+    assert!(ingest(&[]).contains("capture 4 'trace'"));
+    assert!(ingest(&[]).contains("identical to capture 4"));
+    assert_eq!(crate::util::scalar(d, "db", "SELECT count(*) FROM captures"), "4");
+}

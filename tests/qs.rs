@@ -485,3 +485,54 @@ fn a_critical_section_whose_exit_was_lost_ends_at_the_next_outermost_entry() {
         "1"
     );
 }
+
+#[test]
+fn the_duplicate_check_counts_the_dictionary_given_and_the_tick_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("gen.bin"), generated()).unwrap();
+    std::fs::write(d.join("a.dic"), "-v734\nObj-Dic:\n4\n0x20000010 worker\n***\n").unwrap();
+    std::fs::write(d.join("b.dic"), "-v734\nObj-Dic:\n4\n0x20000010 robot\n***\n").unwrap();
+    std::fs::copy(d.join("a.dic"), d.join("same-as-a.dic")).unwrap();
+    let ingest = |extra: &[&str]| {
+        let mut args = vec!["ingest", "--archive", "db", "--tick-rate", "1kHz"];
+        args.extend(extra);
+        args.push("gen.bin");
+        let out = run(d, &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let captures = || scalar(d, "db", "SELECT count(*) FROM captures");
+    assert!(ingest(&[]).contains("capture 1 'gen'"));
+    assert!(ingest(&[]).contains("identical to capture 1"));
+    // A dictionary given: other bytes read, another capture (it was refused as capture 1).
+    let with_a = ingest(&["--qs-dic", "a.dic"]);
+    assert!(with_a.contains("capture 2 'gen'"), "{with_a}");
+    // The same dictionary bytes, under whatever name: the same capture.
+    assert!(ingest(&["--qs-dic", "a.dic"]).contains("identical to capture 2"));
+    assert!(ingest(&["--qs-dic", "same-as-a.dic"]).contains("identical to capture 2"));
+    // Another dictionary: another capture.
+    assert!(ingest(&["--qs-dic", "b.dic"]).contains("capture 3 'gen'"));
+    assert_eq!(captures(), "3");
+    // A dictionary beside the trace is read as one given would be.
+    std::fs::copy(d.join("a.dic"), d.join("gen.dic")).unwrap();
+    assert!(ingest(&[]).contains("identical to capture 2"));
+    // ... unless another is given, which is read instead.
+    assert!(ingest(&["--qs-dic", "b.dic"]).contains("identical to capture 3"));
+    std::fs::remove_file(d.join("gen.dic")).unwrap();
+    // Another tick rate reads the same bytes into other times: another capture.
+    let fast = run(d, &["ingest", "--archive", "db", "--tick-rate", "1MHz", "gen.bin"]);
+    assert!(String::from_utf8_lossy(&fast.stderr).contains("capture 4 'gen'"));
+    let none = run(d, &["ingest", "--archive", "db", "gen.bin"]);
+    assert!(String::from_utf8_lossy(&none.stderr).contains("capture 5 'gen'"));
+    let none = run(d, &["ingest", "--archive", "db", "gen.bin"]);
+    assert!(String::from_utf8_lossy(&none.stderr).contains("identical to capture 5"));
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT capture_id, time_unit, meta->>'qs.dic' AS dic FROM captures ORDER BY 1"
+        ),
+        "capture_id,time_unit,dic\n1,ns,\n2,ns,a.dic\n3,ns,b.dic\n4,ns,\n5,tick,\n"
+    );
+}

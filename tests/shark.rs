@@ -181,8 +181,20 @@ mutex_7,task_11,1,1200,1300,1400,100,100,true
     assert!(again.contains("identical to capture 1"), "{again}");
     assert!(again.contains("1trace.dat: read as a chunk file of capture 1"), "{again}");
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
-    // Alone, a later chunk file is its own capture, and says whose chunk it is.
-    ok(d, &["ingest", "--archive", "db", "--format", "shark", "1trace.dat"]);
+    // Alone, a later chunk file whose run is already a capture is not stored again...
+    let alone = run(d, &["ingest", "--archive", "db", "--format", "shark", "1trace.dat"]);
+    assert!(alone.status.success());
+    let alone = String::from_utf8_lossy(&alone.stderr);
+    assert!(
+        alone.contains(
+            "1trace.dat: chunk file 1 of the run of 0trace.dat, which is capture 1 '0trace.dat' \
+             (same SHA-256); not stored again"
+        ),
+        "{alone}"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
+    // ...unless forced: then it is its own capture, and says whose chunk it is.
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "--force", "1trace.dat"]);
     assert!(diags(d, 2).contains("chunk_of_run,warning,1"), "{}", diags(d, 2));
 
     // reingest rebuilds the same tables from the kept chunk files.
@@ -468,4 +480,82 @@ fn reingest_names_chunk_files_as_they_were_given() {
     assert!(first.starts_with("life/1trace.dat@"), "{first}");
     ok(d, &["reingest", "--archive", "db", "1"]);
     assert_eq!(scalar(d, "db", q), first);
+}
+
+/// Every diagnostics row of capture `id`, as text.
+fn diag_rows(dir: &Path, id: u32) -> String {
+    csv(
+        dir,
+        "db",
+        &format!(
+            "SELECT severity, kind, position, ts, message, count FROM diagnostics \
+             WHERE capture_id = {id} ORDER BY ALL"
+        ),
+    )
+}
+
+#[test]
+fn chunk_files_named_before_their_run_are_read_once_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_run(d);
+    // Chunk 1 named first: it is taken with its run, which is one capture.
+    let out = run(d, &["ingest", "--archive", "db", "1trace.dat", "0trace.dat"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains(
+            "1trace.dat: chunk file 1 of the run of 0trace.dat, which is named too: taken with \
+             that run, not ingested alone"
+        ),
+        "{msg}"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT capture_id, name, event_count, source_files FROM captures"),
+        "capture_id,name,event_count,source_files\n1,0trace.dat,49,\"[\"\"0trace.dat\"\",\"\"1trace.dat\"\"]\"\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM events WHERE ts = 4500"), "1");
+    assert!(!diags(d, 1).contains("chunk_of_run"), "{}", diags(d, 1));
+    // Named again, alone (or with its run): the run is that capture.
+    let out = run(d, &["ingest", "--archive", "db", "--format", "shark", "1trace.dat"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("which is capture 1"));
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
+}
+
+#[test]
+fn a_chunk_file_ingested_alone_warns_alike_on_reingest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("life")).unwrap();
+    write_run(&d.join("life"));
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "life/1trace.dat"]);
+    let first = diag_rows(d, 1);
+    assert!(
+        first.contains(
+            "warning,chunk_of_run,life/1trace.dat,,\"this is chunk file 1 of the run whose first chunk is \
+             life/0trace.dat:"
+        ),
+        "{first}"
+    );
+    assert_eq!(
+        scalar(d, "db", "SELECT meta->>'shark.chunk_of_run' FROM captures"),
+        "life/0trace.dat"
+    );
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(diag_rows(d, 1), first);
+    // An archive of a tracedb that kept no such meta: the old diagnostics say it.
+    let manifest = d.join("db/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = text.replace("\"shark.chunk_of_run\": \"life/0trace.dat\",", "");
+    assert!(!text.contains("shark.chunk_of_run"));
+    std::fs::write(&manifest, text).unwrap();
+    ok(d, &["reingest", "--archive", "db", "1"]);
+    assert_eq!(diag_rows(d, 1), first);
+    // A chunk file alone with no run beside it has nothing to warn about, then or later.
+    std::fs::create_dir(d.join("lone")).unwrap();
+    std::fs::copy(d.join("life/1trace.dat"), d.join("lone/1trace.dat")).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--format", "shark", "--force", "lone/1trace.dat"]);
+    assert!(!diags(d, 2).contains("chunk_of_run"), "{}", diags(d, 2));
+    ok(d, &["reingest", "--archive", "db", "2"]);
+    assert!(!diags(d, 2).contains("chunk_of_run"), "{}", diags(d, 2));
 }

@@ -162,22 +162,42 @@ pub fn run(args: Args) -> Result<()> {
         replace: None,
         zstd_level: args.zstd_level,
         qs: crate::ingest::qs::QsOptions { tick_rate: args.tick_rate, dic: args.qs_dic.clone() },
-        shark: crate::ingest::shark::SharkOptions { tick_rate: args.tick_rate },
+        shark: crate::ingest::shark::SharkOptions {
+            tick_rate: args.tick_rate,
+            ..Default::default()
+        },
         hw: crate::ingest::hw::HwOptions { elf: args.hw_elf.clone(), map: args.hw_map.clone() },
     };
     // Files an earlier capture of this command read as its companions (S.Ha.R.K. chunk
     // files given with their 0trace.dat): not stored twice.
     let mut read_with: Vec<(std::path::PathBuf, String)> = Vec::new();
+    let canon = |f: &std::path::Path| f.canonicalize().unwrap_or_else(|_| f.to_path_buf());
+    let named: Vec<PathBuf> = args.files.iter().map(|f| canon(f)).collect();
     for (i, file) in args.files.iter().enumerate() {
-        let canon = file.canonicalize().unwrap_or_else(|_| file.clone());
-        if let Some((_, by)) = read_with.iter().find(|(p, _)| *p == canon) {
+        if let Some((_, by)) = read_with.iter().find(|(p, _)| *p == canon(file)) {
             crate::say!("{}: read as a chunk file of {by}; not ingested again", file.display());
+            continue;
+        }
+        // A later chunk file of a S.Ha.R.K. run is read with the run's chunk 0 beside it:
+        // when that is named too (in whatever order) or its run is already a capture, it is
+        // not read again alone.
+        let run_first = crate::ingest::shark::first_chunk_of(file).filter(|(_, first)| {
+            crate::store::ingest::format_of_file(first, &opts) == Some(Format::Shark)
+        });
+        if let Some((k, first)) = run_first.as_ref().filter(|(_, f)| named.contains(&canon(f))) {
+            crate::say!(
+                "{}: chunk file {k} of the run of {}, which is named too: taken with that run, not \
+                 ingested alone",
+                file.display(),
+                first.display()
+            );
             continue;
         }
         let identical = if args.force {
             Ok(None)
         } else {
-            crate::store::ingest::find_identical_as(&archive, file, format)
+            let whole = run_first.as_ref().map_or(file.as_path(), |(_, first)| first.as_path());
+            crate::store::ingest::find_identical_as(&archive, whole, &opts)
         };
         let identical = match identical {
             Ok(c) => c,
@@ -188,22 +208,31 @@ pub fn run(args: Args) -> Result<()> {
                 return Err(e);
             }
         };
-        {
-            if let Some(c) = identical {
-                if c.format == Format::Shark.name() {
-                    let by = format!("capture {} '{}'", c.capture_id, c.name);
-                    for p in crate::ingest::shark::chunk_paths(file) {
-                        read_with.push((p.canonicalize().unwrap_or(p), by.clone()));
-                    }
+        if let Some(c) = identical {
+            let whole = run_first.as_ref().map_or(file.as_path(), |(_, first)| first.as_path());
+            if c.format == Format::Shark.name() {
+                let by = format!("capture {} '{}'", c.capture_id, c.name);
+                for p in crate::ingest::shark::chunk_paths(whole) {
+                    read_with.push((canon(&p), by.clone()));
                 }
-                crate::say!(
+            }
+            match &run_first {
+                Some((k, first)) => crate::say!(
+                    "{}: chunk file {k} of the run of {}, which is capture {} '{}' (same \
+                     SHA-256); not stored again (--force ingests it alone)",
+                    file.display(),
+                    first.display(),
+                    c.capture_id,
+                    c.name
+                ),
+                None => crate::say!(
                     "{}: identical to capture {} '{}' (same SHA-256); not stored again (--force ingests it anyway)",
                     file.display(),
                     c.capture_id,
                     c.name
-                );
-                continue;
+                ),
             }
+            continue;
         }
         let mut bar = Bar::new(file);
         let result =
@@ -239,7 +268,7 @@ pub fn run(args: Args) -> Result<()> {
         if report.capture.format == Format::Shark.name() {
             let by = format!("capture {} '{}'", report.capture.capture_id, report.capture.name);
             for p in crate::ingest::shark::chunk_paths(file) {
-                read_with.push((p.canonicalize().unwrap_or(p), by.clone()));
+                read_with.push((canon(&p), by.clone()));
             }
         }
     }

@@ -47,6 +47,12 @@ pub fn run(args: Args) -> Result<()> {
             return Err(Error::Archive { path: dir.clone(), message: msg });
         }
         let deadlines = stored_deadlines(&archive, old.capture_id)?;
+        // A later S.Ha.R.K. chunk file ingested alone beside its run warns again, though its
+        // extracted copy has no run beside it: as `captures.meta` says, or (tracedb before
+        // 2026-12 recorded it in the diagnostics only) as the old diagnostics do.
+        let chunk_of_run = old.format == "shark"
+            && (old.meta.contains_key(crate::ingest::shark::META_CHUNK_OF_RUN)
+                || had_diagnostic(&archive, &old, "chunk_of_run"));
         let tmp = archive.dir.join(format!(".reingest.{}", std::process::id()));
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let result = extract_sources(&archive, &old, &tmp).and_then(|traces| {
@@ -55,6 +61,7 @@ pub fn run(args: Args) -> Result<()> {
             // So does a S.Ha.R.K. chunk dump (its chunk files are extracted beside it).
             let shark = crate::ingest::shark::SharkOptions {
                 tick_rate: old.meta.get("shark.tick_rate_hz").and_then(|s| s.parse().ok()),
+                chunk_of_run: Some(chunk_of_run),
             };
             let forced = match old.format.as_str() {
                 "qs" => Some(crate::ingest::Format::Qs),
@@ -154,4 +161,22 @@ fn stored_deadlines(archive: &Archive, id: i64) -> Result<Vec<(String, i64)>> {
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
     rows.collect::<std::result::Result<Vec<_>, _>>().map_err(Error::from)
+}
+
+/// Whether the capture `c` has a diagnostics row of kind `kind`, read from its own file
+/// (false when that file is missing or unreadable: the rebuild goes on without it).
+fn had_diagnostic(archive: &Archive, c: &crate::store::manifest::CaptureEntry, kind: &str) -> bool {
+    let Some(f) = c.files.get("diagnostics") else { return false };
+    let path = archive.dir.join(&f.path);
+    if !path.is_file() {
+        return false;
+    }
+    let sql = format!(
+        "SELECT count(*) FROM read_parquet('{}') WHERE kind = '{}'",
+        path.to_string_lossy().replace('\'', "''"),
+        kind.replace('\'', "''")
+    );
+    duckdb::Connection::open_in_memory()
+        .and_then(|conn| conn.query_row(&sql, [], |r| r.get::<_, i64>(0)))
+        .is_ok_and(|n| n > 0)
 }

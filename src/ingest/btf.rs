@@ -424,29 +424,13 @@ fn clip(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::Diagnostic;
 
-    #[derive(Default)]
-    struct Rec {
-        meta: Vec<(String, String)>,
-        unit: Option<TimeUnit>,
-        decl: Vec<(String, Option<String>, Option<i64>)>,
-        events: Vec<String>,
-        diags: Vec<(String, String)>,
-    }
+    /// Events as `ts|source|instance|type|target|instance|action|note|position`.
+    struct Btf;
 
-    impl Sink for Rec {
-        fn meta(&mut self, key: &str, value: &str) {
-            self.meta.push((key.into(), value.into()));
-        }
-        fn time_unit(&mut self, unit: TimeUnit) {
-            self.unit = Some(unit);
-        }
-        fn declare_entity(&mut self, name: &str, t: Option<&str>, id: Option<i64>) {
-            self.decl.push((name.into(), t.map(Into::into), id));
-        }
-        fn event(&mut self, e: &Event<'_>) -> Result<()> {
-            self.events.push(format!(
+    impl crate::ingest::test_sink::Shape for Btf {
+        fn event(e: &Event<'_>) -> String {
+            format!(
                 "{}|{}|{}|{}|{}|{}|{}|{:?}|{}",
                 e.ts,
                 e.source,
@@ -457,14 +441,11 @@ mod tests {
                 e.action,
                 e.note,
                 e.pos
-            ));
-            Ok(())
-        }
-        fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
-            self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
-            Ok(())
+            )
         }
     }
+
+    type Rec = crate::ingest::test_sink::Recorder<Btf>;
 
     fn run(text: &str) -> Rec {
         let mut sink = Rec::default();

@@ -26,6 +26,8 @@ pub mod ovni;
 pub mod prv;
 pub mod qs;
 pub mod shark;
+#[cfg(test)]
+pub mod test_sink;
 
 use crate::model::{Event, Pos, TimeUnit};
 use crate::Result;

@@ -1,31 +1,15 @@
 use super::fields::{detect_delimiter, glob, parse_decimal, parse_uint, split};
 use super::testelf::elf32;
 use super::*;
-use crate::ingest::Diagnostic;
 use crate::model::{Event, TimeUnit};
 
-#[derive(Default)]
-struct Rec {
-    meta: Vec<(String, String)>,
-    unit: Option<TimeUnit>,
-    cores: Vec<String>,
-    events: Vec<String>,
-    diags: Vec<(String, String)>,
-}
+/// Events as `ts source/instance type:target/instance action [note]`; an export declares
+/// only its cores.
+struct Hw;
 
-impl Sink for Rec {
-    fn meta(&mut self, key: &str, value: &str) {
-        self.meta.push((key.into(), value.into()));
-    }
-    fn time_unit(&mut self, unit: TimeUnit) {
-        self.unit = Some(unit);
-    }
-    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
-        assert_eq!(t, Some("C"));
-        self.cores.push(name.into());
-    }
-    fn event(&mut self, e: &Event<'_>) -> Result<()> {
-        self.events.push(format!(
+impl crate::ingest::test_sink::Shape for Hw {
+    fn event(e: &Event<'_>) -> String {
+        format!(
             "{} {}/{} {}:{}/{} {}{}",
             e.ts,
             e.source,
@@ -35,22 +19,23 @@ impl Sink for Rec {
             e.target_instance,
             e.action,
             e.note.map(|n| format!(" [{n}]")).unwrap_or_default()
-        ));
-        Ok(())
+        )
     }
-    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
-        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
-        Ok(())
+    fn declared(_name: &str, t: Option<&str>) {
+        assert_eq!(t, Some("C"));
     }
 }
+
+type Rec = crate::ingest::test_sink::Recorder<Hw>;
 
 impl Rec {
     /// System events only (those with a target).
     fn system(&self) -> Vec<&str> {
         self.events.iter().filter(|e| !e.contains(" :/-1 ")).map(String::as_str).collect()
     }
-    fn kinds(&self) -> Vec<&str> {
-        self.diags.iter().map(|d| d.0.as_str()).collect()
+    /// The declared cores.
+    fn cores(&self) -> Vec<&str> {
+        self.decl.iter().map(|d| d.0.as_str()).collect()
     }
 }
 
@@ -165,7 +150,7 @@ fn s32ds_header_is_recognised_and_rows_become_events() {
     assert!(sniff(text.as_bytes()));
     let r = run(text);
     assert_eq!(r.unit, Some(TimeUnit::Ns));
-    assert_eq!(r.cores, ["Core0", "Core1"]);
+    assert_eq!(r.cores(), ["Core0", "Core1"]);
     assert_eq!(
         r.events,
         [
@@ -748,8 +733,8 @@ fn signals_and_cores_beyond_the_bound_are_said_and_kept_as_rows() {
         text.push_str(&format!("C{i},Info,{i}\n"));
     }
     let r = run_with(&text, r#"{"time": {"unit": "ns"}}"#, None);
-    assert_eq!(r.cores.len(), reader::MAX_CORES + 1);
-    assert_eq!(r.cores.last().map(String::as_str), Some(reader::OTHER_CORE));
+    assert_eq!(r.cores().len(), reader::MAX_CORES + 1);
+    assert_eq!(r.cores().last().copied(), Some(reader::OTHER_CORE));
     assert_eq!(r.kinds(), ["too_many_entities"]);
     assert_eq!(r.events.last().unwrap(), "4097 Core_other/-1 :/-1 info [core=C4097]");
 }

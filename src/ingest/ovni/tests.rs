@@ -2,25 +2,14 @@
 //! written.
 use super::stream::{Endian, StreamReader};
 use super::*;
-use crate::ingest::ChannelSet;
 use crate::model::Event;
 
-#[derive(Default)]
-struct Rec {
-    meta: Vec<(String, String)>,
-    events: Vec<String>,
-    sets: Vec<String>,
-    diags: Vec<(String, String)>,
-}
+/// Events as `ts|target|instance|action|note|value|core`.
+struct Ovni;
 
-impl Sink for Rec {
-    fn meta(&mut self, key: &str, value: &str) {
-        self.meta.push((key.into(), value.into()));
-    }
-    fn time_unit(&mut self, _unit: TimeUnit) {}
-    fn declare_entity(&mut self, _name: &str, _t: Option<&str>, _id: Option<i64>) {}
-    fn event(&mut self, e: &Event<'_>) -> Result<()> {
-        self.events.push(format!(
+impl crate::ingest::test_sink::Shape for Ovni {
+    fn event(e: &Event<'_>) -> String {
+        format!(
             "{}|{}|{}|{}|{}|{:?}|{}",
             e.ts,
             e.target,
@@ -29,25 +18,11 @@ impl Sink for Rec {
             e.note.unwrap_or("-"),
             e.value,
             e.core.unwrap_or("-")
-        ));
-        Ok(())
-    }
-    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
-        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
-        Ok(())
-    }
-    fn channel_set(&mut self, s: &ChannelSet<'_>) -> Result<()> {
-        self.sets.push(format!(
-            "{} {} {}={} {}",
-            s.ts,
-            s.entity,
-            s.channel,
-            s.value,
-            s.label.unwrap_or("-")
-        ));
-        Ok(())
+        )
     }
 }
+
+type Rec = crate::ingest::test_sink::Recorder<Ovni>;
 
 /// Builds a stream's bytes.
 struct W {

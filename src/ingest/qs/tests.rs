@@ -2,32 +2,14 @@
 //! hand from the bytes written.
 use super::frame::encode;
 use super::*;
-use crate::ingest::{Message, Span};
 use crate::model::{Event, TimeUnit};
 
-#[derive(Default)]
-struct Rec {
-    meta: Vec<(String, String)>,
-    unit: Option<TimeUnit>,
-    decl: Vec<(String, Option<String>)>,
-    events: Vec<String>,
-    spans: Vec<String>,
-    messages: Vec<String>,
-    diags: Vec<(String, String)>,
-}
+/// Events as `ts|source|type:target|action|note|value`.
+struct Qs;
 
-impl Sink for Rec {
-    fn meta(&mut self, key: &str, value: &str) {
-        self.meta.push((key.into(), value.into()));
-    }
-    fn time_unit(&mut self, unit: TimeUnit) {
-        self.unit = Some(unit);
-    }
-    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
-        self.decl.push((name.into(), t.map(Into::into)));
-    }
-    fn event(&mut self, e: &Event<'_>) -> Result<()> {
-        self.events.push(format!(
+impl crate::ingest::test_sink::Shape for Qs {
+    fn event(e: &Event<'_>) -> String {
+        format!(
             "{}|{}|{}:{}|{}|{}|{:?}",
             e.ts,
             e.source,
@@ -36,26 +18,11 @@ impl Sink for Rec {
             e.action,
             e.note.unwrap_or("-"),
             e.value
-        ));
-        Ok(())
-    }
-    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
-        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
-        Ok(())
-    }
-    fn span(&mut self, s: &Span<'_>) -> Result<()> {
-        let end = s.end.map_or("open".to_string(), |e| e.to_string());
-        self.spans.push(format!("{} {} {} [{},{})", s.channel, s.entity, s.state, s.begin, end));
-        Ok(())
-    }
-    fn message(&mut self, m: &Message<'_>) -> Result<()> {
-        self.messages.push(format!(
-            "{}->{} tag {} sent {} got {:?}",
-            m.sender, m.receiver, m.tag, m.send_ts, m.recv_ts
-        ));
-        Ok(())
+        )
     }
 }
+
+type Rec = crate::ingest::test_sink::Recorder<Qs>;
 
 /// Writes records as a QP 6.9.4 target with 16-bit timestamps would.
 struct Gen {
@@ -162,7 +129,7 @@ fn decodes_a_generated_capture() {
     ];
     assert_eq!(ev, expected);
     // sm is an active object: a QF post names it (found before any row is written).
-    assert!(r.decl.contains(&("sm".into(), Some("AO".into()))), "{:?}", r.decl);
+    assert!(r.decl.contains(&("sm".into(), Some("AO".into()), None)), "{:?}", r.decl);
     assert_eq!(
         r.spans,
         [

@@ -39,7 +39,15 @@ use std::path::{Path, PathBuf};
 pub struct SharkOptions {
     /// TSC cycles per second (`--tick-rate`), used when the log has no `cycles_per_msec`.
     pub tick_rate: Option<u64>,
+    /// Whether a later chunk file read alone belongs to a run whose chunk 0 is beside it
+    /// (`chunk_of_run`): `None` looks beside the file (ingest); `Some` is what the first
+    /// ingest found (`reingest`, whose extracted copy has no run beside it).
+    pub chunk_of_run: Option<bool>,
 }
+
+/// `captures.meta` key naming the run's chunk 0 (as the file was given) when a later chunk
+/// file was read alone beside it, so that `reingest` warns alike.
+pub const META_CHUNK_OF_RUN: &str = "shark.chunk_of_run";
 
 /// Records sorted together: 8,388,608 (128 MiB of dump; 32 bytes each buffered, plus the
 /// stable sort's half-size scratch: about 384 MiB at most). A chunk
@@ -109,6 +117,15 @@ pub fn chunk_paths(trace: &Path) -> Vec<PathBuf> {
         out.push(p);
     }
     out
+}
+
+/// For a later chunk file of a run (`1trace.dat`), its index and the run's chunk 0 beside it
+/// (`0trace.dat`), when that is there: reading chunk 0 reads this file with it.
+pub fn first_chunk_of(trace: &Path) -> Option<(u32, PathBuf)> {
+    let (k, rest) = chunk_index(trace).filter(|(k, _)| *k > 0)?;
+    let first = trace.with_file_name(format!("0{rest}"));
+    // Not when a chunk file is missing between them (`chunk_gap`).
+    (first.is_file() && chunk_paths(&first).iter().any(|p| p == trace)).then_some((k, first))
 }
 
 /// What was read besides the file given: its sibling chunk files.
@@ -315,9 +332,12 @@ fn read_capped<R: Read>(
         packets: 0,
     };
     run.mapper.sink.source_file(shown);
+    let mut chunk_of = None;
     if let Some((k, rest)) = chunk_index(path).filter(|(k, _)| *k > 0) {
-        let first = path.with_file_name(format!("0{rest}"));
-        if first.is_file() {
+        // Named as the file was given, also on reingest (the extracted copy is elsewhere).
+        let first = Path::new(shown).with_file_name(format!("0{rest}"));
+        let beside = || path.with_file_name(format!("0{rest}")).is_file();
+        if opts.chunk_of_run.unwrap_or_else(beside) {
             run.mapper.sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
                 kind: "chunk_of_run",
@@ -331,6 +351,7 @@ fn read_capped<R: Read>(
                     first.display()
                 ),
             })?;
+            chunk_of = Some(first.display().to_string());
         }
     }
     run.file(&mut Reader::new(input, 0), shown)?;
@@ -358,6 +379,9 @@ fn read_capped<R: Read>(
     sink.meta("shark.form", form);
     sink.meta("shark.chunk_files", &(siblings.len() + 1).to_string());
     sink.meta("shark.records", &run.records.to_string());
+    if let Some(first) = chunk_of {
+        sink.meta(META_CHUNK_OF_RUN, &first);
+    }
     if run.empty > 0 {
         sink.meta("shark.empty_slots", &run.empty.to_string());
     }

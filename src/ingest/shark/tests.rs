@@ -2,36 +2,19 @@
 //! hand-built records whose expected values are worked out by hand.
 use super::record::{name, Form, Item, Reader, Rec, MAGIC};
 use super::*;
-use crate::ingest::Span;
 use crate::model::{Event, TimeUnit};
 
-#[derive(Default)]
-struct Out {
-    meta: Vec<(String, String)>,
-    unit: Option<TimeUnit>,
-    decl: Vec<(String, Option<String>)>,
-    events: Vec<String>,
-    spans: Vec<String>,
-    diags: Vec<(String, String)>,
-}
+/// Events as `ts source#instance type:target#instance action | note`.
+struct Shark;
 
-impl Sink for Out {
-    fn meta(&mut self, key: &str, value: &str) {
-        self.meta.push((key.into(), value.into()));
-    }
-    fn time_unit(&mut self, unit: TimeUnit) {
-        self.unit = Some(unit);
-    }
-    fn declare_entity(&mut self, name: &str, t: Option<&str>, _id: Option<i64>) {
-        self.decl.push((name.into(), t.map(Into::into)));
-    }
-    fn event(&mut self, e: &Event<'_>) -> Result<()> {
+impl crate::ingest::test_sink::Shape for Shark {
+    fn event(e: &Event<'_>) -> String {
         let target = if e.target.is_empty() {
             "-".to_string()
         } else {
             format!("{}:{}#{}", e.target_type, e.target, e.target_instance)
         };
-        self.events.push(format!(
+        format!(
             "{} {}#{} {} {} | {}",
             e.ts,
             e.source,
@@ -39,19 +22,11 @@ impl Sink for Out {
             target,
             e.action,
             e.note.unwrap_or("-")
-        ));
-        Ok(())
-    }
-    fn diagnostic(&mut self, d: Diagnostic) -> Result<()> {
-        self.diags.push((d.kind.to_string(), format!("{}: {}", d.pos, d.message)));
-        Ok(())
-    }
-    fn span(&mut self, s: &Span<'_>) -> Result<()> {
-        let end = s.end.map_or("open".to_string(), |e| e.to_string());
-        self.spans.push(format!("{} {} {} [{},{})", s.channel, s.entity, s.state, s.begin, end));
-        Ok(())
+        )
     }
 }
+
+type Out = crate::ingest::test_sink::Recorder<Shark>;
 
 /// One 16-byte record as FTrace_safe_ipoint writes it.
 fn rec(ty: u16, par1: u16, tsc: u64, par2: u32) -> Vec<u8> {
@@ -200,6 +175,48 @@ fn chunk_files_are_named_index_then_name() {
 }
 
 #[test]
+fn a_later_chunk_file_belongs_to_the_run_that_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in [0, 1, 2, 4] {
+        std::fs::write(dir.path().join(format!("{k}trace.dat")), [0u8; 16]).unwrap();
+    }
+    let at = |k: u32| dir.path().join(format!("{k}trace.dat"));
+    assert_eq!(first_chunk_of(&at(2)), Some((2, at(0))));
+    assert_eq!(first_chunk_of(&at(1)), Some((1, at(0))));
+    // Chunk 0 is its own run; chunk 4 is past the gap at 3, not read with chunk 0.
+    assert_eq!(first_chunk_of(&at(0)), None);
+    assert_eq!(first_chunk_of(&at(4)), None);
+    std::fs::remove_file(at(0)).unwrap();
+    assert_eq!(first_chunk_of(&at(1)), None);
+}
+
+#[test]
+fn a_chunk_file_read_alone_warns_as_the_first_ingest_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Vec::new();
+    b.extend(rec(0x10, 0, 1, 1000));
+    b.extend(rec(0x12, 3, 10, 0));
+    let one = dir.path().join("1trace.dat");
+    let warn = |opts: &SharkOptions| {
+        let mut out = Out::default();
+        read(&b[..], &one, "run/1trace.dat", opts, &mut out).unwrap();
+        let kinds: Vec<&str> = out.diags.iter().map(|d| d.0.as_str()).collect();
+        let meta = out.meta.iter().find(|m| m.0 == META_CHUNK_OF_RUN).map(|m| m.1.clone());
+        (kinds.contains(&"chunk_of_run"), meta)
+    };
+    // Looked for beside the file: no 0trace.dat there.
+    assert_eq!(warn(&SharkOptions::default()), (false, None));
+    std::fs::write(dir.path().join("0trace.dat"), [0u8; 16]).unwrap();
+    let first = Some("run/0trace.dat".to_string());
+    assert_eq!(warn(&SharkOptions::default()), (true, first.clone()));
+    // As recorded: the reingest's copy has no run beside it, or has one it did not have.
+    let recorded = |b| SharkOptions { chunk_of_run: Some(b), ..Default::default() };
+    assert_eq!(warn(&recorded(false)), (false, None));
+    std::fs::remove_file(dir.path().join("0trace.dat")).unwrap();
+    assert_eq!(warn(&recorded(true)), (true, first));
+}
+
+#[test]
 fn two_tasks_map_to_btf_transitions_in_time_order() {
     let mut b = Vec::new();
     // 1000 cycles per ms: one cycle is 1000 ns.
@@ -236,7 +253,7 @@ fn two_tasks_map_to_btf_transitions_in_time_order() {
             "50000 Core_0#-1 T:task_101#0 terminate | task_end_cycle par1=3 par2=0",
         ]
     );
-    assert!(o.decl.contains(&("task_101".into(), Some("T".into()))));
+    assert!(o.decl.contains(&("task_101".into(), Some("T".into()), None)));
     assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "1000".into())));
     assert!(o.meta.contains(&("shark.records".into(), "12".into())));
     assert_eq!(kinds(&o), Vec::<&str>::new());
@@ -248,7 +265,7 @@ fn equal_times_keep_file_order() {
     for p in [5u16, 1, 3] {
         b.extend(rec(0x01, p, 7, 0));
     }
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let ipoints: Vec<&str> = o.events.iter().map(|e| e.split(" | ").nth(1).unwrap()).collect();
     assert_eq!(ipoints, ["par1=5 par2=0", "par1=1 par2=0", "par1=3 par2=0"]);
     assert!(o.meta.contains(&("shark.tick_rate_hz".into(), "1000000000".into())));
@@ -268,7 +285,7 @@ fn the_cycle_rate_scales_exactly_with_no_overflow() {
     let mut b = rec(0x10, 0, 0, 3_000_000);
     b.extend(rec(0x20, 0, 3_000_000_001, 0));
     b.extend(rec(0x30, 0, u64::MAX, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(5) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(5), ..Default::default() });
     // 3,000,000,001 * 10^6 / 3 * 10^6 = 1,000,000,000.33 ns, floored.
     assert!(o.events[1].starts_with("1000000000 "), "{:?}", o.events);
     assert!(o.events[2].starts_with(&format!("{} ", (1i64 << 62) - 1)), "{:?}", o.events);
@@ -281,7 +298,7 @@ fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
     b.extend(rec(0x03, 2, 12, 0));
     b.extend(rec(0x13, 1, 15, 0));
     b.extend(rec(0x13, 7, 16, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let acts: Vec<String> = o
         .events
         .iter()
@@ -314,7 +331,7 @@ fn a_contended_mutex_makes_request_wait_assign_release() {
     b.extend(rec(0x36, 1, 8, 9));
     b.extend(rec(0x16, 2, 8, 9)); // granted to ctx 2
     b.extend(rec(0x8036, 2, 9, 0)); // fast unlock: the mutex is not known
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let lines: Vec<String> =
         o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
     assert_eq!(
@@ -351,7 +368,7 @@ fn blackouts_cli_sti_numevents_and_unknown_codes_are_reported() {
     b.extend(rec(0x0C, 0, 26, 0));
     b.extend(rec(0x70, 0, 27, 99));
     b.extend(rec(0x24, 0, 30, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     assert_eq!(
         o.spans,
         ["interrupts Core_0 disabled [10,14)", "interrupts Core_0 disabled [30,open)"]
@@ -370,7 +387,7 @@ fn ids_name_tasks_also_for_records_before_them() {
     // The context gets another pid: a new task from then on.
     b.extend(rec(0x02, 5, 3, 43));
     b.extend(rec(0x12, 5, 4, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     let lines: Vec<String> =
         o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
     assert_eq!(
@@ -446,7 +463,7 @@ fn entities_and_interrupt_nesting_are_bounded() {
     let o = ingest(&recs.concat(), &SharkOptions::default());
     let too_many = kinds(&o).iter().filter(|k| **k == "too_many_entities").count();
     assert_eq!(too_many, 2, "the last two mutexes");
-    let sems = o.decl.iter().filter(|(_, t)| t.as_deref() == Some("SEM")).count();
+    let sems = o.decl.iter().filter(|(_, t, _)| t.as_deref() == Some("SEM")).count();
     assert_eq!(sems, mapper::MAX_ENTITIES);
     let last = format!("mutex_lock | par1=1 par2={}", n - 1);
     assert!(
@@ -472,7 +489,7 @@ fn tasks_named_by_pid_are_bounded() {
     }
     let o = ingest(&recs.concat(), &SharkOptions::default());
     assert_eq!(kinds(&o).iter().filter(|k| **k == "too_many_entities").count(), 1);
-    let tasks = o.decl.iter().filter(|(d, _)| d.starts_with("task_")).count();
+    let tasks = o.decl.iter().filter(|(d, _, _)| d.starts_with("task_")).count();
     assert_eq!(tasks, mapper::MAX_ENTITIES);
     assert!(
         o.events.last().is_some_and(|e| e.contains("T:ctx_1#0 activate")),
@@ -502,7 +519,8 @@ fn a_datagram_count_that_disagrees_with_its_size_trusts_the_next_header() {
         let mut bytes = packet(0, &ten(100));
         bytes.extend(packet_as(1, &ten(200), count, total));
         bytes.extend(packet(2, &ten(300)));
-        let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+        let o =
+            ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
         let ipoints: Vec<&String> = o.events.iter().filter(|e| e.contains("ipoint")).collect();
         assert_eq!(ipoints.len(), 30, "count {count} total {total}: {:?}", o.diags);
         assert!(o.events.iter().all(|e| !e.contains("code_0x")), "{:?}", o.events);
@@ -518,12 +536,12 @@ fn a_damaged_header_is_reported_once() {
     bad[0] = b'X';
     bytes.extend(bad);
     bytes.extend(packet(2, &ten(300)));
-    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
     // A count beyond what fits, then the next datagram: no gap said for it either.
     let mut bytes = packet(0, &ten(100));
     bytes.extend(packet_as(1, &ten(200), 100_000, 24));
     bytes.extend(packet(2, &ten(300)));
-    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000) });
+    let o = ingest(&bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
     assert_eq!(kinds(&o), ["bad_packet"], "{:?}", o.diags);
 }
