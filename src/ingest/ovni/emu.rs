@@ -151,6 +151,17 @@ pub struct At {
     pub pos: Pos,
 }
 
+/// A warning about a thread's event at `at` (the ovni model's and the runtimes').
+pub(super) fn warn(sink: &mut dyn Sink, kind: &'static str, at: At, message: String) -> Result<()> {
+    sink.diagnostic(Diagnostic {
+        severity: Severity::Warning,
+        kind,
+        pos: at.pos,
+        ts: Some(at.ts),
+        message,
+    })
+}
+
 impl Model {
     /// A model of `threads` on `cpus` (grouped by `looms`), with the mark types declared.
     pub fn new(cpus: Vec<Cpu>, looms: Vec<Loom>, marks: BTreeMap<i64, MarkType>) -> Self {
@@ -222,16 +233,6 @@ impl Model {
         self.cpus.get(c).map(|c| c.name.as_str())
     }
 
-    fn warn(&self, sink: &mut dyn Sink, kind: &'static str, at: At, message: String) -> Result<()> {
-        sink.diagnostic(Diagnostic {
-            severity: Severity::Warning,
-            kind,
-            pos: at.pos,
-            ts: Some(at.ts),
-            message,
-        })
-    }
-
     fn th_name(&self, th: usize) -> String {
         self.threads.get(th).map(|t| t.name.clone()).unwrap_or_default()
     }
@@ -256,7 +257,7 @@ impl Model {
                  the event is kept, the thread's CPU is unchanged",
                 self.th_name(th)
             );
-            self.warn(sink, "unknown_cpu", at, msg)?;
+            warn(sink, "unknown_cpu", at, msg)?;
         }
         Ok(found)
     }
@@ -311,7 +312,7 @@ impl Model {
                 from.iter().map(|s| s.label()).collect::<Vec<_>>().join(" or "),
                 to.label()
             );
-            self.warn(sink, "bad_thread_transition", at, msg)?;
+            warn(sink, "bad_thread_transition", at, msg)?;
         }
         Ok(())
     }
@@ -381,7 +382,7 @@ impl Model {
                             self.th_name(th),
                             tid.map_or("?".into(), |t| t.to_string())
                         );
-                        self.warn(sink, "unknown_thread", at, msg)?;
+                        warn(sink, "unknown_thread", at, msg)?;
                     }
                 }
             }
@@ -452,7 +453,7 @@ impl Model {
                         "more than {MAX_UNKNOWN_MARK_TYPES} mark types that no metadata declares: \
                          the events of further undeclared types are kept, they change no channel"
                     );
-                    self.warn(sink, "too_many_mark_types", at, msg)?;
+                    warn(sink, "too_many_mark_types", at, msg)?;
                 }
                 return Ok(());
             }
@@ -462,7 +463,7 @@ impl Model {
                     "mark type {ty} is not declared in any stream's metadata (ovni.mark): its \
                      events are kept, its channel is named 'Mark {ty}'"
                 );
-                self.warn(sink, "unknown_mark_type", at, msg)?;
+                warn(sink, "unknown_mark_type", at, msg)?;
             }
             self.marks.insert(
                 ty,
@@ -476,7 +477,7 @@ impl Model {
         if value == 0 {
             let msg =
                 format!("{} mark value 0 (type {ty}): ovni refuses it; ignored", self.th_name(th));
-            return self.warn(sink, "bad_mark", at, msg);
+            return warn(sink, "bad_mark", at, msg);
         }
         let name = self.th_name(th);
         let Some(t) = self.threads.get_mut(th) else { return Ok(()) };
@@ -489,7 +490,7 @@ impl Model {
                     "{name} pushes mark {value} of type {ty} on a stack of {MAX_MARK_STACK} \
                      (ovni's limit, where its emulator stops): not pushed, nor popped later"
                 );
-                return self.warn(sink, "mark_stack_full", at, msg);
+                return warn(sink, "mark_stack_full", at, msg);
             }
             b']' if self.mark_overflow.get(&(th, ty)).is_some_and(|&n| n > 0) => {
                 if let Some(n) = self.mark_overflow.get_mut(&(th, ty)) {
@@ -513,7 +514,7 @@ impl Model {
                         top.map_or("nothing".into(), |v| v.to_string())
                     );
                     stack.pop();
-                    return self.warn(sink, "bad_mark", at, msg);
+                    return warn(sink, "bad_mark", at, msg);
                 }
             },
         }

@@ -32,8 +32,8 @@
 //! leaves the task state and the channels as they were (`bad_task_event`), a pop of a
 //! subsystem that is not on top pops the top anyway (`bad_subsystem_pop`), a push on a stack
 //! 512 deep is ignored with its pop (`subsystem_stack_full`).
-use super::super::{Diagnostic, Severity, Sink};
-use super::emu::At;
+use super::super::Sink;
+use super::emu::{warn, At};
 use super::spec::Decoded;
 use crate::Result;
 use std::collections::HashMap;
@@ -429,17 +429,6 @@ pub struct Runtime {
     /// Tasks plus bodies followed.
     followed: usize,
     full: bool,
-}
-
-/// A warning about thread `name`'s event.
-fn warn(sink: &mut dyn Sink, kind: &'static str, at: At, message: String) -> Result<()> {
-    sink.diagnostic(Diagnostic {
-        severity: Severity::Warning,
-        kind,
-        pos: at.pos,
-        ts: Some(at.ts),
-        message,
-    })
 }
 
 impl Runtime {
