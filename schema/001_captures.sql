@@ -3,7 +3,7 @@
 CREATE TABLE captures (
     capture_id     BIGINT,    -- archive-wide id, assigned at ingest, never reused while listed
     name           VARCHAR,   -- --name, or the source file name without its extensions (with them when that is a number: `5.btf`; `capture-63` when the whole name is one, as `ingest <(...)` gives)
-    format         VARCHAR,   -- importer that read it: btf, prv, qs, shark
+    format         VARCHAR,   -- importer that read it: btf, prv (Paraver, an ovni output directory too), qs, ovni (ovni's binary streams), hw, shark
     source_files   VARCHAR,   -- JSON array of the source paths as given on the command line (then the Paraver companions read)
     source_sha256  VARCHAR,   -- SHA-256 of the source bytes as stored on disk (compressed if the file was); for a capture of several files (trace files, then their companions: a Paraver trace's `.pcf` and `.row`, the QS `.dic`, a S.Ha.R.K. run's later chunk files, a hardware-trace export's `--hw-map` then `--hw-elf`, ovni's JSON metadata), the SHA-256 of their SHA-256s (hex, one per line)
     source_bytes   BIGINT,    -- size of the source files on disk, bytes (a Paraver trace's `.pcf` and `.row` included)
@@ -13,7 +13,7 @@ CREATE TABLE captures (
     ts_min         BIGINT,    -- first event time, ns (NULL for a capture without events)
     ts_max         BIGINT,    -- last event time, ns, or a Paraver header's end time when that is later (open intervals run to it); NULL for a capture without events
     event_count    BIGINT,    -- rows in events for this capture
-    meta           VARCHAR,   -- JSON object of header metadata (BTF #keys, lower-cased)
+    meta           VARCHAR,   -- JSON object of header metadata (BTF #keys, lower-cased; the other formats' keys are prefixed `paraver.`, `qs.` (and `qp_version`), `ovni.`, `shark.`, `hw.`)
     tool_version   VARCHAR,   -- tracedb version that wrote the capture
     schema_version INTEGER,   -- archive schema version the capture was written with
     tags           VARCHAR,   -- JSON object of the --tag key=value labels given at ingest

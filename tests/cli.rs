@@ -295,7 +295,9 @@ fn the_help_names_every_input_format() {
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.
     let help = ok(tmp.path(), &["--help"]);
     let about = help.split("Usage:").next().unwrap();
-    for format in ["BTF", "Paraver .prv", "ovni", ".gz", ".zst"] {
+    for format in
+        ["BTF", "Paraver .prv", "ovni", "QS", "S.Ha.R.K.", "UDP", "hardware-trace", ".gz", ".zst"]
+    {
         assert!(about.contains(format), "{format} is not named:\n{about}");
     }
     assert!(!about.contains("Ingest BTF traces"), "{about}");

@@ -56,8 +56,9 @@ pub struct Args {
     /// data_loss: a truncated input) instead of recording it; info rows never stop it.
     #[arg(long)]
     strict: bool,
-    /// Deadline file stored with the capture: `entity,deadline` lines (`TASK_10MS,10ms`,
-    /// globs allowed), used by deadline_misses and deadline_summary.
+    /// Deadline file stored with the capture: `entity,deadline` lines (`TASK_10MS,10ms`; units
+    /// ps, ns, us, ms, s, a bare number is ns; globs allowed), used by deadline_misses and
+    /// deadline_summary (without one: the activation period).
     #[arg(long, value_name = "FILE")]
     deadlines: Option<PathBuf>,
     /// A label for the capture, KEY=VALUE (repeatable), shown in `captures`.

@@ -21,8 +21,9 @@ use std::path::PathBuf;
 /// task instances, lock requests, diagnostics) and ask questions about them in SQL.
 /// Formats: BTF text; Paraver .prv with its .pcf and .row (as Extrae and ovni's emulator
 /// write them; an ovni output directory is one capture); ovni binary streams; Quantum Leaps
-/// QS binary with its .dic; S.Ha.R.K. tracer dumps; hardware-trace CSV exports (S32DS,
-/// TRACE32) with an ELF and a mapping file. Plain, .gz or .zst, detected by content.
+/// QS binary with its .dic; S.Ha.R.K. tracer logs (chunk dumps, UDP captures);
+/// hardware-trace CSV exports (S32DS, TRACE32), optionally with an ELF and a mapping file.
+/// Plain, .gz or .zst, detected by content.
 #[derive(Debug, Parser)]
 #[command(name = "tracedb", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {

@@ -16,7 +16,8 @@ pub struct Args {
     /// Only this capture (id or name); default: every capture, with a capture_id column.
     #[arg(long, value_name = "ID|NAME")]
     capture: Option<String>,
-    /// A parameter of the analysis, KEY=VALUE (repeatable), e.g. window=500us.
+    /// A parameter of the analysis, KEY=VALUE (repeatable), e.g. window=500us or
+    /// deadlines=FILE; `tracedb queries NAME` lists an analysis's parameters and defaults.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
     /// Output format.

@@ -24,10 +24,12 @@ pub struct Args {
     /// Capture to compare with (id or name).
     #[arg(long, value_name = "ID|NAME")]
     baseline: Option<String>,
-    /// Deadline file (`entity,deadline` lines) applied before the ingest-time deadlines.
+    /// Deadline file (`entity,deadline` lines, as `ingest --deadlines` reads them), applied to
+    /// both captures; where it names a task it wins over the deadlines stored at ingest.
     #[arg(long, value_name = "FILE")]
     deadlines: Option<PathBuf>,
-    /// Growth of a figure over the baseline that counts as a regression.
+    /// Growth of a figure over the baseline that counts as a regression, in percent (`5%`,
+    /// `2.5`).
     #[arg(long, default_value = "5%", value_name = "PERCENT")]
     threshold: String,
     /// Output file: .html, .md or .json.
