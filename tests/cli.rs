@@ -235,11 +235,35 @@ fn unknown_format_and_usage_errors() {
         (&["--tag", "a=1", "--tag", "a=2", "t.btf"][..], 2, "--tag a is given twice"),
         (&["--name", " ", "t.btf"][..], 2, "--name is empty"),
         (&["t.btf", "empty"][..], 1, "empty: a directory is ingested only when it is an ovni"),
+        (
+            &["--format", "btf", "--tick-rate", "1MHz", "t.btf"][..],
+            2,
+            "--tick-rate (QS and S.Ha.R.K. only) is not read by --format btf",
+        ),
+        (
+            &["--format", "shark", "--qs-dic", "x.dic", "t.btf"][..],
+            2,
+            "--qs-dic (QS only) is not read",
+        ),
     ] {
         let out = run(tmp.path(), &[&["ingest", "--archive", "fresh.tdb"][..], args].concat());
         assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
         assert!(!tmp.path().join("fresh.tdb").exists(), "{args:?} left an archive behind");
+    }
+    // A detected format that does not read an option given: said after its summary line,
+    // also when the file is found stored already.
+    for _ in 0..2 {
+        let out =
+            run(tmp.path(), &["ingest", "--archive", "n.tdb", "--tick-rate", "1kHz", "t.btf"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(
+                "t.btf: note: --tick-rate (QS and S.Ha.R.K. only) was not used: the file is btf"
+            ),
+            "{}",
+            stderr(&out)
+        );
     }
     let out = run(tmp.path(), &["ingest", "--archive", "notes.txt", "t.btf"]);
     assert_eq!(out.status.code(), Some(1));

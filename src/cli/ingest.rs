@@ -110,6 +110,13 @@ pub fn run(args: Args) -> Result<()> {
         }
         (f, _) => f,
     };
+    // With a format given, an option its importer does not read is a mistake; detected
+    // formats get a note per file instead (a command may name files of several formats).
+    if let Some(f) = format {
+        if let Some(o) = unused_options(&args, f.name()).first() {
+            return Err(Error::Usage(format!("{o} is not read by --format {}", f.name())));
+        }
+    }
     if args.name.is_some() && args.files.len() > 1 {
         return Err(Error::Usage("--name names one capture; give one file with it".into()));
     }
@@ -233,6 +240,7 @@ pub fn run(args: Args) -> Result<()> {
                     c.name
                 ),
             }
+            note_unused(&args, file, &c.format);
             continue;
         }
         let mut bar = Bar::new(file);
@@ -266,6 +274,7 @@ pub fn run(args: Args) -> Result<()> {
             }
         };
         crate::say!("{}", summary_line(&report));
+        note_unused(&args, file, &report.capture.format);
         if report.capture.format == Format::Shark.name() {
             let by = format!("capture {} '{}'", report.capture.capture_id, report.capture.name);
             for p in crate::ingest::shark::chunk_paths(file) {
@@ -279,6 +288,26 @@ pub fn run(args: Args) -> Result<()> {
         crate::signals::end_by_signal(sig);
     }
     Ok(())
+}
+
+/// The format-specific options given that the importer of `format` does not read.
+fn unused_options(args: &Args, format: &str) -> Vec<&'static str> {
+    let mut unused = Vec::new();
+    let (qs, shark) = (Format::Qs.name(), Format::Shark.name());
+    if args.tick_rate.is_some() && format != qs && format != shark {
+        unused.push("--tick-rate (QS and S.Ha.R.K. only)");
+    }
+    if args.qs_dic.is_some() && format != qs {
+        unused.push("--qs-dic (QS only)");
+    }
+    unused
+}
+
+/// Says which options given were not used for `file`, read (or found stored) as `format`.
+fn note_unused(args: &Args, file: &std::path::Path, format: &str) {
+    for o in unused_options(args, format) {
+        crate::say!("{}: note: {o} was not used: the file is {format}", file.display());
+    }
 }
 
 /// Progress bar that appears only on a terminal and only when reading takes more than a

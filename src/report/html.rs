@@ -234,15 +234,11 @@ fn charts(s: &mut String, r: &Report) {
 fn states(s: &mut String, r: &Report) {
     if let Some(o) = &r.other_format {
         s.push_str("<h2 id=\"states\">State and channel time</h2>\n");
-        if let Some(n) = &o.note {
-            let _ = writeln!(s, "<p>{}</p>", esc(n));
-        }
         let parts = [
             ("Time per state (state_time)", &o.state_time, o.totals.0),
             ("Time per channel value (channel_time)", &o.channel_time, o.totals.1),
         ];
         for (title, rows, total) in parts {
-            let Some(rows) = rows else { continue };
             let _ = writeln!(s, "<h3>{}</h3>", esc(title));
             if rows.len() < total {
                 let _ = writeln!(

@@ -264,15 +264,11 @@ fn gantt(s: &mut String, r: &Report) {
 fn states(s: &mut String, r: &Report) {
     if let Some(o) = &r.other_format {
         let _ = writeln!(s, "## State and channel time\n");
-        if let Some(n) = &o.note {
-            let _ = writeln!(s, "{n}\n");
-        }
         let parts = [
             ("Time per state (state_time)", &o.state_time, o.totals.0),
             ("Time per channel value (channel_time)", &o.channel_time, o.totals.1),
         ];
         for (title, rows, total) in parts {
-            let Some(rows) = rows else { continue };
             let _ = writeln!(s, "### {title}\n");
             if rows.len() < total {
                 let _ = writeln!(

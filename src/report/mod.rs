@@ -338,26 +338,14 @@ fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<Ot
     if c.format == "btf" {
         return Ok(None);
     }
-    let get = |name: &str| -> Result<Option<Vec<Row>>> {
-        if queries::find(name).is_none() {
-            return Ok(None);
-        }
-        Ok(Some(analysis(conn, name, &[], c.capture_id)?))
-    };
-    let (mut state_time, mut channel_time) = (get("state_time")?, get("channel_time")?);
-    let totals =
-        (state_time.as_ref().map_or(0, Vec::len), channel_time.as_ref().map_or(0, Vec::len));
-    for rows in [&mut state_time, &mut channel_time].into_iter().flatten() {
-        rows.truncate(LIST_CAP);
-    }
-    let note = (state_time.is_none() || channel_time.is_none()).then(|| {
-        format!(
-            "this {} capture has no task life cycle; the analyses state_time and channel_time, which \
-             summarise such captures, are not all in this build of tracedb",
-            c.format
-        )
-    });
-    Ok(Some(OtherFormat { state_time, channel_time, totals, note }))
+    let (mut state_time, mut channel_time) = (
+        analysis(conn, "state_time", &[], c.capture_id)?,
+        analysis(conn, "channel_time", &[], c.capture_id)?,
+    );
+    let totals = (state_time.len(), channel_time.len());
+    state_time.truncate(LIST_CAP);
+    channel_time.truncate(LIST_CAP);
+    Ok(Some(OtherFormat { state_time, channel_time, totals }))
 }
 
 fn definitions() -> Vec<Definition> {

@@ -203,14 +203,12 @@ pub struct Lane {
 /// The section shown for non-BTF captures.
 #[derive(Debug, Clone, Serialize)]
 pub struct OtherFormat {
-    /// `state_time` rows, when that analysis exists.
-    pub state_time: Option<Vec<Row>>,
-    /// `channel_time` rows, when that analysis exists.
-    pub channel_time: Option<Vec<Row>>,
+    /// `state_time` rows.
+    pub state_time: Vec<Row>,
+    /// `channel_time` rows.
+    pub channel_time: Vec<Row>,
     /// Rows `state_time` and `channel_time` have before the list cap.
     pub totals: (usize, usize),
-    /// What could not be shown and why.
-    pub note: Option<String>,
 }
 
 /// Figures of the capture against the baseline.
