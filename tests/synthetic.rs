@@ -168,6 +168,7 @@ fn synthetic_instances_match_the_simulator_exactly() {
         let path = tmp.path().join("synth.btf");
         let (stats, truth) =
             write_btf_with_truth(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
+        let truth = truth.instances;
         ok(tmp.path(), &["ingest", "--archive", "db", "synth.btf"]);
         let mut cols_sql = String::from("entity, instance");
         for c in PROCESS_COLUMNS {
