@@ -459,7 +459,8 @@ fn throughput() {
 #[test]
 fn the_bundled_sample_is_what_the_default_generator_writes() {
     use std::io::Read;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
     let mut sample = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
         .read_to_end(&mut sample)

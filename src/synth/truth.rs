@@ -505,7 +505,13 @@ impl Truth {
     }
 
     /// `p` (instance `inst`) lost core `c` at `t` to `by` (instance `by_inst`).
-    pub(super) fn preempted_by(&mut self, c: usize, (p, inst): (usize, u64), (by, by_inst): (usize, u64), t: i64) {
+    pub(super) fn preempted_by(
+        &mut self,
+        c: usize,
+        (p, inst): (usize, u64),
+        (by, by_inst): (usize, u64),
+        t: i64,
+    ) {
         self.preemptions.push(TruthPreemption {
             process: self.proc_names[p].clone(),
             instance: inst,
@@ -617,7 +623,10 @@ impl Truth {
             let a = &pt.acts;
             for (k, act) in a.iter().enumerate() {
                 let next = a.get(k + 1).map(|n| n.activate_ts - act.activate_ts);
-                let prev = k.checked_sub(1).and_then(|j| a.get(j)).map(|b| act.activate_ts - b.activate_ts);
+                let prev = k
+                    .checked_sub(1)
+                    .and_then(|j| a.get(j))
+                    .map(|b| act.activate_ts - b.activate_ts);
                 if let Some(d) = next.or(prev) {
                     deadlines.insert((p, act.instance), d);
                 }
@@ -627,7 +636,9 @@ impl Truth {
             self.proc_names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
         for i in &mut self.done {
             if i.entity_type != "R" {
-                i.deadline = index.get(i.entity.as_str()).and_then(|&p| deadlines.get(&(p, i.instance)).copied());
+                i.deadline = index
+                    .get(i.entity.as_str())
+                    .and_then(|&p| deadlines.get(&(p, i.instance)).copied());
             }
         }
         let processes = self
