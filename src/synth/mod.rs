@@ -29,6 +29,9 @@
 //!   semaphore is only ever contended from another core.
 //! * Signals `SIG_<n>`: a runnable may read one signal when it starts and
 //!   write one just before it terminates.
+//! * Overload, only when asked (`overrun_every`): every n-th instance of each task runs
+//!   its runnables 4 times as long, so tasks miss deadlines, and activations queue and
+//!   are dropped.
 //!
 //! # Determinism
 //!
