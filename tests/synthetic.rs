@@ -1212,3 +1212,34 @@ fn synthetic_analyses_match_the_simulator_exactly() {
         );
     }
 }
+
+/// A run cut in the middle (by size): the statistics use the complete instances and count
+/// the others, which are the activations the simulator logged without a logged termination.
+#[test]
+fn synthetic_cut_run_counts_what_it_leaves_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cfg =
+        SynthConfig { target_bytes: Some(300_000), overrun_every: 2, ..SynthConfig::default() };
+    let (_, truth) =
+        write_btf_with_truth(std::fs::File::create(dir.join("synth.btf")).unwrap(), &cfg).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "synth.btf"]);
+    let mut want = Vec::new();
+    let mut left_out = 0;
+    for p in &truth.processes {
+        let activated = truth.activations.iter().filter(|a| a.process == p.name).count();
+        let complete = truth.instances.iter().filter(|i| i.entity == p.name).count();
+        left_out += activated - complete;
+        if activated > 0 {
+            want.push(vec![is(&p.name), is(complete), is(activated - complete)]);
+        }
+    }
+    assert!(left_out > 0, "the cut leaves instances under way");
+    let cols = ["entity", "instances", "instances_left_out"];
+    let mut diffs = Vec::new();
+    for q in ["response_times", "preemptions", "blocking"] {
+        let got = rows_of(dir, &["sql", "-c", &format!("SELECT * FROM {q}")]);
+        diffs.extend(compare(q, &got, &cols, 1, want.clone()));
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
