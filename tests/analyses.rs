@@ -10,7 +10,7 @@ fn sample(dir: &Path) {
 }
 
 /// Minimal RFC 4180 reader (quoted fields with commas and doubled quotes).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for line in text.split("\r\n").filter(|l| !l.is_empty()) {
         let mut fields = Vec::new();

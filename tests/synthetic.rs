@@ -1,9 +1,13 @@
 //! A generated multi-core system (src/synth/) whose counts are known, through the whole
 //! pipeline: ingest, derive, Parquet, DuckDB views; and every derived instance compared field
-//! by field with what the simulator says the instance did.
+//! by field with what the simulator says the instance did; and every derived table and
+//! predefined analysis over BTF, row by row, with what the simulator did.
 use crate::util::{csv, ok, scalar};
 use std::collections::HashMap;
-use tracedb::synth::{write_btf, write_btf_with_truth, SynthConfig, TruthInstance};
+use tracedb::synth::{
+    write_btf, write_btf_with_truth, SynthConfig, SynthTruth, TruthActivation, TruthInstance,
+    TruthLock, TruthSemState,
+};
 
 #[test]
 fn synthetic_system_round_trips_with_exact_counts() {
@@ -168,6 +172,7 @@ fn synthetic_instances_match_the_simulator_exactly() {
         let path = tmp.path().join("synth.btf");
         let (stats, truth) =
             write_btf_with_truth(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
+        let truth = truth.instances;
         ok(tmp.path(), &["ingest", "--archive", "db", "synth.btf"]);
         let mut cols_sql = String::from("entity, instance");
         for c in PROCESS_COLUMNS {
@@ -239,4 +244,1002 @@ fn synthetic_instances_match_the_simulator_exactly() {
             assert_eq!(parent.get(i.entity.as_str()).copied(), task, "{i:?}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The derived tables and the predefined analyses against the simulator's truth.
+// ---------------------------------------------------------------------------------------
+
+/// One expected cell: exact text, a number tracedb rounds to `decimals` places, or one of
+/// several equally right answers (an arg_max over a tie).
+#[derive(Debug, Clone)]
+enum Cell {
+    Is(String),
+    Rounded(f64, i32),
+    OneOf(Vec<String>),
+}
+
+impl Cell {
+    fn ok(&self, got: &str) -> bool {
+        match self {
+            Cell::Is(s) => s == got,
+            Cell::OneOf(v) => v.iter().any(|s| s == got),
+            Cell::Rounded(exact, d) => {
+                let Ok(g) = got.parse::<f64>() else { return false };
+                let scale = 10f64.powi(*d);
+                // A correct rounding: a multiple of 10^-d within half a unit of the exact value.
+                (g * scale - (g * scale).round()).abs() < 1e-6
+                    && (g - exact).abs() <= 0.5 / scale + 1e-9 * exact.abs().max(1.0)
+            }
+        }
+    }
+}
+
+fn is<T: ToString>(v: T) -> Cell {
+    Cell::Is(v.to_string())
+}
+
+/// NULL prints as an empty CSV field.
+fn opt<T: ToString>(v: Option<T>) -> Cell {
+    Cell::Is(v.map(|v| v.to_string()).unwrap_or_default())
+}
+
+/// Expected rows of an analysis.
+type Rows = Vec<Vec<Cell>>;
+
+/// Statistics of a list of integers, by the README's definitions.
+struct Stats(Vec<i64>);
+
+impl Stats {
+    fn new(mut v: Vec<i64>) -> Self {
+        v.sort_unstable();
+        Stats(v)
+    }
+    fn n(&self) -> usize {
+        self.0.len()
+    }
+    fn min(&self) -> Cell {
+        opt(self.0.first())
+    }
+    fn max(&self) -> Cell {
+        opt(self.0.last())
+    }
+    fn sum(&self) -> i64 {
+        self.0.iter().sum()
+    }
+    fn total(&self) -> Cell {
+        opt((!self.0.is_empty()).then(|| self.sum()))
+    }
+    fn mean(&self) -> f64 {
+        self.sum() as f64 / self.n() as f64
+    }
+    /// Mean rounded to 0.1 (NULL without values).
+    fn avg(&self) -> Cell {
+        if self.0.is_empty() {
+            return is("");
+        }
+        Cell::Rounded(self.mean(), 1)
+    }
+    /// Nearest rank: the smallest value that at least `pct` % of the values do not exceed.
+    fn pct(&self, pct: usize) -> Cell {
+        if self.0.is_empty() {
+            return is("");
+        }
+        let rank = (pct * self.n()).div_ceil(100).max(1);
+        is(self.0[rank - 1])
+    }
+    /// Sample standard deviation rounded to 0.1 (NULL under two values).
+    fn stddev(&self) -> Cell {
+        if self.n() < 2 {
+            return is("");
+        }
+        let m = self.mean();
+        let ss: f64 = self.0.iter().map(|&x| (x as f64 - m).powi(2)).sum();
+        Cell::Rounded((ss / (self.n() - 1) as f64).sqrt(), 1)
+    }
+}
+
+/// Runs `args` (a `sql -c` or a `query`) with CSV output; rows as name → value maps.
+fn rows_of(dir: &std::path::Path, args: &[&str]) -> Vec<HashMap<String, String>> {
+    let mut all = args.to_vec();
+    all.extend(["--archive", "db", "--format", "csv"]);
+    let out = ok(dir, &all);
+    let mut rows = crate::analyses::parse_csv(&out).into_iter();
+    let header = rows.next().unwrap_or_default();
+    rows.map(|r| header.iter().cloned().zip(r).collect()).collect()
+}
+
+/// Compares an analysis's rows with the expected ones, keyed by the first `key` columns;
+/// returns the differences.
+fn compare(
+    what: &str,
+    got: &[HashMap<String, String>],
+    cols: &[&str],
+    key: usize,
+    want: Vec<Vec<Cell>>,
+) -> Vec<String> {
+    let key_of = |cells: &[String]| cells[..key].join("|");
+    let mut diffs = Vec::new();
+    let mut got_rows: HashMap<String, Vec<String>> = HashMap::new();
+    for r in got {
+        let cells: Vec<String> = cols
+            .iter()
+            .map(|c| r.get(*c).cloned().unwrap_or_else(|| panic!("{what}: no column {c}")))
+            .collect();
+        if got_rows.insert(key_of(&cells), cells.clone()).is_some() {
+            diffs.push(format!("{what}: two rows for {}", key_of(&cells)));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for w in &want {
+        let k: Vec<String> = w[..key]
+            .iter()
+            .map(|c| match c {
+                Cell::Is(s) => s.clone(),
+                other => panic!("{what}: key cell {other:?}"),
+            })
+            .collect();
+        let k = k.join("|");
+        seen.insert(k.clone());
+        let Some(g) = got_rows.get(&k) else {
+            diffs.push(format!("{what}: no row for {k}"));
+            continue;
+        };
+        for ((c, cell), v) in cols.iter().zip(w).zip(g) {
+            if !cell.ok(v) {
+                diffs.push(format!("{what} {k}: {c} expected {cell:?}, tracedb {v}"));
+            }
+        }
+    }
+    for k in got_rows.keys().filter(|k| !seen.contains(*k)) {
+        diffs.push(format!("{what}: unexpected row {k}"));
+    }
+    println!("{what}: {} rows of {} columns compared", want.len(), cols.len());
+    diffs
+}
+
+/// A deadline file's rules: `(pattern, ns)`; a pattern ending in `*` is a prefix glob.
+type Rules<'a> = &'a [(&'a str, i64)];
+
+/// The deadline a rule list gives `entity`: an exact name beats a glob, a longer glob a
+/// shorter one.
+fn rule_for(rules: Rules, entity: &str) -> Option<i64> {
+    rules
+        .iter()
+        .filter(|(p, _)| match p.strip_suffix('*') {
+            Some(prefix) => entity.starts_with(prefix),
+            None => *p == entity,
+        })
+        .max_by_key(|(p, _)| (!p.ends_with('*'), p.len()))
+        .map(|&(_, d)| d)
+}
+
+/// The deadline of a process instance and its source: a query-time file beats the ingest
+/// one, which beats the implicit deadline.
+fn deadline_of(
+    i: &TruthInstance,
+    at_query: Rules,
+    at_ingest: Rules,
+) -> Option<(i64, &'static str)> {
+    rule_for(at_query, &i.entity)
+        .or_else(|| rule_for(at_ingest, &i.entity))
+        .map(|d| (d, "file"))
+        .or_else(|| i.deadline.map(|d| (d, "implicit-period")))
+}
+
+/// Expected deadline_misses and deadline_summary rows, and the misses per source.
+fn deadline_truth(
+    procs: &[&TruthInstance],
+    at_query: Rules,
+    at_ingest: Rules,
+) -> (Rows, Rows, HashMap<&'static str, usize>) {
+    let mut misses = Vec::new();
+    let mut per: std::collections::BTreeMap<&str, Vec<(i64, &str)>> = Default::default();
+    let mut count = HashMap::new();
+    for i in procs {
+        let Some((d, source)) = deadline_of(i, at_query, at_ingest) else { continue };
+        let lateness = i.terminate_ts - (i.activate_ts + d);
+        per.entry(i.entity.as_str()).or_default().push((lateness, source));
+        if lateness > 0 {
+            *count.entry(source).or_insert(0) += 1;
+            misses.push(vec![
+                is(&i.entity),
+                is(i.instance),
+                is(i.activate_ts),
+                is(i.terminate_ts),
+                is(i.terminate_ts - i.activate_ts),
+                is(d),
+                is(source),
+                is(lateness),
+            ]);
+        }
+    }
+    let summary = per
+        .into_iter()
+        .map(|(entity, v)| {
+            let n = v.len();
+            let missed = v.iter().filter(|(l, _)| *l > 0).count();
+            let sources: std::collections::BTreeSet<&str> = v.iter().map(|x| x.1).collect();
+            let source = if sources.len() > 1 { "mixed" } else { v[0].1 };
+            vec![
+                is(entity),
+                is(n),
+                is(missed),
+                Cell::Rounded(missed as f64 / n as f64, 4),
+                opt(v.iter().map(|x| x.0).max()),
+                is(source),
+            ]
+        })
+        .collect();
+    (misses, summary, count)
+}
+
+/// Busy time per (core, window index) from the simulator's core occupancy.
+fn busy_per_window(truth: &SynthTruth, window: i64) -> HashMap<(String, i64), i64> {
+    let mut busy = HashMap::new();
+    for o in truth.occupancy.iter().filter(|o| o.end > o.start) {
+        let mut t = o.start;
+        while t < o.end {
+            let k = t.div_euclid(window);
+            let end = o.end.min((k + 1) * window);
+            *busy.entry((o.core.clone(), k)).or_insert(0) += end - t;
+            t = end;
+        }
+    }
+    busy
+}
+
+/// Every derived table and predefined analysis over BTF, row by row, against what the
+/// simulator did: lock_requests, response_times, deadline_misses and deadline_summary
+/// (deadline files at ingest and at query time, and implicit deadlines), execution_times,
+/// runnable_times, activation_jitter, preemptions, preemption_pairs, blocking,
+/// blocking_instances, semaphore_contention, cpu_load, signal_values, state_time.
+/// A simulated system ingested once, and its truth grouped for the comparisons.
+struct Run<'a> {
+    dir: &'a std::path::Path,
+    truth: &'a SynthTruth,
+    /// Time of the last line: the capture's end.
+    end: i64,
+    /// Task and ISR instances.
+    procs: Vec<&'a TruthInstance>,
+    /// Instances per task, ISR and runnable.
+    by_entity: std::collections::BTreeMap<&'a str, Vec<&'a TruthInstance>>,
+}
+
+impl<'a> Run<'a> {
+    fn new(dir: &'a std::path::Path, truth: &'a SynthTruth, end: i64) -> Self {
+        let mut by_entity: std::collections::BTreeMap<&str, Vec<&TruthInstance>> =
+            Default::default();
+        for i in &truth.instances {
+            by_entity.entry(i.entity.as_str()).or_default().push(i);
+        }
+        let procs = truth.instances.iter().filter(|i| i.entity_type != "R").collect();
+        Run { dir, truth, end, procs, by_entity }
+    }
+
+    /// Rows of one SQL statement over the archive.
+    fn sql(&self, q: &str) -> Vec<HashMap<String, String>> {
+        rows_of(self.dir, &["sql", "-c", q])
+    }
+}
+
+/// `lock_requests`, and who blocked whom (the holders while a request polled), against the
+/// truth.
+fn lock_requests_and_holders(r: &Run) -> Vec<String> {
+    let truth = r.truth;
+    let mut diffs = Vec::new();
+    // lock_requests, every column.
+    let cols = [
+        "semaphore",
+        "process",
+        "process_instance",
+        "request_ts",
+        "assigned_ts",
+        "released_ts",
+        "wait",
+        "hold",
+        "contended",
+    ];
+    let want = truth
+        .lock_requests
+        .iter()
+        .map(|l| {
+            vec![
+                is(&l.semaphore),
+                is(&l.process),
+                is(l.process_instance),
+                is(l.request_ts),
+                opt(l.assigned_ts),
+                opt(l.released_ts),
+                opt(l.assigned_ts.map(|a| a - l.request_ts)),
+                opt(l.released_ts.zip(l.assigned_ts).map(|(r, a)| r - a)),
+                is(l.polled),
+            ]
+        })
+        .collect();
+    diffs.extend(compare("lock_requests", &r.sql("SELECT * FROM lock_requests"), &cols, 4, want));
+
+    // Who blocked whom: the requests that held the semaphore while a contended one
+    // waited (held it at its request, or got it before it did).
+    let holders = r.sql(
+        "SELECT r.semaphore, r.process, r.process_instance, r.request_ts,
+                string_agg(h.process || ' ' || h.process_instance, ';' ORDER BY h.assigned_ts) AS blocked_by
+         FROM lock_requests r JOIN lock_requests h ON h.semaphore = r.semaphore
+            AND NOT (h.process = r.process AND h.process_instance = r.process_instance AND h.request_ts = r.request_ts)
+            AND h.assigned_ts < r.assigned_ts AND h.released_ts > r.request_ts
+         WHERE r.contended GROUP BY ALL",
+    );
+    let want = truth
+        .lock_requests
+        .iter()
+        .filter(|l| l.polled)
+        .map(|l| {
+            let by: Vec<String> = l.blocked_by.iter().map(|(p, i)| format!("{p} {i}")).collect();
+            vec![
+                is(&l.semaphore),
+                is(&l.process),
+                is(l.process_instance),
+                is(l.request_ts),
+                is(by.join(";")),
+            ]
+        })
+        .collect();
+    let cols = ["semaphore", "process", "process_instance", "request_ts", "blocked_by"];
+    diffs.extend(compare("who blocked whom", &holders, &cols, 4, want));
+
+    diffs
+}
+
+/// `response_times`, `execution_times` and `runnable_times` against the truth.
+fn timing(r: &Run) -> Vec<String> {
+    let mut diffs = Vec::new();
+    // response_times: four metrics, seven statistics each.
+    type Metric = (&'static str, fn(&TruthInstance) -> i64);
+    let metrics: [Metric; 4] = [
+        ("response_time", |i| i.terminate_ts - i.activate_ts),
+        ("start_delay", |i| i.start_ts - i.activate_ts),
+        ("net_exec", |i| i.net_exec),
+        ("gross_exec", |i| i.terminate_ts - i.start_ts),
+    ];
+    let mut cols: Vec<String> =
+        ["entity", "entity_type", "instances", "instances_left_out"].map(String::from).to_vec();
+    let mut want = Vec::new();
+    for (m, _) in &metrics {
+        for s in ["min", "avg", "p50", "p90", "p99", "max", "stddev"] {
+            cols.push(format!("{m}_{s}"));
+        }
+    }
+    for (entity, inst) in r.by_entity.iter().filter(|(_, v)| v[0].entity_type != "R") {
+        let mut row = vec![is(entity), is(inst[0].entity_type), is(inst.len()), is(0)];
+        for (_, f) in &metrics {
+            let s = Stats::new(inst.iter().map(|i| f(i)).collect());
+            row.extend([s.min(), s.avg(), s.pct(50), s.pct(90), s.pct(99), s.max(), s.stddev()]);
+        }
+        want.push(row);
+    }
+    let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+    diffs.extend(compare("response_times", &r.sql("SELECT * FROM response_times"), &cols, 1, want));
+
+    // execution_times: tasks, ISRs and runnables.
+    let want = r
+        .by_entity
+        .iter()
+        .map(|(entity, inst)| {
+            let net = Stats::new(inst.iter().map(|i| i.net_exec).collect());
+            let gross = Stats::new(inst.iter().map(|i| i.terminate_ts - i.start_ts).collect());
+            vec![
+                is(entity),
+                is(inst[0].entity_type),
+                is(inst.len()),
+                is(0),
+                net.min(),
+                net.avg(),
+                net.max(),
+                net.total(),
+                gross.min(),
+                gross.avg(),
+                gross.max(),
+            ]
+        })
+        .collect();
+    let cols = [
+        "entity",
+        "entity_type",
+        "instances",
+        "instances_left_out",
+        "net_exec_min",
+        "net_exec_avg",
+        "net_exec_max",
+        "net_exec_total",
+        "gross_exec_min",
+        "gross_exec_avg",
+        "gross_exec_max",
+    ];
+    diffs.extend(compare(
+        "execution_times",
+        &r.sql("SELECT * FROM execution_times"),
+        &cols,
+        1,
+        want,
+    ));
+
+    // runnable_times.
+    let want = r
+        .by_entity
+        .iter()
+        .filter(|(_, v)| v[0].entity_type == "R")
+        .map(|(entity, inst)| {
+            let net = Stats::new(inst.iter().map(|i| i.net_exec).collect());
+            let gross = Stats::new(inst.iter().map(|i| i.terminate_ts - i.start_ts).collect());
+            vec![
+                is(entity),
+                opt(inst[0].task.as_ref().map(|t| t.0.clone())),
+                is(inst.len()),
+                is(0),
+                net.min(),
+                net.avg(),
+                net.pct(99),
+                net.max(),
+                net.total(),
+                gross.max(),
+                is(inst.iter().map(|i| i.preemptions).sum::<u64>()),
+            ]
+        })
+        .collect();
+    let cols = [
+        "runnable",
+        "task",
+        "instances",
+        "instances_left_out",
+        "net_exec_min",
+        "net_exec_avg",
+        "net_exec_p99",
+        "net_exec_max",
+        "net_exec_total",
+        "gross_exec_max",
+        "suspensions",
+    ];
+    diffs.extend(compare("runnable_times", &r.sql("SELECT * FROM runnable_times"), &cols, 1, want));
+
+    diffs
+}
+
+/// `deadline_misses` and `deadline_summary` against the truth; also the misses per deadline
+/// source.
+fn deadlines(
+    r: &Run,
+    at_query: Rules,
+    at_ingest: Rules,
+) -> (Vec<String>, HashMap<&'static str, usize>) {
+    let mut diffs = Vec::new();
+    // deadline_misses and deadline_summary: the ingest file and implicit deadlines,
+    // then with a query-time file as well.
+    let mut misses_by_source: HashMap<&str, usize> = HashMap::new();
+    for (query_rules, extra) in
+        [(&[][..], vec![]), (at_query, vec!["--param", "deadlines=query.csv"])]
+    {
+        let (misses, summary, count) = deadline_truth(&r.procs, query_rules, at_ingest);
+        for (s, n) in count {
+            *misses_by_source.entry(s).or_insert(0) += n;
+        }
+        let mut args = vec!["query", "deadline_misses"];
+        args.extend(&extra);
+        let cols = [
+            "entity",
+            "instance",
+            "activate_ts",
+            "terminate_ts",
+            "response_time",
+            "deadline",
+            "deadline_source",
+            "lateness",
+        ];
+        diffs.extend(compare("deadline_misses", &rows_of(r.dir, &args), &cols, 2, misses));
+        let mut args = vec!["query", "deadline_summary"];
+        args.extend(&extra);
+        let cols =
+            ["entity", "instances", "misses", "miss_ratio", "worst_lateness", "deadline_source"];
+        diffs.extend(compare("deadline_summary", &rows_of(r.dir, &args), &cols, 1, summary));
+    }
+
+    (diffs, misses_by_source)
+}
+
+/// `activation_jitter`, `preemptions` and `preemption_pairs` against the truth.
+fn scheduling(r: &Run) -> Vec<String> {
+    let truth = r.truth;
+    let mut diffs = Vec::new();
+    // activation_jitter, from the activations and first starts the simulator made.
+    let mut acts: std::collections::BTreeMap<&str, Vec<&TruthActivation>> = Default::default();
+    for a in &truth.activations {
+        acts.entry(a.process.as_str()).or_default().push(a);
+    }
+    let want = acts
+        .iter()
+        .map(|(p, v)| {
+            let mut v = v.clone();
+            v.sort_by_key(|a| a.instance);
+            let a2a =
+                Stats::new(v.windows(2).map(|w| w[1].activate_ts - w[0].activate_ts).collect());
+            let s2s: Vec<i64> =
+                v.windows(2).filter_map(|w| Some(w[1].start_ts? - w[0].start_ts?)).collect();
+            let s2s = Stats::new(s2s);
+            let jitter = |s: &Stats| opt(s.0.last().map(|m| m - s.0[0]));
+            let ty = truth.processes.iter().find(|x| x.name == *p).map_or("?", |x| x.entity_type);
+            vec![
+                is(p),
+                is(ty),
+                is(v.len()),
+                a2a.min(),
+                a2a.avg(),
+                a2a.max(),
+                jitter(&a2a),
+                is(v.iter().filter(|a| a.start_ts.is_some()).count()),
+                s2s.min(),
+                s2s.avg(),
+                s2s.max(),
+                jitter(&s2s),
+            ]
+        })
+        .collect();
+    let cols = [
+        "entity",
+        "entity_type",
+        "activations",
+        "activate_to_activate_min",
+        "activate_to_activate_avg",
+        "activate_to_activate_max",
+        "activate_jitter",
+        "starts",
+        "start_to_start_min",
+        "start_to_start_avg",
+        "start_to_start_max",
+        "start_jitter",
+    ];
+    diffs.extend(compare(
+        "activation_jitter",
+        &r.sql("SELECT * FROM activation_jitter"),
+        &cols,
+        1,
+        want,
+    ));
+
+    // preemptions per task, and who preempted whom.
+    let want = r
+        .by_entity
+        .iter()
+        .filter(|(_, v)| v[0].entity_type != "R")
+        .map(|(entity, inst)| {
+            vec![
+                is(entity),
+                is(inst[0].entity_type),
+                is(inst.len()),
+                is(0),
+                is(inst.iter().map(|i| i.preemptions).sum::<u64>()),
+                is(inst.iter().filter(|i| i.preemptions > 0).count()),
+                opt(inst.iter().map(|i| i.preemptions).max()),
+                is(inst.iter().map(|i| i.migrations).sum::<u64>()),
+            ]
+        })
+        .collect();
+    let cols = [
+        "entity",
+        "entity_type",
+        "instances",
+        "instances_left_out",
+        "preemptions",
+        "preempted_instances",
+        "max_per_instance",
+        "migrations",
+    ];
+    diffs.extend(compare("preemptions", &r.sql("SELECT * FROM preemptions"), &cols, 1, want));
+    let mut pairs: std::collections::BTreeMap<(&str, &str, &str), (u64, i64, i64)> =
+        Default::default();
+    for p in &truth.preemptions {
+        let e = pairs.entry((&p.process, &p.by, &p.core)).or_insert((0, p.ts, p.ts));
+        e.0 += 1;
+        e.1 = e.1.min(p.ts);
+        e.2 = e.2.max(p.ts);
+    }
+    let want = pairs
+        .iter()
+        .map(|((p, by, c), (n, first, last))| {
+            vec![is(p), is(by), is(c), is(n), is(first), is(last)]
+        })
+        .collect();
+    let cols = ["preempted", "preempted_by", "core", "preemptions", "first_ts", "last_ts"];
+    diffs.extend(compare(
+        "preemption_pairs",
+        &r.sql("SELECT * FROM preemption_pairs"),
+        &cols,
+        3,
+        want,
+    ));
+
+    diffs
+}
+
+/// `blocking`, `blocking_instances` and `semaphore_contention` against the truth.
+fn blocking(r: &Run) -> Vec<String> {
+    let truth = r.truth;
+    let mut diffs = Vec::new();
+    // blocking and blocking_instances: polling is the only blocking here, and its
+    // causes are the contended lock requests.
+    let contended = |p: &str| {
+        let mut s: Vec<&str> = truth
+            .lock_requests
+            .iter()
+            .filter(|l| l.polled && l.process == p)
+            .map(|l| l.semaphore.as_str())
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s.join(", ")
+    };
+    let want = r
+        .by_entity
+        .iter()
+        .filter(|(_, v)| v[0].entity_type != "R")
+        .map(|(entity, inst)| {
+            let polling = Stats::new(inst.iter().map(|i| i.polling_time).collect());
+            vec![
+                is(entity),
+                is(inst[0].entity_type),
+                is(inst.len()),
+                is(0),
+                is(inst.iter().filter(|i| i.polling_time > 0).count()),
+                is(0),
+                is(0),
+                is(polling.sum()),
+                polling.max(),
+                is(0),
+                is(0),
+                is(polling.sum()),
+                polling.max(),
+                is(contended(entity)),
+            ]
+        })
+        .collect();
+    let cols = [
+        "entity",
+        "entity_type",
+        "instances",
+        "instances_left_out",
+        "blocked_instances",
+        "waiting_total",
+        "waiting_max",
+        "polling_total",
+        "polling_max",
+        "parking_total",
+        "parking_max",
+        "blocking_total",
+        "blocking_max",
+        "causes",
+    ];
+    diffs.extend(compare("blocking", &r.sql("SELECT * FROM blocking"), &cols, 1, want));
+    let mut want = Vec::new();
+    for i in &r.procs {
+        let causes: Vec<&TruthLock> = truth
+            .lock_requests
+            .iter()
+            .filter(|l| l.polled && l.process == i.entity && l.process_instance == i.instance)
+            .collect();
+        let head = |c: Option<&TruthLock>| {
+            vec![
+                is(&i.entity),
+                is(i.instance),
+                is(c.map_or(String::new(), |l| l.request_ts.to_string())),
+                is(i.activate_ts),
+                is(i.polling_time),
+                is(0),
+                is(i.polling_time),
+                is(0),
+                is(if c.is_some() { "semaphore" } else { "" }),
+                is(c.map_or("", |l| l.semaphore.as_str())),
+                opt(c.and_then(|l| Some(l.assigned_ts? - l.request_ts))),
+            ]
+        };
+        if causes.is_empty() && i.polling_time > 0 {
+            want.push(head(None));
+        }
+        for c in causes {
+            if i.polling_time > 0 || c.assigned_ts.is_some_and(|a| a > c.request_ts) {
+                want.push(head(Some(c)));
+            }
+        }
+    }
+    let cols = [
+        "entity",
+        "instance",
+        "cause_ts",
+        "activate_ts",
+        "blocking_time",
+        "waiting_time",
+        "polling_time",
+        "parking_time",
+        "cause_type",
+        "cause",
+        "cause_wait",
+    ];
+    diffs.extend(compare(
+        "blocking_instances",
+        &r.sql("SELECT * FROM blocking_instances"),
+        &cols,
+        3,
+        want,
+    ));
+
+    // semaphore_contention.
+    let mut want = Vec::new();
+    let mut sems: Vec<&str> = truth.semaphore_states.iter().map(|s| s.semaphore.as_str()).collect();
+    sems.sort_unstable();
+    sems.dedup();
+    for sem in sems {
+        let reqs: Vec<&TruthLock> =
+            truth.lock_requests.iter().filter(|l| l.semaphore == sem).collect();
+        let waits =
+            Stats::new(reqs.iter().filter_map(|l| Some(l.assigned_ts? - l.request_ts)).collect());
+        let holds =
+            Stats::new(reqs.iter().filter_map(|l| Some(l.released_ts? - l.assigned_ts?)).collect());
+        let contended = reqs.iter().filter(|l| l.polled).count();
+        // arg_max: any process of a longest hold is right.
+        let longest: Vec<String> = reqs
+            .iter()
+            .filter(|l| {
+                l.released_ts.zip(l.assigned_ts).map(|(r, a)| r - a) == holds.0.last().copied()
+            })
+            .map(|l| l.process.clone())
+            .collect();
+        let mut waited: HashMap<&str, i64> = HashMap::new();
+        for l in &reqs {
+            let w = l.assigned_ts.map_or(0, |a| a - l.request_ts);
+            if w > 0 {
+                *waited.entry(l.process.as_str()).or_insert(0) += w;
+            }
+        }
+        let most = waited.values().max().copied();
+        let most: Vec<String> = waited
+            .iter()
+            .filter(|(_, &w)| Some(w) == most)
+            .map(|(p, _)| (*p).to_string())
+            .collect();
+        let states: Vec<&TruthSemState> =
+            truth.semaphore_states.iter().filter(|s| s.semaphore == sem).collect();
+        let time_in = |names: &[&str]| -> i64 {
+            states.iter().filter(|s| names.contains(&s.state)).map(|s| s.end - s.start).sum()
+        };
+        let episodes = states.iter().filter(|s| s.state == "overfull").count();
+        want.push(vec![
+            is(sem),
+            is(reqs.len()),
+            is(contended),
+            Cell::Rounded(contended as f64 / reqs.len() as f64, 4),
+            is(episodes),
+            waits.total(),
+            waits.avg(),
+            waits.max(),
+            waits.pct(99),
+            holds.total(),
+            holds.avg(),
+            holds.max(),
+            if longest.is_empty() { is("") } else { Cell::OneOf(longest) },
+            if most.is_empty() { is("") } else { Cell::OneOf(most) },
+            is(time_in(&["full", "overfull"])),
+            is(time_in(&["overfull"])),
+        ]);
+    }
+    let cols = [
+        "semaphore",
+        "requests",
+        "contended_requests",
+        "contention_ratio",
+        "overfull_episodes",
+        "wait_total",
+        "wait_avg",
+        "wait_max",
+        "wait_p99",
+        "hold_total",
+        "hold_avg",
+        "hold_max",
+        "longest_holding_process",
+        "most_waiting_process",
+        "locked_time",
+        "overfull_time",
+    ];
+    diffs.extend(compare(
+        "semaphore_contention",
+        &r.sql("SELECT * FROM semaphore_contention"),
+        &cols,
+        1,
+        want,
+    ));
+
+    diffs
+}
+
+/// `cpu_load`, `signal_values` and `state_time` against the truth.
+fn load_signals_states(r: &Run) -> Vec<String> {
+    let truth = r.truth;
+    let mut diffs = Vec::new();
+    // cpu_load over aligned windows from the first event (time 0) to the last, with the
+    // default window and one that does not divide the run.
+    let mut cores: Vec<&str> = truth.processes.iter().map(|p| p.core.as_str()).collect();
+    cores.sort_unstable();
+    cores.dedup();
+    for (window, param) in [(1_000_000, None), (700_000, Some("window=700us"))] {
+        let busy = busy_per_window(truth, window);
+        let mut want = Vec::new();
+        for core in &cores {
+            for k in 0..=r.end / window {
+                let b = busy.get(&((*core).to_string(), k)).copied().unwrap_or(0);
+                want.push(vec![
+                    is(core),
+                    is(k * window),
+                    is((k + 1) * window),
+                    is(b),
+                    Cell::Rounded(b as f64 / window as f64, 4),
+                ]);
+            }
+        }
+        let mut args = vec!["query", "cpu_load"];
+        if let Some(p) = param {
+            args.extend(["--param", p]);
+        }
+        let cols = ["core", "window_start", "window_end", "busy", "load"];
+        diffs.extend(compare(
+            &format!("cpu_load {window}"),
+            &rows_of(r.dir, &args),
+            &cols,
+            2,
+            want,
+        ));
+    }
+
+    // signal_values: every write, held until the next write of the signal or the end.
+    let mut want = Vec::new();
+    for (k, w) in truth.signal_writes.iter().enumerate() {
+        let next = truth.signal_writes[k + 1..].iter().find(|n| n.signal == w.signal);
+        want.push(vec![
+            is(&w.signal),
+            is(w.ts),
+            is(&w.writer),
+            is(w.writer_instance),
+            is(next.map_or(r.end, |n| n.ts) - w.ts),
+            Cell::Rounded(w.value as f64, 0),
+            is(w.value),
+        ]);
+    }
+    let cols = ["signal", "ts", "writer", "writer_instance", "dur", "value", "text"];
+    diffs.extend(compare("signal_values", &r.sql("SELECT * FROM signal_values"), &cols, 4, want));
+
+    // state_time covers Paraver threads and CPUs and QS state machines only: a BTF
+    // capture has no rows there (its process states are in instances, checked above).
+    diffs.extend(compare("state_time", &r.sql("SELECT * FROM state_time"), &["entity"], 1, vec![]));
+
+    diffs
+}
+
+#[test]
+fn synthetic_analyses_match_the_simulator_exactly() {
+    let ms = 1_000_000;
+    // The default system, and eight cores where three tasks at a time may want one
+    // semaphore (a hand-over that leaves it overfull); in both, tasks overrun now and then
+    // (every 3rd / 2nd instance runs 4 times as long), so that deadlines are missed and
+    // activations queue up and some are dropped. Seeds picked for contention.
+    let systems = [
+        SynthConfig { duration_ns: 250 * ms, overrun_every: 3, ..SynthConfig::default() },
+        SynthConfig {
+            cores: 8,
+            tasks: 40,
+            isrs: 4,
+            seed: 4,
+            duration_ns: 250 * ms,
+            overrun_every: 2,
+            ..SynthConfig::default()
+        },
+    ];
+    // Deadline files: a longer glob beats a shorter one, an exact name beats a glob, and
+    // the file given at query time beats the one given at ingest.
+    let at_ingest: Vec<(&str, i64)> = vec![("TASK_1*", 40 * ms), ("TASK_1MS_*", 300_000)];
+    let at_query: Vec<(&str, i64)> = vec![("TASK_2MS_*", 1_500_000), ("TASK_1MS_*", 250_000)];
+    for cfg in systems {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let (stats, truth) =
+            write_btf_with_truth(std::fs::File::create(dir.join("synth.btf")).unwrap(), &cfg)
+                .unwrap();
+        // One exact name, among the 1 ms tasks when there are any.
+        let exact = truth
+            .processes
+            .iter()
+            .find(|p| p.name.starts_with("TASK_1MS_"))
+            .unwrap_or(&truth.processes[0])
+            .name
+            .clone();
+        let mut at_ingest = at_ingest.clone();
+        at_ingest.push((exact.as_str(), 450_000));
+        let file = |rules: &[(&str, i64)]| {
+            rules.iter().map(|(p, d)| format!("{p},{d}ns\n")).collect::<String>()
+        };
+        std::fs::write(dir.join("ingest.csv"), file(&at_ingest)).unwrap();
+        std::fs::write(dir.join("query.csv"), file(&at_query)).unwrap();
+        ok(dir, &["ingest", "--archive", "db", "--deadlines", "ingest.csv", "synth.btf"]);
+        let run = Run::new(dir, &truth, stats.last_ts);
+        let procs = &run.procs;
+        // Duration runs log everything: every activation made an instance that completed.
+        assert_eq!(truth.activations.len(), procs.len());
+        assert!(truth.activations.iter().all(|a| a.start_ts.is_some()));
+
+        // The simulator's own implicit deadline is its period unless an activation of the
+        // task was dropped (not always then: drops after the last activation change none).
+        let mut longer = 0;
+        for p in truth.processes.iter().filter(|p| p.entity_type == "T") {
+            let periods = procs.iter().filter(|i| i.entity == p.name).filter_map(|i| i.deadline);
+            let off = periods.filter(|&d| d != p.period).count();
+            assert!(off == 0 || p.dropped_activations > 0, "{p:?}");
+            longer += off;
+        }
+
+        let mut diffs = lock_requests_and_holders(&run);
+        diffs.extend(timing(&run));
+        let (d, misses_by_source) = deadlines(&run, &at_query, &at_ingest);
+        diffs.extend(d);
+        diffs.extend(scheduling(&run));
+        diffs.extend(blocking(&run));
+        diffs.extend(load_signals_states(&run));
+        // The comparison means something only if the system does all of it.
+        let polled = truth.lock_requests.iter().filter(|l| l.polled).count();
+        let queued = truth.lock_requests.iter().filter(|l| l.blocked_by.len() > 1).count();
+        let dropped: u64 = truth.processes.iter().map(|p| p.dropped_activations).sum();
+        println!(
+            "{cfg:?}: {} lock requests ({polled} contended, {queued} behind another waiter), \
+             {} preemptions, misses by deadline source {misses_by_source:?}, {dropped} \
+             activations dropped ({longer} deadlines longer than the period), {} signal writes",
+            truth.lock_requests.len(),
+            truth.preemptions.len(),
+            truth.signal_writes.len()
+        );
+        assert!(polled > 0 && !truth.preemptions.is_empty() && !truth.signal_writes.is_empty());
+        assert!(misses_by_source.get("file").is_some_and(|&n| n > 0));
+        assert!(misses_by_source.get("implicit-period").is_some_and(|&n| n > 0));
+        assert!(truth.semaphore_states.iter().any(|s| s.state == "overfull"));
+        assert!(truth.instances.iter().any(|r| r.entity_type == "R" && r.preemptions > 0));
+        assert!(
+            diffs.is_empty(),
+            "{} differences with the simulator ({cfg:?}), first ones:\n{}",
+            diffs.len(),
+            diffs.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+/// A run cut in the middle (by size): the statistics use the complete instances and count
+/// the others, which are the activations the simulator logged without a logged termination.
+#[test]
+fn synthetic_cut_run_counts_what_it_leaves_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cfg =
+        SynthConfig { target_bytes: Some(300_000), overrun_every: 2, ..SynthConfig::default() };
+    let (_, truth) =
+        write_btf_with_truth(std::fs::File::create(dir.join("synth.btf")).unwrap(), &cfg).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "synth.btf"]);
+    let mut want = Vec::new();
+    let mut left_out = 0;
+    for p in &truth.processes {
+        let activated = truth.activations.iter().filter(|a| a.process == p.name).count();
+        let complete = truth.instances.iter().filter(|i| i.entity == p.name).count();
+        left_out += activated - complete;
+        if activated > 0 {
+            want.push(vec![is(&p.name), is(complete), is(activated - complete)]);
+        }
+    }
+    assert!(left_out > 0, "the cut leaves instances under way");
+    let cols = ["entity", "instances", "instances_left_out"];
+    let mut diffs = Vec::new();
+    for q in ["response_times", "preemptions", "blocking"] {
+        let got = rows_of(dir, &["sql", "-c", &format!("SELECT * FROM {q}")]);
+        diffs.extend(compare(q, &got, &cols, 1, want.clone()));
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

@@ -11,7 +11,7 @@
 //! * `qs`          — Quantum Leaps QS: shared samples vs QSPY's decode, a generated capture
 //! * `repl`        — the interactive shell in a real terminal (tmux)
 //! * `shark`       — S.Ha.R.K. tracer logs generated from the layout: hand-checked tables
-//! * `synthetic`   — a generated system with known counts, through the whole pipeline
+//! * `synthetic`   — generated systems: every instance and analysis vs the simulator's truth
 //! * `layout`      — house rules checked on the source tree
 //! * `report`      — tracedb report: forms vs the analyses, headless Chromium, --baseline gate
 mod analyses;

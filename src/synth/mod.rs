@@ -29,6 +29,9 @@
 //!   semaphore is only ever contended from another core.
 //! * Signals `SIG_<n>`: a runnable may read one signal when it starts and
 //!   write one just before it terminates.
+//! * Overload, only when asked (`overrun_every`): every n-th instance of each task runs
+//!   its runnables 4 times as long, so tasks miss deadlines, and activations queue and
+//!   are dropped.
 //!
 //! # Determinism
 //!
@@ -61,7 +64,10 @@ mod truth;
 
 use sim::{Out, Sim};
 use std::io::{self, BufWriter, Write};
-pub use truth::TruthInstance;
+pub use truth::{
+    SynthTruth, TruthActivation, TruthInstance, TruthLock, TruthOccupancy, TruthPreemption,
+    TruthProcess, TruthSemState, TruthSignalWrite,
+};
 
 const MS: i64 = 1_000_000;
 const US: i64 = 1_000;
@@ -78,6 +84,8 @@ const ISR_GAP_NS: (i64, i64) = (150 * US, 1000 * US);
 const ISR_EXEC_NS: (i64, i64) = (3 * US, 12 * US);
 const SEM_NAMES: [&str; 2] = ["SEM_A", "SEM_B"];
 const HOLD_NS: (i64, i64) = (2 * US, 10 * US);
+/// How much longer than drawn an overrunning task instance runs ([`SynthConfig::overrun_every`]).
+const OVERRUN_FACTOR: i64 = 4;
 const HEADER: &[u8] =
     b"#version 2.1.0\n#creator tracedb synth\n#creationDate 2026-01-01T00:00:00Z\n#timeScale ns\n";
 
@@ -98,6 +106,11 @@ pub struct SynthConfig {
     /// Stop as soon as this many bytes (header included) were written, between
     /// two lines, however long that takes in simulated time.
     pub target_bytes: Option<u64>,
+    /// When n > 0, every n-th instance of every task (instance numbers n-1, 2n-1, ...)
+    /// runs each of its runnables 4 times as long as drawn (critical sections excepted),
+    /// so that tasks overrun, miss their implicit deadlines and have activations queued
+    /// and dropped. 0 (the default) leaves the workload, and so the bytes, as they were.
+    pub overrun_every: u64,
 }
 
 impl Default for SynthConfig {
@@ -110,6 +123,7 @@ impl Default for SynthConfig {
             duration_ns: 1_000 * MS,
             seed: 1,
             target_bytes: None,
+            overrun_every: 0,
         }
     }
 }
@@ -143,9 +157,11 @@ pub fn write_btf<W: Write>(out: W, cfg: &SynthConfig) -> io::Result<SynthStats> 
     generate(out, cfg, false).map(|(stats, _)| stats)
 }
 
-/// As [`write_btf`], and also returns the ground truth: what every task, ISR and runnable
-/// instance that terminated in the trace did, as the simulator decided it (not read back
-/// from the text), in the order the instances terminated, runnables before their task.
+/// As [`write_btf`], and also returns the ground truth ([`SynthTruth`]): what every task,
+/// ISR and runnable instance that terminated in the trace did, as the simulator decided it
+/// (not read back from the text), in the order the instances terminated, runnables before
+/// their task; and its activations, lock requests, preemptions, core occupancy, semaphore
+/// states and signal writes.
 ///
 /// Instances still under way when the run ends are left out. Bookkeeping costs time and
 /// memory in proportion to the instances, so the benchmark path ([`write_btf`]) skips it.
@@ -156,7 +172,7 @@ pub fn write_btf<W: Write>(out: W, cfg: &SynthConfig) -> io::Result<SynthStats> 
 pub fn write_btf_with_truth<W: Write>(
     out: W,
     cfg: &SynthConfig,
-) -> io::Result<(SynthStats, Vec<TruthInstance>)> {
+) -> io::Result<(SynthStats, SynthTruth)> {
     generate(out, cfg, true).map(|(stats, truth)| (stats, truth.unwrap_or_default()))
 }
 
@@ -164,14 +180,15 @@ fn generate<W: Write>(
     out: W,
     cfg: &SynthConfig,
     truth: bool,
-) -> io::Result<(SynthStats, Option<Vec<TruthInstance>>)> {
+) -> io::Result<(SynthStats, Option<SynthTruth>)> {
     if cfg.cores == 0 {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "synth: cores must be at least 1"));
     }
     let out = Out::new(BufWriter::with_capacity(1 << 20, out), cfg.target_bytes);
     let mut sim = Sim::new(out, cfg, truth);
     sim.run();
-    let truth = sim.truth.take().map(|t| t.done);
+    let end = sim.out.stats.last_ts;
+    let truth = sim.truth.take().map(|t| t.finish(end));
     Ok((sim.out.finish()?, truth))
 }
 

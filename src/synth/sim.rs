@@ -143,6 +143,7 @@ pub(super) struct Sim<W: Write> {
     pub(super) seq: u64,
     pub(super) duration: i64,
     pub(super) endless: bool,
+    pub(super) overrun_every: u64,
     /// Ground truth of every instance, when asked for (`None` costs nothing).
     pub(super) truth: Option<Truth>,
 }
@@ -152,7 +153,7 @@ impl<W: Write> Sim<W> {
     pub(super) fn new(out: Out<W>, cfg: &SynthConfig, truth: bool) -> Self {
         let mut rng = Rng::new(cfg.seed);
         let m = build_model(cfg, &mut rng);
-        let truth = truth.then(|| Truth::new(&m.procs, &m.runs, &m.cores));
+        let truth = truth.then(|| Truth::new(&m.procs, &m.runs, &m.cores, &m.sems, &m.sigs));
         Sim {
             out,
             rng,
@@ -166,6 +167,7 @@ impl<W: Write> Sim<W> {
             seq: 0,
             duration: cfg.duration_ns,
             endless: cfg.target_bytes.is_some(),
+            overrun_every: cfg.overrun_every,
             truth,
         }
     }
@@ -186,6 +188,9 @@ impl<W: Write> Sim<W> {
         self.out.header();
         for s in 0..self.sems.len() {
             self.sem_self(0, s, b"ready", 0);
+            if let Some(tr) = self.truth.as_mut() {
+                tr.sem_state(s, SemState::Free, 0);
+            }
         }
         for s in 0..self.stims.len() {
             let t = if self.stims[s].period > 0 { 0 } else { self.rng.range(ISR_GAP_NS) };
@@ -246,7 +251,12 @@ impl<W: Write> Sim<W> {
             }
             _ if pr.queued < MAX_QUEUED => pr.queued += 1,
             // Overload: the activation is lost, as an OS would refuse it.
-            _ => return,
+            _ => {
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.dropped(p);
+                }
+                return;
+            }
         }
         let inst = pr.next_inst;
         pr.next_inst += 1;
@@ -254,7 +264,7 @@ impl<W: Write> Sim<W> {
         if self.out.emit(t, sti, pr.code, (&pr.name, inst), b"activate", None) {
             self.out.stats.activations += 1;
             if let Some(tr) = self.truth.as_mut() {
-                tr.activate(p, t, queued);
+                tr.activate(p, inst, t, queued);
             }
         }
         self.cores[pr.core].dirty = true;
@@ -273,6 +283,10 @@ impl<W: Write> Sim<W> {
         match (self.cores[c].running, best) {
             (Some(p), Some(b)) if p != b => {
                 self.preempt(p, t);
+                if let Some(tr) = self.truth.as_mut() {
+                    let (pi, bi) = (self.procs[p].inst, self.procs[b].inst);
+                    tr.preempted_by(c, (p, pi), (b, bi), t);
+                }
                 self.switch_in(b, t);
             }
             (None, Some(b)) => self.switch_in(b, t),
@@ -295,6 +309,7 @@ impl<W: Write> Sim<W> {
         self.cores[c].running = None;
         if let Some(tr) = self.truth.as_mut() {
             tr.preempt(p, t);
+            tr.vacate(c, t);
         }
         if self.proc_line(t, p, b"preempt") {
             self.out.stats.preemptions += 1;
@@ -307,6 +322,9 @@ impl<W: Write> Sim<W> {
     pub(super) fn switch_in(&mut self, p: usize, t: i64) {
         let core = self.procs[p].core;
         self.cores[core].running = Some(p);
+        if let Some(tr) = self.truth.as_mut() {
+            tr.occupy(core, p, self.procs[p].inst, t);
+        }
         match self.procs[p].state {
             State::Active => {
                 if let Some(tr) = self.truth.as_mut() {
@@ -362,8 +380,11 @@ impl<W: Write> Sim<W> {
         if let Some(sig) = self.runs[r].read {
             self.sig_line(t, p, sig, b"read");
         }
-        let exec = self.rng.jitter(self.runs[r].exec);
+        let mut exec = self.rng.jitter(self.runs[r].exec);
         let pr = &mut self.procs[p];
+        if self.overrun_every > 0 && pr.inst % self.overrun_every == self.overrun_every - 1 {
+            exec *= OVERRUN_FACTOR;
+        }
         pr.remaining = match self.runs[r].lock {
             Some((_, hold)) => {
                 // Every phase lasts at least 1 ns, so no segment ends at once.
@@ -431,6 +452,9 @@ impl<W: Write> Sim<W> {
             let step = 1 + self.rng.below(7) as i64;
             self.sigs[sig].value = (self.sigs[sig].value + step) % 10_000;
             self.sig_line(t, p, sig, b"write");
+            if let Some(tr) = self.truth.as_mut() {
+                tr.signal_write(sig, t, self.sigs[sig].value, r, self.procs[p].rinst);
+            }
         }
         let logged = self.run_line(t, p, b"terminate");
         if let Some(tr) = self.truth.as_mut() {
@@ -457,6 +481,9 @@ impl<W: Write> Sim<W> {
         let pr = &mut self.procs[p];
         self.cores[pr.core].running = None;
         self.cores[pr.core].dirty = true;
+        if let Some(tr) = self.truth.as_mut() {
+            tr.vacate(pr.core, t);
+        }
         if pr.queued > 0 {
             // The pending activation carries the next instance number.
             pr.queued -= 1;
@@ -472,17 +499,28 @@ impl<W: Write> Sim<W> {
             return;
         };
         self.sem_line(t, p, s, b"requestsemaphore");
+        if let Some(tr) = self.truth.as_mut() {
+            let held = self.sems[s].state != SemState::Free;
+            tr.lock_request(p, self.procs[p].inst, s, t, held);
+        }
         match self.sems[s].state {
             SemState::Free => {
                 self.sems[s].state = SemState::Full;
                 self.sem_self(t, s, b"lock", 1);
                 self.sem_line(t, p, s, b"assigned");
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.sem_state(s, SemState::Full, t);
+                    tr.lock_assigned(p, s, t);
+                }
                 self.lock_granted(p, t);
             }
             state => {
                 if state == SemState::Full {
                     self.sems[s].state = SemState::Overfull;
                     self.sem_self(t, s, b"overfull", 1);
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.sem_state(s, SemState::Overfull, t);
+                    }
                 }
                 self.sem_line(t, p, s, b"waiting");
                 self.proc_line(t, p, b"poll");
@@ -501,19 +539,29 @@ impl<W: Write> Sim<W> {
             return;
         };
         self.sem_line(t, p, s, b"released");
+        if let Some(tr) = self.truth.as_mut() {
+            tr.lock_released(p, s, t);
+        }
         match self.sems[s].waiters.pop_front() {
             None => {
                 self.sems[s].state = SemState::Free;
                 self.sem_self(t, s, b"unlock", 0);
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.sem_state(s, SemState::Free, t);
+                }
             }
             Some(q) => {
                 if self.sems[s].waiters.is_empty() {
                     self.sems[s].state = SemState::Full;
                     self.sem_self(t, s, b"full", 1);
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.sem_state(s, SemState::Full, t);
+                    }
                 }
                 self.proc_line(t, q, b"run");
                 if let Some(tr) = self.truth.as_mut() {
                     tr.granted(q, t);
+                    tr.lock_assigned(q, s, t);
                 }
                 self.sem_line(t, q, s, b"assigned");
                 self.procs[q].state = State::Running;

@@ -345,7 +345,7 @@ fn target_bytes_is_honoured() {
 fn gen_truth(cfg: &SynthConfig) -> (Vec<u8>, SynthStats, Vec<TruthInstance>) {
     let mut buf = Vec::new();
     let (stats, truth) = write_btf_with_truth(&mut buf, cfg).unwrap();
-    (buf, stats, truth)
+    (buf, stats, truth.instances)
 }
 
 #[test]
@@ -452,4 +452,41 @@ fn throughput() {
         st.last_ts / MS
     );
     std::fs::remove_file(&path).unwrap();
+}
+
+/// The bundled sample (datasets/btf/ecu-4cores.btf.gz, and the golden files made from it)
+/// is this generator's output with seed 1 over 200 ms: new knobs must leave it as it was.
+#[test]
+fn the_bundled_sample_is_what_the_default_generator_writes() {
+    use std::io::Read;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz");
+    let mut sample = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut sample)
+        .unwrap();
+    let (buf, _) = gen(&short());
+    assert!(buf == sample, "the generator no longer writes the bundled sample");
+    let mut with_truth = Vec::new();
+    write_btf_with_truth(&mut with_truth, &short()).unwrap();
+    assert!(with_truth == sample, "recording the truth changes the trace");
+}
+
+/// The overrun knob makes tasks miss their implicit deadlines (response time beyond the time
+/// to the next activation), queue activations and drop some, which the default never does.
+#[test]
+fn overrun_knob_makes_deadline_misses() {
+    let misses = |cfg: &SynthConfig| {
+        let (_, truth) = write_btf_with_truth(Vec::new(), cfg).unwrap();
+        let late = truth
+            .instances
+            .iter()
+            .filter(|i| i.deadline.is_some_and(|d| i.terminate_ts - i.activate_ts > d))
+            .count();
+        let dropped: u64 = truth.processes.iter().map(|p| p.dropped_activations).sum();
+        (late, dropped)
+    };
+    assert_eq!(misses(&short()), (0, 0));
+    let (late, dropped) = misses(&SynthConfig { overrun_every: 2, ..short() });
+    assert!(late > 0 && dropped > 0, "{late} misses, {dropped} dropped");
 }

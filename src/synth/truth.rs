@@ -6,7 +6,14 @@
 //! the simulator's time keeping as well as a reader's; ready and polling time are the
 //! spans between the moments the simulator took a process off its core and gave it back,
 //! or made it spin and granted its lock.
-use super::model::{Core, Proc, Runnable};
+//!
+//! Besides the instances ([`SynthTruth`]): every activation and first start, lock request,
+//! preemption (who took the core from whom), core occupancy, semaphore state, signal write
+//! and dropped activation, each recorded where the simulator decides it. A deadline is
+//! derived only from those recorded activations, never from the text. The instances keep
+//! only what the trace logged in full; the other records assume a run that ends by its
+//! duration (no `target_bytes`), where everything is logged.
+use super::model::{Core, Proc, Runnable, Sem, SemState, Signal};
 use std::collections::VecDeque;
 
 /// What one complete task, ISR or runnable instance did, in ns (the trace's time unit).
@@ -45,10 +52,152 @@ pub struct TruthInstance {
     pub migrations: u64,
     /// For a runnable: the task instance that ran it.
     pub task: Option<(String, u64)>,
+    /// Tasks and ISRs: the implicit deadline (DESIGN.md, README "deadline_misses"), the time
+    /// from this activation to the process's next one, or for its last one the time since
+    /// the one before (None when it was activated once). It is the task's period unless an
+    /// activation was dropped (the next one then comes a period later); an ISR's is the gap
+    /// the simulator drew. None for runnables.
+    pub deadline: Option<i64>,
+}
+
+/// Everything the simulator knows about a run ([`super::write_btf_with_truth`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SynthTruth {
+    /// Complete task, ISR and runnable instances, in the order they terminated.
+    pub instances: Vec<TruthInstance>,
+    /// Tasks and ISRs of the model.
+    pub processes: Vec<TruthProcess>,
+    /// Every logged activation, per process in instance order.
+    pub activations: Vec<TruthActivation>,
+    /// Every lock request, in request order.
+    pub lock_requests: Vec<TruthLock>,
+    /// Every preemption, in time order.
+    pub preemptions: Vec<TruthPreemption>,
+    /// Every stretch of time a process occupied a core (running, or polling for a lock).
+    pub occupancy: Vec<TruthOccupancy>,
+    /// Every state of every semaphore, from its `ready` at 0 to the end of the run.
+    pub semaphore_states: Vec<TruthSemState>,
+    /// Every signal write, in time order.
+    pub signal_writes: Vec<TruthSignalWrite>,
+}
+
+/// A task or ISR of the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthProcess {
+    /// Task or ISR name.
+    pub name: String,
+    /// `T` or `I`.
+    pub entity_type: &'static str,
+    /// Core it is bound to.
+    pub core: String,
+    /// Activation period, ns (0 for an ISR: sporadic).
+    pub period: i64,
+    /// Activations refused because one was already pending (no line in the trace).
+    pub dropped_activations: u64,
+}
+
+/// One activation and the first start of the instance it made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthActivation {
+    /// Task or ISR.
+    pub process: String,
+    /// Instance the activation made.
+    pub instance: u64,
+    /// Activation time.
+    pub activate_ts: i64,
+    /// None when the instance never started within the run.
+    pub start_ts: Option<i64>,
+}
+
+/// One request of a semaphore by a task instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthLock {
+    /// Semaphore asked for.
+    pub semaphore: String,
+    /// Task that asked.
+    pub process: String,
+    /// Its instance.
+    pub process_instance: u64,
+    /// Request time.
+    pub request_ts: i64,
+    /// When it got the semaphore.
+    pub assigned_ts: Option<i64>,
+    /// When it released it.
+    pub released_ts: Option<i64>,
+    /// The semaphore was held when asked: the task polled until it was handed over.
+    pub polled: bool,
+    /// Who blocked it: the task instances that held the semaphore while it polled, in the
+    /// order they held it (the holder at the request, then the earlier waiters served first).
+    pub blocked_by: Vec<(String, u64)>,
+}
+
+/// One preemption: `process` lost `core` to `by` at `ts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthPreemption {
+    /// Task that lost the core.
+    pub process: String,
+    /// Its instance.
+    pub instance: u64,
+    /// Process that took the core.
+    pub by: String,
+    /// Its instance.
+    pub by_instance: u64,
+    /// The core.
+    pub core: String,
+    /// When.
+    pub ts: i64,
+}
+
+/// A process instance occupying a core from `start` to `end`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthOccupancy {
+    /// The core.
+    pub core: String,
+    /// Task or ISR on it.
+    pub process: String,
+    /// Its instance.
+    pub instance: u64,
+    /// From.
+    pub start: i64,
+    /// To.
+    pub end: i64,
+}
+
+/// A semaphore in `state` (`free`, `full` or `overfull`) from `start` to `end`; `open` when
+/// the run ended in it (`end` is then the last line's time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthSemState {
+    /// The semaphore.
+    pub semaphore: String,
+    /// `free`, `full` or `overfull`.
+    pub state: &'static str,
+    /// From.
+    pub start: i64,
+    /// To.
+    pub end: i64,
+    /// The run ended in this state.
+    pub open: bool,
+}
+
+/// A runnable instance wrote `value` to `signal` at `ts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthSignalWrite {
+    /// The signal.
+    pub signal: String,
+    /// When.
+    pub ts: i64,
+    /// Value written.
+    pub value: i64,
+    /// Runnable that wrote it.
+    pub writer: String,
+    /// Its instance.
+    pub writer_instance: u64,
 }
 
 /// The instance a process is working on.
 struct OpenProc {
+    /// Its entry in `Truth::acts` of the process.
+    act: usize,
     activate: i64,
     start: i64,
     first_core: usize,
@@ -63,8 +212,9 @@ struct OpenProc {
 }
 
 impl OpenProc {
-    fn new(activate: i64) -> Self {
+    fn new((activate, act): (i64, usize)) -> Self {
         OpenProc {
+            act,
             activate,
             start: activate,
             first_core: 0,
@@ -93,9 +243,25 @@ struct OpenRun {
 #[derive(Default)]
 struct ProcTruth {
     cur: Option<OpenProc>,
-    /// Activation times of the queued activations, oldest first.
-    pending: VecDeque<i64>,
+    /// Activation times of the queued activations (and their entries in `acts`), oldest
+    /// first.
+    pending: VecDeque<(i64, usize)>,
     run: Option<OpenRun>,
+    /// Every logged activation, in instance order.
+    acts: Vec<TruthActivation>,
+    dropped: u64,
+    /// The lock request of the running runnable (index in `Truth::locks`).
+    lock: Option<usize>,
+}
+
+/// What the truth follows of a semaphore.
+struct SemTruth {
+    name: String,
+    state: &'static str,
+    since: i64,
+    /// The request holding it, and the requests polling for it (indices in `Truth::locks`).
+    holder: Option<usize>,
+    waiting: Vec<usize>,
 }
 
 /// Collects [`TruthInstance`]s while the simulation runs. Every hook takes the process
@@ -105,9 +271,28 @@ pub(super) struct Truth {
     proc_codes: Vec<&'static str>,
     run_names: Vec<String>,
     core_names: Vec<String>,
+    sig_names: Vec<String>,
+    periods: Vec<i64>,
+    cores_of: Vec<usize>,
     procs: Vec<ProcTruth>,
+    sems: Vec<SemTruth>,
+    /// Per core, the process instance occupying it and since when.
+    occupied: Vec<Option<(usize, u64, i64)>>,
     /// Complete instances, in the order they terminated.
-    pub(super) done: Vec<TruthInstance>,
+    done: Vec<TruthInstance>,
+    locks: Vec<TruthLock>,
+    preemptions: Vec<TruthPreemption>,
+    occupancy: Vec<TruthOccupancy>,
+    sem_states: Vec<TruthSemState>,
+    writes: Vec<TruthSignalWrite>,
+}
+
+fn sem_state_name(s: SemState) -> &'static str {
+    match s {
+        SemState::Free => "free",
+        SemState::Full => "full",
+        SemState::Overfull => "overfull",
+    }
 }
 
 fn text(name: &[u8]) -> String {
@@ -115,29 +300,71 @@ fn text(name: &[u8]) -> String {
 }
 
 impl Truth {
-    pub(super) fn new(procs: &[Proc], runs: &[Runnable], cores: &[Core]) -> Self {
+    pub(super) fn new(
+        procs: &[Proc],
+        runs: &[Runnable],
+        cores: &[Core],
+        sems: &[Sem],
+        sigs: &[Signal],
+    ) -> Self {
         Truth {
             proc_names: procs.iter().map(|p| text(&p.name)).collect(),
             proc_codes: procs.iter().map(|p| if p.isr { "I" } else { "T" }).collect(),
             run_names: runs.iter().map(|r| text(&r.name)).collect(),
             core_names: cores.iter().map(|c| text(&c.name)).collect(),
+            sig_names: sigs.iter().map(|s| text(&s.name)).collect(),
+            periods: procs.iter().map(|p| p.period).collect(),
+            cores_of: procs.iter().map(|p| p.core).collect(),
             procs: procs.iter().map(|_| ProcTruth::default()).collect(),
+            sems: sems
+                .iter()
+                .map(|s| SemTruth {
+                    name: text(&s.name),
+                    state: "",
+                    since: 0,
+                    holder: None,
+                    waiting: Vec::new(),
+                })
+                .collect(),
+            occupied: cores.iter().map(|_| None).collect(),
             done: Vec::new(),
+            locks: Vec::new(),
+            preemptions: Vec::new(),
+            occupancy: Vec::new(),
+            sem_states: Vec::new(),
+            writes: Vec::new(),
         }
     }
 
-    /// An activation was logged: a new instance, or one queued behind the current one.
-    pub(super) fn activate(&mut self, p: usize, t: i64, queued: bool) {
+    /// An activation of instance `inst` was logged: a new instance, or one queued behind
+    /// the current one.
+    pub(super) fn activate(&mut self, p: usize, inst: u64, t: i64, queued: bool) {
         let pt = &mut self.procs[p];
+        let act = pt.acts.len();
+        pt.acts.push(TruthActivation {
+            process: self.proc_names[p].clone(),
+            instance: inst,
+            activate_ts: t,
+            start_ts: None,
+        });
         if queued {
-            pt.pending.push_back(t);
+            pt.pending.push_back((t, act));
         } else {
-            pt.cur = Some(OpenProc::new(t));
+            pt.cur = Some(OpenProc::new((t, act)));
         }
+    }
+
+    /// An activation was refused: one was pending already.
+    pub(super) fn dropped(&mut self, p: usize) {
+        self.procs[p].dropped += 1;
     }
 
     pub(super) fn start(&mut self, p: usize, t: i64, core: usize) {
-        if let Some(o) = self.procs[p].cur.as_mut() {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            if let Some(a) = pt.acts.get_mut(o.act) {
+                a.start_ts = Some(t);
+            }
             o.start = t;
             o.first_core = core;
             o.last_core = core;
@@ -227,6 +454,7 @@ impl Truth {
             preemptions: r.suspends,
             migrations: 0,
             task: Some((self.proc_names[p].clone(), inst)),
+            deadline: None,
         });
     }
 
@@ -253,6 +481,189 @@ impl Truth {
             preemptions: o.preemptions,
             migrations: o.migrations,
             task: None,
+            deadline: None,
         });
+    }
+
+    /// Process instance `inst` of `p` took core `c` at `t`.
+    pub(super) fn occupy(&mut self, c: usize, p: usize, inst: u64, t: i64) {
+        self.vacate(c, t);
+        self.occupied[c] = Some((p, inst, t));
+    }
+
+    /// Core `c` was left at `t` by whoever occupied it.
+    pub(super) fn vacate(&mut self, c: usize, t: i64) {
+        if let Some((p, inst, start)) = self.occupied[c].take() {
+            self.occupancy.push(TruthOccupancy {
+                core: self.core_names[c].clone(),
+                process: self.proc_names[p].clone(),
+                instance: inst,
+                start,
+                end: t,
+            });
+        }
+    }
+
+    /// `p` (instance `inst`) lost core `c` at `t` to `by` (instance `by_inst`).
+    pub(super) fn preempted_by(
+        &mut self,
+        c: usize,
+        (p, inst): (usize, u64),
+        (by, by_inst): (usize, u64),
+        t: i64,
+    ) {
+        self.preemptions.push(TruthPreemption {
+            process: self.proc_names[p].clone(),
+            instance: inst,
+            by: self.proc_names[by].clone(),
+            by_instance: by_inst,
+            core: self.core_names[c].clone(),
+            ts: t,
+        });
+    }
+
+    /// Semaphore `s` entered `state` at `t`.
+    pub(super) fn sem_state(&mut self, s: usize, state: SemState, t: i64) {
+        let name = sem_state_name(state);
+        let st = &mut self.sems[s];
+        if st.state == name {
+            return;
+        }
+        if !st.state.is_empty() {
+            self.sem_states.push(TruthSemState {
+                semaphore: st.name.clone(),
+                state: st.state,
+                start: st.since,
+                end: t,
+                open: false,
+            });
+        }
+        st.state = name;
+        st.since = t;
+    }
+
+    /// Process `p` (instance `inst`) asked for semaphore `s` at `t`; `held`: it was taken.
+    pub(super) fn lock_request(&mut self, p: usize, inst: u64, s: usize, t: i64, held: bool) {
+        let i = self.locks.len();
+        let st = &mut self.sems[s];
+        let blocked_by = match (held, st.holder) {
+            (true, Some(h)) => {
+                st.waiting.push(i);
+                vec![(self.locks[h].process.clone(), self.locks[h].process_instance)]
+            }
+            _ => Vec::new(),
+        };
+        self.locks.push(TruthLock {
+            semaphore: st.name.clone(),
+            process: self.proc_names[p].clone(),
+            process_instance: inst,
+            request_ts: t,
+            assigned_ts: None,
+            released_ts: None,
+            polled: held,
+            blocked_by,
+        });
+        self.procs[p].lock = Some(i);
+    }
+
+    /// The open request of `p` got semaphore `s` at `t`: the polling ones now wait for it.
+    pub(super) fn lock_assigned(&mut self, p: usize, s: usize, t: i64) {
+        let Some(i) = self.procs[p].lock else { return };
+        self.locks[i].assigned_ts = Some(t);
+        let st = &mut self.sems[s];
+        st.holder = Some(i);
+        st.waiting.retain(|&w| w != i);
+        let holder = (self.locks[i].process.clone(), self.locks[i].process_instance);
+        for &w in &st.waiting {
+            self.locks[w].blocked_by.push(holder.clone());
+        }
+    }
+
+    /// `p` released semaphore `s` at `t`.
+    pub(super) fn lock_released(&mut self, p: usize, s: usize, t: i64) {
+        let Some(i) = self.procs[p].lock.take() else { return };
+        self.locks[i].released_ts = Some(t);
+        if self.sems[s].holder == Some(i) {
+            self.sems[s].holder = None;
+        }
+    }
+
+    /// Runnable `r` (instance `rinst`) wrote `value` to signal `sig` at `t`.
+    pub(super) fn signal_write(&mut self, sig: usize, t: i64, value: i64, r: usize, rinst: u64) {
+        self.writes.push(TruthSignalWrite {
+            signal: self.sig_names[sig].clone(),
+            ts: t,
+            value,
+            writer: self.run_names[r].clone(),
+            writer_instance: rinst,
+        });
+    }
+
+    /// Everything, with the implicit deadlines; `end` is the time of the last line (where
+    /// the trace closes what is still open).
+    pub(super) fn finish(mut self, end: i64) -> SynthTruth {
+        for c in 0..self.occupied.len() {
+            self.vacate(c, end);
+        }
+        for st in &self.sems {
+            if !st.state.is_empty() {
+                self.sem_states.push(TruthSemState {
+                    semaphore: st.name.clone(),
+                    state: st.state,
+                    start: st.since,
+                    end,
+                    open: true,
+                });
+            }
+        }
+        // Time to the next activation of the same process; the last one uses the period
+        // before it.
+        let mut deadlines = std::collections::HashMap::new();
+        for (p, pt) in self.procs.iter().enumerate() {
+            let a = &pt.acts;
+            for (k, act) in a.iter().enumerate() {
+                let next = a.get(k + 1).map(|n| n.activate_ts - act.activate_ts);
+                let prev = k
+                    .checked_sub(1)
+                    .and_then(|j| a.get(j))
+                    .map(|b| act.activate_ts - b.activate_ts);
+                if let Some(d) = next.or(prev) {
+                    deadlines.insert((p, act.instance), d);
+                }
+            }
+        }
+        let index: std::collections::HashMap<&str, usize> =
+            self.proc_names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+        for i in &mut self.done {
+            if i.entity_type != "R" {
+                i.deadline = index
+                    .get(i.entity.as_str())
+                    .and_then(|&p| deadlines.get(&(p, i.instance)).copied());
+            }
+        }
+        let processes = self
+            .procs
+            .iter()
+            .enumerate()
+            .map(|(p, pt)| TruthProcess {
+                name: self.proc_names[p].clone(),
+                entity_type: self.proc_codes[p],
+                core: self.core_names[self.cores_of[p]].clone(),
+                period: self.periods[p],
+                dropped_activations: pt.dropped,
+            })
+            .collect();
+        let mut occupancy = self.occupancy;
+        occupancy.sort_by(|a, b| (&a.core, a.start).cmp(&(&b.core, b.start)));
+        SynthTruth {
+            instances: self.done,
+            processes,
+            activations: self.procs.into_iter().flat_map(|pt| pt.acts).collect(),
+            lock_requests: self.locks,
+            preemptions: self.preemptions,
+            occupancy,
+            semaphore_states: self.sem_states,
+            signal_writes: self.writes,
+        }
     }
 }
