@@ -207,7 +207,8 @@ impl<K: Hash + Eq + Clone, V> Recent<K, V> {
         self.map.insert(k.clone(), (v, self.seq));
         self.order.push_back((k, self.seq));
         let mut forgot = false;
-        while self.order.len() > self.cap {
+        // At most `cap` entries; stale places (keys inserted again) at most `cap` more.
+        while self.map.len() > self.cap || self.order.len() > self.cap.saturating_mul(2) {
             let Some((old, n)) = self.order.pop_front() else { break };
             if self.map.get(&old).is_some_and(|e| e.1 == n) {
                 self.map.remove(&old);
@@ -1114,7 +1115,136 @@ fn value_text(m: usize, ch: usize, v: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::spec::Field;
     use super::*;
+    use crate::ingest::test_sink::{Recorder, Shape};
+    use crate::model::{Event, Pos};
+
+    struct Plain;
+    impl Shape for Plain {
+        fn event(e: &Event<'_>) -> String {
+            format!("{} {}", e.ts, e.action)
+        }
+    }
+
+    fn dec(fields: &[(&'static str, i128)]) -> Decoded {
+        let fields = fields.iter().map(|&(n, v)| (n, Field::Int(v))).collect();
+        Decoded { note: String::new(), fields }
+    }
+
+    /// Applies task event `mcv` of thread 0 with fields `f`; returns whether it was refused.
+    fn ev(
+        rt: &mut Runtime,
+        th: &mut [RtThread],
+        rec: &mut Recorder<Plain>,
+        mcv: &[u8; 3],
+        f: &[(&'static str, i128)],
+    ) -> bool {
+        let at = At { ts: 0, pos: Pos::None };
+        rt.clear_ignored();
+        let m = model_index(mcv[0]).unwrap();
+        rt.apply(m, *mcv, Some(&dec(f)), th, 0, "TH", at, rec).unwrap();
+        rt.ignored()
+    }
+
+    fn new_type(rt: &mut Runtime, th: &mut [RtThread], rec: &mut Recorder<Plain>, label: &str) {
+        let d = Decoded {
+            note: String::new(),
+            fields: vec![("typeid", Field::Int(1)), ("label", Field::Text(label.into()))],
+        };
+        rt.apply(0, *b"VYc", Some(&d), th, 0, "TH", At { ts: 0, pos: Pos::None }, rec).unwrap();
+    }
+
+    #[test]
+    fn ended_tasks_do_not_count_and_the_oldest_ended_are_forgotten() {
+        // At most 2 tasks alive, 3 ended remembered.
+        let mut rt = Runtime::with_caps(2, 3, 4);
+        let mut th = vec![RtThread::default()];
+        rt.enable(0, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        new_type(&mut rt, &mut th, &mut rec, "A");
+        // Ten ordinary tasks one after another: each is followed (2 alive would be the cap).
+        for t in 1..=10 {
+            assert!(!ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", t), ("typeid", 1)]));
+            assert!(!ev(&mut rt, &mut th, &mut rec, b"VTx", &[("taskid", t), ("bodyid", 0)]));
+            assert_eq!(th[0].chans[0].raw(1, &NOSV[1]), i64::try_from(t).unwrap());
+            assert!(!ev(&mut rt, &mut th, &mut rec, b"VTe", &[("taskid", t), ("bodyid", 0)]));
+        }
+        assert_eq!(rec.kinds(), ["ended_tasks_forgotten"]);
+        assert_eq!(rt.followed(), (0, 3));
+        // Task 9 ended recently: it runs again (ovni's resurrect).
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTx", &[("taskid", 9), ("bodyid", 0)]));
+        assert_eq!(th[0].chans[0].raw(1, &NOSV[1]), 9);
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTe", &[("taskid", 9), ("bodyid", 0)]));
+        // Task 1 ended long ago and was forgotten: refused, saying why.
+        assert!(ev(&mut rt, &mut th, &mut rec, b"VTx", &[("taskid", 1), ("bodyid", 0)]));
+        assert!(rec.diags.last().unwrap().1.contains("forgotten"), "{:?}", rec.diags);
+        // A task id that ended is not created again.
+        assert!(ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 10), ("typeid", 1)]));
+        assert!(rec.diags.last().unwrap().1.contains("already exists (it ended"));
+        // Two tasks alive fill the cap: a third is refused, once said.
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 11), ("typeid", 1)]));
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 12), ("typeid", 1)]));
+        assert!(ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 13), ("typeid", 1)]));
+        assert_eq!(rec.kinds().last(), Some(&"too_many_tasks"));
+        assert_eq!(rt.followed(), (2, 3));
+    }
+
+    #[test]
+    fn a_nanos6_task_that_ended_is_not_created_nor_run_again() {
+        let mut rt = Runtime::default();
+        let mut th = vec![RtThread::default()];
+        rt.enable(1, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"6Tc", &[("taskid", 1), ("typeid", 1)]));
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"6Tx", &[("taskid", 1)]));
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"6Te", &[("taskid", 1)]));
+        assert!(ev(&mut rt, &mut th, &mut rec, b"6Tx", &[("taskid", 1)]));
+        assert!(rec.diags.last().unwrap().1.contains("body 1 ended and its task cannot run again"));
+        assert!(ev(&mut rt, &mut th, &mut rec, b"6Tc", &[("taskid", 1), ("typeid", 2)]));
+        assert!(rec.diags.last().unwrap().1.contains("already exists"));
+        // (the first 6Tc: its type was never created, a warning that does not refuse it)
+        assert_eq!(rec.kinds(), ["bad_task_event"; 3]);
+    }
+
+    #[test]
+    fn labels_are_cut_at_ovnis_limit_and_held_once() {
+        let mut rt = Runtime::default();
+        let mut th = vec![RtThread::default()];
+        rt.enable(0, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        // 300 two-byte characters: cut at a character boundary, 510 bytes.
+        let long = "é".repeat(300);
+        new_type(&mut rt, &mut th, &mut rec, &long);
+        assert_eq!(rec.kinds(), ["bad_task_event"]);
+        assert!(rec.diags[0].1.contains("label of 600 bytes"), "{:?}", rec.diags);
+        let l = rt.type_label_of(0, 0, 1).unwrap();
+        assert_eq!(l.len(), 510);
+        assert_eq!(rt.label(0, 2, type_gid(&l)).as_deref(), Some(&*l));
+        // The same Rc is handed out: one copy.
+        assert!(Rc::ptr_eq(&l, &rt.type_label_of(0, 0, 1).unwrap()));
+        assert_eq!(type_label(&"x".repeat(511), 1).1, None);
+        assert_eq!(type_label(&"x".repeat(512), 1).1, Some(512));
+    }
+
+    #[test]
+    fn idle_set_to_its_value_is_said() {
+        let mut rt = Runtime::default();
+        let mut th = vec![RtThread::default()];
+        rt.enable(0, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        // Every thread starts Progressing: VPp is a repeat; VPr then VPr again too.
+        for (mcv, n) in [(b"VPp", 1), (b"VPr", 1), (b"VPr", 2), (b"VPa", 2)] {
+            ev(&mut rt, &mut th, &mut rec, mcv, &[]);
+            assert_eq!(rec.kinds().len(), n, "{mcv:?}");
+        }
+        assert!(rec.kinds().iter().all(|k| *k == "same_channel_value"));
+        // A newer event the model has no rule for: info, once per code.
+        ev(&mut rt, &mut th, &mut rec, b"VSN", &[]);
+        ev(&mut rt, &mut th, &mut rec, b"VSN", &[]);
+        assert_eq!(rec.kinds().last(), Some(&"unmodelled_event"));
+        assert_eq!(rec.kinds().len(), 3);
+    }
 
     #[test]
     fn type_values_are_ovnis_hash_of_the_label() {
