@@ -728,7 +728,8 @@ fn each_body_of_a_parallel_task_is_its_own_instance() {
 const META_NANOS6: &str = r#"{ "version": 3, "ovni": { "app_id": 3, "loom_cpus": [{"index": 0, "phyid": 0}, {"index": 1, "phyid": 1}],
   "require": { "ovni": "1.1.0", "nanos6": "1.1.0" }, "finished": 1 } }"#;
 
-const RUNS: &str = "SELECT instance, activate_ts, start_ts, terminate_ts, core, net_exec, ready_time, \
+const RUNS: &str =
+    "SELECT instance, activate_ts, start_ts, terminate_ts, core, net_exec, ready_time, \
                     preemptions, migrations, complete FROM instances ORDER BY instance";
 
 #[test]
@@ -768,7 +769,11 @@ fn a_task_follows_its_thread_and_an_ordinary_task_runs_again() {
     );
     // As the model's channel shows it on the CPUs.
     assert_eq!(
-        csv(d, "db", "SELECT core, sum(busy) FROM cpu_load(window_ns := 10000) GROUP BY core ORDER BY core"),
+        csv(
+            d,
+            "db",
+            "SELECT core, sum(busy) FROM cpu_load(window_ns := 10000) GROUP BY core ORDER BY core"
+        ),
         "core,sum(busy)\nCPU 0.0,350\nCPU 0.1,50\n"
     );
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");

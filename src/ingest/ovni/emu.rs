@@ -705,7 +705,7 @@ impl Model {
         // physical one): said when it starts.
         let virt = self.looms.iter().any(|l| l.vcpu == c);
         let before = self.last.get(&(true, c)).and_then(|m| m.get(CH_CPU_NRUN)).copied();
-        if !virt && nrun > 1 && before.is_some_and(|b| b <= 1) {
+        if !virt && nrun > 1 && before.is_none_or(|b| b <= 1) {
             let names: Vec<String> = running.iter().map(|&t| self.th_name(t)).collect();
             let msg = format!(
                 "{}: {nrun} threads running at the same time ({}): ovni's emulator allows it \

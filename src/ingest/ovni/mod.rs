@@ -577,16 +577,27 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
         } else if !model.runtime().ignored() {
             // What the runtime model refused changes no task either.
             let label = match (ev.mcv, decoded) {
-                ([m, b'Y', b'c'], Some(d)) => runtime::model_index(m).zip(d.int("typeid")).and_then(
-                    |(mi, id)| {
+                ([m, b'Y', b'c'], Some(d)) => {
+                    runtime::model_index(m).zip(d.int("typeid")).and_then(|(mi, id)| {
                         let id = u32::try_from(id).ok()?;
                         model.runtime().type_label_of(mi, proc, id)
-                    },
-                ),
+                    })
+                }
                 _ => None,
             };
             let run = model.running(thread);
-            tasks.apply(ev.mcv, decoded, label, proc, &name, run, t_ts, core.as_deref(), pos, sink)?;
+            tasks.apply(
+                ev.mcv,
+                decoded,
+                label,
+                proc,
+                &name,
+                run,
+                t_ts,
+                core.as_deref(),
+                pos,
+                sink,
+            )?;
         }
         if ev.mcv == *b"OU[" || ev.mcv == *b"OU]" {
             if let Some(c) = cursors.get_mut(i) {

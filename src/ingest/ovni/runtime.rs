@@ -29,9 +29,17 @@
 //! ```
 //!
 //! What ovni's emulator refuses (and stops at) is a warning here, never a stop: the event
-//! leaves the task state and the channels as they were (`bad_task_event`), a pop of a
-//! subsystem that is not on top pops the top anyway (`bad_subsystem_pop`), a push on a stack
-//! 512 deep is ignored with its pop (`subsystem_stack_full`).
+//! leaves the task state and the channels as they were (`bad_task_event`; [`Runtime::ignored`]
+//! tells the task instances to leave it too), a pop of a subsystem that is not on top pops the
+//! top anyway (`bad_subsystem_pop`), a push on a stack 512 deep is ignored with its pop
+//! (`subsystem_stack_full`), a channel without `CHAN_ALLOW_DUP` (idle; Nanos6's subsystem and
+//! thread type) set to its value is applied (`same_channel_value`), a label of 512 bytes or
+//! more is cut to 511. An event the model has no rule for is an info (`unmodelled_event`).
+//!
+//! Memory: tasks not ended (and parallel tasks' bodies) at most [`MAX_FOLLOWED`]; an ended
+//! task leaves them and is remembered as its type value alone, for the [`MAX_ENDED`] most
+//! recently ended ([`Recent`]): an ordinary nOS-V task runs again from there, a Nanos6 id is
+//! refused; [`MAX_TYPES`] types, each label held once (`Rc<str>`, shared with the instances).
 use super::super::Sink;
 use super::emu::{warn, At};
 use super::spec::Decoded;

@@ -20,6 +20,18 @@
 //! per-thread task stack) preempts that task (`preempt`), and its end resumes it
 //! (`resume`), so the outer task's net execution time leaves the inner one's out.
 //!
+//! A task follows its thread (ovni shows a task on a CPU only while its thread runs there):
+//! the task on top of a thread's stack is preempted when its thread stops running (`OHp`,
+//! `OHc`, `OHe`) and resumed when it runs again, on its CPU then; a thread moved while it
+//! runs (`OAs`, `OAr`) moves its task (preempt, resume elsewhere: a migration); see
+//! [`Tasks::follow`].
+//!
+//! An ordinary nOS-V task runs again after its end (ovni's resurrect, a task iteration):
+//! each later run is a new instance, task id * 2^32 + run (2, 3, ...), activated at its
+//! `VTx`. Ended ordinary nOS-V tasks are remembered (entity and runs) for the
+//! [`MAX_ENDED`] most recently ended; a Nanos6 task is forgotten at its end (the runtime model
+//! refuses it again). Only events the runtime model accepted reach [`Tasks::apply`].
+//!
 //! Task and type ids are per process in ovni (each process numbers its own from 1), so they
 //! are followed per process. The entity is the task type's label (`VYc`/`6Yc`; `task type
 //! <id>` without one), so all tasks of a type are instances of one entity; when the trace
@@ -381,7 +393,17 @@ impl Tasks {
             self.emit(&name, instance, "preempt", ts, c.unwrap_or(thread), c, pos, &note, sink)?;
         }
         if resume {
-            self.emit(&name, instance, "resume", ts, core.unwrap_or(thread), core, pos, &note, sink)?;
+            self.emit(
+                &name,
+                instance,
+                "resume",
+                ts,
+                core.unwrap_or(thread),
+                core,
+                pos,
+                &note,
+                sink,
+            )?;
         }
         Ok(())
     }
