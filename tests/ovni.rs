@@ -723,3 +723,140 @@ fn each_body_of_a_parallel_task_is_its_own_instance() {
         "entity,state\nCPU 0.0,5\nCPU 0.1,5\nTH 3.10,5\nTH 3.11,5\n"
     );
 }
+
+/// Metadata of a process that requires the Nanos6 model only.
+const META_NANOS6: &str = r#"{ "version": 3, "ovni": { "app_id": 3, "loom_cpus": [{"index": 0, "phyid": 0}, {"index": 1, "phyid": 1}],
+  "require": { "ovni": "1.1.0", "nanos6": "1.1.0" }, "finished": 1 } }"#;
+
+const RUNS: &str =
+    "SELECT instance, activate_ts, start_ts, terminate_ts, core, net_exec, ready_time, \
+                    preemptions, migrations, complete FROM instances ORDER BY instance";
+
+#[test]
+fn a_task_follows_its_thread_and_an_ordinary_task_runs_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Task 1 runs 1100-1600, its thread paused 1200-1500; then it runs again (taskiter),
+    // 1700-1800; its thread then moves to CPU 1 while it runs a third time, 1850-1950.
+    let w = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task("VTc", 1003, 1, 1)
+        .task("VTx", 1100, 1, 0)
+        .ev("OHp", 1200, &[])
+        .ev("OHr", 1500, &[])
+        .task("VTe", 1600, 1, 0)
+        .task("VTx", 1700, 1, 0)
+        .task("VTe", 1800, 1, 0)
+        .task("VTx", 1850, 1, 0)
+        .ev("OAs", 1900, &1i32.to_le_bytes())
+        .task("VTe", 1950, 1, 0)
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &w, META_NOSV);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    // The first run: 200 ns running (the channels' view), 300 ready while its thread was
+    // paused. The later runs are new instances, task * 2^32 + run, activated at their VTx;
+    // the third migrates to CPU 1 with its thread (`core` is the CPU an instance started on).
+    let (r2, r3) = ((1i64 << 32) + 2, (1i64 << 32) + 3);
+    assert_eq!(
+        csv(d, "db", RUNS),
+        format!(
+            "instance,activate_ts,start_ts,terminate_ts,core,net_exec,ready_time,preemptions,migrations,complete\n\
+             1,3,100,600,CPU 0.0,200,300,1,0,true\n\
+             {r2},700,700,800,CPU 0.0,100,0,0,0,true\n\
+             {r3},850,850,950,CPU 0.0,100,0,1,1,true\n"
+        )
+    );
+    // As the model's channel shows it on the CPUs.
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT core, sum(busy) FROM cpu_load(window_ns := 10000) GROUP BY core ORDER BY core"
+        ),
+        "core,sum(busy)\nCPU 0.0,350\nCPU 0.1,50\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}
+
+#[test]
+fn tasks_of_two_threads_share_a_cpu_while_one_is_paused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Thread 10 pauses mid-task 1; thread 11 runs task 2 on the same CPU meanwhile; then a
+    // third thread comes to CPU 0 while 10 runs (two running threads on a physical CPU).
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task("VTc", 1002, 1, 1)
+        .task("VTc", 1003, 2, 1)
+        .task("VTx", 1100, 1, 0)
+        .ev("OHp", 1200, &[])
+        .ev("OHr", 1500, &[])
+        .task("VTe", 1600, 1, 0)
+        .ev("OHe", 2000, &[]);
+    let b = W::new(false)
+        .ohx(1300, 0)
+        .task("VTx", 1350, 2, 0)
+        .task("VTe", 1400, 2, 0)
+        .ev("OHp", 1450, &[])
+        .ev("OHr", 1700, &[])
+        .ev("OHe", 1800, &[]);
+    put_meta(d, 9, 10, &a, META_NOSV);
+    put_meta(d, 9, 11, &b, META_NOSV);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", RUNS),
+        "instance,activate_ts,start_ts,terminate_ts,core,net_exec,ready_time,preemptions,migrations,complete\n\
+         1,2,100,600,CPU 0.0,200,300,1,0,true\n2,3,350,400,CPU 0.0,50,0,0,0,true\n"
+    );
+    // No core conflict, no refused transition: only ovni's refusal of two running threads
+    // on a physical CPU (1700-1800), said once.
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity, ts FROM diagnostics ORDER BY ALL"),
+        "kind,severity,ts\ncpu_oversubscribed,warning,700\n"
+    );
+}
+
+#[test]
+fn what_ovni_refuses_in_the_runtime_models_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Nanos6 only: a task id created again after its end, an idle state set twice, a thread
+    // type pushed over itself, a nOS-V event (no stream requires nOS-V), a label too long.
+    let long = "L".repeat(600);
+    let w = W::new(false)
+        .ohx(1000, 0)
+        .type_of(b"6Yc", 1001, 1, "A")
+        .type_of(b"6Yc", 1002, 2, &long)
+        .ev("6Hw", 1003, &[])
+        .ev("6Hw", 1004, &[])
+        .task("6Tc", 1010, 1, 1)
+        .task1("6Tx", 1100, 1)
+        .task1("6Te", 1500, 1)
+        .task("6Tc", 1600, 1, 2)
+        .task("6Tc", 1610, 2, 2)
+        .ev("6Pr", 1700, &[])
+        .ev("6Pr", 1750, &[])
+        .ev("VHw", 1800, &[])
+        .ev("VHW", 1850, &[])
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &w, META_NANOS6);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT ts, kind FROM diagnostics ORDER BY ts, kind"),
+        "ts,kind\n2,bad_task_event\n4,same_channel_value\n600,bad_task_event\n\
+         750,same_channel_value\n800,model_not_enabled\n"
+    );
+    let msgs = csv(d, "db", "SELECT message FROM diagnostics ORDER BY ts");
+    assert!(msgs.contains("6Tc of task 1: the task already exists (it ended"), "{msgs}");
+    assert!(msgs.contains("label of 600 bytes"), "{msgs}");
+    assert!(msgs.contains("model nosv not enabled"), "{msgs}");
+    // The refused creation invents no instance; the long label is cut to 511 bytes.
+    assert_eq!(
+        csv(d, "db", "SELECT length(entity), instance, complete FROM instances ORDER BY ALL"),
+        "length(entity),instance,complete\n1,1,true\n511,2,false\n"
+    );
+    // The nOS-V events are kept.
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM events WHERE action LIKE 'VH%'"), "2");
+}

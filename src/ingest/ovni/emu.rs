@@ -132,6 +132,8 @@ pub struct Model {
     /// A runtime model is enabled by its first event (no stream's metadata requires any
     /// model, as before ovni 1.5); else only by the metadata.
     lazy_models: bool,
+    /// The other thread the event last applied moved (`OAr`).
+    moved: Option<usize>,
 }
 
 /// Depth of a thread's stack of one mark type: ovni's `MAX_CHAN_STACK`, beyond which its
@@ -177,7 +179,23 @@ impl Model {
             runtime: Runtime::default(),
             rt: Vec::new(),
             lazy_models: true,
+            moved: None,
         }
+    }
+
+    /// The runtime models (task types, whether the last event was refused).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Thread `th` is Running.
+    pub fn running(&self, th: usize) -> bool {
+        self.threads.get(th).is_some_and(|t| t.state == St::Running)
+    }
+
+    /// The other thread the event last applied moved to a CPU (`OAr`), if any.
+    pub fn moved(&self) -> Option<usize> {
+        self.moved
     }
 
     /// Enables the runtime models the streams' metadata requires (`ovni.require`:
@@ -330,6 +348,8 @@ impl Model {
         let loom = self.threads.get(th).map_or(0, |t| t.loom);
         let mut other: Option<usize> = None;
         let mut other_cpu: Option<usize> = None;
+        self.moved = None;
+        self.runtime.clear_ignored();
         let code = String::from_utf8_lossy(&mcv).into_owned();
         match &mcv {
             b"OHx" => {
@@ -371,6 +391,7 @@ impl Model {
                 match (remote, d.and_then(|d| d.int("cpu"))) {
                     (Some(r), Some(idx)) => {
                         other = Some(r);
+                        self.moved = Some(r);
                         other_cpu = self.threads.get(r).and_then(|t| t.cpu);
                         if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
                             self.attach(r, c);
@@ -396,6 +417,19 @@ impl Model {
                 let Some(mi) = runtime::model_index(*m) else { return Ok(()) };
                 if !self.runtime.on.get(mi).copied().unwrap_or(false) {
                     if !self.lazy_models {
+                        // ovni's emulator stops at an event of a model no stream requires.
+                        self.runtime.ignore();
+                        let model = if mi == 0 { "nosv" } else { "nanos6" };
+                        if self.said.insert(format!("model {model}")) {
+                            let msg = format!(
+                                "{} {code}: model {model} not enabled (no stream's metadata \
+                                 requires it, ovni.require; ovni's emulator stops here): its \
+                                 events are kept in events, they change no channel and no task \
+                                 (reported once per model)",
+                                self.th_name(th)
+                            );
+                            warn(sink, "model_not_enabled", at, msg)?;
+                        }
                         return Ok(());
                     }
                     // ovni connects a model for every thread: all rows may change.
@@ -667,6 +701,21 @@ impl Model {
             _ => None,
         };
         let nrun = running.len() as i128;
+        // Only a virtual CPU may have several threads running (ovni's `cpu_update` stops on a
+        // physical one): said when it starts.
+        let virt = self.looms.iter().any(|l| l.vcpu == c);
+        let before = self.last.get(&(true, c)).and_then(|m| m.get(CH_CPU_NRUN)).copied();
+        if !virt && nrun > 1 && before.is_none_or(|b| b <= 1) {
+            let names: Vec<String> = running.iter().map(|&t| self.th_name(t)).collect();
+            let msg = format!(
+                "{}: {nrun} threads running at the same time ({}): ovni's emulator allows it \
+                 only on a virtual CPU and stops here; the CPU shows no thread's channels \
+                 meanwhile",
+                self.cpus.get(c).map_or("", |c| c.name.as_str()),
+                names.join(", ")
+            );
+            warn(sink, "cpu_oversubscribed", at, msg)?;
+        }
         let t = one.and_then(|t| self.threads.get(t)).map(|t| (t.pid, t.tid, t.flushing));
         self.set((true, c), CH_CPU_PID, t.map_or(0, |t| i128::from(t.0)), None, at, sink)?;
         self.set((true, c), CH_CPU_TID, t.map_or(0, |t| i128::from(t.1)), None, at, sink)?;

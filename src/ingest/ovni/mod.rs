@@ -564,7 +564,41 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             core: core.as_deref(),
             pos,
         })?;
-        tasks.apply(ev.mcv, decoded, proc, &name, ts.max(applied), core.as_deref(), pos, sink)?;
+        let t_ts = ts.max(applied);
+        if ev.mcv[0] == b'O' {
+            // The task on top of a thread's stack follows its thread (and the thread `OAr`
+            // moved).
+            let run = model.running(thread);
+            tasks.follow(&name, run, model.cpu_of(thread), &mcv, t_ts, pos, sink)?;
+            if let Some(r) = model.moved() {
+                let rn = model.threads.get(r).map(|t| t.name.clone()).unwrap_or_default();
+                tasks.follow(&rn, model.running(r), model.cpu_of(r), &mcv, t_ts, pos, sink)?;
+            }
+        } else if !model.runtime().ignored() {
+            // What the runtime model refused changes no task either.
+            let label = match (ev.mcv, decoded) {
+                ([m, b'Y', b'c'], Some(d)) => {
+                    runtime::model_index(m).zip(d.int("typeid")).and_then(|(mi, id)| {
+                        let id = u32::try_from(id).ok()?;
+                        model.runtime().type_label_of(mi, proc, id)
+                    })
+                }
+                _ => None,
+            };
+            let run = model.running(thread);
+            tasks.apply(
+                ev.mcv,
+                decoded,
+                label,
+                proc,
+                &name,
+                run,
+                t_ts,
+                core.as_deref(),
+                pos,
+                sink,
+            )?;
+        }
         if ev.mcv == *b"OU[" || ev.mcv == *b"OU]" {
             if let Some(c) = cursors.get_mut(i) {
                 c.unsorted = ev.mcv[2] == b'[';

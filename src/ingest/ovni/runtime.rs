@@ -29,14 +29,25 @@
 //! ```
 //!
 //! What ovni's emulator refuses (and stops at) is a warning here, never a stop: the event
-//! leaves the task state and the channels as they were (`bad_task_event`), a pop of a
-//! subsystem that is not on top pops the top anyway (`bad_subsystem_pop`), a push on a stack
-//! 512 deep is ignored with its pop (`subsystem_stack_full`).
+//! leaves the task state and the channels as they were (`bad_task_event`; [`Runtime::ignored`]
+//! tells the task instances to leave it too), a pop of a subsystem that is not on top pops the
+//! top anyway (`bad_subsystem_pop`), a push on a stack 512 deep is ignored with its pop
+//! (`subsystem_stack_full`), a channel without `CHAN_ALLOW_DUP` (idle; Nanos6's subsystem and
+//! thread type) set to its value is applied (`same_channel_value`), a label of 512 bytes or
+//! more is cut to 511. An event the model has no rule for is an info (`unmodelled_event`).
+//!
+//! Memory: tasks not ended (and parallel tasks' bodies) at most [`MAX_FOLLOWED`]; an ended
+//! task leaves them and is remembered as its type value alone, for the [`MAX_ENDED`] most
+//! recently ended ([`Recent`]): an ordinary nOS-V task runs again from there, a Nanos6 id is
+//! refused; [`MAX_TYPES`] types, each label held once (`Rc<str>`, shared with the instances).
 use super::super::Sink;
 use super::emu::{warn, At};
 use super::spec::Decoded;
 use crate::Result;
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::Hash;
+use std::rc::Rc;
 
 /// How a thread's channel is shown on its own row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,8 +179,87 @@ const IDX: [Idx; 2] = [
 pub const MAX_STACK: usize = 512;
 /// Bodies a thread holds on its stack at most (paused, nested): beyond, an execute is refused.
 pub const MAX_BODY_STACK: usize = 4096;
-/// Tasks and bodies followed at once, all models and processes (memory bound).
+/// Tasks not ended (and bodies of parallel tasks) followed at once, all models and processes
+/// (memory bound).
 pub const MAX_FOLLOWED: usize = 1 << 20;
+/// Ended tasks remembered (an ordinary nOS-V task may run again, a Nanos6 task id may not be
+/// created again): beyond, the oldest ended are forgotten (memory bound).
+pub const MAX_ENDED: usize = 1 << 20;
+/// Task types followed, all models and processes (memory bound; real traces have tens).
+pub const MAX_TYPES: usize = 1 << 16;
+/// Longest task type label ovni accepts, in bytes (`MAX_PCF_LABEL` 512, its NUL included).
+pub const MAX_LABEL: usize = 511;
+
+/// Entries kept in insertion order; beyond `cap`, the oldest are forgotten (a bounded memory
+/// of what ended).
+#[derive(Debug)]
+pub struct Recent<K, V> {
+    map: HashMap<K, (V, u64)>,
+    /// Keys in insertion order, with their insertion number (a key inserted again is stale
+    /// at its older place).
+    order: VecDeque<(K, u64)>,
+    seq: u64,
+    cap: usize,
+    /// Some entry was forgotten.
+    pub forgot: bool,
+}
+
+impl<K: Hash + Eq + Clone, V> Recent<K, V> {
+    /// Keeps at most `cap` entries.
+    pub fn new(cap: usize) -> Self {
+        Recent { map: HashMap::new(), order: VecDeque::new(), seq: 0, cap, forgot: false }
+    }
+    /// Adds `k`; returns true if an older entry was forgotten for it.
+    pub fn insert(&mut self, k: K, v: V) -> bool {
+        self.seq += 1;
+        self.map.insert(k.clone(), (v, self.seq));
+        self.order.push_back((k, self.seq));
+        let mut forgot = false;
+        // At most `cap` entries; stale places (keys inserted again) at most `cap` more.
+        while self.map.len() > self.cap || self.order.len() > self.cap.saturating_mul(2) {
+            let Some((old, n)) = self.order.pop_front() else { break };
+            if self.map.get(&old).is_some_and(|e| e.1 == n) {
+                self.map.remove(&old);
+                forgot = true;
+            }
+        }
+        self.forgot |= forgot;
+        forgot
+    }
+    /// The entry of `k`.
+    pub fn get(&self, k: &K) -> Option<&V> {
+        self.map.get(k).map(|e| &e.0)
+    }
+    /// Takes the entry of `k` out.
+    pub fn remove(&mut self, k: &K) -> Option<V> {
+        self.map.remove(k).map(|e| e.0)
+    }
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    /// No entry held.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// A task type label as ovni takes it: an empty one named after its id, one longer than
+/// ovni's limit cut to [`MAX_LABEL`] bytes (at a character boundary); the second value is the
+/// length it had when it was cut.
+pub fn type_label(raw: &str, id: u32) -> (String, Option<usize>) {
+    if raw.is_empty() {
+        return (format!("(unlabeled task type {id})"), None);
+    }
+    if raw.len() <= MAX_LABEL {
+        return (raw.to_string(), None);
+    }
+    let mut end = MAX_LABEL;
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    (raw.get(..end).unwrap_or_default().to_string(), Some(raw.len()))
+}
 
 /// What an event does to a channel.
 #[derive(Debug, Clone, Copy)]
@@ -355,6 +445,19 @@ struct Body {
     thread: Option<usize>,
 }
 
+impl Task {
+    fn new(m: usize, gid: i64, parallel: bool) -> Self {
+        Task {
+            gid,
+            parallel,
+            resurrect: m == 0 && !parallel,
+            pause: !parallel,
+            relax: m == 1,
+            bodies: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Task {
     /// Type value.
@@ -416,22 +519,100 @@ pub struct RtThread {
 }
 
 /// Task types and tasks of both models, and which models are enabled.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Runtime {
     /// Enabled models (ovni's `require`, or their first event in a trace whose metadata
     /// requires nothing).
     pub on: [bool; 2],
-    /// Type (model, process, id) -> (label, value).
-    types: HashMap<Key, (String, i64)>,
+    /// Type (model, process, id) -> value.
+    types: HashMap<Key, i64>,
+    /// Tasks not ended (parallel ones: until the end).
     tasks: HashMap<Key, Task>,
-    /// Type value -> label.
-    type_labels: HashMap<i64, String>,
-    /// Tasks plus bodies followed.
+    /// Ended tasks (ordinary nOS-V tasks run again at their next execute; a Nanos6 task id is
+    /// never created again) -> their type value, the most recent [`Runtime::max_ended`].
+    ended: Recent<Key, i64>,
+    /// Type value -> label (each label held once, shared with the task instances).
+    type_labels: HashMap<i64, Rc<str>>,
+    /// Tasks not ended plus bodies of parallel tasks followed.
     followed: usize,
-    full: bool,
+    max_followed: usize,
+    max_types: usize,
+    full: Cell<bool>,
+    /// The event last applied was refused (it changed no task state).
+    ignored: Cell<bool>,
+    /// Notes given once (per code, per model).
+    said: HashSet<String>,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime::with_caps(MAX_FOLLOWED, MAX_ENDED, MAX_TYPES)
+    }
 }
 
 impl Runtime {
+    /// A runtime following at most `followed` tasks alive, remembering `ended` ended tasks and
+    /// `types` task types.
+    pub fn with_caps(followed: usize, ended: usize, types: usize) -> Self {
+        Runtime {
+            on: [false; 2],
+            types: HashMap::new(),
+            tasks: HashMap::new(),
+            ended: Recent::new(ended),
+            type_labels: HashMap::new(),
+            followed: 0,
+            max_followed: followed,
+            max_types: types,
+            full: Cell::new(false),
+            ignored: Cell::new(false),
+            said: HashSet::new(),
+        }
+    }
+
+    /// The event last applied was refused: it changed no task (its instances must not
+    /// follow it).
+    pub fn ignored(&self) -> bool {
+        self.ignored.get()
+    }
+
+    /// A new event is being applied.
+    pub fn clear_ignored(&self) {
+        self.ignored.set(false);
+    }
+
+    /// Marks the event being applied as refused (ovni's emulator stops at it).
+    pub fn ignore(&self) {
+        self.ignored.set(true);
+    }
+
+    /// The label of task type `id` of model `m` in process `proc`, if created.
+    pub fn type_label_of(&self, m: usize, proc: usize, id: u32) -> Option<Rc<str>> {
+        let gid = self.types.get(&(m, proc, id))?;
+        self.type_labels.get(gid).cloned()
+    }
+
+    /// Tasks followed now (not ended, and bodies of parallel ones) and ended tasks remembered.
+    pub fn followed(&self) -> (usize, usize) {
+        (self.followed, self.ended.len())
+    }
+
+    /// Says once, as info, that the model has no rule for event `code` (it changes nothing).
+    fn unmodelled(&mut self, code: &str, at: At, sink: &mut dyn Sink) -> Result<()> {
+        if !self.said.insert(code.to_string()) {
+            return Ok(());
+        }
+        sink.diagnostic(super::super::Diagnostic {
+            severity: super::super::Severity::Info,
+            kind: "unmodelled_event",
+            pos: at.pos,
+            ts: Some(at.ts),
+            message: format!(
+                "{code}: the runtime model has no rule for this event (a newer nOS-V/Nanos6 \
+                 event, or one ovni's emulator ignores): kept in events, it changes no channel \
+                 (reported once per code)"
+            ),
+        })
+    }
     /// Enables model `m` for `threads`: its channels, idle Progressing (ovni's connection).
     pub fn enable(&mut self, m: usize, threads: &mut [RtThread]) {
         let Some(slot) = self.on.get_mut(m) else { return };
@@ -459,7 +640,7 @@ impl Runtime {
         }
         let ix = IDX.get(m)?;
         if ch == ix.ty && v != 0 {
-            return self.type_labels.get(&v).cloned();
+            return self.type_labels.get(&v).map(|l| l.to_string());
         }
         None
     }
@@ -504,15 +685,30 @@ impl Runtime {
             b'T' => return self.task_event(m, val, d, threads, th, name, &code, at, sink),
             _ => {}
         }
-        let Some(op) = simple(m, cat, val) else { return Ok(()) };
+        let Some(op) = simple(m, cat, val) else {
+            if cat == b'Y' || cat == b'T' {
+                return Ok(());
+            }
+            return self.unmodelled(&code, at, sink);
+        };
         let Some(chans) = threads.get_mut(th).and_then(|t| t.chans.get_mut(m)) else {
             return Ok(());
         };
         match op {
-            Op::Push(ch, v) => push(chans, m, ch, v, name, &code, at, sink),
+            Op::Push(ch, v) => {
+                // Nanos6's subsystem and thread type refuse a value equal to the one shown
+                // (ovni's channels without `CHAN_ALLOW_DUP`); nOS-V's subsystem allows it.
+                if m == 1 && chans.stacks.get(ch).and_then(|s| s.last()) == Some(&v) {
+                    same_value(m, ch, v, name, &code, at, sink)?;
+                }
+                push(chans, m, ch, v, name, &code, at, sink)
+            }
             Op::Pop(ch, v) => pop(chans, m, ch, v, name, &code, at, sink),
             Op::Set(ch, v) => {
                 if let Some(x) = chans.vals.get_mut(ch) {
+                    if *x == v {
+                        same_value(m, ch, v, name, &code, at, sink)?;
+                    }
                     *x = v;
                 }
                 Ok(())
@@ -540,31 +736,39 @@ impl Runtime {
         };
         let key = (m, proc, id);
         if id == 0 || self.types.contains_key(&key) {
+            self.ignore();
             let why = if id == 0 { "type id 0 is not valid" } else { "the type already exists" };
             let msg = format!("{name} {code} creates task type {id}: {why}; ignored");
             return warn(sink, "bad_task_event", at, msg);
         }
-        if self.types.len() >= MAX_FOLLOWED {
+        if self.types.len() >= self.max_types {
+            self.ignore();
             return self.say_full(at, sink);
         }
-        let label = if label.is_empty() {
-            format!("(unlabeled task type {id})")
-        } else {
-            label.to_string()
-        };
+        let (label, cut) = type_label(label, id);
+        if let Some(n) = cut {
+            let msg = format!(
+                "{name} {code} creates task type {id} with a label of {n} bytes, longer than \
+                 ovni's {MAX_LABEL} (MAX_PCF_LABEL; its emulator stops here): the label is cut \
+                 to its first {} bytes",
+                label.len()
+            );
+            warn(sink, "bad_task_event", at, msg)?;
+        }
         let gid = type_gid(&label);
-        self.type_labels.entry(gid).or_insert_with(|| label.clone());
-        self.types.insert(key, (label, gid));
+        self.type_labels.entry(gid).or_insert_with(|| Rc::from(label));
+        self.types.insert(key, gid);
         Ok(())
     }
 
-    fn say_full(&mut self, at: At, sink: &mut dyn Sink) -> Result<()> {
-        if std::mem::replace(&mut self.full, true) {
+    fn say_full(&self, at: At, sink: &mut dyn Sink) -> Result<()> {
+        if self.full.replace(true) {
             return Ok(());
         }
         let msg = format!(
-            "more than {MAX_FOLLOWED} nOS-V/Nanos6 tasks, bodies and types followed at once: later \
-             ones change no task channel (their events are kept)"
+            "more than {} nOS-V/Nanos6 tasks not ended (and bodies of parallel tasks), or {} task \
+             types, followed at once: later ones change no task channel (their events are kept)",
+            self.max_followed, self.max_types
         );
         warn(sink, "too_many_tasks", at, msg)
     }
@@ -589,7 +793,9 @@ impl Runtime {
         let Some(t) = threads.get(th) else { return Ok(()) };
         let (proc, appid, rank) = (t.proc, t.appid, t.rank);
         let key = (m, proc, task_id);
+        let ignored = &self.ignored;
         let refuse = |why: String, sink: &mut dyn Sink| {
+            ignored.set(true);
             let msg = format!(
                 "{name} {code} of task {task_id}: {why} (ovni's emulator stops here); the task \
                  channels are left as they were"
@@ -603,46 +809,78 @@ impl Runtime {
             if self.tasks.contains_key(&key) {
                 return refuse("the task already exists".into(), sink);
             }
-            if self.followed >= MAX_FOLLOWED {
+            if self.ended.get(&key).is_some() {
+                return refuse(
+                    "the task already exists (it ended; ovni keeps every task id)".into(),
+                    sink,
+                );
+            }
+            if self.followed >= self.max_followed {
+                self.ignore();
                 return self.say_full(at, sink);
             }
             let ty = d.int("typeid").and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
             let gid = match self.types.get(&(m, proc, ty)) {
-                Some(t) => t.1,
+                Some(g) => *g,
                 None => {
-                    refuse(format!("its type {ty} was not created (no VYc/6Yc before it); it is taken as 'task type {ty}'"), sink)?;
+                    let msg = format!(
+                        "{name} {code} of task {task_id}: its type {ty} was not created (no \
+                         VYc/6Yc before it; ovni's emulator stops here); it is taken as 'task \
+                         type {ty}'"
+                    );
+                    warn(sink, "bad_task_event", at, msg)?;
                     let l = format!("task type {ty}");
                     let g = type_gid(&l);
-                    if self.type_labels.len() < MAX_FOLLOWED {
-                        self.type_labels.entry(g).or_insert(l);
+                    if self.type_labels.len() < self.max_types {
+                        self.type_labels.entry(g).or_insert_with(|| Rc::from(l));
                     }
                     g
                 }
             };
             let parallel = val == b'C';
-            self.tasks.insert(
-                key,
-                Task {
-                    gid,
-                    parallel,
-                    resurrect: m == 0 && !parallel,
-                    pause: !parallel,
-                    relax: m == 1,
-                    bodies: Vec::new(),
-                },
-            );
+            self.tasks.insert(key, Task::new(m, gid, parallel));
             self.followed += 1;
             return Ok(());
         }
         if !matches!(val, b'x' | b'p' | b'r' | b'e') {
             return Ok(());
         }
-        let Some(task) = self.tasks.get(&key) else {
-            if self.full {
-                return Ok(());
+        if !self.tasks.contains_key(&key) {
+            let Some(&gid) = self.ended.get(&key) else {
+                if self.full.get() {
+                    self.ignore();
+                    return Ok(());
+                }
+                let why = if self.ended.forgot {
+                    "no such task was created (or it ended long ago and was forgotten: memory \
+                     bound)"
+                } else {
+                    "no such task was created"
+                };
+                return refuse(why.into(), sink);
+            };
+            // An ended task: an ordinary nOS-V task runs again (ovni's resurrect); a Nanos6
+            // one never does.
+            if !(m == 0 && val == b'x') {
+                let why = if val == b'x' {
+                    "body 1 ended and its task cannot run again".to_string()
+                } else {
+                    let want = if val == b'r' { BState::Paused } else { BState::Running };
+                    format!("body 1 is Dead, not {}", want.name())
+                };
+                return refuse(why, sink);
             }
-            return refuse("no such task was created".into(), sink);
-        };
+            if self.followed >= self.max_followed {
+                self.ignore();
+                return self.say_full(at, sink);
+            }
+            self.ended.remove(&key);
+            let mut task = Task::new(m, gid, false);
+            task.bodies.push(Body { id: 1, state: BState::Dead, thread: None });
+            self.tasks.insert(key, task);
+            self.followed += 1;
+        }
+        let Some(task) = self.tasks.get(&key) else { return Ok(()) };
         let body_id = if m == 0 {
             let b = d.int("bodyid").and_then(|i| u32::try_from(i).ok()).unwrap_or(0);
             match (task.parallel, b) {
@@ -681,7 +919,8 @@ impl Runtime {
                 _ if chans.bodies.len() >= MAX_BODY_STACK => {
                     Some(format!("the thread holds {MAX_BODY_STACK} bodies already"))
                 }
-                None if self.followed >= MAX_FOLLOWED => {
+                None if task.parallel && self.followed >= self.max_followed => {
+                    self.ignore();
                     return self.say_full(at, sink);
                 }
                 _ => None,
@@ -719,14 +958,30 @@ impl Runtime {
             }
             None => {
                 task.bodies.push(Body { id: body_id, state: new_state, thread: Some(th) });
-                self.followed += 1;
+                if task.parallel {
+                    self.followed += 1;
+                }
             }
         }
-        let (gid, ended_for_good) = (task.gid, val == b'e' && !task.resurrect && !task.parallel);
-        if ended_for_good {
-            // Never runs again: forget it (memory); a later event of it is an unknown task.
-            if let Some(t) = self.tasks.remove(&key) {
-                self.followed = self.followed.saturating_sub(1 + t.bodies.len());
+        let gid = task.gid;
+        if val == b'e' && !task.parallel {
+            // Ended: off the tasks followed; remembered (bounded) so that an ordinary nOS-V
+            // task runs again at its next execute and a Nanos6 id is not created again.
+            self.tasks.remove(&key);
+            self.followed = self.followed.saturating_sub(1);
+            if self.ended.insert(key, gid) && self.said.insert("ended_forgotten".into()) {
+                let msg = format!(
+                    "more than {} tasks ended: the oldest ended ones are forgotten (memory \
+                     bound): a later execute of one is refused as of a task never created",
+                    self.ended.cap
+                );
+                sink.diagnostic(super::super::Diagnostic {
+                    severity: super::super::Severity::Info,
+                    kind: "ended_tasks_forgotten",
+                    pos: at.pos,
+                    ts: Some(at.ts),
+                    message: msg,
+                })?;
             }
         }
         let Some(chans) = threads.get_mut(th).and_then(|t| t.chans.get_mut(m)) else {
@@ -746,7 +1001,7 @@ impl Runtime {
             _ => {}
         }
         // The task channels show the running body on top of the stack, if any.
-        // (An ended body is off the stack: a task forgotten at its end is not on top.)
+        // (An ended body is off the stack: a task that ended is not on top.)
         let next = chans
             .bodies
             .last()
@@ -833,6 +1088,27 @@ fn pop(
     warn(sink, "bad_subsystem_pop", at, msg)
 }
 
+/// Says that channel `ch` is set to the value it shows (ovni refuses it on channels without
+/// `CHAN_ALLOW_DUP`: the idle state, Nanos6's subsystem and thread type); it is applied.
+#[allow(clippy::too_many_arguments)]
+fn same_value(
+    m: usize,
+    ch: usize,
+    v: i64,
+    name: &str,
+    code: &str,
+    at: At,
+    sink: &mut dyn Sink,
+) -> Result<()> {
+    let chan = MODELS.get(m).and_then(|(_, s)| s.get(ch)).map_or("", |s| s.thread);
+    let msg = format!(
+        "{name} {code} sets '{chan}' to {}, the value it has (ovni's emulator refuses a \
+         channel set to its last value and stops here): applied",
+        value_text(m, ch, v)
+    );
+    warn(sink, "same_channel_value", at, msg)
+}
+
 fn value_text(m: usize, ch: usize, v: i64) -> String {
     let label = MODELS
         .get(m)
@@ -847,7 +1123,136 @@ fn value_text(m: usize, ch: usize, v: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::spec::Field;
     use super::*;
+    use crate::ingest::test_sink::{Recorder, Shape};
+    use crate::model::{Event, Pos};
+
+    struct Plain;
+    impl Shape for Plain {
+        fn event(e: &Event<'_>) -> String {
+            format!("{} {}", e.ts, e.action)
+        }
+    }
+
+    fn dec(fields: &[(&'static str, i128)]) -> Decoded {
+        let fields = fields.iter().map(|&(n, v)| (n, Field::Int(v))).collect();
+        Decoded { note: String::new(), fields }
+    }
+
+    /// Applies task event `mcv` of thread 0 with fields `f`; returns whether it was refused.
+    fn ev(
+        rt: &mut Runtime,
+        th: &mut [RtThread],
+        rec: &mut Recorder<Plain>,
+        mcv: &[u8; 3],
+        f: &[(&'static str, i128)],
+    ) -> bool {
+        let at = At { ts: 0, pos: Pos::None };
+        rt.clear_ignored();
+        let m = model_index(mcv[0]).unwrap();
+        rt.apply(m, *mcv, Some(&dec(f)), th, 0, "TH", at, rec).unwrap();
+        rt.ignored()
+    }
+
+    fn new_type(rt: &mut Runtime, th: &mut [RtThread], rec: &mut Recorder<Plain>, label: &str) {
+        let d = Decoded {
+            note: String::new(),
+            fields: vec![("typeid", Field::Int(1)), ("label", Field::Text(label.into()))],
+        };
+        rt.apply(0, *b"VYc", Some(&d), th, 0, "TH", At { ts: 0, pos: Pos::None }, rec).unwrap();
+    }
+
+    #[test]
+    fn ended_tasks_do_not_count_and_the_oldest_ended_are_forgotten() {
+        // At most 2 tasks alive, 3 ended remembered.
+        let mut rt = Runtime::with_caps(2, 3, 4);
+        let mut th = vec![RtThread::default()];
+        rt.enable(0, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        new_type(&mut rt, &mut th, &mut rec, "A");
+        // Ten ordinary tasks one after another: each is followed (2 alive would be the cap).
+        for t in 1..=10 {
+            assert!(!ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", t), ("typeid", 1)]));
+            assert!(!ev(&mut rt, &mut th, &mut rec, b"VTx", &[("taskid", t), ("bodyid", 0)]));
+            assert_eq!(th[0].chans[0].raw(1, &NOSV[1]), i64::try_from(t).unwrap());
+            assert!(!ev(&mut rt, &mut th, &mut rec, b"VTe", &[("taskid", t), ("bodyid", 0)]));
+        }
+        assert_eq!(rec.kinds(), ["ended_tasks_forgotten"]);
+        assert_eq!(rt.followed(), (0, 3));
+        // Task 9 ended recently: it runs again (ovni's resurrect).
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTx", &[("taskid", 9), ("bodyid", 0)]));
+        assert_eq!(th[0].chans[0].raw(1, &NOSV[1]), 9);
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTe", &[("taskid", 9), ("bodyid", 0)]));
+        // Task 1 ended long ago and was forgotten: refused, saying why.
+        assert!(ev(&mut rt, &mut th, &mut rec, b"VTx", &[("taskid", 1), ("bodyid", 0)]));
+        assert!(rec.diags.last().unwrap().1.contains("forgotten"), "{:?}", rec.diags);
+        // A task id that ended is not created again.
+        assert!(ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 10), ("typeid", 1)]));
+        assert!(rec.diags.last().unwrap().1.contains("already exists (it ended"));
+        // Two tasks alive fill the cap: a third is refused, once said.
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 11), ("typeid", 1)]));
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 12), ("typeid", 1)]));
+        assert!(ev(&mut rt, &mut th, &mut rec, b"VTc", &[("taskid", 13), ("typeid", 1)]));
+        assert_eq!(rec.kinds().last(), Some(&"too_many_tasks"));
+        assert_eq!(rt.followed(), (2, 3));
+    }
+
+    #[test]
+    fn a_nanos6_task_that_ended_is_not_created_nor_run_again() {
+        let mut rt = Runtime::default();
+        let mut th = vec![RtThread::default()];
+        rt.enable(1, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"6Tc", &[("taskid", 1), ("typeid", 1)]));
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"6Tx", &[("taskid", 1)]));
+        assert!(!ev(&mut rt, &mut th, &mut rec, b"6Te", &[("taskid", 1)]));
+        assert!(ev(&mut rt, &mut th, &mut rec, b"6Tx", &[("taskid", 1)]));
+        assert!(rec.diags.last().unwrap().1.contains("body 1 ended and its task cannot run again"));
+        assert!(ev(&mut rt, &mut th, &mut rec, b"6Tc", &[("taskid", 1), ("typeid", 2)]));
+        assert!(rec.diags.last().unwrap().1.contains("already exists"));
+        // (the first 6Tc: its type was never created, a warning that does not refuse it)
+        assert_eq!(rec.kinds(), ["bad_task_event"; 3]);
+    }
+
+    #[test]
+    fn labels_are_cut_at_ovnis_limit_and_held_once() {
+        let mut rt = Runtime::default();
+        let mut th = vec![RtThread::default()];
+        rt.enable(0, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        // 300 two-byte characters: cut at a character boundary, 510 bytes.
+        let long = "é".repeat(300);
+        new_type(&mut rt, &mut th, &mut rec, &long);
+        assert_eq!(rec.kinds(), ["bad_task_event"]);
+        assert!(rec.diags[0].1.contains("label of 600 bytes"), "{:?}", rec.diags);
+        let l = rt.type_label_of(0, 0, 1).unwrap();
+        assert_eq!(l.len(), 510);
+        assert_eq!(rt.label(0, 2, type_gid(&l)).as_deref(), Some(&*l));
+        // The same Rc is handed out: one copy.
+        assert!(Rc::ptr_eq(&l, &rt.type_label_of(0, 0, 1).unwrap()));
+        assert_eq!(type_label(&"x".repeat(511), 1).1, None);
+        assert_eq!(type_label(&"x".repeat(512), 1).1, Some(512));
+    }
+
+    #[test]
+    fn idle_set_to_its_value_is_said() {
+        let mut rt = Runtime::default();
+        let mut th = vec![RtThread::default()];
+        rt.enable(0, &mut th);
+        let mut rec = Recorder::<Plain>::default();
+        // Every thread starts Progressing: VPp is a repeat; VPr then VPr again too.
+        for (mcv, n) in [(b"VPp", 1), (b"VPr", 1), (b"VPr", 2), (b"VPa", 2)] {
+            ev(&mut rt, &mut th, &mut rec, mcv, &[]);
+            assert_eq!(rec.kinds().len(), n, "{mcv:?}");
+        }
+        assert!(rec.kinds().iter().all(|k| *k == "same_channel_value"));
+        // A newer event the model has no rule for: info, once per code.
+        ev(&mut rt, &mut th, &mut rec, b"VSN", &[]);
+        ev(&mut rt, &mut th, &mut rec, b"VSN", &[]);
+        assert_eq!(rec.kinds().last(), Some(&"unmodelled_event"));
+        assert_eq!(rec.kinds().len(), 3);
+    }
 
     #[test]
     fn type_values_are_ovnis_hash_of_the_label() {

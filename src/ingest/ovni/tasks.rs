@@ -20,6 +20,18 @@
 //! per-thread task stack) preempts that task (`preempt`), and its end resumes it
 //! (`resume`), so the outer task's net execution time leaves the inner one's out.
 //!
+//! A task follows its thread (ovni shows a task on a CPU only while its thread runs there):
+//! the task on top of a thread's stack is preempted when its thread stops running (`OHp`,
+//! `OHc`, `OHe`) and resumed when it runs again, on its CPU then; a thread moved while it
+//! runs (`OAs`, `OAr`) moves its task (preempt, resume elsewhere: a migration); see
+//! [`Tasks::follow`].
+//!
+//! An ordinary nOS-V task runs again after its end (ovni's resurrect, a task iteration):
+//! each later run is a new instance, task id * 2^32 + run (2, 3, ...), activated at its
+//! `VTx`. Ended ordinary nOS-V tasks are remembered (entity and runs) for the
+//! [`MAX_ENDED`] most recently ended; a Nanos6 task is forgotten at its end (the runtime model
+//! refuses it again). Only events the runtime model accepted reach [`Tasks::apply`].
+//!
 //! Task and type ids are per process in ovni (each process numbers its own from 1), so they
 //! are followed per process. The entity is the task type's label (`VYc`/`6Yc`; `task type
 //! <id>` without one), so all tasks of a type are instances of one entity; when the trace
@@ -29,19 +41,24 @@
 //! the stream event). A paused task's wait for resubmission and for a CPU are one `waiting`
 //! state (nothing in the stream tells them apart).
 use super::super::{Diagnostic, Severity, Sink};
+use super::runtime::Recent;
 use super::spec::Decoded;
 use crate::model::{Event, Pos};
 use crate::Result;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Tasks followed at once beyond which new ones are not (memory bound).
 pub const MAX_TASKS: usize = 1 << 20;
+/// Ended ordinary nOS-V tasks remembered (they may run again), the most recent (memory bound).
+pub const MAX_ENDED: usize = 1 << 20;
 
 /// A task or type id of one model in one process: (model, process index, id).
 type Key = (u8, usize, i128);
 
 /// The instance of body `body` of task `task`: the task id for an ordinary task (body 0),
-/// `task * 2^32 + body` for a body of a parallel one.
+/// `task * 2^32 + body` for a body of a parallel one (and for the `body`-th run of an
+/// ordinary task that runs again).
 pub fn instance_of(task: i128, body: Option<u32>) -> i64 {
     match body {
         Some(b) => u32::try_from(task).map_or(-1, |t| (i64::from(t) << 32) | i64::from(b)),
@@ -53,37 +70,70 @@ pub fn instance_of(task: i128, body: Option<u32>) -> i64 {
 #[derive(Debug)]
 struct Live {
     /// Entity name.
-    name: String,
+    name: Rc<str>,
     /// Bodies of a parallel task activated so far (`None`: an ordinary task).
     bodies: Option<Vec<u32>>,
+    /// Runs of an ordinary task so far, this one included (an ordinary nOS-V task runs
+    /// again after its end).
+    run: u32,
+}
+
+impl Live {
+    /// The instance of its body `body` (parallel) or of its current run.
+    fn instance(&self, task: i128, body: Option<u32>) -> i64 {
+        match body {
+            Some(_) => instance_of(task, body),
+            None if self.run > 1 => instance_of(task, Some(self.run)),
+            None => instance_of(task, None),
+        }
+    }
 }
 
 /// Task types and live tasks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tasks {
     /// The processes' suffixes of entity names (empty with one process), by process index.
     procs: Vec<String>,
-    /// Type -> label.
-    types: HashMap<Key, String>,
+    /// Type -> entity name (the runtime model's label, shared; with its process's suffix
+    /// when there are several).
+    names: HashMap<Key, Rc<str>>,
     /// Task -> what is followed of it.
     live: HashMap<Key, Live>,
+    /// Ended ordinary nOS-V tasks (they may run again): entity name, runs so far.
+    ended: Recent<Key, (Rc<str>, u32)>,
     /// Bodies of parallel tasks followed (counted with `live` against the bound).
     bodies: usize,
     /// Thread -> its executed tasks not ended, innermost last (ovni's task stack).
     stacks: HashMap<String, Vec<Running>>,
     full_said: bool,
+    max_tasks: usize,
 }
 
 impl Tasks {
     /// Tasks of the processes `procs` (`loom.<L>/proc.<P>`, indexed as [`Tasks::apply`]'s
     /// `proc`).
     pub fn new(procs: Vec<String>) -> Self {
+        Tasks::with_caps(procs, MAX_TASKS, MAX_ENDED)
+    }
+
+    /// As [`Tasks::new`], following at most `live` tasks at once and remembering `ended`
+    /// ended ordinary nOS-V tasks.
+    pub fn with_caps(procs: Vec<String>, live: usize, ended: usize) -> Self {
         let procs = if procs.len() > 1 {
             procs.into_iter().map(|p| format!(" ({p})")).collect()
         } else {
             Vec::new()
         };
-        Tasks { procs, ..Tasks::default() }
+        Tasks {
+            procs,
+            names: HashMap::new(),
+            live: HashMap::new(),
+            ended: Recent::new(ended),
+            bodies: 0,
+            stacks: HashMap::new(),
+            full_said: false,
+            max_tasks: live,
+        }
     }
 
     fn full(&mut self, ts: i64, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
@@ -96,21 +146,26 @@ impl Tasks {
             pos,
             ts: Some(ts),
             message: format!(
-                "more than {MAX_TASKS} tasks (and bodies of parallel tasks) alive at once: later \
-                 ones have no instances rows (their stream events are kept)"
+                "more than {} tasks (and bodies of parallel tasks) not ended at once: later \
+                 ones have no instances rows (their stream events are kept)",
+                self.max_tasks
             ),
         })
     }
 
     /// Applies one stream event (`d` its decoded payload) of thread `thread` of process
-    /// `proc` on `core`.
+    /// `proc` on `core`, which the runtime model accepted; `label`: the label the runtime
+    /// model holds for a task type it creates (`VYc`/`6Yc`); `running`: the thread is Running
+    /// after the event.
     #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
         mcv: [u8; 3],
         d: Option<&Decoded>,
+        label: Option<Rc<str>>,
         proc: usize,
         thread: &str,
+        running: bool,
         ts: i64,
         core: Option<&str>,
         pos: Pos,
@@ -123,10 +178,12 @@ impl Tasks {
         let Some(d) = d else { return Ok(()) };
         match (cat, val) {
             (b'Y', b'c') => {
-                if let (Some(id), Some(label)) = (d.int("typeid"), d.text("label")) {
-                    if self.types.len() < MAX_TASKS || self.types.contains_key(&(model, proc, id)) {
-                        self.types.insert((model, proc, id), label.to_string());
-                    }
+                if let (Some(id), Some(label)) = (d.int("typeid"), label) {
+                    let name = match self.procs.get(proc) {
+                        Some(p) => Rc::from(format!("{label}{p}")),
+                        None => label,
+                    };
+                    self.names.insert((model, proc, id), name);
                 }
                 return Ok(());
             }
@@ -138,24 +195,20 @@ impl Tasks {
         let code = String::from_utf8_lossy(&mcv).into_owned();
         if matches!(val, b'c' | b'C') {
             let ty = d.int("typeid").unwrap_or(-1);
-            let label = self
-                .types
-                .get(&(model, proc, ty))
-                .cloned()
-                .unwrap_or_else(|| format!("task type {ty}"));
-            let name = match self.procs.get(proc) {
-                Some(p) => label + p,
-                None => label,
+            let name = match self.names.get(&(model, proc, ty)) {
+                Some(n) => n.clone(),
+                None => {
+                    let p = self.procs.get(proc).map_or("", String::as_str);
+                    Rc::from(format!("task type {ty}{p}"))
+                }
             };
-            if self.live.len() + self.bodies >= MAX_TASKS && !self.live.contains_key(&key) {
+            if self.live.len() + self.bodies >= self.max_tasks && !self.live.contains_key(&key) {
                 return self.full(ts, pos, sink);
             }
             // A parallel task: body 1 is activated at its creation.
             let parallel = model == b'V' && val == b'C';
-            if let Some(old) = self
-                .live
-                .insert(key, Live { name: name.clone(), bodies: parallel.then(|| vec![1]) })
-            {
+            let live = Live { name: name.clone(), bodies: parallel.then(|| vec![1]), run: 1 };
+            if let Some(old) = self.live.insert(key, live) {
                 self.bodies = self.bodies.saturating_sub(old.bodies.map_or(0, |b| b.len()));
             }
             if parallel {
@@ -176,6 +229,24 @@ impl Tasks {
             b'e' => &["terminate"],
             _ => return Ok(()),
         };
+        // Its thread's task on top runs while the event is applied (a thread that stopped
+        // running had it preempted).
+        self.follow(thread, true, core, &code, ts, pos, sink)?;
+        if !self.live.contains_key(&key) && val == b'x' {
+            // An ordinary nOS-V task that ended runs again (ovni's resurrect): a new run,
+            // activated at this execute.
+            if let Some((name, runs)) = self.ended.remove(&key) {
+                if self.live.len() + self.bodies >= self.max_tasks {
+                    return self.full(ts, pos, sink);
+                }
+                let run = runs.saturating_add(1);
+                let live = Live { name: name.clone(), bodies: None, run };
+                let instance = live.instance(task, None);
+                self.live.insert(key, live);
+                let note = format!("{code} of task {task} (runs again: run {run})");
+                self.emit(&name, instance, "activate", ts, thread, None, pos, &note, sink)?;
+            }
+        }
         let Some(live) = self.live.get(&key) else {
             // Created before the trace began (or beyond the bound): no instance to follow.
             return Ok(());
@@ -190,9 +261,11 @@ impl Tasks {
             },
             None => None,
         };
-        let instance = instance_of(task, body);
+        let instance = live.instance(task, body);
+        let run = live.run;
         let note = match body {
             Some(b) => format!("{code} of task {task} body {b}"),
+            None if run > 1 => format!("{code} of task {task} (run {run})"),
             None => format!("{code} of task {task}"),
         };
         // A body of a parallel task other than 1 is activated when it first executes.
@@ -200,7 +273,7 @@ impl Tasks {
             let seen =
                 self.live.get(&key).and_then(|l| l.bodies.as_ref()).is_some_and(|v| v.contains(&b));
             if !seen {
-                if self.live.len() + self.bodies >= MAX_TASKS {
+                if self.live.len() + self.bodies >= self.max_tasks {
                     return self.full(ts, pos, sink);
                 }
                 if let Some(v) = self.live.get_mut(&key).and_then(|l| l.bodies.as_mut()) {
@@ -212,8 +285,14 @@ impl Tasks {
         }
         if val == b'e' && body.is_none() {
             self.live.remove(&key);
+            // An ordinary nOS-V task may run again (a Nanos6 one may not: the runtime model
+            // refuses it).
+            if model == b'V' {
+                self.ended.insert(key, (name.clone(), run));
+            }
         }
         let me = (key, body);
+        let here = core.map(str::to_string);
         // A task executed on a thread whose current task runs (nested, inline) preempts it.
         if val == b'x' {
             let stack = self.stacks.entry(thread.to_string()).or_default();
@@ -223,7 +302,15 @@ impl Tasks {
                 t.id
             });
             if !stack.iter().any(|t| t.id == me) {
-                stack.push(Running { id: me, name: name.clone(), running: true, preempted: false });
+                stack.push(Running {
+                    id: me,
+                    name: name.clone(),
+                    instance,
+                    running: true,
+                    preempted: false,
+                    off: false,
+                    core: here.clone(),
+                });
             }
             if let Some((k, b)) = top {
                 self.emit_nested(k, b, "preempt", ts, thread, core, pos, &note, sink)?;
@@ -240,6 +327,7 @@ impl Tasks {
                 b'p' | b'r' => {
                     if let Some(t) = stack.iter_mut().find(|t| t.id == me) {
                         t.running = val == b'r';
+                        t.core = here.clone();
                     }
                 }
                 b'e' => {
@@ -247,6 +335,7 @@ impl Tasks {
                     if let Some(t) = stack.last_mut().filter(|t| t.preempted) {
                         t.preempted = false;
                         t.running = true;
+                        t.core = here.clone();
                         resumed = Some(t.id);
                     }
                     if stack.is_empty() {
@@ -259,9 +348,65 @@ impl Tasks {
         if let Some((k, b)) = resumed {
             self.emit_nested(k, b, "resume", ts, thread, core, pos, &note, sink)?;
         }
-        Ok(())
+        // And the thread's state after the event.
+        self.follow(thread, running, core, &code, ts, pos, sink)
     }
 
+    /// Has the task on top of thread `thread`'s stack follow its thread, now `running` or not,
+    /// on `core`: a running task whose thread stops running is preempted (on the CPU it ran
+    /// on), resumed when its thread runs again (on its CPU then: another one is a migration);
+    /// a thread that moves while it runs moves its task (preempt, resume elsewhere). Called
+    /// after the ovni model's thread events (`code`) and around task events.
+    #[allow(clippy::too_many_arguments)]
+    pub fn follow(
+        &mut self,
+        thread: &str,
+        running: bool,
+        core: Option<&str>,
+        code: &str,
+        ts: i64,
+        pos: Pos,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(top) = self.stacks.get_mut(thread).and_then(|s| s.last_mut()) else {
+            return Ok(());
+        };
+        if !top.running {
+            return Ok(());
+        }
+        let moved = top.core.as_deref() != core;
+        let (preempt, resume) = match (top.off, running) {
+            (false, false) => (true, false),
+            (true, true) => (false, true),
+            (false, true) if moved => (true, true),
+            _ => return Ok(()),
+        };
+        let old = top.core.clone();
+        top.off = !running;
+        if resume {
+            top.core = core.map(str::to_string);
+        }
+        let (name, instance) = (top.name.clone(), top.instance);
+        let note = format!("{code}: its thread {}", if running { "runs" } else { "stops running" });
+        if preempt {
+            let c = old.as_deref();
+            self.emit(&name, instance, "preempt", ts, c.unwrap_or(thread), c, pos, &note, sink)?;
+        }
+        if resume {
+            self.emit(
+                &name,
+                instance,
+                "resume",
+                ts,
+                core.unwrap_or(thread),
+                core,
+                pos,
+                &note,
+                sink,
+            )?;
+        }
+        Ok(())
+    }
     /// One BTF event on instance `instance` of task entity `name`.
     #[allow(clippy::too_many_arguments)]
     fn emit(
@@ -310,12 +455,16 @@ impl Tasks {
             .stacks
             .get(thread)
             .and_then(|s| s.iter().find(|t| t.id == (key, body)))
-            .map(|t| t.name.clone())
+            .map(|t| Rc::clone(&t.name))
         else {
             return Ok(());
         };
         let note = format!("{note}: nested task on its thread");
-        let instance = instance_of(key.2, body);
+        let instance = self
+            .stacks
+            .get(thread)
+            .and_then(|s| s.iter().find(|t| t.id == (key, body)))
+            .map_or_else(|| instance_of(key.2, body), |t| t.instance);
         self.emit(&name, instance, action, ts, core.unwrap_or(thread), core, pos, &note, sink)
     }
 }
@@ -325,9 +474,15 @@ impl Tasks {
 struct Running {
     id: (Key, Option<u32>),
     /// Its entity.
-    name: String,
+    name: Rc<str>,
+    /// Its instance.
+    instance: i64,
     /// Running (not paused, not preempted by a nested task).
     running: bool,
     /// Preempted by a nested task executed on the thread.
     preempted: bool,
+    /// Preempted because its thread does not run (paused, cooling, ended).
+    off: bool,
+    /// The CPU it runs (or last ran) on.
+    core: Option<String>,
 }
