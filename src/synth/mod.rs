@@ -66,7 +66,7 @@ use sim::{Out, Sim};
 use std::io::{self, BufWriter, Write};
 pub use truth::{
     SynthTruth, TruthActivation, TruthInstance, TruthLock, TruthOccupancy, TruthPreemption,
-    TruthProcess, TruthSemState, TruthSignalWrite,
+    TruthProcess, TruthSemState, TruthSignalWrite, TruthWait,
 };
 
 const MS: i64 = 1_000_000;
@@ -111,6 +111,21 @@ pub struct SynthConfig {
     /// so that tasks overrun, miss their implicit deadlines and have activations queued
     /// and dropped. 0 (the default) leaves the workload, and so the bytes, as they were.
     pub overrun_every: u64,
+    /// Global scheduling: every third task (model index 2, 5, 8, ...) may run on any core;
+    /// it starts or resumes on whichever core is free of higher-priority work first, so a
+    /// preempt on one core can be followed by a resume on another (a migration). Off by
+    /// default.
+    pub migrating_tasks: bool,
+    /// ISR nesting: ISRs share cores in pairs (ISR i on core (i / 2) mod cores), and the
+    /// higher one (lower index) preempts the lower one when it fires while the lower one
+    /// runs. Off by default (ISRs are then never preempted).
+    pub nested_isrs: bool,
+    /// Passive waits: some tasks (every other task with two or more runnables and a
+    /// period of at least 10 ms) wait once per instance, between their first and second
+    /// runnable, for an OS event `EV_<task>` (`wait_event`, then the core's `wait`), which an
+    /// ISR or a task sets when it next terminates (`set_event`, then the core's `release`);
+    /// the task then resumes like a preempted one. Off by default.
+    pub passive_waits: bool,
 }
 
 impl Default for SynthConfig {
@@ -124,6 +139,9 @@ impl Default for SynthConfig {
             seed: 1,
             target_bytes: None,
             overrun_every: 0,
+            migrating_tasks: false,
+            nested_isrs: false,
+            passive_waits: false,
         }
     }
 }
