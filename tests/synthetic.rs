@@ -757,6 +757,50 @@ fn deadlines(
     (diffs, misses_by_source)
 }
 
+/// The `state` intervals of tasks and ISRs: each passive wait is one `waiting` interval
+/// from its `wait` to its `release`, and per instance the time in each state is what the
+/// simulator spent there (active until the start, then running, ready, waiting, polling).
+fn state_intervals(r: &Run) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let want = r
+        .truth
+        .waits
+        .iter()
+        .map(|w| {
+            let dur = w.release_ts.map(|t| t - w.wait_ts);
+            let end = if dur.is_some() { "release" } else { "" };
+            vec![is(&w.process), is(w.instance), is(w.wait_ts), opt(dur), is("wait"), is(end)]
+        })
+        .collect();
+    let cols = ["entity", "instance", "ts", "dur", "start_action", "end_action"];
+    let q = "SELECT * FROM intervals WHERE channel = 'state' AND state = 'waiting'";
+    diffs.extend(compare("waiting intervals", &r.sql(q), &cols, 3, want));
+    let mut want = Vec::new();
+    for i in &r.procs {
+        let states = [
+            ("active", i.start_ts - i.activate_ts),
+            ("running", i.net_exec),
+            ("ready", i.ready_time),
+            ("waiting", i.waiting_time),
+            ("polling", i.polling_time),
+        ];
+        for (state, d) in states.into_iter().filter(|s| s.1 > 0) {
+            want.push(vec![is(&i.entity), is(i.instance), is(state), is(d)]);
+        }
+    }
+    let q = "SELECT entity, instance, state, sum(dur) AS dur FROM intervals \
+             WHERE channel = 'state' AND entity_type IN ('T', 'I') \
+             GROUP BY ALL HAVING sum(dur) > 0";
+    diffs.extend(compare(
+        "time per state",
+        &r.sql(q),
+        &["entity", "instance", "state", "dur"],
+        3,
+        want,
+    ));
+    diffs
+}
+
 /// `activation_jitter`, `preemptions` and `preemption_pairs` against the truth.
 fn scheduling(r: &Run) -> Vec<String> {
     let truth = r.truth;
@@ -1227,6 +1271,7 @@ fn synthetic_analyses_match_the_simulator_exactly() {
             let nested = truth.preemptions.iter().filter(|p| p.process.starts_with("ISR")).count();
             println!("{migrated} instances migrated, {waited} waited, {nested} ISRs preempted");
             assert!(migrated > 0 && waited > 0 && nested > 0);
+            diffs.extend(state_intervals(&run));
         }
         diffs.extend(timing(&run));
         let (d, misses_by_source) = deadlines(&run, &at_query, &at_ingest);
