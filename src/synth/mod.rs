@@ -8,7 +8,8 @@
 //!
 //! # Model
 //!
-//! * `cores` cores `Core_0`, `Core_1`, ...; every process is bound to one core.
+//! * `cores` cores `Core_0`, `Core_1`, ...; every process is bound to one core, except
+//!   with `migrating_tasks` every third task, which may run on any core.
 //! * `tasks` periodic tasks `TASK_<period>MS_<k>` (period among 1, 2, 5, 10,
 //!   20, 50 and 100 ms), spread round robin over the cores, with rate-monotonic
 //!   priorities (shorter period first, then lower `k`). Each task runs 1 to 4
@@ -21,7 +22,8 @@
 //! * `isrs` interrupt service routines (`ISR_CAN`, `ISR_TIMER`, `ISR_ADC`,
 //!   `ISR_SPI`, then `ISR_<i>`), type `I`, each triggered sporadically by its
 //!   own stimulus `STI_<isr>` every 150..1000 µs and running 3..12 µs. They
-//!   outrank every task and are never preempted.
+//!   outrank every task and are never preempted, except with `nested_isrs`, where they
+//!   share cores in pairs and the first of a pair preempts the second.
 //! * Two spinlock semaphores `SEM_A` and `SEM_B`. About 40 % of the tasks have
 //!   one runnable that takes one of them for a few µs in the middle of its
 //!   work. The critical section and the active wait (polling) before it are
@@ -29,6 +31,10 @@
 //!   semaphore is only ever contended from another core.
 //! * Signals `SIG_<n>`: a runnable may read one signal when it starts and
 //!   write one just before it terminates.
+//! * Passive waits, only when asked (`passive_waits`): some tasks wait once per instance,
+//!   between their first two runnables, for an OS event `EV_<task>` that an ISR or the
+//!   fastest task sets when it next terminates (only when that comes within the run, so
+//!   every wait ends).
 //! * Overload, only when asked (`overrun_every`): every n-th instance of each task runs
 //!   its runnables 4 times as long, so tasks miss deadlines, and activations queue and
 //!   are dropped.
@@ -44,7 +50,9 @@
 //! ```text
 //! t,STI_10MS,0,STI,STI_10MS,n,trigger           stimulus n fires
 //! t,STI_10MS,n,T,TASK_10MS_3,i,activate         task instance i activated
-//! t,Core_1,0,T,TASK_10MS_3,i,start|preempt|resume|poll|run|terminate
+//! t,Core_1,0,T,TASK_10MS_3,i,start|preempt|resume|poll|run|wait|release|terminate
+//! t,TASK_50MS_7,i,EVENT,EV_TASK_50MS_7,0,wait_event
+//! t,ISR_CAN,n,EVENT,EV_TASK_50MS_7,0,set_event,TASK_50MS_7
 //! t,TASK_10MS_3,i,R,R_TASK_10MS_3_0,r,start|suspend|resume|terminate
 //! t,TASK_10MS_3,i,SEM,SEM_A,0,requestsemaphore|assigned|waiting|released
 //! t,SEM_A,0,SEM,SEM_A,0,ready|lock|unlock|overfull|full,<count>
