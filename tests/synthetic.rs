@@ -142,7 +142,7 @@ fn truth_value(i: &TruthInstance, column: &str) -> String {
         "ready_time" => i.ready_time.to_string(),
         "polling_time" => i.polling_time.to_string(),
         "waiting_time" => i.waiting_time.to_string(),
-        "parking_time" => "0".to_string(),
+        "parking_time" => i.parking_time.to_string(),
         "preemptions" => i.preemptions.to_string(),
         "migrations" => i.migrations.to_string(),
         "complete" => "true".to_string(),
@@ -783,6 +783,7 @@ fn state_intervals(r: &Run) -> Vec<String> {
             ("ready", i.ready_time),
             ("waiting", i.waiting_time),
             ("polling", i.polling_time),
+            ("parking", i.parking_time),
         ];
         for (state, d) in states.into_iter().filter(|s| s.1 > 0) {
             want.push(vec![is(&i.entity), is(i.instance), is(state), is(d)]);
@@ -940,20 +941,21 @@ fn blocking(r: &Run) -> Vec<String> {
         .map(|(entity, inst)| {
             let polling = Stats::new(inst.iter().map(|i| i.polling_time).collect());
             let waiting = Stats::new(inst.iter().map(|i| i.waiting_time).collect());
-            let blocking =
-                Stats::new(inst.iter().map(|i| i.polling_time + i.waiting_time).collect());
+            let parking = Stats::new(inst.iter().map(|i| i.parking_time).collect());
+            let blocked = |i: &TruthInstance| i.polling_time + i.waiting_time + i.parking_time;
+            let blocking = Stats::new(inst.iter().map(|i| blocked(i)).collect());
             vec![
                 is(entity),
                 is(inst[0].entity_type),
                 is(inst.len()),
                 is(0),
-                is(inst.iter().filter(|i| i.polling_time + i.waiting_time > 0).count()),
+                is(inst.iter().filter(|i| blocked(i) > 0).count()),
                 is(waiting.sum()),
                 waiting.max(),
                 is(polling.sum()),
                 polling.max(),
-                is(0),
-                is(0),
+                is(parking.sum()),
+                parking.max(),
                 is(blocking.sum()),
                 blocking.max(),
                 is(contended(entity)),
@@ -989,7 +991,7 @@ fn blocking(r: &Run) -> Vec<String> {
             .iter()
             .filter(|w| w.process == i.entity && w.instance == i.instance)
             .collect();
-        let blocked = i.polling_time + i.waiting_time;
+        let blocked = i.polling_time + i.waiting_time + i.parking_time;
         // cause_ts, cause_type, cause, cause_wait.
         let head = |c: (String, &str, &str, Option<i64>)| {
             vec![
@@ -1000,7 +1002,7 @@ fn blocking(r: &Run) -> Vec<String> {
                 is(blocked),
                 is(i.waiting_time),
                 is(i.polling_time),
-                is(0),
+                is(i.parking_time),
                 is(c.1),
                 is(c.2),
                 opt(c.3),
@@ -1208,14 +1210,16 @@ fn synthetic_analyses_match_the_simulator_exactly() {
             overrun_every: 2,
             ..SynthConfig::default()
         },
-        // Every knob: global scheduling (migrations), nested ISRs, passive waits.
+        // Every knob: global scheduling (migrations), nested ISRs (two per core), passive
+        // waits and parking.
         SynthConfig {
-            isrs: 4,
+            isrs: 8,
             duration_ns: 250 * ms,
             overrun_every: 3,
             migrating_tasks: true,
             nested_isrs: true,
             passive_waits: true,
+            parking: true,
             ..SynthConfig::default()
         },
     ];
@@ -1262,15 +1266,19 @@ fn synthetic_analyses_match_the_simulator_exactly() {
         }
 
         let mut diffs = lock_requests_and_holders(&run);
-        if cfg.migrating_tasks || cfg.nested_isrs || cfg.passive_waits {
+        if cfg.migrating_tasks || cfg.nested_isrs || cfg.passive_waits || cfg.parking {
             // This system's instances field by field, as for the systems above.
             diffs.extend(instance_diffs(dir, &truth.instances));
             let inst = &truth.instances;
             let migrated = inst.iter().filter(|i| i.migrations > 0).count();
             let waited = inst.iter().filter(|i| i.waiting_time > 0).count();
             let nested = truth.preemptions.iter().filter(|p| p.process.starts_with("ISR")).count();
-            println!("{migrated} instances migrated, {waited} waited, {nested} ISRs preempted");
-            assert!(migrated > 0 && waited > 0 && nested > 0);
+            let parked = inst.iter().filter(|i| i.parking_time > 0).count();
+            println!(
+                "{migrated} instances migrated, {waited} waited, {nested} ISRs preempted, \
+                 {parked} parked"
+            );
+            assert!(migrated > 0 && waited > 0 && nested > 0 && parked > 0);
             diffs.extend(state_intervals(&run));
         }
         diffs.extend(timing(&run));

@@ -35,6 +35,8 @@
 //!   between their first two runnables, for an OS event `EV_<task>` that an ISR or the
 //!   fastest task sets when it next terminates (only when that comes within the run, so
 //!   every wait ends).
+//! * Parking, only when asked (`parking`): a polling task may be preempted (it parks),
+//!   and is made ready when handed the semaphore while parked.
 //! * Overload, only when asked (`overrun_every`): every n-th instance of each task runs
 //!   its runnables 4 times as long, so tasks miss deadlines, and activations queue and
 //!   are dropped.
@@ -51,6 +53,7 @@
 //! t,STI_10MS,0,STI,STI_10MS,n,trigger           stimulus n fires
 //! t,STI_10MS,n,T,TASK_10MS_3,i,activate         task instance i activated
 //! t,Core_1,0,T,TASK_10MS_3,i,start|preempt|resume|poll|run|wait|release|terminate
+//! t,Core_1,0,T,TASK_10MS_3,i,park|poll_parking|release_parking
 //! t,TASK_50MS_7,i,EVENT,EV_TASK_50MS_7,0,wait_event
 //! t,ISR_CAN,n,EVENT,EV_TASK_50MS_7,0,set_event,TASK_50MS_7
 //! t,TASK_10MS_3,i,R,R_TASK_10MS_3_0,r,start|suspend|resume|terminate
@@ -134,6 +137,12 @@ pub struct SynthConfig {
     /// ISR or a task sets when it next terminates (`set_event`, then the core's `release`);
     /// the task then resumes like a preempted one. Off by default.
     pub passive_waits: bool,
+    /// Parking: a task polling for a semaphore may be preempted (critical sections still
+    /// may not): it parks (`park`); when the semaphore is handed to it while parked it is
+    /// made ready (`release_parking`, `assigned`) and holds it from its next resume, and
+    /// when it gets its core back first it polls again (`poll_parking`). Semaphores are
+    /// held 10 times as long, so that polls last and get preempted. Off by default.
+    pub parking: bool,
 }
 
 impl Default for SynthConfig {
@@ -150,6 +159,7 @@ impl Default for SynthConfig {
             migrating_tasks: false,
             nested_isrs: false,
             passive_waits: false,
+            parking: false,
         }
     }
 }

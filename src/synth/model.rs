@@ -13,6 +13,8 @@ pub(super) enum State {
     Polling,
     /// Passive wait for an OS event ([`SynthConfig::passive_waits`]).
     Waiting,
+    /// Preempted while polling ([`SynthConfig::parking`]).
+    Parking,
 }
 
 /// Where the current instance is in its work.
@@ -168,6 +170,8 @@ pub(super) struct Model {
     pub(super) sigs: Vec<Signal>,
     pub(super) cores: Vec<Core>,
     pub(super) events: Vec<Event>,
+    /// Semaphores are held 10 times as long ([`SynthConfig::parking`]).
+    pub(super) long_holds: bool,
 }
 
 pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
@@ -190,6 +194,7 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
             .collect(),
         cores: Vec::new(),
         events: Vec::new(),
+        long_holds: cfg.parking,
     };
     build_tasks(&mut m, cfg, rng);
     build_isrs(&mut m, cfg, rng);
@@ -258,8 +263,11 @@ pub(super) fn build_runnables(
     let mut ids = Vec::with_capacity(count);
     for (j, w) in weights.iter().enumerate() {
         let exec = (budget * w / total).max(MIN_RUNNABLE_NS);
+        let hold_factor = if m.long_holds { 40 } else { 1 };
         let lock = match locking {
-            Some((lj, sem)) if lj == j => Some((sem, rng.range(HOLD_NS).min(exec / 2))),
+            Some((lj, sem)) if lj == j => {
+                Some((sem, (rng.range(HOLD_NS) * hold_factor).min(exec / 2)))
+            }
             _ => None,
         };
         let read = (rng.below(2) == 0).then(|| rng.below(nsigs) as usize);

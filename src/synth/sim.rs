@@ -166,6 +166,7 @@ pub(super) struct Sim<W: Write> {
     pub(super) cores: Vec<Core>,
     pub(super) events: Vec<Event>,
     pub(super) nested_isrs: bool,
+    pub(super) parking: bool,
     pub(super) heap: BinaryHeap<Reverse<Ev>>,
     pub(super) seq: u64,
     pub(super) duration: i64,
@@ -193,6 +194,7 @@ impl<W: Write> Sim<W> {
             cores: m.cores,
             events: m.events,
             nested_isrs: cfg.nested_isrs,
+            parking: cfg.parking,
             heap: BinaryHeap::new(),
             seq: 0,
             duration: cfg.duration_ns,
@@ -313,7 +315,8 @@ impl<W: Write> Sim<W> {
     pub(super) fn dispatch(&mut self, c: usize, t: i64) {
         if let Some(p) = self.cores[c].running {
             let pr = &self.procs[p];
-            if pr.isr && !self.nested_isrs || matches!(pr.phase, Phase::Locked | Phase::Polling) {
+            let spins = pr.phase == Phase::Polling && !self.parking;
+            if pr.isr && !self.nested_isrs || pr.phase == Phase::Locked || spins {
                 return;
             }
         }
@@ -321,13 +324,14 @@ impl<W: Write> Sim<W> {
         let procs = &self.procs;
         let best = self.cores[c].order.iter().copied().find(|&p| match procs[p].state {
             State::Idle | State::Waiting => false,
-            State::Active | State::Ready => true,
+            State::Active | State::Ready | State::Parking => true,
             State::Running | State::Polling => procs[p].core == c,
         });
         match (self.cores[c].running, best) {
             (Some(p), Some(b)) if p != b => {
+                let parks = self.procs[p].phase == Phase::Polling;
                 self.preempt(p, t);
-                if let Some(tr) = self.truth.as_mut() {
+                if let Some(tr) = self.truth.as_mut().filter(|_| !parks) {
                     let (pi, bi) = (self.procs[p].inst, self.procs[b].inst);
                     tr.preempted_by(c, (p, pi), (b, bi), t);
                 }
@@ -349,17 +353,28 @@ impl<W: Write> Sim<W> {
             self.procs[p].remaining = end - t;
             self.cores[c].token += 1;
         }
-        self.procs[p].state = State::Ready;
         self.cores[c].running = None;
-        if let Some(tr) = self.truth.as_mut() {
-            tr.preempt(p, t);
-            tr.vacate(c, t);
-        }
-        if self.proc_line(t, p, b"preempt") {
-            self.out.stats.preemptions += 1;
-        }
-        if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+        if self.procs[p].phase == Phase::Polling {
+            // Preempted while polling: it parks, and its runnable is suspended.
+            self.procs[p].state = State::Parking;
+            if let Some(tr) = self.truth.as_mut() {
+                tr.park(p, t);
+                tr.vacate(c, t);
+            }
+            self.proc_line(t, p, b"park");
             self.run_line(t, p, b"suspend");
+        } else {
+            self.procs[p].state = State::Ready;
+            if let Some(tr) = self.truth.as_mut() {
+                tr.preempt(p, t);
+                tr.vacate(c, t);
+            }
+            if self.proc_line(t, p, b"preempt") {
+                self.out.stats.preemptions += 1;
+            }
+            if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+                self.run_line(t, p, b"suspend");
+            }
         }
         if self.procs[p].global {
             // Another core may take it at once.
@@ -398,9 +413,20 @@ impl<W: Write> Sim<W> {
                     tr.resume(p, t, core);
                 }
                 self.proc_line(t, p, b"resume");
-                if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+                // Locked: handed the semaphore while parked.
+                if matches!(self.procs[p].phase, Phase::Pre | Phase::Post | Phase::Locked) {
                     self.run_line(t, p, b"resume");
                 }
+            }
+            State::Parking => {
+                // Back on a core before the semaphore was handed over: it polls again.
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.poll_parking(p, t, core);
+                }
+                self.proc_line(t, p, b"poll_parking");
+                self.run_line(t, p, b"resume");
+                self.procs[p].state = State::Polling;
+                return;
             }
             _ => {}
         }
@@ -414,8 +440,10 @@ impl<W: Write> Sim<W> {
             Phase::Between if pr.ridx == 1 && !pr.waited && self.may_wait(p, t) => self.wait(p, t),
             Phase::Between => self.start_runnable(p, t),
             Phase::Pre | Phase::Post | Phase::Body => self.run_phase(p, t),
-            // Both wait for an event of their own (release, segment end).
-            Phase::Polling | Phase::Locked => {}
+            // Handed the semaphore while parked: the critical section starts now.
+            Phase::Locked => self.run_phase(p, t),
+            // Waits for the semaphore's release.
+            Phase::Polling => {}
         }
     }
 
@@ -655,6 +683,24 @@ impl<W: Write> Sim<W> {
                     if let Some(tr) = self.truth.as_mut() {
                         tr.sem_state(s, SemState::Full, t);
                     }
+                }
+                if self.procs[q].state == State::Parking {
+                    // Handed over while parked: ready, holding it from its next resume.
+                    self.proc_line(t, q, b"release_parking");
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.release_parking(q, t);
+                        tr.lock_assigned(q, s, t);
+                    }
+                    self.sem_line(t, q, s, b"assigned");
+                    let pr = &mut self.procs[q];
+                    pr.state = State::Ready;
+                    pr.phase = Phase::Locked;
+                    pr.remaining = pr.hold;
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.work(q, pr.remaining);
+                    }
+                    self.wake(q);
+                    return;
                 }
                 self.proc_line(t, q, b"run");
                 if let Some(tr) = self.truth.as_mut() {

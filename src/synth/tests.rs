@@ -177,7 +177,7 @@ impl<'a> Replay<'a> {
         }
         assert!(l.src.starts_with("Core_"), "{l:?}");
         let core = *self.core_of.entry(l.tgt).or_insert(l.src);
-        if self.migrating && matches!(l.act, "start" | "resume") {
+        if self.migrating && matches!(l.act, "start" | "resume" | "poll_parking") {
             self.core_of.insert(l.tgt, l.src);
         } else {
             // Every other action comes from the core it runs on, or last ran on.
@@ -221,6 +221,19 @@ impl<'a> Replay<'a> {
                 self.step(key, "running", "waiting", l);
             }
             "release" => self.step(key, "waiting", "ready", l),
+            "park" => {
+                assert_eq!(occupant, Some(key), "not on core: {l:?}");
+                self.on_core.remove(l.src);
+                self.step(key, "polling", "parking", l);
+                self.expect_runnable(key, "suspend");
+            }
+            "poll_parking" => {
+                assert_eq!(occupant, None, "core busy: {l:?}");
+                self.on_core.insert(l.src, key);
+                self.step(key, "parking", "polling", l);
+                self.expect_runnable(key, "resume");
+            }
+            "release_parking" => self.step(key, "parking", "ready", l),
             other => panic!("unexpected process action {other}"),
         }
     }
@@ -252,14 +265,15 @@ impl<'a> Replay<'a> {
         let key = (l.tgt, l.ti);
         let parent = self.proc_state.get(&(l.src, l.si)).copied();
         let now = self.run_state.get(&key).copied().unwrap_or("none");
-        let (from, to, parent_ok) = match l.act {
-            "start" => ("none", "running", "running"),
-            "suspend" => ("running", "suspended", "ready"),
-            "resume" => ("suspended", "running", "running"),
-            "terminate" => ("running", "terminated", "running"),
+        let (from, to, parent_ok): (_, _, &[&str]) = match l.act {
+            "start" => ("none", "running", &["running"]),
+            "suspend" => ("running", "suspended", &["ready", "parking"]),
+            "resume" => ("suspended", "running", &["running", "polling"]),
+            "terminate" => ("running", "terminated", &["running"]),
             other => panic!("unexpected runnable action {other}"),
         };
-        assert_eq!((now, parent), (from, Some(parent_ok)), "bad runnable transition: {l:?}");
+        assert_eq!(now, from, "bad runnable transition: {l:?}");
+        assert!(parent.is_some_and(|p| parent_ok.contains(&p)), "bad runnable transition: {l:?}");
         self.run_state.insert(key, to);
         let open = self.open_runs.entry((l.src, l.si)).or_insert(0);
         match l.act {
@@ -323,30 +337,23 @@ fn state_machines_are_consistent() {
     }
 }
 
-/// Migrations, nested ISRs and passive waits follow the state machines too, and happen.
+/// Migrations, nested ISRs, passive waits and parking follow the state machines too, and
+/// happen (each action in one of the two systems at least).
 #[test]
 fn the_knobs_follow_the_state_machines() {
     let knobs = SynthConfig {
-        isrs: 4,
+        isrs: 8,
         migrating_tasks: true,
         nested_isrs: true,
         passive_waits: true,
+        parking: true,
         ..short()
     };
+    let mut seen = HashSet::new();
     for cfg in [knobs.clone(), SynthConfig { cores: 2, tasks: 12, seed: 5, ..knobs }] {
         let text = replay(&cfg);
         let lines = parse(&text);
-        let has = |ty: &str, act: &str| lines.iter().any(|l| l.ty == ty && l.act == act);
-        for (ty, act) in [
-            ("T", "wait"),
-            ("T", "release"),
-            ("I", "preempt"),
-            ("I", "resume"),
-            ("EVENT", "wait_event"),
-            ("EVENT", "set_event"),
-        ] {
-            assert!(has(ty, act), "{cfg:?}: no {ty} {act} line");
-        }
+        seen.extend(lines.iter().map(|l| (l.ty.to_string(), l.act.to_string())));
         // A preempt on one core followed by a resume on another.
         let mut left: HashMap<(&str, u64), &str> = HashMap::new();
         let mut migrations = 0;
@@ -366,6 +373,19 @@ fn the_knobs_follow_the_state_machines() {
         // Every activated instance terminated: nobody waits forever.
         let count = |act: &str| lines.iter().filter(|l| is_proc(l) && l.act == act).count();
         assert_eq!(count("activate"), count("terminate"), "{cfg:?}");
+    }
+    for (ty, act) in [
+        ("T", "wait"),
+        ("T", "release"),
+        ("I", "preempt"),
+        ("I", "resume"),
+        ("EVENT", "wait_event"),
+        ("EVENT", "set_event"),
+        ("T", "park"),
+        ("T", "poll_parking"),
+        ("T", "release_parking"),
+    ] {
+        assert!(seen.contains(&(ty.to_string(), act.to_string())), "no {ty} {act} line");
     }
 }
 

@@ -48,6 +48,9 @@ pub struct TruthInstance {
     pub waiting_time: i64,
     /// Time spent in active waits for a semaphore (0 for runnables).
     pub polling_time: i64,
+    /// Time parked: preempted while polling, until it polls again or is made ready (0 for
+    /// runnables, which are suspended then: their `ready_time`).
+    pub parking_time: i64,
     /// Running → ready transitions (a runnable: suspensions).
     pub preemptions: u64,
     /// Resumes on another core than the one last run on (0 unless
@@ -229,6 +232,7 @@ struct OpenProc {
     ready: i64,
     waiting: i64,
     polling: i64,
+    parking: i64,
     preemptions: u64,
     migrations: u64,
 }
@@ -246,6 +250,7 @@ impl OpenProc {
             ready: 0,
             waiting: 0,
             polling: 0,
+            parking: 0,
             preemptions: 0,
             migrations: 0,
         }
@@ -447,6 +452,44 @@ impl Truth {
         }
     }
 
+    /// The polling process `p` was preempted at `t`: it parks, its runnable is suspended.
+    pub(super) fn park(&mut self, p: usize, t: i64) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.polling += t - o.since;
+            if let Some(r) = pt.run.as_mut() {
+                r.net += t - o.since;
+                r.suspends += 1;
+                r.since = t;
+            }
+            o.since = t;
+        }
+    }
+
+    /// The parked process `p` polls again on `core` from `t`.
+    pub(super) fn poll_parking(&mut self, p: usize, t: i64, core: usize) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.parking += t - o.since;
+            o.since = t;
+            if core != o.last_core {
+                o.migrations += 1;
+            }
+            o.last_core = core;
+        }
+        if let Some(r) = pt.run.as_mut() {
+            r.ready += t - r.since;
+        }
+    }
+
+    /// The parked process `p` was made ready at `t` (its runnable stays suspended).
+    pub(super) fn release_parking(&mut self, p: usize, t: i64) {
+        if let Some(o) = self.procs[p].cur.as_mut() {
+            o.parking += t - o.since;
+            o.since = t;
+        }
+    }
+
     /// The lock a polling process waited for was granted at `t`.
     pub(super) fn granted(&mut self, p: usize, t: i64) {
         let pt = &mut self.procs[p];
@@ -513,6 +556,7 @@ impl Truth {
             ready_time: r.ready,
             waiting_time: 0,
             polling_time: 0,
+            parking_time: 0,
             preemptions: r.suspends,
             migrations: 0,
             task: Some((self.proc_names[p].clone(), inst)),
@@ -541,6 +585,7 @@ impl Truth {
             ready_time: o.ready,
             waiting_time: o.waiting,
             polling_time: o.polling,
+            parking_time: o.parking,
             preemptions: o.preemptions,
             migrations: o.migrations,
             task: None,
