@@ -175,7 +175,7 @@ pub struct SynthStats {
     pub activations: u64,
     /// Task and ISR `terminate` lines (runnables excluded).
     pub terminations: u64,
-    /// Task `preempt` lines.
+    /// Task and ISR `preempt` lines (an ISR is preempted only with `nested_isrs`).
     pub preemptions: u64,
     /// Time of the last data line, ns (0 when there is none).
     pub last_ts: i64,
