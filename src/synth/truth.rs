@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 /// Fields follow the `instances` table (DESIGN.md, AMALTHEA). Its derived metrics follow:
 /// response time `terminate_ts - activate_ts`, start delay `start_ts - activate_ts`, gross
 /// execution `terminate_ts - start_ts`, which is `net_exec + ready_time + waiting_time +
-/// polling_time` (the simulator has no parking).
+/// polling_time + parking_time`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TruthInstance {
     /// Task, ISR or runnable name.
