@@ -6,7 +6,7 @@ use crate::util::{csv, ok, scalar};
 use std::collections::HashMap;
 use tracedb::synth::{
     write_btf, write_btf_with_truth, SynthConfig, SynthTruth, TruthActivation, TruthInstance,
-    TruthLock, TruthSemState,
+    TruthLock, TruthSemState, TruthWait,
 };
 
 #[test]
@@ -141,7 +141,8 @@ fn truth_value(i: &TruthInstance, column: &str) -> String {
         "net_exec" => i.net_exec.to_string(),
         "ready_time" => i.ready_time.to_string(),
         "polling_time" => i.polling_time.to_string(),
-        "waiting_time" | "parking_time" => "0".to_string(),
+        "waiting_time" => i.waiting_time.to_string(),
+        "parking_time" => i.parking_time.to_string(),
         "preemptions" => i.preemptions.to_string(),
         "migrations" => i.migrations.to_string(),
         "complete" => "true".to_string(),
@@ -174,26 +175,6 @@ fn synthetic_instances_match_the_simulator_exactly() {
             write_btf_with_truth(std::fs::File::create(&path).unwrap(), &cfg).unwrap();
         let truth = truth.instances;
         ok(tmp.path(), &["ingest", "--archive", "db", "synth.btf"]);
-        let mut cols_sql = String::from("entity, instance");
-        for c in PROCESS_COLUMNS {
-            cols_sql.push_str(", ");
-            cols_sql.push_str(c);
-        }
-        let out = csv(
-            tmp.path(),
-            "db",
-            &format!("SELECT {cols_sql} FROM instances WHERE entity_type IN ('T', 'I', 'R')"),
-        );
-        let mut rows: HashMap<(String, u64), Vec<String>> = HashMap::new();
-        let mut lines = out.lines();
-        assert_eq!(lines.next(), Some(cols_sql.replace(' ', "").as_str()));
-        for line in lines {
-            let f: Vec<&str> = line.split(',').collect();
-            assert_eq!(f.len(), 2 + PROCESS_COLUMNS.len(), "{line}");
-            let key = (f[0].to_string(), f[1].parse().unwrap());
-            let dup = rows.insert(key, f[2..].iter().map(ToString::to_string).collect());
-            assert!(dup.is_none(), "two rows for {line}");
-        }
         let procs: Vec<&TruthInstance> = truth.iter().filter(|i| i.entity_type != "R").collect();
         let with = |f: fn(&TruthInstance) -> bool| procs.iter().filter(|i| f(i)).count();
         println!(
@@ -209,41 +190,72 @@ fn synthetic_instances_match_the_simulator_exactly() {
         // The comparison means something only if the system does all of it.
         assert!(with(|i| i.preemptions > 1) > 0 && with(|i| i.polling_time > 0) > 0);
         assert!(with(|i| i.entity_type == "I" && i.start_ts > i.activate_ts) > 0);
-        assert_eq!(rows.len(), truth.len(), "instance rows vs simulated instances");
-        let mut diffs = Vec::new();
-        for i in &truth {
-            let Some(row) = rows.get(&(i.entity.clone(), i.instance)) else {
-                diffs.push(format!("{} {} {}: no row", i.entity_type, i.entity, i.instance));
-                continue;
-            };
-            let columns: &[&str] =
-                if i.entity_type == "R" { &RUNNABLE_COLUMNS } else { &PROCESS_COLUMNS };
-            for c in columns {
-                let k = PROCESS_COLUMNS.iter().position(|p| p == c).unwrap();
-                let want = truth_value(i, c);
-                if row[k] != want {
-                    diffs.push(format!(
-                        "{} {} instance {}: {c} expected {want}, tracedb {}",
-                        i.entity_type, i.entity, i.instance, row[k]
-                    ));
-                }
-            }
-        }
+        let diffs = instance_diffs(tmp.path(), &truth);
         assert!(
             diffs.is_empty(),
             "{} differences with the simulator ({cfg:?}), first ones:\n{}",
             diffs.len(),
             diffs.iter().take(12).cloned().collect::<Vec<_>>().join("\n")
         );
-        // The task that ran each runnable is its parent entity.
-        let parents = csv(tmp.path(), "db", "SELECT name, parent FROM entities WHERE type = 'R'");
-        let parent: HashMap<&str, &str> =
-            parents.lines().skip(1).filter_map(|l| l.split_once(',')).collect();
-        for i in truth.iter().filter(|i| i.entity_type == "R") {
-            let task = i.task.as_ref().map(|t| t.0.as_str());
-            assert_eq!(parent.get(i.entity.as_str()).copied(), task, "{i:?}");
+    }
+}
+
+/// Every instance row tracedb derived in the archive `db` of `dir` against the truth, and
+/// the task that ran each runnable against its parent entity: the differences.
+fn instance_diffs(dir: &std::path::Path, truth: &[TruthInstance]) -> Vec<String> {
+    let mut cols_sql = String::from("entity, instance");
+    for c in PROCESS_COLUMNS {
+        cols_sql.push_str(", ");
+        cols_sql.push_str(c);
+    }
+    let out = csv(
+        dir,
+        "db",
+        &format!("SELECT {cols_sql} FROM instances WHERE entity_type IN ('T', 'I', 'R')"),
+    );
+    let mut rows: HashMap<(String, u64), Vec<String>> = HashMap::new();
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some(cols_sql.replace(' ', "").as_str()));
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 2 + PROCESS_COLUMNS.len(), "{line}");
+        let key = (f[0].to_string(), f[1].parse().unwrap());
+        let dup = rows.insert(key, f[2..].iter().map(ToString::to_string).collect());
+        assert!(dup.is_none(), "two rows for {line}");
+    }
+    let mut diffs = Vec::new();
+    if rows.len() != truth.len() {
+        diffs.push(format!("{} instance rows, {} simulated instances", rows.len(), truth.len()));
+    }
+    for i in truth {
+        let Some(row) = rows.get(&(i.entity.clone(), i.instance)) else {
+            diffs.push(format!("{} {} {}: no row", i.entity_type, i.entity, i.instance));
+            continue;
+        };
+        let columns: &[&str] =
+            if i.entity_type == "R" { &RUNNABLE_COLUMNS } else { &PROCESS_COLUMNS };
+        for c in columns {
+            let k = PROCESS_COLUMNS.iter().position(|p| p == c).unwrap();
+            let want = truth_value(i, c);
+            if row[k] != want {
+                diffs.push(format!(
+                    "{} {} instance {}: {c} expected {want}, tracedb {}",
+                    i.entity_type, i.entity, i.instance, row[k]
+                ));
+            }
         }
     }
+    // The task that ran each runnable is its parent entity.
+    let parents = csv(dir, "db", "SELECT name, parent FROM entities WHERE type = 'R'");
+    let parent: HashMap<&str, &str> =
+        parents.lines().skip(1).filter_map(|l| l.split_once(',')).collect();
+    for i in truth.iter().filter(|i| i.entity_type == "R") {
+        let task = i.task.as_ref().map(|t| t.0.as_str());
+        if parent.get(i.entity.as_str()).copied() != task {
+            diffs.push(format!("parent of {} is not {task:?}", i.entity));
+        }
+    }
+    diffs
 }
 
 // ---------------------------------------------------------------------------------------
@@ -745,6 +757,51 @@ fn deadlines(
     (diffs, misses_by_source)
 }
 
+/// The `state` intervals of tasks and ISRs: each passive wait is one `waiting` interval
+/// from its `wait` to its `release`, and per instance the time in each state is what the
+/// simulator spent there (active until the start, then running, ready, waiting, polling).
+fn state_intervals(r: &Run) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let want = r
+        .truth
+        .waits
+        .iter()
+        .map(|w| {
+            let dur = w.release_ts.map(|t| t - w.wait_ts);
+            let end = if dur.is_some() { "release" } else { "" };
+            vec![is(&w.process), is(w.instance), is(w.wait_ts), opt(dur), is("wait"), is(end)]
+        })
+        .collect();
+    let cols = ["entity", "instance", "ts", "dur", "start_action", "end_action"];
+    let q = "SELECT * FROM intervals WHERE channel = 'state' AND state = 'waiting'";
+    diffs.extend(compare("waiting intervals", &r.sql(q), &cols, 3, want));
+    let mut want = Vec::new();
+    for i in &r.procs {
+        let states = [
+            ("active", i.start_ts - i.activate_ts),
+            ("running", i.net_exec),
+            ("ready", i.ready_time),
+            ("waiting", i.waiting_time),
+            ("polling", i.polling_time),
+            ("parking", i.parking_time),
+        ];
+        for (state, d) in states.into_iter().filter(|s| s.1 > 0) {
+            want.push(vec![is(&i.entity), is(i.instance), is(state), is(d)]);
+        }
+    }
+    let q = "SELECT entity, instance, state, sum(dur) AS dur FROM intervals \
+             WHERE channel = 'state' AND entity_type IN ('T', 'I') \
+             GROUP BY ALL HAVING sum(dur) > 0";
+    diffs.extend(compare(
+        "time per state",
+        &r.sql(q),
+        &["entity", "instance", "state", "dur"],
+        3,
+        want,
+    ));
+    diffs
+}
+
 /// `activation_jitter`, `preemptions` and `preemption_pairs` against the truth.
 fn scheduling(r: &Run) -> Vec<String> {
     let truth = r.truth;
@@ -863,14 +920,15 @@ fn scheduling(r: &Run) -> Vec<String> {
 fn blocking(r: &Run) -> Vec<String> {
     let truth = r.truth;
     let mut diffs = Vec::new();
-    // blocking and blocking_instances: polling is the only blocking here, and its
-    // causes are the contended lock requests.
+    // blocking and blocking_instances: polling and passive waits are the blocking here,
+    // and their causes the contended lock requests and the OS events waited for.
     let contended = |p: &str| {
         let mut s: Vec<&str> = truth
             .lock_requests
             .iter()
             .filter(|l| l.polled && l.process == p)
             .map(|l| l.semaphore.as_str())
+            .chain(truth.waits.iter().filter(|w| w.process == p).map(|w| w.event.as_str()))
             .collect();
         s.sort_unstable();
         s.dedup();
@@ -882,20 +940,24 @@ fn blocking(r: &Run) -> Vec<String> {
         .filter(|(_, v)| v[0].entity_type != "R")
         .map(|(entity, inst)| {
             let polling = Stats::new(inst.iter().map(|i| i.polling_time).collect());
+            let waiting = Stats::new(inst.iter().map(|i| i.waiting_time).collect());
+            let parking = Stats::new(inst.iter().map(|i| i.parking_time).collect());
+            let blocked = |i: &TruthInstance| i.polling_time + i.waiting_time + i.parking_time;
+            let blocking = Stats::new(inst.iter().map(|i| blocked(i)).collect());
             vec![
                 is(entity),
                 is(inst[0].entity_type),
                 is(inst.len()),
                 is(0),
-                is(inst.iter().filter(|i| i.polling_time > 0).count()),
-                is(0),
-                is(0),
+                is(inst.iter().filter(|i| blocked(i) > 0).count()),
+                is(waiting.sum()),
+                waiting.max(),
                 is(polling.sum()),
                 polling.max(),
-                is(0),
-                is(0),
-                is(polling.sum()),
-                polling.max(),
+                is(parking.sum()),
+                parking.max(),
+                is(blocking.sum()),
+                blocking.max(),
                 is(contended(entity)),
             ]
         })
@@ -924,28 +986,39 @@ fn blocking(r: &Run) -> Vec<String> {
             .iter()
             .filter(|l| l.polled && l.process == i.entity && l.process_instance == i.instance)
             .collect();
-        let head = |c: Option<&TruthLock>| {
+        let waits: Vec<&TruthWait> = truth
+            .waits
+            .iter()
+            .filter(|w| w.process == i.entity && w.instance == i.instance)
+            .collect();
+        let blocked = i.polling_time + i.waiting_time + i.parking_time;
+        // cause_ts, cause_type, cause, cause_wait.
+        let head = |c: (String, &str, &str, Option<i64>)| {
             vec![
                 is(&i.entity),
                 is(i.instance),
-                is(c.map_or(String::new(), |l| l.request_ts.to_string())),
+                is(c.0),
                 is(i.activate_ts),
+                is(blocked),
+                is(i.waiting_time),
                 is(i.polling_time),
-                is(0),
-                is(i.polling_time),
-                is(0),
-                is(if c.is_some() { "semaphore" } else { "" }),
-                is(c.map_or("", |l| l.semaphore.as_str())),
-                opt(c.and_then(|l| Some(l.assigned_ts? - l.request_ts))),
+                is(i.parking_time),
+                is(c.1),
+                is(c.2),
+                opt(c.3),
             ]
         };
-        if causes.is_empty() && i.polling_time > 0 {
-            want.push(head(None));
+        if causes.is_empty() && waits.is_empty() && blocked > 0 {
+            want.push(head((String::new(), "", "", None)));
         }
         for c in causes {
-            if i.polling_time > 0 || c.assigned_ts.is_some_and(|a| a > c.request_ts) {
-                want.push(head(Some(c)));
+            if blocked > 0 || c.assigned_ts.is_some_and(|a| a > c.request_ts) {
+                let wait = c.assigned_ts.map(|a| a - c.request_ts);
+                want.push(head((c.request_ts.to_string(), "semaphore", &c.semaphore, wait)));
             }
+        }
+        for w in waits.into_iter().filter(|_| blocked > 0) {
+            want.push(head((w.wait_ts.to_string(), "event", &w.event, None)));
         }
     }
     let cols = [
@@ -1137,6 +1210,18 @@ fn synthetic_analyses_match_the_simulator_exactly() {
             overrun_every: 2,
             ..SynthConfig::default()
         },
+        // Every knob: global scheduling (migrations), nested ISRs (two per core), passive
+        // waits and parking.
+        SynthConfig {
+            isrs: 8,
+            duration_ns: 250 * ms,
+            overrun_every: 3,
+            migrating_tasks: true,
+            nested_isrs: true,
+            passive_waits: true,
+            parking: true,
+            ..SynthConfig::default()
+        },
     ];
     // Deadline files: a longer glob beats a shorter one, an exact name beats a glob, and
     // the file given at query time beats the one given at ingest.
@@ -1181,6 +1266,21 @@ fn synthetic_analyses_match_the_simulator_exactly() {
         }
 
         let mut diffs = lock_requests_and_holders(&run);
+        if cfg.migrating_tasks || cfg.nested_isrs || cfg.passive_waits || cfg.parking {
+            // This system's instances field by field, as for the systems above.
+            diffs.extend(instance_diffs(dir, &truth.instances));
+            let inst = &truth.instances;
+            let migrated = inst.iter().filter(|i| i.migrations > 0).count();
+            let waited = inst.iter().filter(|i| i.waiting_time > 0).count();
+            let nested = truth.preemptions.iter().filter(|p| p.process.starts_with("ISR")).count();
+            let parked = inst.iter().filter(|i| i.parking_time > 0).count();
+            println!(
+                "{migrated} instances migrated, {waited} waited, {nested} ISRs preempted, \
+                 {parked} parked"
+            );
+            assert!(migrated > 0 && waited > 0 && nested > 0 && parked > 0);
+            diffs.extend(state_intervals(&run));
+        }
         diffs.extend(timing(&run));
         let (d, misses_by_source) = deadlines(&run, &at_query, &at_ingest);
         diffs.extend(d);

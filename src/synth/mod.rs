@@ -8,7 +8,8 @@
 //!
 //! # Model
 //!
-//! * `cores` cores `Core_0`, `Core_1`, ...; every process is bound to one core.
+//! * `cores` cores `Core_0`, `Core_1`, ...; every process is bound to one core, except
+//!   with `migrating_tasks` every third task, which may run on any core.
 //! * `tasks` periodic tasks `TASK_<period>MS_<k>` (period among 1, 2, 5, 10,
 //!   20, 50 and 100 ms), spread round robin over the cores, with rate-monotonic
 //!   priorities (shorter period first, then lower `k`). Each task runs 1 to 4
@@ -21,7 +22,8 @@
 //! * `isrs` interrupt service routines (`ISR_CAN`, `ISR_TIMER`, `ISR_ADC`,
 //!   `ISR_SPI`, then `ISR_<i>`), type `I`, each triggered sporadically by its
 //!   own stimulus `STI_<isr>` every 150..1000 µs and running 3..12 µs. They
-//!   outrank every task and are never preempted.
+//!   outrank every task and are never preempted, except with `nested_isrs`, where they
+//!   share cores in pairs and the first of a pair preempts the second.
 //! * Two spinlock semaphores `SEM_A` and `SEM_B`. About 40 % of the tasks have
 //!   one runnable that takes one of them for a few µs in the middle of its
 //!   work. The critical section and the active wait (polling) before it are
@@ -29,6 +31,12 @@
 //!   semaphore is only ever contended from another core.
 //! * Signals `SIG_<n>`: a runnable may read one signal when it starts and
 //!   write one just before it terminates.
+//! * Passive waits, only when asked (`passive_waits`): some tasks wait once per instance,
+//!   between their first two runnables, for an OS event `EV_<task>` that an ISR or the
+//!   fastest task sets when it next terminates (only when that comes within the run, so
+//!   every wait ends).
+//! * Parking, only when asked (`parking`): a polling task may be preempted (it parks),
+//!   and is made ready when handed the semaphore while parked.
 //! * Overload, only when asked (`overrun_every`): every n-th instance of each task runs
 //!   its runnables 4 times as long, so tasks miss deadlines, and activations queue and
 //!   are dropped.
@@ -44,7 +52,10 @@
 //! ```text
 //! t,STI_10MS,0,STI,STI_10MS,n,trigger           stimulus n fires
 //! t,STI_10MS,n,T,TASK_10MS_3,i,activate         task instance i activated
-//! t,Core_1,0,T,TASK_10MS_3,i,start|preempt|resume|poll|run|terminate
+//! t,Core_1,0,T,TASK_10MS_3,i,start|preempt|resume|poll|run|wait|release|terminate
+//! t,Core_1,0,T,TASK_10MS_3,i,park|poll_parking|release_parking
+//! t,TASK_50MS_7,i,EVENT,EV_TASK_50MS_7,0,wait_event
+//! t,ISR_CAN,n,EVENT,EV_TASK_50MS_7,0,set_event,TASK_50MS_7
 //! t,TASK_10MS_3,i,R,R_TASK_10MS_3_0,r,start|suspend|resume|terminate
 //! t,TASK_10MS_3,i,SEM,SEM_A,0,requestsemaphore|assigned|waiting|released
 //! t,SEM_A,0,SEM,SEM_A,0,ready|lock|unlock|overfull|full,<count>
@@ -66,7 +77,7 @@ use sim::{Out, Sim};
 use std::io::{self, BufWriter, Write};
 pub use truth::{
     SynthTruth, TruthActivation, TruthInstance, TruthLock, TruthOccupancy, TruthPreemption,
-    TruthProcess, TruthSemState, TruthSignalWrite,
+    TruthProcess, TruthSemState, TruthSignalWrite, TruthWait,
 };
 
 const MS: i64 = 1_000_000;
@@ -111,6 +122,27 @@ pub struct SynthConfig {
     /// so that tasks overrun, miss their implicit deadlines and have activations queued
     /// and dropped. 0 (the default) leaves the workload, and so the bytes, as they were.
     pub overrun_every: u64,
+    /// Global scheduling: every third task (model index 2, 5, 8, ...) may run on any core;
+    /// it starts or resumes on whichever core is free of higher-priority work first, so a
+    /// preempt on one core can be followed by a resume on another (a migration). Off by
+    /// default.
+    pub migrating_tasks: bool,
+    /// ISR nesting: ISRs share cores in pairs (ISR i on core (i / 2) mod cores), and the
+    /// higher one (lower index) preempts the lower one when it fires while the lower one
+    /// runs. Off by default (ISRs are then never preempted).
+    pub nested_isrs: bool,
+    /// Passive waits: some tasks (every other task with two or more runnables and a
+    /// period of at least 10 ms) wait once per instance, between their first and second
+    /// runnable, for an OS event `EV_<task>` (`wait_event`, then the core's `wait`), which an
+    /// ISR or a task sets when it next terminates (`set_event`, then the core's `release`);
+    /// the task then resumes like a preempted one. Off by default.
+    pub passive_waits: bool,
+    /// Parking: a task polling for a semaphore may be preempted (critical sections still
+    /// may not): it parks (`park`); when the semaphore is handed to it while parked it is
+    /// made ready (`release_parking`, `assigned`) and holds it from its next resume, and
+    /// when it gets its core back first it polls again (`poll_parking`). Semaphores are
+    /// held 10 times as long, so that polls last and get preempted. Off by default.
+    pub parking: bool,
 }
 
 impl Default for SynthConfig {
@@ -124,6 +156,10 @@ impl Default for SynthConfig {
             seed: 1,
             target_bytes: None,
             overrun_every: 0,
+            migrating_tasks: false,
+            nested_isrs: false,
+            passive_waits: false,
+            parking: false,
         }
     }
 }
@@ -139,7 +175,7 @@ pub struct SynthStats {
     pub activations: u64,
     /// Task and ISR `terminate` lines (runnables excluded).
     pub terminations: u64,
-    /// Task `preempt` lines.
+    /// Task and ISR `preempt` lines (an ISR is preempted only with `nested_isrs`).
     pub preemptions: u64,
     /// Time of the last data line, ns (0 when there is none).
     pub last_ts: i64,

@@ -11,6 +11,10 @@ pub(super) enum State {
     Running,
     Ready,
     Polling,
+    /// Passive wait for an OS event ([`SynthConfig::passive_waits`]).
+    Waiting,
+    /// Preempted while polling ([`SynthConfig::parking`]).
+    Parking,
 }
 
 /// Where the current instance is in its work.
@@ -35,7 +39,14 @@ pub(super) struct Proc {
     pub(super) name: Vec<u8>,
     pub(super) code: &'static [u8],
     pub(super) isr: bool,
+    /// The core it runs on, or last ran on; a bound process never leaves its own.
     pub(super) core: usize,
+    /// May run on any core ([`SynthConfig::migrating_tasks`]).
+    pub(super) global: bool,
+    /// The OS event it waits for once per instance ([`SynthConfig::passive_waits`]), and
+    /// whether the current instance did.
+    pub(super) waits: Option<usize>,
+    pub(super) waited: bool,
     pub(super) period: i64,
     pub(super) runnables: Vec<usize>,
     pub(super) isr_exec: i64,
@@ -59,6 +70,9 @@ impl Proc {
             code: if isr { b"I" } else { b"T" },
             isr,
             core,
+            global: false,
+            waits: None,
+            waited: false,
             period,
             runnables: Vec::new(),
             isr_exec: 0,
@@ -108,6 +122,16 @@ pub(super) struct Sem {
     pub(super) waiters: VecDeque<usize>,
 }
 
+/// An OS event one task waits for and one process sets when it terminates.
+pub(super) struct Event {
+    pub(super) name: Vec<u8>,
+    pub(super) waiter: usize,
+    pub(super) setter: usize,
+    /// Longest time between two activations of the setter: the waiter only waits when the
+    /// setter is sure to come again within the run.
+    pub(super) gap: i64,
+}
+
 pub(super) struct Signal {
     pub(super) name: Vec<u8>,
     pub(super) value: i64,
@@ -145,6 +169,9 @@ pub(super) struct Model {
     pub(super) sems: Vec<Sem>,
     pub(super) sigs: Vec<Signal>,
     pub(super) cores: Vec<Core>,
+    pub(super) events: Vec<Event>,
+    /// Semaphores are held 10 times as long ([`SynthConfig::parking`]).
+    pub(super) long_holds: bool,
 }
 
 pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
@@ -166,9 +193,19 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
             .map(|i| Signal { name: format!("SIG_{i}").into_bytes(), value: 0 })
             .collect(),
         cores: Vec::new(),
+        events: Vec::new(),
+        long_holds: cfg.parking,
     };
     build_tasks(&mut m, cfg, rng);
     build_isrs(&mut m, cfg, rng);
+    if cfg.migrating_tasks {
+        for (k, p) in m.procs.iter_mut().filter(|p| !p.isr).enumerate() {
+            p.global = k % 3 == 2;
+        }
+    }
+    if cfg.passive_waits {
+        build_events(&mut m);
+    }
     build_cores(&mut m, ncores);
     m
 }
@@ -226,8 +263,11 @@ pub(super) fn build_runnables(
     let mut ids = Vec::with_capacity(count);
     for (j, w) in weights.iter().enumerate() {
         let exec = (budget * w / total).max(MIN_RUNNABLE_NS);
+        let hold_factor = if m.long_holds { 40 } else { 1 };
         let lock = match locking {
-            Some((lj, sem)) if lj == j => Some((sem, rng.range(HOLD_NS).min(exec / 2))),
+            Some((lj, sem)) if lj == j => {
+                Some((sem, (rng.range(HOLD_NS) * hold_factor).min(exec / 2)))
+            }
             _ => None,
         };
         let read = (rng.below(2) == 0).then(|| rng.below(nsigs) as usize);
@@ -246,7 +286,8 @@ pub(super) fn build_isrs(m: &mut Model, cfg: &SynthConfig, rng: &mut Rng) {
     for i in 0..cfg.isrs as usize {
         let name = ISR_NAMES.get(i).map_or_else(|| format!("ISR_{i}"), ToString::to_string);
         let stim_name = format!("STI_{name}").into_bytes();
-        let mut p = Proc::new(name, true, i % cfg.cores as usize, 0);
+        let core = if cfg.nested_isrs { i / 2 } else { i } % cfg.cores as usize;
+        let mut p = Proc::new(name, true, core, 0);
         p.isr_exec = rng.range(ISR_EXEC_NS);
         m.stims.push(Stim { name: stim_name, period: 0, procs: vec![m.procs.len()], next_n: 0 });
         m.procs.push(p);
@@ -255,7 +296,8 @@ pub(super) fn build_isrs(m: &mut Model, cfg: &SynthConfig, rng: &mut Rng) {
 
 pub(super) fn build_cores(m: &mut Model, ncores: usize) {
     for c in 0..ncores {
-        let mut order: Vec<usize> = (0..m.procs.len()).filter(|&p| m.procs[p].core == c).collect();
+        let mut order: Vec<usize> =
+            (0..m.procs.len()).filter(|&p| m.procs[p].core == c || m.procs[p].global).collect();
         // ISRs first, then rate monotonic; the index breaks ties.
         order.sort_by_key(|&p| (!m.procs[p].isr, m.procs[p].period, p));
         m.cores.push(Core {
@@ -265,5 +307,31 @@ pub(super) fn build_cores(m: &mut Model, ncores: usize) {
             token: 0,
             dirty: false,
         });
+    }
+}
+
+/// Waiters: every other task with two or more runnables and a period of at least 10 ms.
+/// Their setters alternate between an ISR (when there is one) and the task with the
+/// shortest period, so that a wait lasts at most about a millisecond.
+pub(super) fn build_events(m: &mut Model) {
+    let isrs: Vec<usize> = (0..m.procs.len()).filter(|&p| m.procs[p].isr).collect();
+    let eligible: Vec<usize> = (0..m.procs.len())
+        .filter(|&p| !m.procs[p].isr && m.procs[p].runnables.len() >= 2)
+        .filter(|&p| m.procs[p].period >= 10 * MS)
+        .collect();
+    for (j, &w) in eligible.iter().step_by(2).enumerate() {
+        let fastest = (0..m.procs.len())
+            .filter(|&p| !m.procs[p].isr && p != w)
+            .min_by_key(|&p| (m.procs[p].period, p));
+        let setter = match isrs.get(j / 2 % isrs.len().max(1)) {
+            Some(&i) if j % 2 == 0 => Some(i),
+            _ => fastest,
+        };
+        let Some(setter) = setter else { continue };
+        m.procs[w].waits = Some(m.events.len());
+        let mut name = b"EV_".to_vec();
+        name.extend_from_slice(&m.procs[w].name);
+        let gap = if m.procs[setter].isr { ISR_GAP_NS.1 } else { m.procs[setter].period };
+        m.events.push(Event { name, waiter: w, setter, gap });
     }
 }

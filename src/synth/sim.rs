@@ -51,6 +51,37 @@ impl<W: Write> Out<W> {
         if self.done {
             return false;
         }
+        self.fill(t, src, ty, tgt, act);
+        if let Some(v) = note {
+            self.line.push(b',');
+            push_i64(&mut self.line, v);
+        }
+        self.line.push(b'\n');
+        self.commit(t)
+    }
+
+    /// As [`Out::emit`], with a text note.
+    pub(super) fn emit_text(
+        &mut self,
+        t: i64,
+        src: (&[u8], u64),
+        ty: &[u8],
+        tgt: (&[u8], u64),
+        act: &[u8],
+        note: &[u8],
+    ) -> bool {
+        if self.done {
+            return false;
+        }
+        self.fill(t, src, ty, tgt, act);
+        self.line.push(b',');
+        self.line.extend_from_slice(note);
+        self.line.push(b'\n');
+        self.commit(t)
+    }
+
+    /// The line up to its action.
+    fn fill(&mut self, t: i64, src: (&[u8], u64), ty: &[u8], tgt: (&[u8], u64), act: &[u8]) {
         let l = &mut self.line;
         l.clear();
         push_i64(l, t);
@@ -66,12 +97,6 @@ impl<W: Write> Out<W> {
         push_u64(l, tgt.1);
         l.push(b',');
         l.extend_from_slice(act);
-        if let Some(v) = note {
-            l.push(b',');
-            push_i64(l, v);
-        }
-        l.push(b'\n');
-        self.commit(t)
     }
 
     pub(super) fn commit(&mut self, t: i64) -> bool {
@@ -139,6 +164,9 @@ pub(super) struct Sim<W: Write> {
     pub(super) sems: Vec<Sem>,
     pub(super) sigs: Vec<Signal>,
     pub(super) cores: Vec<Core>,
+    pub(super) events: Vec<Event>,
+    pub(super) nested_isrs: bool,
+    pub(super) parking: bool,
     pub(super) heap: BinaryHeap<Reverse<Ev>>,
     pub(super) seq: u64,
     pub(super) duration: i64,
@@ -153,7 +181,8 @@ impl<W: Write> Sim<W> {
     pub(super) fn new(out: Out<W>, cfg: &SynthConfig, truth: bool) -> Self {
         let mut rng = Rng::new(cfg.seed);
         let m = build_model(cfg, &mut rng);
-        let truth = truth.then(|| Truth::new(&m.procs, &m.runs, &m.cores, &m.sems, &m.sigs));
+        let truth =
+            truth.then(|| Truth::new(&m.procs, &m.runs, &m.cores, &m.sems, &m.sigs, &m.events));
         Sim {
             out,
             rng,
@@ -163,6 +192,9 @@ impl<W: Write> Sim<W> {
             sems: m.sems,
             sigs: m.sigs,
             cores: m.cores,
+            events: m.events,
+            nested_isrs: cfg.nested_isrs,
+            parking: cfg.parking,
             heap: BinaryHeap::new(),
             seq: 0,
             duration: cfg.duration_ns,
@@ -209,11 +241,11 @@ impl<W: Write> Sim<W> {
                     self.handle(ev);
                 }
             }
-            for c in 0..self.cores.len() {
-                if self.cores[c].dirty {
-                    self.cores[c].dirty = false;
-                    self.dispatch(c, t);
-                }
+            // Until no core needs it: a task that migrates or waits frees a core
+            // another was dispatched before.
+            while let Some(c) = self.cores.iter().position(|c| c.dirty) {
+                self.cores[c].dirty = false;
+                self.dispatch(c, t);
             }
         }
     }
@@ -267,29 +299,45 @@ impl<W: Write> Sim<W> {
                 tr.activate(p, inst, t, queued);
             }
         }
-        self.cores[pr.core].dirty = true;
+        self.wake(p);
+    }
+
+    /// The dispatcher of every core that may run `p` must look again.
+    pub(super) fn wake(&mut self, p: usize) {
+        if self.procs[p].global {
+            self.cores.iter_mut().for_each(|c| c.dirty = true);
+        } else {
+            self.cores[self.procs[p].core].dirty = true;
+        }
     }
 
     /// Puts the best ready process on core `c` and keeps it going.
     pub(super) fn dispatch(&mut self, c: usize, t: i64) {
         if let Some(p) = self.cores[c].running {
             let pr = &self.procs[p];
-            if pr.isr || matches!(pr.phase, Phase::Locked | Phase::Polling) {
+            let spins = pr.phase == Phase::Polling && !self.parking;
+            if pr.isr && !self.nested_isrs || pr.phase == Phase::Locked || spins {
                 return;
             }
         }
-        let best =
-            self.cores[c].order.iter().copied().find(|&p| self.procs[p].state != State::Idle);
+        // A process running (or spinning) elsewhere is not for this core.
+        let procs = &self.procs;
+        let best = self.cores[c].order.iter().copied().find(|&p| match procs[p].state {
+            State::Idle | State::Waiting => false,
+            State::Active | State::Ready | State::Parking => true,
+            State::Running | State::Polling => procs[p].core == c,
+        });
         match (self.cores[c].running, best) {
             (Some(p), Some(b)) if p != b => {
+                let parks = self.procs[p].phase == Phase::Polling;
                 self.preempt(p, t);
-                if let Some(tr) = self.truth.as_mut() {
+                if let Some(tr) = self.truth.as_mut().filter(|_| !parks) {
                     let (pi, bi) = (self.procs[p].inst, self.procs[b].inst);
                     tr.preempted_by(c, (p, pi), (b, bi), t);
                 }
-                self.switch_in(b, t);
+                self.switch_in(b, c, t);
             }
-            (None, Some(b)) => self.switch_in(b, t),
+            (None, Some(b)) => self.switch_in(b, c, t),
             _ => {}
         }
         if let Some(p) = self.cores[c].running {
@@ -305,22 +353,37 @@ impl<W: Write> Sim<W> {
             self.procs[p].remaining = end - t;
             self.cores[c].token += 1;
         }
-        self.procs[p].state = State::Ready;
         self.cores[c].running = None;
-        if let Some(tr) = self.truth.as_mut() {
-            tr.preempt(p, t);
-            tr.vacate(c, t);
-        }
-        if self.proc_line(t, p, b"preempt") {
-            self.out.stats.preemptions += 1;
-        }
-        if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+        if self.procs[p].phase == Phase::Polling {
+            // Preempted while polling: it parks, and its runnable is suspended.
+            self.procs[p].state = State::Parking;
+            if let Some(tr) = self.truth.as_mut() {
+                tr.park(p, t);
+                tr.vacate(c, t);
+            }
+            self.proc_line(t, p, b"park");
             self.run_line(t, p, b"suspend");
+        } else {
+            self.procs[p].state = State::Ready;
+            if let Some(tr) = self.truth.as_mut() {
+                tr.preempt(p, t);
+                tr.vacate(c, t);
+            }
+            if self.proc_line(t, p, b"preempt") {
+                self.out.stats.preemptions += 1;
+            }
+            if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+                self.run_line(t, p, b"suspend");
+            }
+        }
+        if self.procs[p].global {
+            // Another core may take it at once.
+            self.wake(p);
         }
     }
 
-    pub(super) fn switch_in(&mut self, p: usize, t: i64) {
-        let core = self.procs[p].core;
+    pub(super) fn switch_in(&mut self, p: usize, core: usize, t: i64) {
+        self.procs[p].core = core;
         self.cores[core].running = Some(p);
         if let Some(tr) = self.truth.as_mut() {
             tr.occupy(core, p, self.procs[p].inst, t);
@@ -341,6 +404,7 @@ impl<W: Write> Sim<W> {
                 } else {
                     self.procs[p].phase = Phase::Between;
                     self.procs[p].ridx = 0;
+                    self.procs[p].waited = false;
                 }
                 self.proc_line(t, p, b"start");
             }
@@ -349,9 +413,20 @@ impl<W: Write> Sim<W> {
                     tr.resume(p, t, core);
                 }
                 self.proc_line(t, p, b"resume");
-                if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+                // Locked: handed the semaphore while parked.
+                if matches!(self.procs[p].phase, Phase::Pre | Phase::Post | Phase::Locked) {
                     self.run_line(t, p, b"resume");
                 }
+            }
+            State::Parking => {
+                // Back on a core before the semaphore was handed over: it polls again.
+                if let Some(tr) = self.truth.as_mut() {
+                    tr.poll_parking(p, t, core);
+                }
+                self.proc_line(t, p, b"poll_parking");
+                self.run_line(t, p, b"resume");
+                self.procs[p].state = State::Polling;
+                return;
             }
             _ => {}
         }
@@ -360,11 +435,15 @@ impl<W: Write> Sim<W> {
 
     /// Continues the running process `p`, which has no segment under way.
     pub(super) fn advance(&mut self, p: usize, t: i64) {
-        match self.procs[p].phase {
+        let pr = &self.procs[p];
+        match pr.phase {
+            Phase::Between if pr.ridx == 1 && !pr.waited && self.may_wait(p, t) => self.wait(p, t),
             Phase::Between => self.start_runnable(p, t),
             Phase::Pre | Phase::Post | Phase::Body => self.run_phase(p, t),
-            // Both wait for an event of their own (release, segment end).
-            Phase::Polling | Phase::Locked => {}
+            // Handed the semaphore while parked: the critical section starts now.
+            Phase::Locked => self.run_phase(p, t),
+            // Waits for the semaphore's release.
+            Phase::Polling => {}
         }
     }
 
@@ -471,6 +550,7 @@ impl<W: Write> Sim<W> {
     }
 
     pub(super) fn terminate(&mut self, p: usize, t: i64) {
+        self.set_events(p, t);
         let logged = self.proc_line(t, p, b"terminate");
         if logged {
             self.out.stats.terminations += 1;
@@ -489,8 +569,54 @@ impl<W: Write> Sim<W> {
             pr.queued -= 1;
             pr.inst += 1;
             pr.state = State::Active;
+            self.wake(p);
         } else {
             pr.state = State::Idle;
+        }
+    }
+
+    /// `p` waits for an event, and its setter surely comes within the run.
+    pub(super) fn may_wait(&self, p: usize, t: i64) -> bool {
+        let Some(e) = self.procs[p].waits else { return false };
+        self.endless || t + self.events[e].gap < self.duration
+    }
+
+    /// The running task `p` waits for its OS event: `wait_event`, then its core's `wait`.
+    pub(super) fn wait(&mut self, p: usize, t: i64) {
+        let Some(e) = self.procs[p].waits else { return };
+        let pr = &mut self.procs[p];
+        pr.waited = true;
+        pr.state = State::Waiting;
+        let c = pr.core;
+        let ev = (&self.events[e].name[..], 0);
+        self.out.emit(t, (&pr.name, pr.inst), b"EVENT", ev, b"wait_event", None);
+        self.proc_line(t, p, b"wait");
+        self.cores[c].running = None;
+        self.cores[c].dirty = true;
+        if let Some(tr) = self.truth.as_mut() {
+            let inst = self.procs[p].inst;
+            tr.wait(p, inst, e, t);
+            tr.vacate(c, t);
+        }
+    }
+
+    /// `p` is about to terminate: it sets the events it sets whose waiter waits
+    /// (`set_event`, the note naming the waiter), and the waiter's core releases it.
+    pub(super) fn set_events(&mut self, p: usize, t: i64) {
+        for e in 0..self.events.len() {
+            let w = self.events[e].waiter;
+            if self.events[e].setter != p || self.procs[w].state != State::Waiting {
+                continue;
+            }
+            let (pr, ev) = (&self.procs[p], (&self.events[e].name[..], 0));
+            let waiter = &self.procs[w].name;
+            self.out.emit_text(t, (&pr.name, pr.inst), b"EVENT", ev, b"set_event", waiter);
+            self.proc_line(t, w, b"release");
+            self.procs[w].state = State::Ready;
+            self.wake(w);
+            if let Some(tr) = self.truth.as_mut() {
+                tr.release(w, t);
+            }
         }
     }
 
@@ -557,6 +683,24 @@ impl<W: Write> Sim<W> {
                     if let Some(tr) = self.truth.as_mut() {
                         tr.sem_state(s, SemState::Full, t);
                     }
+                }
+                if self.procs[q].state == State::Parking {
+                    // Handed over while parked: ready, holding it from its next resume.
+                    self.proc_line(t, q, b"release_parking");
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.release_parking(q, t);
+                        tr.lock_assigned(q, s, t);
+                    }
+                    self.sem_line(t, q, s, b"assigned");
+                    let pr = &mut self.procs[q];
+                    pr.state = State::Ready;
+                    pr.phase = Phase::Locked;
+                    pr.remaining = pr.hold;
+                    if let Some(tr) = self.truth.as_mut() {
+                        tr.work(q, pr.remaining);
+                    }
+                    self.wake(q);
+                    return;
                 }
                 self.proc_line(t, q, b"run");
                 if let Some(tr) = self.truth.as_mut() {

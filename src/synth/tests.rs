@@ -134,6 +134,12 @@ struct Replay<'a> {
     expect: Option<(&'a str, u64, &'a str)>,
     sem_state: HashMap<&'a str, &'a str>,
     holder: HashMap<&'a str, (&'a str, u64)>,
+    /// Processes may start or resume on any core ([`SynthConfig::migrating_tasks`]).
+    migrating: bool,
+    /// Per OS event, the task instance waiting for it.
+    waiter: HashMap<&'a str, (&'a str, u64)>,
+    /// A `set_event` was written: the release of this waiter must follow.
+    release: Option<(&'a str, u64)>,
 }
 
 impl<'a> Replay<'a> {
@@ -144,7 +150,11 @@ impl<'a> Replay<'a> {
                 "expected runnable {act}: {l:?}"
             );
         }
+        if let Some(w) = self.release.take() {
+            assert!(l.act == "release" && (l.tgt, l.ti) == w, "expected release of {w:?}: {l:?}");
+        }
         match l.ty {
+            "EVENT" => self.event(l),
             "T" | "I" => self.process(l),
             "R" => self.runnable(l),
             "SEM" if l.src == l.tgt => self.semaphore(l),
@@ -167,7 +177,12 @@ impl<'a> Replay<'a> {
         }
         assert!(l.src.starts_with("Core_"), "{l:?}");
         let core = *self.core_of.entry(l.tgt).or_insert(l.src);
-        assert_eq!(core, l.src, "process changed core: {l:?}");
+        if self.migrating && matches!(l.act, "start" | "resume" | "poll_parking") {
+            self.core_of.insert(l.tgt, l.src);
+        } else {
+            // Every other action comes from the core it runs on, or last ran on.
+            assert_eq!(core, l.src, "process changed core: {l:?}");
+        }
         let occupant = self.on_core.get(l.src).copied();
         match l.act {
             "start" | "resume" => {
@@ -199,7 +214,43 @@ impl<'a> Replay<'a> {
                     if l.act == "poll" { ("running", "polling") } else { ("polling", "running") };
                 self.step(key, from, to, l);
             }
+            "wait" => {
+                assert_eq!(occupant, Some(key), "not on core: {l:?}");
+                assert_eq!(self.open_runs.get(&key).copied().unwrap_or(0), 0, "{l:?}");
+                self.on_core.remove(l.src);
+                self.step(key, "running", "waiting", l);
+            }
+            "release" => self.step(key, "waiting", "ready", l),
+            "park" => {
+                assert_eq!(occupant, Some(key), "not on core: {l:?}");
+                self.on_core.remove(l.src);
+                self.step(key, "polling", "parking", l);
+                self.expect_runnable(key, "suspend");
+            }
+            "poll_parking" => {
+                assert_eq!(occupant, None, "core busy: {l:?}");
+                self.on_core.insert(l.src, key);
+                self.step(key, "parking", "polling", l);
+                self.expect_runnable(key, "resume");
+            }
+            "release_parking" => self.step(key, "parking", "ready", l),
             other => panic!("unexpected process action {other}"),
+        }
+    }
+
+    /// `wait_event` by the running task that then waits; `set_event` by a running process,
+    /// naming the waiter, whose release follows.
+    fn event(&mut self, l: &Line<'a>) {
+        let who = (l.src, l.si);
+        assert_eq!(self.proc_state.get(&who), Some(&"running"), "{l:?}");
+        match l.act {
+            "wait_event" => assert!(self.waiter.insert(l.tgt, who).is_none(), "{l:?}"),
+            "set_event" => {
+                let w = self.waiter.remove(l.tgt).expect("set_event without a waiter");
+                assert_eq!(l.note, Some(w.0), "{l:?}");
+                self.release = Some(w);
+            }
+            other => panic!("unexpected event action {other}"),
         }
     }
 
@@ -214,14 +265,15 @@ impl<'a> Replay<'a> {
         let key = (l.tgt, l.ti);
         let parent = self.proc_state.get(&(l.src, l.si)).copied();
         let now = self.run_state.get(&key).copied().unwrap_or("none");
-        let (from, to, parent_ok) = match l.act {
-            "start" => ("none", "running", "running"),
-            "suspend" => ("running", "suspended", "ready"),
-            "resume" => ("suspended", "running", "running"),
-            "terminate" => ("running", "terminated", "running"),
+        let (from, to, parent_ok): (_, _, &[&str]) = match l.act {
+            "start" => ("none", "running", &["running"]),
+            "suspend" => ("running", "suspended", &["ready", "parking"]),
+            "resume" => ("suspended", "running", &["running", "polling"]),
+            "terminate" => ("running", "terminated", &["running"]),
             other => panic!("unexpected runnable action {other}"),
         };
-        assert_eq!((now, parent), (from, Some(parent_ok)), "bad runnable transition: {l:?}");
+        assert_eq!(now, from, "bad runnable transition: {l:?}");
+        assert!(parent.is_some_and(|p| parent_ok.contains(&p)), "bad runnable transition: {l:?}");
         self.run_state.insert(key, to);
         let open = self.open_runs.entry((l.src, l.si)).or_insert(0);
         match l.act {
@@ -270,7 +322,7 @@ impl<'a> Replay<'a> {
 fn replay(cfg: &SynthConfig) -> String {
     let (buf, _) = gen(cfg);
     let text = String::from_utf8(buf).unwrap();
-    let mut r = Replay::default();
+    let mut r = Replay { migrating: cfg.migrating_tasks, ..Replay::default() };
     for l in parse(&text) {
         r.line(&l);
     }
@@ -282,6 +334,58 @@ fn state_machines_are_consistent() {
     for (cores, tasks, isrs, seed) in [(4, 24, 2, 1), (2, 10, 3, 7), (1, 6, 1, 3), (8, 40, 6, 9)] {
         let cfg = SynthConfig { cores, tasks, isrs, seed, ..short() };
         replay(&cfg);
+    }
+}
+
+/// Migrations, nested ISRs, passive waits and parking follow the state machines too, and
+/// happen (each action in one of the two systems at least).
+#[test]
+fn the_knobs_follow_the_state_machines() {
+    let knobs = SynthConfig {
+        isrs: 8,
+        migrating_tasks: true,
+        nested_isrs: true,
+        passive_waits: true,
+        parking: true,
+        ..short()
+    };
+    let mut seen = HashSet::new();
+    for cfg in [knobs.clone(), SynthConfig { cores: 2, tasks: 12, seed: 5, ..knobs }] {
+        let text = replay(&cfg);
+        let lines = parse(&text);
+        seen.extend(lines.iter().map(|l| (l.ty.to_string(), l.act.to_string())));
+        // A preempt on one core followed by a resume on another.
+        let mut left: HashMap<(&str, u64), &str> = HashMap::new();
+        let mut migrations = 0;
+        for l in lines.iter().filter(|l| l.ty == "T") {
+            match l.act {
+                "preempt" => {
+                    left.insert((l.tgt, l.ti), l.src);
+                }
+                "resume" => {
+                    let from = left.remove(&(l.tgt, l.ti));
+                    migrations += usize::from(from.is_some_and(|c| c != l.src));
+                }
+                _ => {}
+            }
+        }
+        assert!(migrations > 0, "{cfg:?}: no migration");
+        // Every activated instance terminated: nobody waits forever.
+        let count = |act: &str| lines.iter().filter(|l| is_proc(l) && l.act == act).count();
+        assert_eq!(count("activate"), count("terminate"), "{cfg:?}");
+    }
+    for (ty, act) in [
+        ("T", "wait"),
+        ("T", "release"),
+        ("I", "preempt"),
+        ("I", "resume"),
+        ("EVENT", "wait_event"),
+        ("EVENT", "set_event"),
+        ("T", "park"),
+        ("T", "poll_parking"),
+        ("T", "release_parking"),
+    ] {
+        assert!(seen.contains(&(ty.to_string(), act.to_string())), "no {ty} {act} line");
     }
 }
 

@@ -13,15 +13,15 @@
 //! derived only from those recorded activations, never from the text. The instances keep
 //! only what the trace logged in full; the other records assume a run that ends by its
 //! duration (no `target_bytes`), where everything is logged.
-use super::model::{Core, Proc, Runnable, Sem, SemState, Signal};
+use super::model::{Core, Event, Proc, Runnable, Sem, SemState, Signal};
 use std::collections::VecDeque;
 
 /// What one complete task, ISR or runnable instance did, in ns (the trace's time unit).
 ///
 /// Fields follow the `instances` table (DESIGN.md, AMALTHEA). Its derived metrics follow:
 /// response time `terminate_ts - activate_ts`, start delay `start_ts - activate_ts`, gross
-/// execution `terminate_ts - start_ts`, which is `net_exec + ready_time + polling_time` (the
-/// simulator has no passive waits and no parking).
+/// execution `terminate_ts - start_ts`, which is `net_exec + ready_time + waiting_time +
+/// polling_time + parking_time`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TruthInstance {
     /// Task, ISR or runnable name.
@@ -36,19 +36,25 @@ pub struct TruthInstance {
     pub start_ts: i64,
     /// Termination.
     pub terminate_ts: i64,
-    /// Core of the first start.
+    /// Core of the first start (a runnable: its task's core when it started).
     pub core: String,
     /// Time running. For a runnable this includes its task's active waits for a semaphore
     /// (the runnable is not suspended while its task spins).
     pub net_exec: i64,
     /// Time preempted (a runnable: suspended) between start and terminate.
     pub ready_time: i64,
+    /// Time spent in passive waits for an OS event, from `wait` to `release` (0 for
+    /// runnables: a task waits between two of them).
+    pub waiting_time: i64,
     /// Time spent in active waits for a semaphore (0 for runnables).
     pub polling_time: i64,
+    /// Time parked: preempted while polling, until it polls again or is made ready (0 for
+    /// runnables, which are suspended then: their `ready_time`).
+    pub parking_time: i64,
     /// Running → ready transitions (a runnable: suspensions).
     pub preemptions: u64,
-    /// Resumes on another core than the one last run on (always 0 here: processes are bound
-    /// to one core).
+    /// Resumes on another core than the one last run on (0 unless
+    /// [`super::SynthConfig::migrating_tasks`]; 0 for runnables).
     pub migrations: u64,
     /// For a runnable: the task instance that ran it.
     pub task: Option<(String, u64)>,
@@ -79,6 +85,24 @@ pub struct SynthTruth {
     pub semaphore_states: Vec<TruthSemState>,
     /// Every signal write, in time order.
     pub signal_writes: Vec<TruthSignalWrite>,
+    /// Every passive wait for an OS event, in the order the waits began.
+    pub waits: Vec<TruthWait>,
+}
+
+/// A task instance waited for an OS event from `wait_ts` until released at `release_ts`
+/// (None when the run ended first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthWait {
+    /// The task.
+    pub process: String,
+    /// Its instance.
+    pub instance: u64,
+    /// The OS event.
+    pub event: String,
+    /// When it began waiting (its `wait_event` and `wait`).
+    pub wait_ts: i64,
+    /// When it was released (`set_event`, `release`).
+    pub release_ts: Option<i64>,
 }
 
 /// A task or ISR of the model.
@@ -206,7 +230,9 @@ struct OpenProc {
     since: i64,
     net: i64,
     ready: i64,
+    waiting: i64,
     polling: i64,
+    parking: i64,
     preemptions: u64,
     migrations: u64,
 }
@@ -222,7 +248,9 @@ impl OpenProc {
             since: activate,
             net: 0,
             ready: 0,
+            waiting: 0,
             polling: 0,
+            parking: 0,
             preemptions: 0,
             migrations: 0,
         }
@@ -233,6 +261,7 @@ impl OpenProc {
 struct OpenRun {
     runnable: usize,
     instance: u64,
+    core: usize,
     start: i64,
     since: i64,
     net: i64,
@@ -252,6 +281,8 @@ struct ProcTruth {
     dropped: u64,
     /// The lock request of the running runnable (index in `Truth::locks`).
     lock: Option<usize>,
+    /// The wait under way (index in `Truth::waits`).
+    wait: Option<usize>,
 }
 
 /// What the truth follows of a semaphore.
@@ -272,6 +303,7 @@ pub(super) struct Truth {
     run_names: Vec<String>,
     core_names: Vec<String>,
     sig_names: Vec<String>,
+    event_names: Vec<String>,
     periods: Vec<i64>,
     cores_of: Vec<usize>,
     procs: Vec<ProcTruth>,
@@ -285,6 +317,7 @@ pub(super) struct Truth {
     occupancy: Vec<TruthOccupancy>,
     sem_states: Vec<TruthSemState>,
     writes: Vec<TruthSignalWrite>,
+    waits: Vec<TruthWait>,
 }
 
 fn sem_state_name(s: SemState) -> &'static str {
@@ -306,6 +339,7 @@ impl Truth {
         cores: &[Core],
         sems: &[Sem],
         sigs: &[Signal],
+        events: &[Event],
     ) -> Self {
         Truth {
             proc_names: procs.iter().map(|p| text(&p.name)).collect(),
@@ -313,6 +347,7 @@ impl Truth {
             run_names: runs.iter().map(|r| text(&r.name)).collect(),
             core_names: cores.iter().map(|c| text(&c.name)).collect(),
             sig_names: sigs.iter().map(|s| text(&s.name)).collect(),
+            event_names: events.iter().map(|e| text(&e.name)).collect(),
             periods: procs.iter().map(|p| p.period).collect(),
             cores_of: procs.iter().map(|p| p.core).collect(),
             procs: procs.iter().map(|_| ProcTruth::default()).collect(),
@@ -333,6 +368,7 @@ impl Truth {
             occupancy: Vec::new(),
             sem_states: Vec::new(),
             writes: Vec::new(),
+            waits: Vec::new(),
         }
     }
 
@@ -416,6 +452,44 @@ impl Truth {
         }
     }
 
+    /// The polling process `p` was preempted at `t`: it parks, its runnable is suspended.
+    pub(super) fn park(&mut self, p: usize, t: i64) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.polling += t - o.since;
+            if let Some(r) = pt.run.as_mut() {
+                r.net += t - o.since;
+                r.suspends += 1;
+                r.since = t;
+            }
+            o.since = t;
+        }
+    }
+
+    /// The parked process `p` polls again on `core` from `t`.
+    pub(super) fn poll_parking(&mut self, p: usize, t: i64, core: usize) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.parking += t - o.since;
+            o.since = t;
+            if core != o.last_core {
+                o.migrations += 1;
+            }
+            o.last_core = core;
+        }
+        if let Some(r) = pt.run.as_mut() {
+            r.ready += t - r.since;
+        }
+    }
+
+    /// The parked process `p` was made ready at `t` (its runnable stays suspended).
+    pub(super) fn release_parking(&mut self, p: usize, t: i64) {
+        if let Some(o) = self.procs[p].cur.as_mut() {
+            o.parking += t - o.since;
+            o.since = t;
+        }
+    }
+
     /// The lock a polling process waited for was granted at `t`.
     pub(super) fn granted(&mut self, p: usize, t: i64) {
         let pt = &mut self.procs[p];
@@ -428,15 +502,45 @@ impl Truth {
     }
 
     pub(super) fn runnable_start(&mut self, p: usize, t: i64, runnable: usize, instance: u64) {
-        let run = OpenRun { runnable, instance, start: t, since: t, net: 0, ready: 0, suspends: 0 };
-        self.procs[p].run = Some(run);
+        let pt = &mut self.procs[p];
+        let core = pt.cur.as_ref().map_or(0, |o| o.last_core);
+        let (start, since, net, ready, suspends) = (t, t, 0, 0, 0);
+        pt.run = Some(OpenRun { runnable, instance, core, start, since, net, ready, suspends });
+    }
+
+    /// Task `p` (instance `inst`) began waiting for event `e` at `t`.
+    pub(super) fn wait(&mut self, p: usize, inst: u64, e: usize, t: i64) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.since = t;
+        }
+        pt.wait = Some(self.waits.len());
+        self.waits.push(TruthWait {
+            process: self.proc_names[p].clone(),
+            instance: inst,
+            event: self.event_names[e].clone(),
+            wait_ts: t,
+            release_ts: None,
+        });
+    }
+
+    /// The waiting task `p` was released at `t`: it is ready from now on.
+    pub(super) fn release(&mut self, p: usize, t: i64) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.waiting += t - o.since;
+            o.since = t;
+        }
+        if let Some(w) = pt.wait.take().and_then(|w| self.waits.get_mut(w)) {
+            w.release_ts = Some(t);
+        }
     }
 
     /// The runnable of process `p` (instance `inst`) terminated at `t`; `logged` is false
     /// when its line was not written (the run ended), which leaves it incomplete.
     pub(super) fn runnable_end(&mut self, p: usize, inst: u64, t: i64, logged: bool) {
         let pt = &mut self.procs[p];
-        let (Some(r), Some(o)) = (pt.run.take(), pt.cur.as_ref()) else { return };
+        let (Some(r), Some(_)) = (pt.run.take(), pt.cur.as_ref()) else { return };
         if !logged {
             return;
         }
@@ -447,10 +551,12 @@ impl Truth {
             activate_ts: r.start,
             start_ts: r.start,
             terminate_ts: t,
-            core: self.core_names[o.last_core].clone(),
+            core: self.core_names[r.core].clone(),
             net_exec: r.net,
             ready_time: r.ready,
+            waiting_time: 0,
             polling_time: 0,
+            parking_time: 0,
             preemptions: r.suspends,
             migrations: 0,
             task: Some((self.proc_names[p].clone(), inst)),
@@ -477,7 +583,9 @@ impl Truth {
             core: self.core_names[o.first_core].clone(),
             net_exec: o.net,
             ready_time: o.ready,
+            waiting_time: o.waiting,
             polling_time: o.polling,
+            parking_time: o.parking,
             preemptions: o.preemptions,
             migrations: o.migrations,
             task: None,
@@ -664,6 +772,7 @@ impl Truth {
             occupancy,
             semaphore_states: self.sem_states,
             signal_writes: self.writes,
+            waits: self.waits,
         }
     }
 }
