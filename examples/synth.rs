@@ -1,7 +1,11 @@
 //! Writes a synthetic BTF trace of a multi-core RTOS (see `tracedb::synth`).
 //!
-//! `cargo run --release --example synth -- OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--seed N]`
-//! Output ending in `.gz` is gzip-compressed.
+//! `cargo run --release --example synth -- OUT.btf [--mb N | --ms N] [--cores N] [--tasks N]
+//! [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs]
+//! [--passive-waits] [--parking]`
+//! Output ending in `.gz` is gzip-compressed. The switches turn on what the default system
+//! does not do (see [`SynthConfig`]): tasks that overrun, global scheduling, nested ISRs,
+//! passive waits for OS events, parking on a semaphore.
 use std::io::Write;
 use tracedb::synth::{write_btf, SynthConfig};
 
@@ -16,9 +20,25 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let out = args
         .next()
-        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--seed N]")?;
+        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking]")?;
     let mut cfg = SynthConfig::default();
     while let Some(flag) = args.next() {
+        let switch = match flag.as_str() {
+            "--migrating-tasks" => Some(&mut cfg.migrating_tasks),
+            "--nested-isrs" => Some(&mut cfg.nested_isrs),
+            "--passive-waits" => Some(&mut cfg.passive_waits),
+            "--parking" => Some(&mut cfg.parking),
+            _ => None,
+        };
+        if let Some(on) = switch {
+            *on = true;
+            continue;
+        }
+        const VALUED: [&str; 7] =
+            ["--mb", "--ms", "--cores", "--tasks", "--isrs", "--seed", "--overrun-every"];
+        if !VALUED.contains(&flag.as_str()) {
+            return Err(format!("unknown option {flag}"));
+        }
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         let n: u64 = value.parse().map_err(|_| format!("{flag}: '{value}' is not a number"))?;
         match flag.as_str() {
@@ -26,7 +46,9 @@ fn run() -> Result<(), String> {
             "--ms" => cfg.duration_ns = i64::try_from(n * 1_000_000).map_err(|e| e.to_string())?,
             "--cores" => cfg.cores = u32::try_from(n).map_err(|e| e.to_string())?,
             "--tasks" => cfg.tasks = u32::try_from(n).map_err(|e| e.to_string())?,
+            "--isrs" => cfg.isrs = u32::try_from(n).map_err(|e| e.to_string())?,
             "--seed" => cfg.seed = n,
+            "--overrun-every" => cfg.overrun_every = n,
             _ => return Err(format!("unknown option {flag}")),
         }
     }
