@@ -40,6 +40,18 @@ pub mod runtime;
 pub mod spec;
 pub mod stream;
 pub mod tasks;
+
+/// A `bad_metadata` warning: a metadata file, or a clock-offset line, that is not used.
+fn bad_metadata(sink: &mut dyn Sink, pos: Pos, message: String) -> Result<()> {
+    sink.diagnostic(Diagnostic {
+        severity: Severity::Warning,
+        kind: "bad_metadata",
+        pos,
+        ts: None,
+        message,
+    })
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -199,13 +211,11 @@ fn clock_offsets(
     let (text, digest, len) = match meta::read_json_text(path) {
         Ok(t) => t,
         Err(e) => {
-            sink.diagnostic(Diagnostic {
-                severity: Severity::Warning,
-                kind: "bad_metadata",
-                pos: Pos::None,
-                ts: None,
-                message: format!("{shown}: {e}: clocks are taken without offsets"),
-            })?;
+            bad_metadata(
+                sink,
+                Pos::None,
+                format!("{shown}: {e}: clocks are taken without offsets"),
+            )?;
             return Ok((out, None));
         }
     };
@@ -221,16 +231,14 @@ fn clock_offsets(
                 #[allow(clippy::cast_possible_truncation)]
                 out.insert((*host).to_string(), median.trunc() as i64);
             }
-            _ => sink.diagnostic(Diagnostic {
-                severity: Severity::Warning,
-                kind: "bad_metadata",
-                pos: Pos::Line(i as u64 + 1),
-                ts: None,
-                message: format!(
+            _ => bad_metadata(
+                sink,
+                Pos::Line(i as u64 + 1),
+                format!(
                     "{shown}: '{}' is not 'index hostname median mean stdev': line ignored",
                     line.trim()
                 ),
-            })?,
+            )?,
         }
     }
     Ok((out, Some(Companion { path: path.to_path_buf(), digest, text_bytes: len })))
@@ -288,13 +296,8 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
                         read_json.insert(j.clone(), text);
                     }
                     Err(e) => {
-                        sink.diagnostic(Diagnostic {
-                            severity: Severity::Warning,
-                            kind: "bad_metadata",
-                            pos: Pos::None,
-                            ts: None,
-                            message: format!("{}: {e}: its metadata is not used", shower.show(j)),
-                        })?;
+                        let msg = format!("{}: {e}: its metadata is not used", shower.show(j));
+                        bad_metadata(sink, Pos::None, msg)?;
                         read_json.insert(j.clone(), String::new());
                     }
                 }
@@ -304,13 +307,7 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             }
         }
         for p in std::mem::take(&mut m.problems) {
-            sink.diagnostic(Diagnostic {
-                severity: Severity::Warning,
-                kind: "bad_metadata",
-                pos: Pos::None,
-                ts: None,
-                message: p,
-            })?;
+            bad_metadata(sink, Pos::None, p)?;
         }
         if m.finished == Some(false) {
             sink.diagnostic(Diagnostic {
