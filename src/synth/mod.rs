@@ -86,8 +86,8 @@ mod truth;
 use sim::{Out, Sim};
 use std::io::{self, BufWriter, Write};
 pub use truth::{
-    SynthTruth, TruthActivation, TruthInstance, TruthLock, TruthOccupancy, TruthPreemption,
-    TruthProcess, TruthSemState, TruthSignalWrite, TruthWait,
+    SynthTruth, TruthActivation, TruthCutInstance, TruthInstance, TruthLock, TruthOccupancy,
+    TruthPreemption, TruthProcess, TruthSemState, TruthSignalWrite, TruthWait,
 };
 
 const MS: i64 = 1_000_000;

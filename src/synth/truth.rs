@@ -106,6 +106,9 @@ pub struct TruthCutInstance {
     pub entity_type: &'static str,
     /// Instance number.
     pub instance: u64,
+    /// The state the trace ends in: `active`, `running`, `ready`, `waiting`, `polling` or
+    /// `parking` (a runnable: `running` or `suspended`).
+    pub state: &'static str,
     /// Activation (a runnable: its start).
     pub activate_ts: i64,
     /// First start; None when it never started (an activation queued, or one waiting for
@@ -284,6 +287,19 @@ enum Ps {
     Waiting,
     Polling,
     Parking,
+}
+
+impl Ps {
+    fn name(self) -> &'static str {
+        match self {
+            Ps::Active => "active",
+            Ps::Running => "running",
+            Ps::Ready => "ready",
+            Ps::Waiting => "waiting",
+            Ps::Polling => "polling",
+            Ps::Parking => "parking",
+        }
+    }
 }
 
 /// The instance a process is working on.
@@ -879,6 +895,7 @@ impl Truth {
                 entity: self.proc_names[p].clone(),
                 entity_type: self.proc_codes[p],
                 instance: inst,
+                state: o.map_or("active", |o| o.state.name()),
                 activate_ts: activate,
                 start_ts: o.and_then(|o| o.start),
                 core: o.and_then(|o| o.first_core).map(|c| self.core_names[c].clone()),
@@ -905,6 +922,7 @@ impl Truth {
                     entity: self.run_names[r.runnable].clone(),
                     entity_type: "R",
                     instance: r.instance,
+                    state: if r.running { "running" } else { "suspended" },
                     activate_ts: r.start,
                     start_ts: Some(r.start),
                     core: Some(self.core_names[r.core].clone()),
