@@ -228,10 +228,12 @@ pub fn write_btf<W: Write>(out: W, cfg: &SynthConfig) -> io::Result<SynthStats> 
 /// ISR and runnable instance that terminated in the trace did, as the simulator decided it
 /// (not read back from the text), in the order the instances terminated, runnables before
 /// their task; and its activations, lock requests, preemptions, core occupancy, semaphore
-/// states and signal writes.
+/// states, signal writes and waits for OS events.
 ///
-/// Instances still under way when the run ends are left out. Bookkeeping costs time and
-/// memory in proportion to the instances, so the benchmark path ([`write_btf`]) skips it.
+/// Instances still under way when a run cut by `target_bytes` ends are not among them but
+/// in [`SynthTruth::cut`], with their times up to the last line; every other record holds
+/// only what the written lines show. Bookkeeping costs time and memory in proportion to the
+/// instances, so the benchmark path ([`write_btf`]) skips it.
 ///
 /// # Errors
 ///
