@@ -2,10 +2,11 @@
 //!
 //! `cargo run --release --example synth -- OUT.btf [--mb N | --ms N] [--cores N] [--tasks N]
 //! [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs]
-//! [--passive-waits] [--parking]`
+//! [--passive-waits] [--parking] [--counting-slots N] [--clear-events]`
 //! Output ending in `.gz` is gzip-compressed. The switches turn on what the default system
 //! does not do (see [`SynthConfig`]): tasks that overrun, global scheduling, nested ISRs,
-//! passive waits for OS events, parking on a semaphore.
+//! passive waits for OS events, parking on a semaphore, a counting semaphore `SEM_C` with N
+//! slots, OS events set before their wait and cleared.
 use std::io::Write;
 use tracedb::synth::{write_btf, SynthConfig};
 
@@ -20,7 +21,7 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let out = args
         .next()
-        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking]")?;
+        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking] [--counting-slots N] [--clear-events]")?;
     let mut cfg = SynthConfig::default();
     while let Some(flag) = args.next() {
         let switch = match flag.as_str() {
@@ -28,14 +29,23 @@ fn run() -> Result<(), String> {
             "--nested-isrs" => Some(&mut cfg.nested_isrs),
             "--passive-waits" => Some(&mut cfg.passive_waits),
             "--parking" => Some(&mut cfg.parking),
+            "--clear-events" => Some(&mut cfg.clear_events),
             _ => None,
         };
         if let Some(on) = switch {
             *on = true;
             continue;
         }
-        const VALUED: [&str; 7] =
-            ["--mb", "--ms", "--cores", "--tasks", "--isrs", "--seed", "--overrun-every"];
+        const VALUED: [&str; 8] = [
+            "--mb",
+            "--ms",
+            "--cores",
+            "--tasks",
+            "--isrs",
+            "--seed",
+            "--overrun-every",
+            "--counting-slots",
+        ];
         if !VALUED.contains(&flag.as_str()) {
             return Err(format!("unknown option {flag}"));
         }
@@ -49,6 +59,9 @@ fn run() -> Result<(), String> {
             "--isrs" => cfg.isrs = u32::try_from(n).map_err(|e| e.to_string())?,
             "--seed" => cfg.seed = n,
             "--overrun-every" => cfg.overrun_every = n,
+            "--counting-slots" => {
+                cfg.counting_slots = u32::try_from(n).map_err(|e| e.to_string())?;
+            }
             _ => return Err(format!("unknown option {flag}")),
         }
     }

@@ -381,6 +381,35 @@ fn overfull_episodes_and_causes_of_a_reused_instance_number() {
     assert_eq!(got, ["S2@110"], "{bi:?}");
 }
 
+/// A `wait_event` is a cause of blocking only when its instance waited after it (its
+/// `waiting` state begins then): one for an event already set returns at once, as an OS does,
+/// and blocked nothing; nor does one the trace shows no wait for at all.
+#[test]
+fn a_wait_event_that_returns_at_once_is_no_cause() {
+    let tmp = tempfile::tempdir().unwrap();
+    // T1 waits for EV from 10 to 20, then waits for EV2, which was set: no wait. T3 logs a
+    // wait_event and never waits.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n\
+         10,T1,0,EVENT,EV,0,wait_event\n10,Core_0,0,T,T1,0,wait\n20,Core_0,0,T,T1,0,release\n\
+         25,Core_0,0,T,T1,0,resume\n30,T1,0,EVENT,EV2,0,wait_event\n40,Core_0,0,T,T1,0,terminate\n\
+         50,STI,0,T,T3,0,activate\n50,Core_1,0,T,T3,0,start\n55,T3,0,EVENT,EV,0,wait_event\n\
+         60,Core_1,0,T,T3,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT entity, waiting_total, causes FROM blocking ORDER BY entity"),
+        "entity,waiting_total,causes\nT1,10,EV\nT3,0,\n"
+    );
+    assert_eq!(
+        q("SELECT entity, instance, blocking_time, cause_type, cause, cause_ts FROM blocking_instances"),
+        "entity,instance,blocking_time,cause_type,cause,cause_ts\nT1,0,10,event,EV,10\n"
+    );
+}
+
 #[test]
 fn an_isr_logged_without_the_tasks_preempt_still_preempts_it() {
     let tmp = tempfile::tempdir().unwrap();

@@ -14,9 +14,12 @@
 -- @column parking_max  longest parking time of one instance, ns
 -- @column blocking_total  waiting + polling + parking, ns
 -- @column blocking_max  longest blocking time of one instance, ns
--- @column causes  semaphores it had to wait for (contended lock requests) and OS events it waited on (wait_event), comma-separated
+-- @column causes  semaphores it had to wait for (contended lock requests) and OS events it waited on (a wait_event that made it wait), comma-separated
 -- blocking_time = waiting_time + polling_time + parking_time (AMALTHEA). Causes come from
--- the trace when it says so: a contended request in lock_requests, a wait_event event.
+-- the trace when it says so: a contended request in lock_requests, a wait_event after which
+-- the instance waited (its `waiting` state begins at the wait_event's time). A wait_event
+-- for an event that was set already returns at once and is no cause, as an uncontended
+-- request is none.
 -- One row per blocked instance and cause: blocking_instances. Like every statistic over
 -- instances, only complete ones count (an instance cut by the capture's start or end has
 -- an unknown share of its blocking).
@@ -29,7 +32,11 @@ WITH b AS (
 ), causes AS (
     SELECT capture_id, process AS entity, semaphore AS cause FROM lock_requests WHERE contended
     UNION
-    SELECT capture_id, source, target FROM events WHERE action = 'wait_event'
+    SELECT e.capture_id, e.source, e.target FROM events e
+    WHERE e.action = 'wait_event' AND EXISTS (
+        SELECT 1 FROM intervals w
+        WHERE w.capture_id = e.capture_id AND w.entity = e.source AND w.instance = e.source_instance
+          AND w.channel = 'state' AND w.state = 'waiting' AND w.ts = e.ts)
 ), c AS (
     SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes
     FROM causes GROUP BY capture_id, entity

@@ -767,6 +767,47 @@ fn a_counter_change_splits_a_semaphore_state_and_a_wait_without_request_is_repor
     assert_eq!(diag_count(&s, "request_inferred"), 1);
 }
 
+/// A counting semaphore (two slots, as the simulator's `SEM_C` logs it): a request that gets
+/// a free slot is not contended however many slots are taken; one that finds every slot
+/// taken is (its `overfull` step, repeated per extra request, and its `queued` step), and its
+/// wait runs until a release hands it a slot.
+#[test]
+fn a_counting_semaphore_contends_only_requests_that_find_every_slot_taken() {
+    let (s, rows) = derive(
+        "0,S,0,SEM,S,0,ready,0\n10,A,0,SEM,S,0,requestsemaphore\n10,S,0,SEM,S,0,used,1\n\
+         10,A,0,SEM,S,0,assigned\n20,B,0,SEM,S,0,requestsemaphore\n20,S,0,SEM,S,0,lock_used,2\n\
+         20,B,0,SEM,S,0,assigned\n30,C,0,SEM,S,0,requestsemaphore\n30,S,0,SEM,S,0,overfull,2\n\
+         30,C,0,SEM,S,0,queued\n35,D,0,SEM,S,0,requestsemaphore\n35,S,0,SEM,S,0,overfull,2\n\
+         35,D,0,SEM,S,0,queued\n40,A,0,SEM,S,0,released\n40,C,0,SEM,S,0,assigned\n\
+         50,B,0,SEM,S,0,released\n50,S,0,SEM,S,0,full,2\n50,D,0,SEM,S,0,assigned\n\
+         60,C,0,SEM,S,0,released\n60,S,0,SEM,S,0,unlock_full,1\n70,D,0,SEM,S,0,released\n\
+         70,S,0,SEM,S,0,free,0\n",
+    );
+    assert_eq!(
+        rows.locks,
+        [
+            "S A wait=Some(0) hold=Some(30)",
+            "S B wait=Some(0) hold=Some(30)",
+            "S C wait=Some(10) hold=Some(20) contended",
+            "S D wait=Some(15) hold=Some(20) contended"
+        ]
+    );
+    // The second overfull (same counter) continues the interval.
+    assert_eq!(
+        rows.intervals,
+        [
+            "state S free [0,10) ",
+            "state S used [10,20) ",
+            "state S full [20,30) ",
+            "state S overfull [30,50) ",
+            "state S full [50,60) ",
+            "state S used [60,70) ",
+            "state S free [70,70) open"
+        ]
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+}
+
 #[test]
 fn requests_never_assigned_end_with_their_instance() {
     // Instance 0's try-lock fails (no assigned); instance 1 gets the semaphore.

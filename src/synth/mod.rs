@@ -37,6 +37,12 @@
 //!   every wait ends).
 //! * Parking, only when asked (`parking`): a polling task may be preempted (it parks),
 //!   and is made ready when handed the semaphore while parked.
+//! * A counting semaphore, only when asked (`counting_slots`): `SEM_C` with n slots, taken
+//!   by every other task in its first runnable and held preemptibly; a task that finds
+//!   every slot taken is queued (a passive wait) until a release hands it one.
+//! * Cleared events, only when asked (`clear_events`): the setter sets the event whenever
+//!   the waiter is active, the waiter clears it when it starts and after its wait, and a wait
+//!   for an event that is set returns at once.
 //! * Overload, only when asked (`overrun_every`): every n-th instance of each task runs
 //!   its runnables 4 times as long, so tasks miss deadlines, and activations queue and
 //!   are dropped.
@@ -54,18 +60,22 @@
 //! t,STI_10MS,n,T,TASK_10MS_3,i,activate         task instance i activated
 //! t,Core_1,0,T,TASK_10MS_3,i,start|preempt|resume|poll|run|wait|release|terminate
 //! t,Core_1,0,T,TASK_10MS_3,i,park|poll_parking|release_parking
-//! t,TASK_50MS_7,i,EVENT,EV_TASK_50MS_7,0,wait_event
+//! t,TASK_50MS_7,i,EVENT,EV_TASK_50MS_7,0,wait_event|clear_event
 //! t,ISR_CAN,n,EVENT,EV_TASK_50MS_7,0,set_event,TASK_50MS_7
 //! t,TASK_10MS_3,i,R,R_TASK_10MS_3_0,r,start|suspend|resume|terminate
-//! t,TASK_10MS_3,i,SEM,SEM_A,0,requestsemaphore|assigned|waiting|released
+//! t,TASK_10MS_3,i,SEM,SEM_A,0,requestsemaphore|assigned|waiting|queued|released
 //! t,SEM_A,0,SEM,SEM_A,0,ready|lock|unlock|overfull|full,<count>
+//! t,SEM_C,0,SEM,SEM_C,0,ready|used|lock_used|unlock_full|free|overfull|full,<count>
 //! t,R_TASK_10MS_3_0,r,SIG,SIG_4,0,read|write,<value>
 //! ```
 //!
 //! The semaphore follows `ready` (to free), free `lock` full, full `unlock`
 //! free, full `overfull` overfull (a request while held), overfull `full` full
 //! (the holder released and the last waiter got it). While more than one task
-//! waits, a hand-over leaves it overfull and logs no semaphore line.
+//! waits, a hand-over leaves it overfull and logs no semaphore line. The counting semaphore's
+//! count is its slots taken: `used` free → used and used → used (up or down by one),
+//! `lock_used` used → full, `unlock_full` full → used, `free` used → free, and `overfull` for
+//! every request that finds it full (the count staying at n).
 
 mod model;
 mod sim;
@@ -76,8 +86,8 @@ mod truth;
 use sim::{Out, Sim};
 use std::io::{self, BufWriter, Write};
 pub use truth::{
-    SynthTruth, TruthActivation, TruthInstance, TruthLock, TruthOccupancy, TruthPreemption,
-    TruthProcess, TruthSemState, TruthSignalWrite, TruthWait,
+    SynthTruth, TruthActivation, TruthCutInstance, TruthInstance, TruthLock, TruthOccupancy,
+    TruthPreemption, TruthProcess, TruthSemState, TruthSignalWrite, TruthWait,
 };
 
 const MS: i64 = 1_000_000;
@@ -95,6 +105,8 @@ const ISR_GAP_NS: (i64, i64) = (150 * US, 1000 * US);
 const ISR_EXEC_NS: (i64, i64) = (3 * US, 12 * US);
 const SEM_NAMES: [&str; 2] = ["SEM_A", "SEM_B"];
 const HOLD_NS: (i64, i64) = (2 * US, 10 * US);
+/// How long a slot of the counting semaphore is held ([`SynthConfig::counting_slots`]).
+const COUNTING_HOLD_NS: (i64, i64) = (50 * US, 300 * US);
 /// How much longer than drawn an overrunning task instance runs ([`SynthConfig::overrun_every`]).
 const OVERRUN_FACTOR: i64 = 4;
 const HEADER: &[u8] =
@@ -143,6 +155,23 @@ pub struct SynthConfig {
     /// when it gets its core back first it polls again (`poll_parking`). Semaphores are
     /// held 10 times as long, so that polls last and get preempted. Off by default.
     pub parking: bool,
+    /// A counting semaphore: when n > 0, `SEM_C` with n slots, taken in the first runnable
+    /// of every third task (model index 1, 4, 7, ...) for 20..100 µs. Its own lines follow
+    /// the counter (`used` free → used and used → used, `lock_used` used → full,
+    /// `unlock_full` full → used, `free` used → free, `overfull` per request that finds
+    /// every slot taken, `full` when the last waiter is served; with one slot `lock` and
+    /// `unlock`), the note carrying the slots taken. A task that finds every slot taken is
+    /// queued: `requestsemaphore`, `overfull`, `queued`, then its core's `wait` (a passive
+    /// wait, its runnable suspended); a release hands the slot to the first queued task
+    /// (`released`, `assigned`, the waiter's core's `release`: ready, holding the slot from
+    /// then). Unlike the spinlocks, a holder may be preempted. 0 (the default): no `SEM_C`.
+    pub counting_slots: u32,
+    /// OS events set and cleared as an AUTOSAR OS does (implies `passive_waits`'s events):
+    /// the setter sets its event (`set_event`) whenever it terminates while the waiter has an
+    /// instance activated, not only while it waits; the waiter clears it (`clear_event`) when
+    /// it starts, which discards a set made before, and again when its wait returns; a wait
+    /// for an event already set returns at once (`wait_event` and no `wait`). Off by default.
+    pub clear_events: bool,
 }
 
 impl Default for SynthConfig {
@@ -160,6 +189,8 @@ impl Default for SynthConfig {
             nested_isrs: false,
             passive_waits: false,
             parking: false,
+            counting_slots: 0,
+            clear_events: false,
         }
     }
 }
@@ -197,10 +228,12 @@ pub fn write_btf<W: Write>(out: W, cfg: &SynthConfig) -> io::Result<SynthStats> 
 /// ISR and runnable instance that terminated in the trace did, as the simulator decided it
 /// (not read back from the text), in the order the instances terminated, runnables before
 /// their task; and its activations, lock requests, preemptions, core occupancy, semaphore
-/// states and signal writes.
+/// states, signal writes and waits for OS events.
 ///
-/// Instances still under way when the run ends are left out. Bookkeeping costs time and
-/// memory in proportion to the instances, so the benchmark path ([`write_btf`]) skips it.
+/// Instances still under way when a run cut by `target_bytes` ends are not among them but
+/// in [`SynthTruth::cut`], with their times up to the last line; every other record holds
+/// only what the written lines show. Bookkeeping costs time and memory in proportion to the
+/// instances, so the benchmark path ([`write_btf`]) skips it.
 ///
 /// # Errors
 ///

@@ -15,6 +15,8 @@ pub(super) enum State {
     Waiting,
     /// Preempted while polling ([`SynthConfig::parking`]).
     Parking,
+    /// Passive wait for a slot of the counting semaphore ([`SynthConfig::counting_slots`]).
+    Queued,
 }
 
 /// Where the current instance is in its work.
@@ -112,6 +114,8 @@ pub(super) struct Stim {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SemState {
     Free,
+    /// Some but not all slots taken (a counting semaphore).
+    Used,
     Full,
     Overfull,
 }
@@ -120,6 +124,17 @@ pub(super) struct Sem {
     pub(super) name: Vec<u8>,
     pub(super) state: SemState,
     pub(super) waiters: VecDeque<usize>,
+    /// Slots: 1 for the spinlocks, more for the counting semaphore, whose waiters are
+    /// queued (a passive wait) rather than polling, and whose holders may be preempted.
+    pub(super) slots: u32,
+    /// Slots taken.
+    pub(super) taken: u32,
+}
+
+impl Sem {
+    pub(super) fn counting(&self) -> bool {
+        self.slots > 1
+    }
 }
 
 /// An OS event one task waits for and one process sets when it terminates.
@@ -130,6 +145,8 @@ pub(super) struct Event {
     /// Longest time between two activations of the setter: the waiter only waits when the
     /// setter is sure to come again within the run.
     pub(super) gap: i64,
+    /// Set and not cleared since ([`SynthConfig::clear_events`]).
+    pub(super) set: bool,
 }
 
 pub(super) struct Signal {
@@ -174,6 +191,9 @@ pub(super) struct Model {
     pub(super) long_holds: bool,
 }
 
+/// Index of the counting semaphore `SEM_C` among the semaphores, when there is one.
+pub(super) const SEM_C: usize = SEM_NAMES.len();
+
 pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
     let ncores = cfg.cores as usize;
     let nsigs = 4 + cfg.tasks as usize / 2;
@@ -187,6 +207,8 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
                 name: n.as_bytes().to_vec(),
                 state: SemState::Free,
                 waiters: VecDeque::new(),
+                slots: 1,
+                taken: 0,
             })
             .collect(),
         sigs: (0..nsigs)
@@ -203,11 +225,33 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
             p.global = k % 3 == 2;
         }
     }
-    if cfg.passive_waits {
+    if cfg.passive_waits || cfg.clear_events {
         build_events(&mut m);
+    }
+    if cfg.counting_slots > 0 {
+        build_counting(&mut m, cfg.counting_slots, rng);
     }
     build_cores(&mut m, ncores);
     m
+}
+
+/// The counting semaphore `SEM_C` with `slots` slots, taken in the first runnable of every
+/// third task (model index 1, 4, 7, ...: spread over the cores) for 20..100 µs (at most half
+/// the runnable); a spinlock that runnable took before is replaced.
+pub(super) fn build_counting(m: &mut Model, slots: u32, rng: &mut Rng) {
+    m.sems.push(Sem {
+        name: b"SEM_C".to_vec(),
+        state: SemState::Free,
+        waiters: VecDeque::new(),
+        slots: slots.max(1),
+        taken: 0,
+    });
+    let tasks: Vec<usize> = (0..m.procs.len()).filter(|&p| !m.procs[p].isr).collect();
+    for &p in tasks.iter().skip(1).step_by(2) {
+        let Some(&r) = m.procs[p].runnables.first() else { continue };
+        let hold = rng.range(COUNTING_HOLD_NS).min(m.runs[r].exec * 3 / 4).max(1);
+        m.runs[r].lock = Some((SEM_C, hold));
+    }
 }
 
 /// Tasks, their runnables and one stimulus per period in use.
@@ -332,6 +376,6 @@ pub(super) fn build_events(m: &mut Model) {
         let mut name = b"EV_".to_vec();
         name.extend_from_slice(&m.procs[w].name);
         let gap = if m.procs[setter].isr { ISR_GAP_NS.1 } else { m.procs[setter].period };
-        m.events.push(Event { name, waiter: w, setter, gap });
+        m.events.push(Event { name, waiter: w, setter, gap, set: false });
     }
 }

@@ -13,6 +13,8 @@ pub(super) struct Out<W: Write> {
     pub(super) line: Vec<u8>,
     pub(super) limit: Option<u64>,
     pub(super) done: bool,
+    /// A line was not written because the run had ended: nothing after it is in the trace.
+    pub(super) refused: bool,
     pub(super) err: Option<io::Error>,
     pub(super) stats: SynthStats,
 }
@@ -24,6 +26,7 @@ impl<W: Write> Out<W> {
             line: Vec::with_capacity(128),
             limit,
             done: false,
+            refused: false,
             err: None,
             stats: SynthStats::default(),
         }
@@ -49,6 +52,7 @@ impl<W: Write> Out<W> {
         note: Option<i64>,
     ) -> bool {
         if self.done {
+            self.refused = true;
             return false;
         }
         self.fill(t, src, ty, tgt, act);
@@ -71,6 +75,7 @@ impl<W: Write> Out<W> {
         note: &[u8],
     ) -> bool {
         if self.done {
+            self.refused = true;
             return false;
         }
         self.fill(t, src, ty, tgt, act);
@@ -152,6 +157,15 @@ pub(super) fn push_i64(buf: &mut Vec<u8>, v: i64) {
     push_u64(buf, v.unsigned_abs());
 }
 
+/// The truth, when it is recorded and the trace still goes on: a hook comes right after the
+/// line that shows what it records, so once a line was refused (a run cut by size) nothing
+/// more is recorded, and the truth is what the trace holds.
+macro_rules! truth {
+    ($s:ident) => {
+        $s.truth.as_mut().filter(|_| !$s.out.refused)
+    };
+}
+
 /// The discrete-event simulation. Events are handled in time order, and
 /// every line is written while its event is handled, so the file is in time
 /// order by construction.
@@ -167,6 +181,7 @@ pub(super) struct Sim<W: Write> {
     pub(super) events: Vec<Event>,
     pub(super) nested_isrs: bool,
     pub(super) parking: bool,
+    pub(super) clear_events: bool,
     pub(super) heap: BinaryHeap<Reverse<Ev>>,
     pub(super) seq: u64,
     pub(super) duration: i64,
@@ -195,6 +210,7 @@ impl<W: Write> Sim<W> {
             events: m.events,
             nested_isrs: cfg.nested_isrs,
             parking: cfg.parking,
+            clear_events: cfg.clear_events,
             heap: BinaryHeap::new(),
             seq: 0,
             duration: cfg.duration_ns,
@@ -219,9 +235,9 @@ impl<W: Write> Sim<W> {
     pub(super) fn run(&mut self) {
         self.out.header();
         for s in 0..self.sems.len() {
-            self.sem_self(0, s, b"ready", 0);
-            if let Some(tr) = self.truth.as_mut() {
-                tr.sem_state(s, SemState::Free, 0);
+            self.sem_self(0, s, "ready", 0);
+            if let Some(tr) = truth!(self) {
+                tr.sem_state(s, SemState::Free, 0, "ready", 0);
             }
         }
         for s in 0..self.stims.len() {
@@ -284,7 +300,7 @@ impl<W: Write> Sim<W> {
             _ if pr.queued < MAX_QUEUED => pr.queued += 1,
             // Overload: the activation is lost, as an OS would refuse it.
             _ => {
-                if let Some(tr) = self.truth.as_mut() {
+                if let Some(tr) = truth!(self) {
                     tr.dropped(p);
                 }
                 return;
@@ -295,7 +311,7 @@ impl<W: Write> Sim<W> {
         let sti = (&self.stims[s].name[..], n);
         if self.out.emit(t, sti, pr.code, (&pr.name, inst), b"activate", None) {
             self.out.stats.activations += 1;
-            if let Some(tr) = self.truth.as_mut() {
+            if let Some(tr) = truth!(self) {
                 tr.activate(p, inst, t, queued);
             }
         }
@@ -316,14 +332,16 @@ impl<W: Write> Sim<W> {
         if let Some(p) = self.cores[c].running {
             let pr = &self.procs[p];
             let spins = pr.phase == Phase::Polling && !self.parking;
-            if pr.isr && !self.nested_isrs || pr.phase == Phase::Locked || spins {
+            // A spinlock's critical section is not preemptible; a counting semaphore's is.
+            let locked = pr.phase == Phase::Locked && !self.holds_counting(p);
+            if pr.isr && !self.nested_isrs || locked || spins {
                 return;
             }
         }
         // A process running (or spinning) elsewhere is not for this core.
         let procs = &self.procs;
         let best = self.cores[c].order.iter().copied().find(|&p| match procs[p].state {
-            State::Idle | State::Waiting => false,
+            State::Idle | State::Waiting | State::Queued => false,
             State::Active | State::Ready | State::Parking => true,
             State::Running | State::Polling => procs[p].core == c,
         });
@@ -331,7 +349,7 @@ impl<W: Write> Sim<W> {
             (Some(p), Some(b)) if p != b => {
                 let parks = self.procs[p].phase == Phase::Polling;
                 self.preempt(p, t);
-                if let Some(tr) = self.truth.as_mut().filter(|_| !parks) {
+                if let Some(tr) = truth!(self).filter(|_| !parks) {
                     let (pi, bi) = (self.procs[p].inst, self.procs[b].inst);
                     tr.preempted_by(c, (p, pi), (b, bi), t);
                 }
@@ -357,22 +375,23 @@ impl<W: Write> Sim<W> {
         if self.procs[p].phase == Phase::Polling {
             // Preempted while polling: it parks, and its runnable is suspended.
             self.procs[p].state = State::Parking;
-            if let Some(tr) = self.truth.as_mut() {
+            self.proc_line(t, p, b"park");
+            if let Some(tr) = truth!(self) {
                 tr.park(p, t);
                 tr.vacate(c, t);
             }
-            self.proc_line(t, p, b"park");
             self.run_line(t, p, b"suspend");
         } else {
             self.procs[p].state = State::Ready;
-            if let Some(tr) = self.truth.as_mut() {
-                tr.preempt(p, t);
-                tr.vacate(c, t);
-            }
             if self.proc_line(t, p, b"preempt") {
                 self.out.stats.preemptions += 1;
             }
-            if matches!(self.procs[p].phase, Phase::Pre | Phase::Post) {
+            if let Some(tr) = truth!(self) {
+                tr.preempt(p, t);
+                tr.vacate(c, t);
+            }
+            // Locked: a holder of the counting semaphore.
+            if matches!(self.procs[p].phase, Phase::Pre | Phase::Post | Phase::Locked) {
                 self.run_line(t, p, b"suspend");
             }
         }
@@ -385,45 +404,53 @@ impl<W: Write> Sim<W> {
     pub(super) fn switch_in(&mut self, p: usize, core: usize, t: i64) {
         self.procs[p].core = core;
         self.cores[core].running = Some(p);
-        if let Some(tr) = self.truth.as_mut() {
-            tr.occupy(core, p, self.procs[p].inst, t);
-        }
+        let inst = self.procs[p].inst;
         match self.procs[p].state {
             State::Active => {
-                if let Some(tr) = self.truth.as_mut() {
-                    tr.start(p, t, core);
-                }
-                if self.procs[p].isr {
+                let exec = if self.procs[p].isr {
                     let exec = self.rng.jitter(self.procs[p].isr_exec);
                     let pr = &mut self.procs[p];
                     pr.phase = Phase::Body;
                     pr.remaining = exec;
-                    if let Some(tr) = self.truth.as_mut() {
-                        tr.work(p, exec);
-                    }
+                    Some(exec)
                 } else {
                     self.procs[p].phase = Phase::Between;
                     self.procs[p].ridx = 0;
                     self.procs[p].waited = false;
-                }
+                    None
+                };
                 self.proc_line(t, p, b"start");
+                if let Some(tr) = truth!(self) {
+                    tr.occupy(core, p, inst, t);
+                    tr.start(p, t, core);
+                    if let Some(exec) = exec {
+                        tr.work(p, exec);
+                    }
+                }
+                // The waiter clears its event first: a set made before does not count.
+                if let Some(e) = self.procs[p].waits.filter(|_| self.clear_events) {
+                    self.clear_event(p, e, t);
+                }
             }
             State::Ready => {
-                if let Some(tr) = self.truth.as_mut() {
+                self.proc_line(t, p, b"resume");
+                if let Some(tr) = truth!(self) {
+                    tr.occupy(core, p, inst, t);
                     tr.resume(p, t, core);
                 }
-                self.proc_line(t, p, b"resume");
-                // Locked: handed the semaphore while parked.
+                // Locked: handed the semaphore while parked or queued, or preempted holding
+                // the counting semaphore.
                 if matches!(self.procs[p].phase, Phase::Pre | Phase::Post | Phase::Locked) {
                     self.run_line(t, p, b"resume");
                 }
             }
             State::Parking => {
                 // Back on a core before the semaphore was handed over: it polls again.
-                if let Some(tr) = self.truth.as_mut() {
+                self.proc_line(t, p, b"poll_parking");
+                if let Some(tr) = truth!(self) {
+                    tr.occupy(core, p, inst, t);
                     tr.poll_parking(p, t, core);
                 }
-                self.proc_line(t, p, b"poll_parking");
                 self.run_line(t, p, b"resume");
                 self.procs[p].state = State::Polling;
                 return;
@@ -448,14 +475,19 @@ impl<W: Write> Sim<W> {
     }
 
     pub(super) fn start_runnable(&mut self, p: usize, t: i64) {
+        // Back from its wait: the task clears the event it waited for.
+        let waited = self.procs[p].ridx == 1 && self.procs[p].waited;
+        if let Some(e) = self.procs[p].waits.filter(|_| waited && self.clear_events) {
+            self.clear_event(p, e, t);
+        }
         let r = self.procs[p].runnables[self.procs[p].ridx];
         let rinst = self.runs[r].next_inst;
         self.procs[p].rinst = rinst;
         self.runs[r].next_inst += 1;
-        if let Some(tr) = self.truth.as_mut() {
+        self.run_line(t, p, b"start");
+        if let Some(tr) = truth!(self) {
             tr.runnable_start(p, t, r, rinst);
         }
-        self.run_line(t, p, b"start");
         if let Some(sig) = self.runs[r].read {
             self.sig_line(t, p, sig, b"read");
         }
@@ -475,7 +507,7 @@ impl<W: Write> Sim<W> {
             None => exec,
         };
         pr.phase = Phase::Pre;
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             tr.work(p, pr.remaining);
         }
         self.run_phase(p, t);
@@ -510,7 +542,7 @@ impl<W: Write> Sim<W> {
                 let pr = &mut self.procs[p];
                 pr.phase = Phase::Post;
                 pr.remaining = pr.post;
-                if let Some(tr) = self.truth.as_mut() {
+                if let Some(tr) = truth!(self) {
                     tr.work(p, pr.remaining);
                 }
                 self.cores[c].dirty = true;
@@ -531,12 +563,12 @@ impl<W: Write> Sim<W> {
             let step = 1 + self.rng.below(7) as i64;
             self.sigs[sig].value = (self.sigs[sig].value + step) % 10_000;
             self.sig_line(t, p, sig, b"write");
-            if let Some(tr) = self.truth.as_mut() {
+            if let Some(tr) = truth!(self) {
                 tr.signal_write(sig, t, self.sigs[sig].value, r, self.procs[p].rinst);
             }
         }
         let logged = self.run_line(t, p, b"terminate");
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             tr.runnable_end(p, self.procs[p].inst, t, logged);
         }
         let pr = &mut self.procs[p];
@@ -555,13 +587,13 @@ impl<W: Write> Sim<W> {
         if logged {
             self.out.stats.terminations += 1;
         }
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             tr.terminate(p, self.procs[p].inst, t, logged);
         }
         let pr = &mut self.procs[p];
         self.cores[pr.core].running = None;
         self.cores[pr.core].dirty = true;
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             tr.vacate(pr.core, t);
         }
         if pr.queued > 0 {
@@ -581,19 +613,27 @@ impl<W: Write> Sim<W> {
         self.endless || t + self.events[e].gap < self.duration
     }
 
-    /// The running task `p` waits for its OS event: `wait_event`, then its core's `wait`.
+    /// The running task `p` waits for its OS event: `wait_event`, then its core's `wait`;
+    /// when the event is set already, the wait returns at once and the task goes on.
     pub(super) fn wait(&mut self, p: usize, t: i64) {
         let Some(e) = self.procs[p].waits else { return };
         let pr = &mut self.procs[p];
         pr.waited = true;
-        pr.state = State::Waiting;
         let c = pr.core;
         let ev = (&self.events[e].name[..], 0);
         self.out.emit(t, (&pr.name, pr.inst), b"EVENT", ev, b"wait_event", None);
+        if self.events[e].set {
+            if let Some(tr) = truth!(self) {
+                tr.wait_at_once(p, self.procs[p].inst, e, t);
+            }
+            self.start_runnable(p, t);
+            return;
+        }
+        self.procs[p].state = State::Waiting;
         self.proc_line(t, p, b"wait");
         self.cores[c].running = None;
         self.cores[c].dirty = true;
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             let inst = self.procs[p].inst;
             tr.wait(p, inst, e, t);
             tr.vacate(c, t);
@@ -601,23 +641,45 @@ impl<W: Write> Sim<W> {
     }
 
     /// `p` is about to terminate: it sets the events it sets whose waiter waits
-    /// (`set_event`, the note naming the waiter), and the waiter's core releases it.
+    /// (`set_event`, the note naming the waiter), and the waiter's core releases it. With
+    /// `clear_events` it sets them whenever the waiter has an instance activated (the OS
+    /// refuses a set for a task that is not, and logs nothing), and they stay set until the
+    /// waiter clears them.
     pub(super) fn set_events(&mut self, p: usize, t: i64) {
         for e in 0..self.events.len() {
             let w = self.events[e].waiter;
-            if self.events[e].setter != p || self.procs[w].state != State::Waiting {
+            let waiting = self.procs[w].state == State::Waiting;
+            let active = self.procs[w].state != State::Idle;
+            if self.events[e].setter != p || !(waiting || self.clear_events && active) {
                 continue;
             }
             let (pr, ev) = (&self.procs[p], (&self.events[e].name[..], 0));
             let waiter = &self.procs[w].name;
             self.out.emit_text(t, (&pr.name, pr.inst), b"EVENT", ev, b"set_event", waiter);
+            self.events[e].set = self.clear_events;
+            if !waiting {
+                continue;
+            }
             self.proc_line(t, w, b"release");
             self.procs[w].state = State::Ready;
             self.wake(w);
-            if let Some(tr) = self.truth.as_mut() {
+            if let Some(tr) = truth!(self) {
                 tr.release(w, t);
             }
         }
+    }
+
+    /// Task `p` clears OS event `e` (`clear_event`).
+    pub(super) fn clear_event(&mut self, p: usize, e: usize, t: i64) {
+        let pr = &self.procs[p];
+        let ev = (&self.events[e].name[..], 0);
+        self.out.emit(t, (&pr.name, pr.inst), b"EVENT", ev, b"clear_event", None);
+        self.events[e].set = false;
+    }
+
+    /// `p` holds (or is about to hold) a slot of a counting semaphore.
+    pub(super) fn holds_counting(&self, p: usize) -> bool {
+        self.current_lock(p).is_some_and(|s| self.sems[s].counting())
     }
 
     pub(super) fn request(&mut self, p: usize, t: i64) {
@@ -625,39 +687,73 @@ impl<W: Write> Sim<W> {
             return;
         };
         self.sem_line(t, p, s, b"requestsemaphore");
-        if let Some(tr) = self.truth.as_mut() {
-            let held = self.sems[s].state != SemState::Free;
-            tr.lock_request(p, self.procs[p].inst, s, t, held);
+        let (taken, slots) = (self.sems[s].taken, self.sems[s].slots);
+        if let Some(tr) = truth!(self) {
+            tr.lock_request(p, self.procs[p].inst, s, t, taken >= slots);
         }
-        match self.sems[s].state {
-            SemState::Free => {
-                self.sems[s].state = SemState::Full;
-                self.sem_self(t, s, b"lock", 1);
-                self.sem_line(t, p, s, b"assigned");
-                if let Some(tr) = self.truth.as_mut() {
-                    tr.sem_state(s, SemState::Full, t);
-                    tr.lock_assigned(p, s, t);
-                }
-                self.lock_granted(p, t);
+        if taken < slots {
+            // A slot is free: take it.
+            let sem = &mut self.sems[s];
+            sem.taken += 1;
+            let (act, state) = match (sem.taken == sem.slots, taken) {
+                (true, 0) => ("lock", SemState::Full),
+                (true, _) => ("lock_used", SemState::Full),
+                (false, _) => ("used", SemState::Used),
+            };
+            sem.state = state;
+            let count = i64::from(sem.taken);
+            self.sem_self(t, s, act, count);
+            if let Some(tr) = truth!(self) {
+                tr.sem_state(s, state, count, act, t);
             }
-            state => {
-                if state == SemState::Full {
-                    self.sems[s].state = SemState::Overfull;
-                    self.sem_self(t, s, b"overfull", 1);
-                    if let Some(tr) = self.truth.as_mut() {
-                        tr.sem_state(s, SemState::Overfull, t);
-                    }
-                }
-                self.sem_line(t, p, s, b"waiting");
-                self.proc_line(t, p, b"poll");
-                if let Some(tr) = self.truth.as_mut() {
-                    tr.poll(p, t);
-                }
-                self.procs[p].state = State::Polling;
-                self.procs[p].phase = Phase::Polling;
-                self.sems[s].waiters.push_back(p);
+            self.sem_line(t, p, s, b"assigned");
+            if let Some(tr) = truth!(self) {
+                tr.lock_assigned(p, s, t);
+            }
+            self.lock_granted(p, t);
+            return;
+        }
+        let counting = self.sems[s].counting();
+        // Every slot taken. A spinlock logs its first waiter's overfull only; the counting
+        // semaphore one per request, as SEMANTICS.md has it.
+        if self.sems[s].state == SemState::Full || counting {
+            self.sems[s].state = SemState::Overfull;
+            let count = i64::from(self.sems[s].taken);
+            self.sem_self(t, s, "overfull", count);
+            if let Some(tr) = truth!(self) {
+                tr.sem_state(s, SemState::Overfull, count, "overfull", t);
+                tr.lock_contended(p, false);
             }
         }
+        self.sems[s].waiters.push_back(p);
+        if counting {
+            // Queued: a passive wait, off the core, its runnable suspended.
+            self.sem_line(t, p, s, b"queued");
+            if let Some(tr) = truth!(self) {
+                tr.lock_contended(p, true);
+            }
+            self.procs[p].state = State::Queued;
+            self.proc_line(t, p, b"wait");
+            let c = self.procs[p].core;
+            if let Some(tr) = truth!(self) {
+                tr.queue(p, t);
+                tr.vacate(c, t);
+            }
+            self.run_line(t, p, b"suspend");
+            self.cores[c].running = None;
+            self.cores[c].dirty = true;
+            return;
+        }
+        self.sem_line(t, p, s, b"waiting");
+        if let Some(tr) = truth!(self) {
+            tr.lock_contended(p, false);
+        }
+        self.proc_line(t, p, b"poll");
+        if let Some(tr) = truth!(self) {
+            tr.poll(p, t);
+        }
+        self.procs[p].state = State::Polling;
+        self.procs[p].phase = Phase::Polling;
     }
 
     pub(super) fn release(&mut self, p: usize, t: i64) {
@@ -665,49 +761,78 @@ impl<W: Write> Sim<W> {
             return;
         };
         self.sem_line(t, p, s, b"released");
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             tr.lock_released(p, s, t);
         }
-        match self.sems[s].waiters.pop_front() {
-            None => {
-                self.sems[s].state = SemState::Free;
-                self.sem_self(t, s, b"unlock", 0);
-                if let Some(tr) = self.truth.as_mut() {
-                    tr.sem_state(s, SemState::Free, t);
-                }
+        let Some(q) = self.sems[s].waiters.pop_front() else {
+            // Nobody waits: the slot is free.
+            let sem = &mut self.sems[s];
+            let was_full = sem.taken == sem.slots;
+            sem.taken -= 1;
+            let (act, state) = match (was_full, sem.taken) {
+                (true, 0) => ("unlock", SemState::Free),
+                (true, _) => ("unlock_full", SemState::Used),
+                (false, 0) => ("free", SemState::Free),
+                (false, _) => ("used", SemState::Used),
+            };
+            sem.state = state;
+            let count = i64::from(sem.taken);
+            self.sem_self(t, s, act, count);
+            if let Some(tr) = truth!(self) {
+                tr.sem_state(s, state, count, act, t);
             }
-            Some(q) => {
-                if self.sems[s].waiters.is_empty() {
-                    self.sems[s].state = SemState::Full;
-                    self.sem_self(t, s, b"full", 1);
-                    if let Some(tr) = self.truth.as_mut() {
-                        tr.sem_state(s, SemState::Full, t);
-                    }
-                }
+            return;
+        };
+        // The slot goes to the first waiter: the semaphore stays full, and is no longer
+        // overfull when that was the last one.
+        if self.sems[s].waiters.is_empty() {
+            self.sems[s].state = SemState::Full;
+            let count = i64::from(self.sems[s].taken);
+            self.sem_self(t, s, "full", count);
+            if let Some(tr) = truth!(self) {
+                tr.sem_state(s, SemState::Full, count, "full", t);
+            }
+        }
+        match self.procs[q].state {
+            State::Parking | State::Queued => {
+                // Handed over while parked or queued: ready, holding it from its next resume.
                 if self.procs[q].state == State::Parking {
-                    // Handed over while parked: ready, holding it from its next resume.
                     self.proc_line(t, q, b"release_parking");
-                    if let Some(tr) = self.truth.as_mut() {
+                    if let Some(tr) = truth!(self) {
                         tr.release_parking(q, t);
-                        tr.lock_assigned(q, s, t);
                     }
                     self.sem_line(t, q, s, b"assigned");
-                    let pr = &mut self.procs[q];
-                    pr.state = State::Ready;
-                    pr.phase = Phase::Locked;
-                    pr.remaining = pr.hold;
-                    if let Some(tr) = self.truth.as_mut() {
-                        tr.work(q, pr.remaining);
+                    if let Some(tr) = truth!(self) {
+                        tr.lock_assigned(q, s, t);
                     }
-                    self.wake(q);
-                    return;
+                } else {
+                    self.sem_line(t, q, s, b"assigned");
+                    if let Some(tr) = truth!(self) {
+                        tr.lock_assigned(q, s, t);
+                    }
+                    self.proc_line(t, q, b"release");
+                    if let Some(tr) = truth!(self) {
+                        tr.release(q, t);
+                    }
                 }
+                let pr = &mut self.procs[q];
+                pr.state = State::Ready;
+                pr.phase = Phase::Locked;
+                pr.remaining = pr.hold;
+                if let Some(tr) = truth!(self) {
+                    tr.work(q, pr.remaining);
+                }
+                self.wake(q);
+            }
+            _ => {
                 self.proc_line(t, q, b"run");
-                if let Some(tr) = self.truth.as_mut() {
+                if let Some(tr) = truth!(self) {
                     tr.granted(q, t);
-                    tr.lock_assigned(q, s, t);
                 }
                 self.sem_line(t, q, s, b"assigned");
+                if let Some(tr) = truth!(self) {
+                    tr.lock_assigned(q, s, t);
+                }
                 self.procs[q].state = State::Running;
                 self.lock_granted(q, t);
             }
@@ -720,7 +845,7 @@ impl<W: Write> Sim<W> {
         let pr = &mut self.procs[p];
         pr.phase = Phase::Locked;
         pr.remaining = pr.hold;
-        if let Some(tr) = self.truth.as_mut() {
+        if let Some(tr) = truth!(self) {
             tr.work(p, pr.remaining);
         }
         self.run_phase(p, t);
@@ -748,9 +873,9 @@ impl<W: Write> Sim<W> {
     }
 
     /// `t,<sem>,0,SEM,<sem>,0,<act>,<count>`.
-    pub(super) fn sem_self(&mut self, t: i64, s: usize, act: &[u8], count: i64) {
+    pub(super) fn sem_self(&mut self, t: i64, s: usize, act: &str, count: i64) {
         let sem = (&self.sems[s].name[..], 0);
-        self.out.emit(t, sem, b"SEM", sem, act, Some(count));
+        self.out.emit(t, sem, b"SEM", sem, act.as_bytes(), Some(count));
     }
 
     /// `t,<runnable>,<rinst>,SIG,<signal>,0,<act>,<value>`.

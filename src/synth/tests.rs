@@ -133,13 +133,29 @@ struct Replay<'a> {
     open_runs: HashMap<(&'a str, u64), u32>,
     expect: Option<(&'a str, u64, &'a str)>,
     sem_state: HashMap<&'a str, &'a str>,
-    holder: HashMap<&'a str, (&'a str, u64)>,
+    holders: HashMap<&'a str, Vec<(&'a str, u64)>>,
     /// Processes may start or resume on any core ([`SynthConfig::migrating_tasks`]).
     migrating: bool,
     /// Per OS event, the task instance waiting for it.
     waiter: HashMap<&'a str, (&'a str, u64)>,
     /// A `set_event` was written: the release of this waiter must follow.
     release: Option<(&'a str, u64)>,
+    /// Slots of the semaphores that have more than one; slots taken of every semaphore.
+    slots: HashMap<&'a str, u32>,
+    count: HashMap<&'a str, u32>,
+    /// Per semaphore, whether its last process line was a request (else a release).
+    taking: HashMap<&'a str, bool>,
+    /// Task instances queued (a passive wait) for a semaphore.
+    queued: HashSet<(&'a str, u64)>,
+    /// A `wait_event` for an event not set: its task's `wait` must follow.
+    must_wait: Option<(&'a str, u64)>,
+    /// OS events set and not cleared since, and those a clear found set (a set discarded).
+    set: HashSet<&'a str>,
+    discarded: HashSet<&'a str>,
+    /// Waits for an event that was set (they return at once), and waits that waited after a
+    /// set of their event was discarded by a clear.
+    at_once: usize,
+    waited_after_discard: usize,
 }
 
 impl<'a> Replay<'a> {
@@ -152,6 +168,9 @@ impl<'a> Replay<'a> {
         }
         if let Some(w) = self.release.take() {
             assert!(l.act == "release" && (l.tgt, l.ti) == w, "expected release of {w:?}: {l:?}");
+        }
+        if let Some(w) = self.must_wait.take() {
+            assert!(l.act == "wait" && (l.tgt, l.ti) == w, "expected wait of {w:?}: {l:?}");
         }
         match l.ty {
             "EVENT" => self.event(l),
@@ -216,9 +235,13 @@ impl<'a> Replay<'a> {
             }
             "wait" => {
                 assert_eq!(occupant, Some(key), "not on core: {l:?}");
-                assert_eq!(self.open_runs.get(&key).copied().unwrap_or(0), 0, "{l:?}");
+                // Between two runnables for an event; in one, queued for a semaphore.
+                let queued = self.queued.contains(&key);
+                let open = self.open_runs.get(&key).copied().unwrap_or(0);
+                assert_eq!(open, u32::from(queued), "{l:?}");
                 self.on_core.remove(l.src);
                 self.step(key, "running", "waiting", l);
+                self.expect_runnable(key, "suspend");
             }
             "release" => self.step(key, "waiting", "ready", l),
             "park" => {
@@ -238,17 +261,37 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// `wait_event` by the running task that then waits; `set_event` by a running process,
-    /// naming the waiter, whose release follows.
+    /// `wait_event` by the running task, which then waits unless the event is set;
+    /// `set_event` by a running process, naming the waiter (`EV_<waiter>`), whose release
+    /// follows when it waits; `clear_event` by the waiter.
     fn event(&mut self, l: &Line<'a>) {
         let who = (l.src, l.si);
         assert_eq!(self.proc_state.get(&who), Some(&"running"), "{l:?}");
+        let owner = l.tgt.strip_prefix("EV_");
         match l.act {
-            "wait_event" => assert!(self.waiter.insert(l.tgt, who).is_none(), "{l:?}"),
+            "wait_event" => {
+                assert_eq!(owner, Some(l.src), "{l:?}");
+                if self.set.contains(l.tgt) {
+                    self.at_once += 1;
+                } else {
+                    assert!(self.waiter.insert(l.tgt, who).is_none(), "{l:?}");
+                    self.must_wait = Some(who);
+                    self.waited_after_discard += usize::from(self.discarded.contains(l.tgt));
+                }
+                self.discarded.remove(l.tgt);
+            }
             "set_event" => {
-                let w = self.waiter.remove(l.tgt).expect("set_event without a waiter");
-                assert_eq!(l.note, Some(w.0), "{l:?}");
-                self.release = Some(w);
+                assert_eq!(l.note, owner, "{l:?}");
+                if let Some(w) = self.waiter.remove(l.tgt) {
+                    self.release = Some(w);
+                }
+                self.set.insert(l.tgt);
+            }
+            "clear_event" => {
+                assert_eq!(owner, Some(l.src), "{l:?}");
+                if self.set.remove(l.tgt) {
+                    self.discarded.insert(l.tgt);
+                }
             }
             other => panic!("unexpected event action {other}"),
         }
@@ -267,7 +310,7 @@ impl<'a> Replay<'a> {
         let now = self.run_state.get(&key).copied().unwrap_or("none");
         let (from, to, parent_ok): (_, _, &[&str]) = match l.act {
             "start" => ("none", "running", &["running"]),
-            "suspend" => ("running", "suspended", &["ready", "parking"]),
+            "suspend" => ("running", "suspended", &["ready", "parking", "waiting"]),
             "resume" => ("suspended", "running", &["running", "polling"]),
             "terminate" => ("running", "terminated", &["running"]),
             other => panic!("unexpected runnable action {other}"),
@@ -284,49 +327,97 @@ impl<'a> Replay<'a> {
         assert!(*open <= 1, "two runnables of one task at once: {l:?}");
     }
 
+    /// The semaphore's own lines follow SEMANTICS.md's state machine, the note counting the
+    /// slots taken.
     fn semaphore(&mut self, l: &Line<'a>) {
         let now = self.sem_state.get(l.tgt).copied().unwrap_or("none");
-        let (from, to, note) = match l.act {
-            "ready" => ("none", "free", "0"),
-            "lock" => ("free", "full", "1"),
-            "unlock" => ("full", "free", "0"),
-            "overfull" => ("full", "overfull", "1"),
-            "full" => ("overfull", "full", "1"),
+        let slots = self.slots.get(l.tgt).copied().unwrap_or(1);
+        let was = self.count.get(l.tgt).copied().unwrap_or(0);
+        // A slot taken (after a request) or given back (after a release).
+        let take = self.taking.get(l.tgt).copied().unwrap_or(false);
+        let (from, to, count): (&[&str], _, _) = match l.act {
+            "ready" => (&["none"], "free", 0),
+            "lock" => (&["free"], "full", 1),
+            "unlock" => (&["full"], "free", 0),
+            "overfull" => (&["full", "overfull"], "overfull", slots),
+            "full" => (&["overfull"], "full", slots),
+            "used" if take => (&["free", "used"], "used", was + 1),
+            "used" => (&["used"], "used", was.wrapping_sub(1)),
+            "lock_used" => (&["used"], "full", slots),
+            "unlock_full" => (&["full"], "used", slots - 1),
+            "free" => (&["used"], "free", 0),
             other => panic!("unexpected semaphore action {other}"),
         };
-        assert_eq!((now, l.note), (from, Some(note)), "bad semaphore transition: {l:?}");
-        if l.act == "unlock" {
-            assert!(!self.holder.contains_key(l.tgt), "unlocked while held: {l:?}");
-        }
+        assert!(from.contains(&now), "bad semaphore transition: {l:?}");
+        // `lock` and `unlock` for one slot, the `used` family for more.
+        let mutex_only = matches!(l.act, "lock" | "unlock");
+        let counting_only = matches!(l.act, "used" | "lock_used" | "unlock_full" | "free");
+        assert!(!(if slots == 1 { counting_only } else { mutex_only }), "{l:?}");
+        let note = count.to_string();
+        assert_eq!(l.note, Some(note.as_str()), "bad counter: {l:?}");
+        assert!(l.act != "used" || (1..slots).contains(&count), "{l:?}");
+        // Logged before the taker's `assigned`, after the giver's `released`.
+        let holders = self.holders.get(l.tgt).map_or(0, Vec::len) as u32;
+        let before_assigned =
+            matches!(l.act, "lock" | "lock_used" | "full") || l.act == "used" && take;
+        assert_eq!(holders + u32::from(before_assigned), count, "{l:?}");
         self.sem_state.insert(l.tgt, to);
+        self.count.insert(l.tgt, count);
     }
 
     fn lock_request(&mut self, l: &Line<'a>) {
         let who = (l.src, l.si);
         let state = self.sem_state.get(l.tgt).copied();
+        let slots = self.slots.get(l.tgt).copied().unwrap_or(1);
         match l.act {
             "requestsemaphore" => {
-                assert_eq!(self.proc_state.get(&who), Some(&"running"), "{l:?}")
+                assert_eq!(self.proc_state.get(&who), Some(&"running"), "{l:?}");
+                self.taking.insert(l.tgt, true);
             }
-            "waiting" => assert!(state == Some("overfull"), "{l:?}"),
+            // A spinlock's waiters poll, the counting semaphore's are queued.
+            "waiting" => assert!(state == Some("overfull") && slots == 1, "{l:?}"),
+            "queued" => {
+                assert!(state == Some("overfull") && slots > 1, "{l:?}");
+                self.queued.insert(who);
+            }
             "assigned" => {
-                assert!(matches!(state, Some("full" | "overfull")), "{l:?}");
-                assert!(self.holder.insert(l.tgt, who).is_none(), "two holders: {l:?}");
+                assert!(matches!(state, Some("full" | "overfull" | "used")), "{l:?}");
+                let holders = self.holders.entry(l.tgt).or_default();
+                assert!(!holders.contains(&who) && holders.len() < slots as usize, "{l:?}");
+                holders.push(who);
+                if self.queued.remove(&who) {
+                    self.release = Some(who);
+                }
             }
-            "released" => assert_eq!(self.holder.remove(l.tgt), Some(who), "{l:?}"),
+            "released" => {
+                let holders = self.holders.entry(l.tgt).or_default();
+                let k = holders.iter().position(|h| *h == who);
+                assert!(k.is_some(), "released, not held: {l:?}");
+                holders.retain(|h| *h != who);
+                self.taking.insert(l.tgt, false);
+            }
             other => panic!("unexpected lock action {other}"),
         }
     }
 }
 
 fn replay(cfg: &SynthConfig) -> String {
+    replay_counts(cfg).0
+}
+
+/// The trace, and how many waits returned at once and waited after a discarded set.
+fn replay_counts(cfg: &SynthConfig) -> (String, usize, usize) {
     let (buf, _) = gen(cfg);
     let text = String::from_utf8(buf).unwrap();
     let mut r = Replay { migrating: cfg.migrating_tasks, ..Replay::default() };
+    if cfg.counting_slots > 0 {
+        r.slots.insert("SEM_C", cfg.counting_slots);
+    }
     for l in parse(&text) {
         r.line(&l);
     }
-    text
+    let (at_once, discarded) = (r.at_once, r.waited_after_discard);
+    (text, at_once, discarded)
 }
 
 #[test]
@@ -593,4 +684,79 @@ fn overrun_knob_makes_deadline_misses() {
     assert_eq!(misses(&short()), (0, 0));
     let (late, dropped) = misses(&SynthConfig { overrun_every: 2, ..short() });
     assert!(late > 0 && dropped > 0, "{late} misses, {dropped} dropped");
+}
+
+/// The counting semaphore and cleared events follow the state machines, with the other
+/// knobs on too, and do all they can: every semaphore action, queued waits, waits that
+/// return at once, and waits that wait although their event was set (and cleared) before.
+#[test]
+fn counting_semaphores_and_cleared_events_follow_the_state_machines() {
+    let cfg = SynthConfig {
+        cores: 8,
+        tasks: 40,
+        overrun_every: 3,
+        isrs: 8,
+        migrating_tasks: true,
+        nested_isrs: true,
+        passive_waits: true,
+        parking: true,
+        counting_slots: 3,
+        clear_events: true,
+        ..short()
+    };
+    let (text, at_once, discarded) = replay_counts(&cfg);
+    let lines = parse(&text);
+    let count = |ty: &str, act: &str| lines.iter().filter(|l| l.ty == ty && l.act == act).count();
+    for (ty, act) in [
+        ("SEM", "used"),
+        ("SEM", "lock_used"),
+        ("SEM", "unlock_full"),
+        ("SEM", "free"),
+        ("SEM", "overfull"),
+        ("SEM", "full"),
+        ("SEM", "queued"),
+        ("EVENT", "clear_event"),
+        ("T", "park"),
+    ] {
+        assert!(count(ty, act) > 0, "no {ty} {act} line");
+    }
+    // `used` both ways: 1 -> 2 and 2 -> 1.
+    let sem_c: Vec<&Line> = lines.iter().filter(|l| l.tgt == "SEM_C" && l.src == "SEM_C").collect();
+    let steps: HashSet<(Option<&str>, Option<&str>)> =
+        sem_c.windows(2).filter(|w| w[1].act == "used").map(|w| (w[0].note, w[1].note)).collect();
+    assert!(steps.contains(&(Some("1"), Some("2"))) && steps.contains(&(Some("2"), Some("1"))));
+    println!(
+        "{} lock requests, {} queued; {} waits, {at_once} at once, {discarded} waited after a \
+         discarded set",
+        count("SEM", "requestsemaphore"),
+        count("SEM", "queued"),
+        count("EVENT", "wait_event"),
+    );
+    assert!(at_once > 0 && discarded > 0);
+    let acts = count("T", "activate") + count("I", "activate");
+    assert_eq!(acts, count("T", "terminate") + count("I", "terminate"));
+}
+
+/// A cut run's instances under way: their times add up to the time since their start.
+#[test]
+fn truth_of_a_cut_run_says_what_is_under_way() {
+    let cfg = SynthConfig {
+        isrs: 8,
+        migrating_tasks: true,
+        nested_isrs: true,
+        passive_waits: true,
+        parking: true,
+        counting_slots: 3,
+        clear_events: true,
+        target_bytes: Some(400_000),
+        ..SynthConfig::default()
+    };
+    let mut buf = Vec::new();
+    let (st, truth) = write_btf_with_truth(&mut buf, &cfg).unwrap();
+    assert!(!truth.cut.is_empty());
+    for c in &truth.cut {
+        let busy = c.net_exec + c.ready_time + c.waiting_time + c.polling_time + c.parking_time;
+        assert_eq!(busy, c.start_ts.map_or(0, |s| st.last_ts - s), "{c:?}");
+        assert!(c.activate_ts <= st.last_ts);
+    }
 }

@@ -10,9 +10,12 @@
 //! Besides the instances ([`SynthTruth`]): every activation and first start, lock request,
 //! preemption (who took the core from whom), core occupancy, semaphore state, signal write
 //! and dropped activation, each recorded where the simulator decides it. A deadline is
-//! derived only from those recorded activations, never from the text. The instances keep
-//! only what the trace logged in full; the other records assume a run that ends by its
-//! duration (no `target_bytes`), where everything is logged.
+//! derived only from those recorded activations, never from the text.
+//!
+//! A run cut by `target_bytes` stops in the middle of an event: every record is made right
+//! after the line that shows it, and nothing is recorded once a line was refused, so the
+//! truth is what the trace holds. The instances the cut leaves under way are in
+//! [`SynthTruth::cut`], with their times up to the last line.
 use super::model::{Core, Event, Proc, Runnable, Sem, SemState, Signal};
 use std::collections::VecDeque;
 
@@ -85,12 +88,56 @@ pub struct SynthTruth {
     pub semaphore_states: Vec<TruthSemState>,
     /// Every signal write, in time order.
     pub signal_writes: Vec<TruthSignalWrite>,
-    /// Every passive wait for an OS event, in the order the waits began.
+    /// Every wait for an OS event (`wait_event`), in the order the waits began.
     pub waits: Vec<TruthWait>,
+    /// Task, ISR and runnable instances activated (a runnable: started) but not terminated
+    /// when the trace ends (a run cut by `target_bytes`), with their times up to its last
+    /// line; ordered by entity and instance.
+    pub cut: Vec<TruthCutInstance>,
+}
+
+/// An instance the end of the trace cut: what it did up to the last line. tracedb shows it
+/// `complete = false`, with its totals up to the capture's end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthCutInstance {
+    /// Task, ISR or runnable name.
+    pub entity: String,
+    /// `T`, `I` or `R`.
+    pub entity_type: &'static str,
+    /// Instance number.
+    pub instance: u64,
+    /// The state the trace ends in: `active`, `running`, `ready`, `waiting`, `polling` or
+    /// `parking` (a runnable: `running` or `suspended`).
+    pub state: &'static str,
+    /// Activation (a runnable: its start).
+    pub activate_ts: i64,
+    /// First start; None when it never started (an activation queued, or one waiting for
+    /// its core).
+    pub start_ts: Option<i64>,
+    /// Core of the first start (a runnable: its task's core when it started).
+    pub core: Option<String>,
+    /// Time running up to the end (a runnable: its task's active waits included).
+    pub net_exec: i64,
+    /// Time ready (a runnable: suspended).
+    pub ready_time: i64,
+    /// Time in passive waits (0 for runnables).
+    pub waiting_time: i64,
+    /// Time polling (0 for runnables).
+    pub polling_time: i64,
+    /// Time parked (0 for runnables).
+    pub parking_time: i64,
+    /// Preemptions (a runnable: suspensions).
+    pub preemptions: u64,
+    /// Changes of core (0 for runnables).
+    pub migrations: u64,
+    /// For a runnable: the task instance that ran it.
+    pub task: Option<(String, u64)>,
 }
 
 /// A task instance waited for an OS event from `wait_ts` until released at `release_ts`
-/// (None when the run ended first).
+/// (None when the run ended first); or, when the event was set already
+/// ([`super::SynthConfig::clear_events`]), its `wait_event` returned at once: `at_once`, with
+/// `release_ts` = `wait_ts` and no passive wait.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TruthWait {
     /// The task.
@@ -103,6 +150,8 @@ pub struct TruthWait {
     pub wait_ts: i64,
     /// When it was released (`set_event`, `release`).
     pub release_ts: Option<i64>,
+    /// The event was set when waited for: no wait.
+    pub at_once: bool,
 }
 
 /// A task or ISR of the model.
@@ -148,10 +197,14 @@ pub struct TruthLock {
     pub assigned_ts: Option<i64>,
     /// When it released it.
     pub released_ts: Option<i64>,
-    /// The semaphore was held when asked: the task polled until it was handed over.
-    pub polled: bool,
-    /// Who blocked it: the task instances that held the semaphore while it polled, in the
-    /// order they held it (the holder at the request, then the earlier waiters served first).
+    /// Every slot was taken when asked (for a mutex: it was held): it had to wait until one
+    /// was handed over (the trace says so: `overfull`, `waiting` or `queued`).
+    pub contended: bool,
+    /// It waited passively (`queued`, the counting semaphore) rather than polling.
+    pub queued: bool,
+    /// Who blocked it: the task instances that held the semaphore (a slot of it) while it
+    /// waited, in the order they got it (ties by name and instance): the holders at the
+    /// request, then the earlier waiters served first.
     pub blocked_by: Vec<(String, u64)>,
 }
 
@@ -187,18 +240,25 @@ pub struct TruthOccupancy {
     pub end: i64,
 }
 
-/// A semaphore in `state` (`free`, `full` or `overfull`) from `start` to `end`; `open` when
-/// the run ended in it (`end` is then the last line's time).
+/// A semaphore in `state` (`free`, `used`, `full` or `overfull`) with `count` slots taken
+/// from `start` to `end`; `open` when the run ended in it (`end` is then the last line's
+/// time). A line that changes neither (a repeated `overfull`) starts no new one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TruthSemState {
     /// The semaphore.
     pub semaphore: String,
-    /// `free`, `full` or `overfull`.
+    /// `free`, `used`, `full` or `overfull`.
     pub state: &'static str,
+    /// Slots taken (the note of its line).
+    pub count: i64,
     /// From.
     pub start: i64,
     /// To.
     pub end: i64,
+    /// The semaphore's action that entered it.
+    pub start_action: &'static str,
+    /// The one that left it (None when open).
+    pub end_action: Option<&'static str>,
     /// The run ended in this state.
     pub open: bool,
 }
@@ -218,21 +278,45 @@ pub struct TruthSignalWrite {
     pub writer_instance: u64,
 }
 
+/// Life-cycle state of an instance, for the time it spends in each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ps {
+    Active,
+    Running,
+    Ready,
+    Waiting,
+    Polling,
+    Parking,
+}
+
+impl Ps {
+    fn name(self) -> &'static str {
+        match self {
+            Ps::Active => "active",
+            Ps::Running => "running",
+            Ps::Ready => "ready",
+            Ps::Waiting => "waiting",
+            Ps::Polling => "polling",
+            Ps::Parking => "parking",
+        }
+    }
+}
+
 /// The instance a process is working on.
 struct OpenProc {
     /// Its entry in `Truth::acts` of the process.
     act: usize,
     activate: i64,
-    start: i64,
-    first_core: usize,
+    start: Option<i64>,
+    first_core: Option<usize>,
     last_core: usize,
-    /// When it last left the running state (preempted or started polling).
+    state: Ps,
+    /// When it entered `state`.
     since: i64,
+    /// Time spent in each state before `state`, by `Ps` index.
+    time: [i64; 6],
+    /// Running time from the budgets the simulator drew.
     net: i64,
-    ready: i64,
-    waiting: i64,
-    polling: i64,
-    parking: i64,
     preemptions: u64,
     migrations: u64,
 }
@@ -242,18 +326,37 @@ impl OpenProc {
         OpenProc {
             act,
             activate,
-            start: activate,
-            first_core: 0,
+            start: None,
+            first_core: None,
             last_core: 0,
+            state: Ps::Active,
             since: activate,
+            time: [0; 6],
             net: 0,
-            ready: 0,
-            waiting: 0,
-            polling: 0,
-            parking: 0,
             preemptions: 0,
             migrations: 0,
         }
+    }
+
+    /// Enters `to` at `t`; returns the time spent in the state it left.
+    fn enter(&mut self, to: Ps, t: i64) -> i64 {
+        let d = t - self.since;
+        self.time[self.state as usize] += d;
+        self.state = to;
+        self.since = t;
+        d
+    }
+
+    /// Time in `s` up to `end`, the current state's share included.
+    fn time_in(&self, s: Ps, end: i64) -> i64 {
+        self.time[s as usize] + if self.state == s { end - self.since } else { 0 }
+    }
+
+    fn moved_to(&mut self, core: usize) {
+        if core != self.last_core {
+            self.migrations += 1;
+        }
+        self.last_core = core;
     }
 }
 
@@ -263,10 +366,33 @@ struct OpenRun {
     instance: u64,
     core: usize,
     start: i64,
+    running: bool,
     since: i64,
+    /// Running time from the budgets, plus its task's active waits.
     net: i64,
+    /// Time running by its transitions (for an instance the trace cuts).
+    ran: i64,
     ready: i64,
     suspends: u64,
+}
+
+impl OpenRun {
+    fn suspend(&mut self, t: i64) {
+        if self.running {
+            self.ran += t - self.since;
+            self.running = false;
+            self.suspends += 1;
+            self.since = t;
+        }
+    }
+
+    fn resume(&mut self, t: i64) {
+        if !self.running {
+            self.ready += t - self.since;
+            self.running = true;
+            self.since = t;
+        }
+    }
 }
 
 #[derive(Default)]
@@ -289,9 +415,12 @@ struct ProcTruth {
 struct SemTruth {
     name: String,
     state: &'static str,
+    count: i64,
     since: i64,
-    /// The request holding it, and the requests polling for it (indices in `Truth::locks`).
-    holder: Option<usize>,
+    since_action: &'static str,
+    /// The requests holding it (a slot each), and the requests waiting for it (indices in
+    /// `Truth::locks`).
+    holders: Vec<usize>,
     waiting: Vec<usize>,
 }
 
@@ -313,6 +442,8 @@ pub(super) struct Truth {
     /// Complete instances, in the order they terminated.
     done: Vec<TruthInstance>,
     locks: Vec<TruthLock>,
+    /// Per lock request, the requests that held the semaphore while it waited.
+    blockers: Vec<Vec<usize>>,
     preemptions: Vec<TruthPreemption>,
     occupancy: Vec<TruthOccupancy>,
     sem_states: Vec<TruthSemState>,
@@ -323,6 +454,7 @@ pub(super) struct Truth {
 fn sem_state_name(s: SemState) -> &'static str {
     match s {
         SemState::Free => "free",
+        SemState::Used => "used",
         SemState::Full => "full",
         SemState::Overfull => "overfull",
     }
@@ -356,14 +488,17 @@ impl Truth {
                 .map(|s| SemTruth {
                     name: text(&s.name),
                     state: "",
+                    count: 0,
                     since: 0,
-                    holder: None,
+                    since_action: "",
+                    holders: Vec::new(),
                     waiting: Vec::new(),
                 })
                 .collect(),
             occupied: cores.iter().map(|_| None).collect(),
             done: Vec::new(),
             locks: Vec::new(),
+            blockers: Vec::new(),
             preemptions: Vec::new(),
             occupancy: Vec::new(),
             sem_states: Vec::new(),
@@ -401,10 +536,10 @@ impl Truth {
             if let Some(a) = pt.acts.get_mut(o.act) {
                 a.start_ts = Some(t);
             }
-            o.start = t;
-            o.first_core = core;
+            o.start = Some(t);
+            o.first_core = Some(core);
             o.last_core = core;
-            o.since = t;
+            o.enter(Ps::Running, t);
         }
     }
 
@@ -412,25 +547,21 @@ impl Truth {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
             o.preemptions += 1;
-            o.since = t;
+            o.enter(Ps::Ready, t);
         }
         if let Some(r) = pt.run.as_mut() {
-            r.suspends += 1;
-            r.since = t;
+            r.suspend(t);
         }
     }
 
     pub(super) fn resume(&mut self, p: usize, t: i64, core: usize) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
-            o.ready += t - o.since;
-            if core != o.last_core {
-                o.migrations += 1;
-            }
-            o.last_core = core;
+            o.enter(Ps::Running, t);
+            o.moved_to(core);
         }
         if let Some(r) = pt.run.as_mut() {
-            r.ready += t - r.since;
+            r.resume(t);
         }
     }
 
@@ -448,21 +579,20 @@ impl Truth {
 
     pub(super) fn poll(&mut self, p: usize, t: i64) {
         if let Some(o) = self.procs[p].cur.as_mut() {
-            o.since = t;
+            o.enter(Ps::Polling, t);
         }
     }
 
-    /// The polling process `p` was preempted at `t`: it parks, its runnable is suspended.
+    /// The polling process `p` was preempted at `t`: it parks, its runnable is suspended
+    /// (having run while its task polled).
     pub(super) fn park(&mut self, p: usize, t: i64) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
-            o.polling += t - o.since;
+            let polled = o.enter(Ps::Parking, t);
             if let Some(r) = pt.run.as_mut() {
-                r.net += t - o.since;
-                r.suspends += 1;
-                r.since = t;
+                r.net += polled;
+                r.suspend(t);
             }
-            o.since = t;
         }
     }
 
@@ -470,23 +600,18 @@ impl Truth {
     pub(super) fn poll_parking(&mut self, p: usize, t: i64, core: usize) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
-            o.parking += t - o.since;
-            o.since = t;
-            if core != o.last_core {
-                o.migrations += 1;
-            }
-            o.last_core = core;
+            o.enter(Ps::Polling, t);
+            o.moved_to(core);
         }
         if let Some(r) = pt.run.as_mut() {
-            r.ready += t - r.since;
+            r.resume(t);
         }
     }
 
     /// The parked process `p` was made ready at `t` (its runnable stays suspended).
     pub(super) fn release_parking(&mut self, p: usize, t: i64) {
         if let Some(o) = self.procs[p].cur.as_mut() {
-            o.parking += t - o.since;
-            o.since = t;
+            o.enter(Ps::Ready, t);
         }
     }
 
@@ -494,9 +619,9 @@ impl Truth {
     pub(super) fn granted(&mut self, p: usize, t: i64) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
-            o.polling += t - o.since;
+            let polled = o.enter(Ps::Running, t);
             if let Some(r) = pt.run.as_mut() {
-                r.net += t - o.since;
+                r.net += polled;
             }
         }
     }
@@ -504,15 +629,25 @@ impl Truth {
     pub(super) fn runnable_start(&mut self, p: usize, t: i64, runnable: usize, instance: u64) {
         let pt = &mut self.procs[p];
         let core = pt.cur.as_ref().map_or(0, |o| o.last_core);
-        let (start, since, net, ready, suspends) = (t, t, 0, 0, 0);
-        pt.run = Some(OpenRun { runnable, instance, core, start, since, net, ready, suspends });
+        pt.run = Some(OpenRun {
+            runnable,
+            instance,
+            core,
+            start: t,
+            running: true,
+            since: t,
+            net: 0,
+            ran: 0,
+            ready: 0,
+            suspends: 0,
+        });
     }
 
     /// Task `p` (instance `inst`) began waiting for event `e` at `t`.
     pub(super) fn wait(&mut self, p: usize, inst: u64, e: usize, t: i64) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
-            o.since = t;
+            o.enter(Ps::Waiting, t);
         }
         pt.wait = Some(self.waits.len());
         self.waits.push(TruthWait {
@@ -521,15 +656,40 @@ impl Truth {
             event: self.event_names[e].clone(),
             wait_ts: t,
             release_ts: None,
+            at_once: false,
         });
     }
 
-    /// The waiting task `p` was released at `t`: it is ready from now on.
+    /// Task `p` (instance `inst`) waited for event `e` at `t`, which was set: no wait.
+    pub(super) fn wait_at_once(&mut self, p: usize, inst: u64, e: usize, t: i64) {
+        self.waits.push(TruthWait {
+            process: self.proc_names[p].clone(),
+            instance: inst,
+            event: self.event_names[e].clone(),
+            wait_ts: t,
+            release_ts: Some(t),
+            at_once: true,
+        });
+    }
+
+    /// Task `p` was queued at `t` for a slot of the counting semaphore: a passive wait, its
+    /// runnable suspended.
+    pub(super) fn queue(&mut self, p: usize, t: i64) {
+        let pt = &mut self.procs[p];
+        if let Some(o) = pt.cur.as_mut() {
+            o.enter(Ps::Waiting, t);
+        }
+        if let Some(r) = pt.run.as_mut() {
+            r.suspend(t);
+        }
+    }
+
+    /// The waiting task `p` was released at `t` (its event was set, or it was handed a
+    /// slot): it is ready from now on.
     pub(super) fn release(&mut self, p: usize, t: i64) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
-            o.waiting += t - o.since;
-            o.since = t;
+            o.enter(Ps::Ready, t);
         }
         if let Some(w) = pt.wait.take().and_then(|w| self.waits.get_mut(w)) {
             w.release_ts = Some(t);
@@ -540,10 +700,10 @@ impl Truth {
     /// when its line was not written (the run ended), which leaves it incomplete.
     pub(super) fn runnable_end(&mut self, p: usize, inst: u64, t: i64, logged: bool) {
         let pt = &mut self.procs[p];
-        let (Some(r), Some(_)) = (pt.run.take(), pt.cur.as_ref()) else { return };
-        if !logged {
+        if !logged || pt.cur.is_none() {
             return;
         }
+        let Some(r) = pt.run.take() else { return };
         self.done.push(TruthInstance {
             entity: self.run_names[r.runnable].clone(),
             entity_type: "R",
@@ -567,25 +727,25 @@ impl Truth {
     /// Process `p` (instance `inst`) terminated at `t`; its queued activation, if any,
     /// becomes the current instance.
     pub(super) fn terminate(&mut self, p: usize, inst: u64, t: i64, logged: bool) {
-        let pt = &mut self.procs[p];
-        let next = pt.pending.pop_front().map(OpenProc::new);
-        let Some(o) = std::mem::replace(&mut pt.cur, next) else { return };
         if !logged {
             return;
         }
+        let pt = &mut self.procs[p];
+        let next = pt.pending.pop_front().map(OpenProc::new);
+        let Some(o) = std::mem::replace(&mut pt.cur, next) else { return };
         self.done.push(TruthInstance {
             entity: self.proc_names[p].clone(),
             entity_type: self.proc_codes[p],
             instance: inst,
             activate_ts: o.activate,
-            start_ts: o.start,
+            start_ts: o.start.unwrap_or(o.activate),
             terminate_ts: t,
-            core: self.core_names[o.first_core].clone(),
+            core: self.core_names[o.first_core.unwrap_or(0)].clone(),
             net_exec: o.net,
-            ready_time: o.ready,
-            waiting_time: o.waiting,
-            polling_time: o.polling,
-            parking_time: o.parking,
+            ready_time: o.time_in(Ps::Ready, t),
+            waiting_time: o.time_in(Ps::Waiting, t),
+            polling_time: o.time_in(Ps::Polling, t),
+            parking_time: o.time_in(Ps::Parking, t),
             preemptions: o.preemptions,
             migrations: o.migrations,
             task: None,
@@ -630,37 +790,50 @@ impl Truth {
         });
     }
 
-    /// Semaphore `s` entered `state` at `t`.
-    pub(super) fn sem_state(&mut self, s: usize, state: SemState, t: i64) {
+    /// Semaphore `s` entered `state` with `count` slots taken at `t`, by its `action`.
+    pub(super) fn sem_state(
+        &mut self,
+        s: usize,
+        state: SemState,
+        count: i64,
+        action: &'static str,
+        t: i64,
+    ) {
         let name = sem_state_name(state);
         let st = &mut self.sems[s];
-        if st.state == name {
+        if st.state == name && st.count == count {
             return;
         }
         if !st.state.is_empty() {
             self.sem_states.push(TruthSemState {
                 semaphore: st.name.clone(),
                 state: st.state,
+                count: st.count,
                 start: st.since,
                 end: t,
+                start_action: st.since_action,
+                end_action: Some(action),
                 open: false,
             });
         }
         st.state = name;
+        st.count = count;
         st.since = t;
+        st.since_action = action;
     }
 
-    /// Process `p` (instance `inst`) asked for semaphore `s` at `t`; `held`: it was taken.
+    /// Process `p` (instance `inst`) asked for semaphore `s` at `t`; `held`: no slot was
+    /// free, so the holders block it.
     pub(super) fn lock_request(&mut self, p: usize, inst: u64, s: usize, t: i64, held: bool) {
         let i = self.locks.len();
         let st = &mut self.sems[s];
-        let blocked_by = match (held, st.holder) {
-            (true, Some(h)) => {
-                st.waiting.push(i);
-                vec![(self.locks[h].process.clone(), self.locks[h].process_instance)]
-            }
-            _ => Vec::new(),
+        let blockers = if held {
+            st.waiting.push(i);
+            st.holders.clone()
+        } else {
+            Vec::new()
         };
+        self.blockers.push(blockers);
         self.locks.push(TruthLock {
             semaphore: st.name.clone(),
             process: self.proc_names[p].clone(),
@@ -668,22 +841,31 @@ impl Truth {
             request_ts: t,
             assigned_ts: None,
             released_ts: None,
-            polled: held,
-            blocked_by,
+            contended: false,
+            queued: false,
+            blocked_by: Vec::new(),
         });
         self.procs[p].lock = Some(i);
     }
 
-    /// The open request of `p` got semaphore `s` at `t`: the polling ones now wait for it.
+    /// The trace said the open request of `p` had to wait (`overfull`, `waiting`); `queued`:
+    /// it waits passively (`queued`).
+    pub(super) fn lock_contended(&mut self, p: usize, queued: bool) {
+        if let Some(l) = self.procs[p].lock.and_then(|i| self.locks.get_mut(i)) {
+            l.contended = true;
+            l.queued |= queued;
+        }
+    }
+
+    /// The open request of `p` got semaphore `s` at `t`: the waiting ones now wait for it too.
     pub(super) fn lock_assigned(&mut self, p: usize, s: usize, t: i64) {
         let Some(i) = self.procs[p].lock else { return };
         self.locks[i].assigned_ts = Some(t);
         let st = &mut self.sems[s];
-        st.holder = Some(i);
+        st.holders.push(i);
         st.waiting.retain(|&w| w != i);
-        let holder = (self.locks[i].process.clone(), self.locks[i].process_instance);
         for &w in &st.waiting {
-            self.locks[w].blocked_by.push(holder.clone());
+            self.blockers[w].push(i);
         }
     }
 
@@ -691,9 +873,7 @@ impl Truth {
     pub(super) fn lock_released(&mut self, p: usize, s: usize, t: i64) {
         let Some(i) = self.procs[p].lock.take() else { return };
         self.locks[i].released_ts = Some(t);
-        if self.sems[s].holder == Some(i) {
-            self.sems[s].holder = None;
-        }
+        self.sems[s].holders.retain(|&h| h != i);
     }
 
     /// Runnable `r` (instance `rinst`) wrote `value` to signal `sig` at `t`.
@@ -707,9 +887,64 @@ impl Truth {
         });
     }
 
+    /// The instances under way at `end`, the last line's time: what the trace cut.
+    fn cut_instances(&self, end: i64) -> Vec<TruthCutInstance> {
+        let mut cut = Vec::new();
+        for (p, pt) in self.procs.iter().enumerate() {
+            let proc_cut = |activate, o: Option<&OpenProc>, inst| TruthCutInstance {
+                entity: self.proc_names[p].clone(),
+                entity_type: self.proc_codes[p],
+                instance: inst,
+                state: o.map_or("active", |o| o.state.name()),
+                activate_ts: activate,
+                start_ts: o.and_then(|o| o.start),
+                core: o.and_then(|o| o.first_core).map(|c| self.core_names[c].clone()),
+                net_exec: o.map_or(0, |o| o.time_in(Ps::Running, end)),
+                ready_time: o.map_or(0, |o| o.time_in(Ps::Ready, end)),
+                waiting_time: o.map_or(0, |o| o.time_in(Ps::Waiting, end)),
+                polling_time: o.map_or(0, |o| o.time_in(Ps::Polling, end)),
+                parking_time: o.map_or(0, |o| o.time_in(Ps::Parking, end)),
+                preemptions: o.map_or(0, |o| o.preemptions),
+                migrations: o.map_or(0, |o| o.migrations),
+                task: None,
+            };
+            let Some(o) = pt.cur.as_ref() else { continue };
+            let Some(act) = pt.acts.get(o.act) else { continue };
+            cut.push(proc_cut(o.activate, Some(o), act.instance));
+            for &(t, a) in &pt.pending {
+                if let Some(act) = pt.acts.get(a) {
+                    cut.push(proc_cut(t, None, act.instance));
+                }
+            }
+            if let Some(r) = pt.run.as_ref() {
+                let tail = end - r.since;
+                cut.push(TruthCutInstance {
+                    entity: self.run_names[r.runnable].clone(),
+                    entity_type: "R",
+                    instance: r.instance,
+                    state: if r.running { "running" } else { "suspended" },
+                    activate_ts: r.start,
+                    start_ts: Some(r.start),
+                    core: Some(self.core_names[r.core].clone()),
+                    net_exec: r.ran + if r.running { tail } else { 0 },
+                    ready_time: r.ready + if r.running { 0 } else { tail },
+                    waiting_time: 0,
+                    polling_time: 0,
+                    parking_time: 0,
+                    preemptions: r.suspends,
+                    migrations: 0,
+                    task: Some((self.proc_names[p].clone(), act.instance)),
+                });
+            }
+        }
+        cut.sort_by(|a, b| (&a.entity, a.instance).cmp(&(&b.entity, b.instance)));
+        cut
+    }
+
     /// Everything, with the implicit deadlines; `end` is the time of the last line (where
     /// the trace closes what is still open).
     pub(super) fn finish(mut self, end: i64) -> SynthTruth {
+        let cut = self.cut_instances(end);
         for c in 0..self.occupied.len() {
             self.vacate(c, end);
         }
@@ -718,11 +953,28 @@ impl Truth {
                 self.sem_states.push(TruthSemState {
                     semaphore: st.name.clone(),
                     state: st.state,
+                    count: st.count,
                     start: st.since,
                     end,
+                    start_action: st.since_action,
+                    end_action: None,
                     open: true,
                 });
             }
+        }
+        // Who blocked whom, in the order they got the semaphore.
+        for (i, b) in self.blockers.iter().enumerate() {
+            let mut by: Vec<&TruthLock> = b.iter().map(|&h| &self.locks[h]).collect();
+            by.sort_by(|x, y| {
+                (x.assigned_ts, &x.process, x.process_instance).cmp(&(
+                    y.assigned_ts,
+                    &y.process,
+                    y.process_instance,
+                ))
+            });
+            let by: Vec<(String, u64)> =
+                by.iter().map(|h| (h.process.clone(), h.process_instance)).collect();
+            self.locks[i].blocked_by = by;
         }
         // Time to the next activation of the same process; the last one uses the period
         // before it.
@@ -773,6 +1025,7 @@ impl Truth {
             semaphore_states: self.sem_states,
             signal_writes: self.writes,
             waits: self.waits,
+            cut,
         }
     }
 }
