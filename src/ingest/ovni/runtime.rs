@@ -1088,9 +1088,10 @@ impl Runtime {
                 self.followed = self.followed.saturating_sub(1);
                 if self.ended.insert(k, e) && self.said.insert("ended_forgotten".into()) {
                     let msg = format!(
-                        "more than {} tasks ended: the oldest ended ones are forgotten (memory \
-                         bound): a later execute of one (an ordinary nOS-V task running again, \
-                         a further body of a parallel one) is refused as of a task never created",
+                        "more than {} task ends: the tasks whose end is older are forgotten \
+                         (memory bound): a later execute of one (an ordinary nOS-V task running \
+                         again, a further body of a parallel one) is refused as of a task never \
+                         created",
                         self.ended.cap()
                     );
                     sink.diagnostic(super::super::Diagnostic {
