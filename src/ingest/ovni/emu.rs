@@ -6,7 +6,7 @@
 //! its state allows and on the CPU row as its one running thread's.
 use super::super::{ChannelSet, Diagnostic, Severity, Sink};
 use super::meta::MarkType;
-use super::runtime::{self, RtThread, Runtime, Track};
+use super::runtime::{self, Caps, RtThread, Runtime, Track};
 use super::spec::Decoded;
 use crate::model::strings::FastMap;
 use crate::model::Pos;
@@ -165,8 +165,14 @@ pub(super) fn warn(sink: &mut dyn Sink, kind: &'static str, at: At, message: Str
 }
 
 impl Model {
-    /// A model of `threads` on `cpus` (grouped by `looms`), with the mark types declared.
-    pub fn new(cpus: Vec<Cpu>, looms: Vec<Loom>, marks: BTreeMap<i64, MarkType>) -> Self {
+    /// A model of `threads` on `cpus` (grouped by `looms`), with the mark types declared, its
+    /// runtime models within the memory bounds `caps`.
+    pub fn new(
+        cpus: Vec<Cpu>,
+        looms: Vec<Loom>,
+        marks: BTreeMap<i64, MarkType>,
+        caps: Caps,
+    ) -> Self {
         Model {
             cpus,
             threads: Vec::new(),
@@ -176,7 +182,7 @@ impl Model {
             said: Default::default(),
             mark_overflow: FastMap::default(),
             unknown_marks: 0,
-            runtime: Runtime::default(),
+            runtime: Runtime::with_caps(caps),
             rt: Vec::new(),
             lazy_models: true,
             moved: None,
@@ -444,7 +450,21 @@ impl Model {
                     }
                 }
                 let name = self.th_name(th);
-                self.runtime.apply(mi, mcv, d, &mut self.rt, th, &name, at, sink)?;
+                let state = self.threads.get(th).map_or(St::Unknown, |t| t.state);
+                if !state.active() {
+                    // ovni's models refuse an event of a thread that is not active
+                    // ("current thread not active") and its emulator stops.
+                    self.runtime.ignore();
+                    let msg = format!(
+                        "{name} {code} while the thread is {} (not Running, Cooling or \
+                         Warming; ovni's emulator refuses a nOS-V/Nanos6 event there and stops): \
+                         kept in events, it changes no channel and no task",
+                        state.label()
+                    );
+                    warn(sink, "thread_not_active", at, msg)?;
+                } else {
+                    self.runtime.apply(mi, mcv, d, &mut self.rt, th, &name, at, sink)?;
+                }
             }
         }
         self.emit_thread(th, at, sink)?;

@@ -258,6 +258,15 @@ fn offset_of(offsets: &HashMap<String, i64>, loom: &str) -> Option<i64> {
 /// Reads the streams `inputs` (sorted as [`meta::sort_streams`] sorts them), each opened
 /// by the caller (decompressed, hashed) and shown in messages by its relpath, into `sink`.
 pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Result<Outcome> {
+    read_with(inputs, sink, runtime::Caps::default())
+}
+
+/// [`read`], the runtime models within the memory bounds `caps`.
+pub fn read_with<R: Read>(
+    inputs: Vec<(StreamFile, R)>,
+    sink: &mut dyn Sink,
+    caps: runtime::Caps,
+) -> Result<Outcome> {
     let mut outcome = Outcome::default();
     sink.time_unit(TimeUnit::Ns);
     // Metadata, per stream; each JSON file read once (a v2 process's metadata.json is
@@ -373,7 +382,7 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
     for c in &cpus {
         sink.declare_entity(&c.name, Some("CPU"), None);
     }
-    let mut model = Model::new(cpus, looms, marks);
+    let mut model = Model::new(cpus, looms, marks, caps);
     let mut cursors = Vec::new();
     let mut heap = BinaryHeap::new();
     let mut heads: Vec<Option<(RawEvent, u64)>> = Vec::new();
@@ -573,20 +582,11 @@ pub fn read<R: Read>(inputs: Vec<(StreamFile, R)>, sink: &mut dyn Sink) -> Resul
             }
         } else if !model.runtime().ignored() {
             // What the runtime model refused changes no task either.
-            let label = match (ev.mcv, decoded) {
-                ([m, b'Y', b'c'], Some(d)) => {
-                    runtime::model_index(m).zip(d.int("typeid")).and_then(|(mi, id)| {
-                        let id = u32::try_from(id).ok()?;
-                        model.runtime().type_label_of(mi, proc, id)
-                    })
-                }
-                _ => None,
-            };
             let run = model.running(thread);
             tasks.apply(
                 ev.mcv,
                 decoded,
-                label,
+                model.runtime(),
                 proc,
                 &name,
                 run,

@@ -28,9 +28,9 @@
 //!
 //! An ordinary nOS-V task runs again after its end (ovni's resurrect, a task iteration):
 //! each later run is a new instance, task id * 2^32 + run (2, 3, ...), activated at its
-//! `VTx`. Ended ordinary nOS-V tasks are remembered (entity and runs) for the
-//! [`MAX_ENDED`] most recently ended; a Nanos6 task is forgotten at its end (the runtime model
-//! refuses it again). Only events the runtime model accepted reach [`Tasks::apply`].
+//! `VTx`. What is known of a task (type, parallel, run) is the runtime model's, ended tasks
+//! included ([`Runtime::task_info`]): one memory of tasks, bounded there. Only events the
+//! runtime model accepted reach [`Tasks::apply`].
 //!
 //! Task and type ids are per process in ovni (each process numbers its own from 1), so they
 //! are followed per process. The entity is the task type's label (`VYc`/`6Yc`; `task type
@@ -40,56 +40,30 @@
 //! `events` row of the stream event itself (their action is the BTF action, their note names
 //! the stream event). A paused task's wait for resubmission and for a CPU are one `waiting`
 //! state (nothing in the stream tells them apart).
-use super::super::{Diagnostic, Severity, Sink};
-use super::runtime::Recent;
+use super::super::Sink;
+use super::runtime::{self, Runtime, TaskInfo};
 use super::spec::Decoded;
 use crate::model::{Event, Pos};
 use crate::Result;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// Tasks followed at once beyond which new ones are not (memory bound).
-pub const MAX_TASKS: usize = 1 << 20;
-/// Ended ordinary nOS-V tasks remembered (they may run again), the most recent (memory bound).
-pub const MAX_ENDED: usize = 1 << 20;
-
 /// A task or type id of one model in one process: (model, process index, id).
-type Key = (u8, usize, i128);
+type Key = (u8, usize, u32);
 
 /// The instance of body `body` of task `task`: the task id for an ordinary task (body 0),
 /// `task * 2^32 + body` for a body of a parallel one (and for the `body`-th run of an
 /// ordinary task that runs again).
-pub fn instance_of(task: i128, body: Option<u32>) -> i64 {
+pub fn instance_of(task: u32, body: Option<u32>) -> i64 {
     match body {
-        Some(b) => u32::try_from(task).map_or(-1, |t| (i64::from(t) << 32) | i64::from(b)),
-        None => i64::try_from(task).unwrap_or(-1),
+        Some(b) => (i64::from(task) << 32) | i64::from(b),
+        None => i64::from(task),
     }
 }
 
-/// A live task.
-#[derive(Debug)]
-struct Live {
-    /// Entity name.
-    name: Rc<str>,
-    /// Bodies of a parallel task activated so far (`None`: an ordinary task).
-    bodies: Option<Vec<u32>>,
-    /// Runs of an ordinary task so far, this one included (an ordinary nOS-V task runs
-    /// again after its end).
-    run: u32,
-}
-
-impl Live {
-    /// The instance of its body `body` (parallel) or of its current run.
-    fn instance(&self, task: i128, body: Option<u32>) -> i64 {
-        match body {
-            Some(_) => instance_of(task, body),
-            None if self.run > 1 => instance_of(task, Some(self.run)),
-            None => instance_of(task, None),
-        }
-    }
-}
-
-/// Task types and live tasks.
+/// Task types, and the tasks executed on each thread. What is known of each task (its type,
+/// whether parallel, its run) is the runtime model's ([`Runtime::task_info`]): one memory of
+/// tasks, ended ones included.
 #[derive(Debug)]
 pub struct Tasks {
     /// The processes' suffixes of entity names (empty with one process), by process index.
@@ -97,72 +71,43 @@ pub struct Tasks {
     /// Type -> entity name (the runtime model's label, shared; with its process's suffix
     /// when there are several).
     names: HashMap<Key, Rc<str>>,
-    /// Task -> what is followed of it.
-    live: HashMap<Key, Live>,
-    /// Ended ordinary nOS-V tasks (they may run again): entity name, runs so far.
-    ended: Recent<Key, (Rc<str>, u32)>,
-    /// Bodies of parallel tasks followed (counted with `live` against the bound).
-    bodies: usize,
     /// Thread -> its executed tasks not ended, innermost last (ovni's task stack).
     stacks: HashMap<String, Vec<Running>>,
-    full_said: bool,
-    max_tasks: usize,
 }
 
 impl Tasks {
     /// Tasks of the processes `procs` (`loom.<L>/proc.<P>`, indexed as [`Tasks::apply`]'s
     /// `proc`).
     pub fn new(procs: Vec<String>) -> Self {
-        Tasks::with_caps(procs, MAX_TASKS, MAX_ENDED)
-    }
-
-    /// As [`Tasks::new`], following at most `live` tasks at once and remembering `ended`
-    /// ended ordinary nOS-V tasks.
-    pub fn with_caps(procs: Vec<String>, live: usize, ended: usize) -> Self {
         let procs = if procs.len() > 1 {
             procs.into_iter().map(|p| format!(" ({p})")).collect()
         } else {
             Vec::new()
         };
-        Tasks {
-            procs,
-            names: HashMap::new(),
-            live: HashMap::new(),
-            ended: Recent::new(ended),
-            bodies: 0,
-            stacks: HashMap::new(),
-            full_said: false,
-            max_tasks: live,
-        }
+        Tasks { procs, names: HashMap::new(), stacks: HashMap::new() }
     }
 
-    fn full(&mut self, ts: i64, pos: Pos, sink: &mut dyn Sink) -> Result<()> {
-        if std::mem::replace(&mut self.full_said, true) {
-            return Ok(());
+    /// The entity of a task of model `model` in process `proc`: its type's label, or `task
+    /// type <id>` for a type not created when the task was.
+    fn name(&self, model: u8, proc: usize, info: TaskInfo) -> Rc<str> {
+        if info.typed {
+            if let Some(n) = self.names.get(&(model, proc, info.ty)) {
+                return n.clone();
+            }
         }
-        sink.diagnostic(Diagnostic {
-            severity: Severity::Warning,
-            kind: "too_many_tasks",
-            pos,
-            ts: Some(ts),
-            message: format!(
-                "more than {} tasks (and bodies of parallel tasks) not ended at once: later \
-                 ones have no instances rows (their stream events are kept)",
-                self.max_tasks
-            ),
-        })
+        let p = self.procs.get(proc).map_or("", String::as_str);
+        Rc::from(format!("task type {}{p}", info.ty))
     }
 
     /// Applies one stream event (`d` its decoded payload) of thread `thread` of process
-    /// `proc` on `core`, which the runtime model accepted; `label`: the label the runtime
-    /// model holds for a task type it creates (`VYc`/`6Yc`); `running`: the thread is Running
-    /// after the event.
+    /// `proc` on `core`, which the runtime model `rt` accepted (and has applied); `running`:
+    /// the thread is Running after the event.
     #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
         mcv: [u8; 3],
         d: Option<&Decoded>,
-        label: Option<Rc<str>>,
+        rt: &Runtime,
         proc: usize,
         thread: &str,
         running: bool,
@@ -172,13 +117,14 @@ impl Tasks {
         sink: &mut dyn Sink,
     ) -> Result<()> {
         let [model, cat, val] = mcv;
-        if !(model == b'V' || model == b'6') {
-            return Ok(());
-        }
+        let Some(m) = runtime::model_index(model) else { return Ok(()) };
         let Some(d) = d else { return Ok(()) };
         match (cat, val) {
             (b'Y', b'c') => {
-                if let (Some(id), Some(label)) = (d.int("typeid"), label) {
+                let Some(id) = d.int("typeid").and_then(|i| u32::try_from(i).ok()) else {
+                    return Ok(());
+                };
+                if let Some(label) = rt.type_label_of(m, proc, id) {
                     let name = match self.procs.get(proc) {
                         Some(p) => Rc::from(format!("{label}{p}")),
                         None => label,
@@ -190,32 +136,17 @@ impl Tasks {
             (b'T', _) => {}
             _ => return Ok(()),
         }
-        let Some(task) = d.int("taskid") else { return Ok(()) };
+        let Some(task) = d.int("taskid").and_then(|i| u32::try_from(i).ok()) else {
+            return Ok(());
+        };
+        let Some(info) = rt.task_info(m, proc, task) else { return Ok(()) };
         let key = (model, proc, task);
+        let name = self.name(model, proc, info);
         let code = String::from_utf8_lossy(&mcv).into_owned();
         if matches!(val, b'c' | b'C') {
-            let ty = d.int("typeid").unwrap_or(-1);
-            let name = match self.names.get(&(model, proc, ty)) {
-                Some(n) => n.clone(),
-                None => {
-                    let p = self.procs.get(proc).map_or("", String::as_str);
-                    Rc::from(format!("task type {ty}{p}"))
-                }
-            };
-            if self.live.len() + self.bodies >= self.max_tasks && !self.live.contains_key(&key) {
-                return self.full(ts, pos, sink);
-            }
             // A parallel task: body 1 is activated at its creation.
-            let parallel = model == b'V' && val == b'C';
-            let live = Live { name: name.clone(), bodies: parallel.then(|| vec![1]), run: 1 };
-            if let Some(old) = self.live.insert(key, live) {
-                self.bodies = self.bodies.saturating_sub(old.bodies.map_or(0, |b| b.len()));
-            }
-            if parallel {
-                self.bodies += 1;
-            }
-            let instance = instance_of(task, parallel.then_some(1));
-            let note = if parallel {
+            let instance = instance_of(task, info.parallel.then_some(1));
+            let note = if info.parallel {
                 format!("{code} of task {task} (parallel: body 1)")
             } else {
                 format!("{code} of task {task}")
@@ -232,63 +163,40 @@ impl Tasks {
         // Its thread's task on top runs while the event is applied (a thread that stopped
         // running had it preempted).
         self.follow(thread, true, core, &code, ts, pos, sink)?;
-        if !self.live.contains_key(&key) && val == b'x' {
-            // An ordinary nOS-V task that ended runs again (ovni's resurrect): a new run,
-            // activated at this execute.
-            if let Some((name, runs)) = self.ended.remove(&key) {
-                if self.live.len() + self.bodies >= self.max_tasks {
-                    return self.full(ts, pos, sink);
-                }
-                let run = runs.saturating_add(1);
-                let live = Live { name: name.clone(), bodies: None, run };
-                let instance = live.instance(task, None);
-                self.live.insert(key, live);
-                let note = format!("{code} of task {task} (runs again: run {run})");
-                self.emit(&name, instance, "activate", ts, thread, None, pos, &note, sink)?;
-            }
-        }
-        let Some(live) = self.live.get(&key) else {
-            // Created before the trace began (or beyond the bound): no instance to follow.
-            return Ok(());
-        };
-        let name = live.name.clone();
         // The body of a parallel task (its id from the event); none for an ordinary task.
-        let body = match &live.bodies {
-            Some(_) => match d.int("bodyid").and_then(|b| u32::try_from(b).ok()) {
+        let body = match info.parallel {
+            true => match d.int("bodyid").and_then(|b| u32::try_from(b).ok()) {
                 Some(b) if b > 0 => Some(b),
-                // Not a body (ovni refuses it): no instance to follow.
+                // Not a body (the runtime model refuses it): no instance to follow.
                 _ => return Ok(()),
             },
-            None => None,
+            false => None,
         };
-        let instance = live.instance(task, body);
-        let run = live.run;
+        let run = info.run;
+        let instance = match body {
+            Some(_) => instance_of(task, body),
+            None if run > 1 => instance_of(task, Some(run)),
+            None => instance_of(task, None),
+        };
         let note = match body {
             Some(b) => format!("{code} of task {task} body {b}"),
             None if run > 1 => format!("{code} of task {task} (run {run})"),
             None => format!("{code} of task {task}"),
         };
-        // A body of a parallel task other than 1 is activated when it first executes.
-        if let (Some(b), b'x') = (body, val) {
-            let seen =
-                self.live.get(&key).and_then(|l| l.bodies.as_ref()).is_some_and(|v| v.contains(&b));
-            if !seen {
-                if self.live.len() + self.bodies >= self.max_tasks {
-                    return self.full(ts, pos, sink);
+        if val == b'x' {
+            match body {
+                // A body of a parallel task other than 1 is activated when it executes
+                // (each body executes once).
+                Some(b) if b != 1 => {
+                    self.emit(&name, instance, "activate", ts, thread, None, pos, &note, sink)?;
                 }
-                if let Some(v) = self.live.get_mut(&key).and_then(|l| l.bodies.as_mut()) {
-                    v.push(b);
-                    self.bodies += 1;
+                // An ordinary nOS-V task that ended runs again (ovni's resurrect): a new run,
+                // activated at this execute.
+                None if run > 1 => {
+                    let note = format!("{code} of task {task} (runs again: run {run})");
+                    self.emit(&name, instance, "activate", ts, thread, None, pos, &note, sink)?;
                 }
-                self.emit(&name, instance, "activate", ts, thread, None, pos, &note, sink)?;
-            }
-        }
-        if val == b'e' && body.is_none() {
-            self.live.remove(&key);
-            // An ordinary nOS-V task may run again (a Nanos6 one may not: the runtime model
-            // refuses it).
-            if model == b'V' {
-                self.ended.insert(key, (name.clone(), run));
+                _ => {}
             }
         }
         let me = (key, body);

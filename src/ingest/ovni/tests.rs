@@ -75,6 +75,12 @@ impl W {
         p.extend(self.u64(0));
         self.ev("OHx", clock, &p)
     }
+    /// A nOS-V task event: task id, then type id or body id.
+    fn task(self, mcv: &str, clock: u64, a: u32, b: u32) -> Self {
+        let mut p = self.u32(a).to_vec();
+        p.extend(self.u32(b));
+        self.ev(mcv, clock, &p)
+    }
 }
 
 fn file(tid: i64) -> StreamFile {
@@ -91,10 +97,15 @@ fn file(tid: i64) -> StreamFile {
 }
 
 fn run(streams: Vec<(i64, Vec<u8>)>) -> Rec {
+    run_with(streams, runtime::Caps::default())
+}
+
+/// [`run`] with the runtime models' memory bounds `caps`.
+fn run_with(streams: Vec<(i64, Vec<u8>)>, caps: runtime::Caps) -> Rec {
     let mut rec = Rec::default();
     let inputs: Vec<(StreamFile, &[u8])> =
         streams.iter().map(|(t, b)| (file(*t), b.as_slice())).collect();
-    read(inputs, &mut rec).unwrap();
+    read_with(inputs, &mut rec, caps).unwrap();
     // The streams made here have no stream.json: said once each, left out of the checks.
     let missing = rec.diags.iter().filter(|d| d.0 == "missing_metadata").count();
     assert_eq!(missing, streams.len());
@@ -305,8 +316,9 @@ fn stream_paths_of_both_layouts() {
 #[test]
 fn an_oversized_jumbo_event_is_said_and_kept_without_its_data() {
     let big = vec![b'a'; (stream::MAX_JUMBO + 1) as usize];
-    let rec = run(vec![(1, W::new(false).jumbo("VYc", 1, &big).bytes)]);
-    assert_eq!(rec.events.len(), 1);
+    // (after an OHx: ovni's models refuse an event of a thread that has not begun)
+    let rec = run(vec![(1, W::new(false).ohx(0, -1).jumbo("VYc", 1, &big).bytes)]);
+    assert_eq!(rec.events.len(), 2);
     let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
     assert_eq!(kinds, ["jumbo_too_large", "unknown_event"], "{:?}", rec.diags);
     assert!(rec.diags[0].1.contains("VYc jumbo event of 1048577 bytes"), "{}", rec.diags[0].1);
@@ -391,4 +403,115 @@ fn undeclared_mark_types_are_bounded() {
     assert!(!channel(n - 1) && !channel(n));
     // Their events are all kept.
     assert_eq!(rec.events.iter().filter(|e| e.contains("|OM=|")).count(), n as usize);
+}
+
+#[test]
+fn small_memory_bounds_keep_every_task_instance_and_channel() {
+    // 12 ordinary nOS-V tasks one after another, task 12 running again, then 6 parallel
+    // tasks whose 3 bodies run in the order 3, 1, 2; read with the default bounds and with
+    // 3 tasks (and bodies) followed and 3 ended tasks remembered: the same task rows and
+    // channels, the small bounds only saying that ended tasks were forgotten.
+    let mut ty = W::new(false).u32(1).to_vec();
+    ty.extend(b"A\0");
+    let mut w = W::new(false).ohx(100, -1).jumbo("VYc", 101, &ty);
+    let mut t = 200;
+    let mut next = || {
+        t += 10;
+        t
+    };
+    for id in 1..=12 {
+        w = w.task("VTc", next(), id, 1).task("VTx", next(), id, 0).task("VTe", next(), id, 0);
+    }
+    w = w.task("VTx", next(), 12, 0).task("VTe", next(), 12, 0);
+    for id in 21..=26 {
+        w = w.task("VTC", next(), id, 1);
+        for b in [3, 1, 2] {
+            w = w.task("VTx", next(), id, b).task("VTe", next(), id, b);
+        }
+    }
+    let b = w.ev("OHe", next(), &[]).bytes;
+    let small = runtime::Caps { followed: 3, ended: 3, types: 4 };
+    let (all, few) = (run(vec![(1, b.clone())]), run_with(vec![(1, b)], small));
+    assert_eq!(all.kinds(), Vec::<&str>::new());
+    assert_eq!(few.kinds(), ["ended_tasks_forgotten"]);
+    assert_eq!(few.events, all.events);
+    assert_eq!(few.sets, all.sets);
+    // 13 runs of ordinary tasks (activate, start, terminate); per parallel task body 1
+    // activated at its creation, then start and terminate, bodies 2 and 3 activated at their
+    // execute.
+    let rows = |r: &Rec, what: &str| r.events.iter().filter(|e| e.contains(what)).count();
+    assert_eq!(rows(&few, "|A|"), 13 * 3 + 6 * 9);
+    assert_eq!(rows(&few, "|activate|"), 13 + 6 * 3);
+    assert_eq!(rows(&few, "|terminate|"), 13 + 6 * 3);
+    assert!(few
+        .events
+        .iter()
+        .any(|e| e.contains("|A|51539607554|activate|VTx of task 12 (runs again: run 2)|")));
+    // Each body shows on the thread's body ID channel.
+    assert_eq!(
+        few.sets
+            .iter()
+            .filter(|s| s.contains("TH 1.1 nOS-V task body ID of the RUNNING thread=3"))
+            .count(),
+        6
+    );
+}
+
+#[test]
+fn runtime_events_of_a_thread_that_is_not_active_change_nothing() {
+    // ovni's models refuse a nOS-V/Nanos6 event of a thread that is not Running, Cooling or
+    // Warming (its emulator stops): said, and nothing changes.
+    let b = W::new(false)
+        .ev("VHw", 50, &[])
+        .ohx(100, -1)
+        .ev("VHw", 110, &[])
+        .ev("OHc", 115, &[])
+        .ev("VAs", 116, &[])
+        .ev("VAS", 117, &[])
+        .ev("OHp", 120, &[])
+        .ev("VAs", 130, &[])
+        .task("VTc", 140, 1, 1)
+        .ev("OHr", 150, &[])
+        .task("VTx", 160, 1, 0)
+        .ev("VHW", 170, &[])
+        .ev("OHe", 200, &[])
+        .ev("VHW", 210, &[])
+        .bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(
+        rec.kinds(),
+        [
+            "thread_not_active",
+            "thread_not_active",
+            "thread_not_active",
+            "bad_task_event",
+            "thread_not_active"
+        ],
+        "{:?}",
+        rec.diags
+    );
+    let msgs: Vec<&str> = rec.diags.iter().map(|d| d.1.as_str()).collect();
+    assert!(msgs[0].contains("TH 1.1 VHw while the thread is Unknown"), "{msgs:?}");
+    assert!(msgs[1].contains("VAs while the thread is Paused"), "{msgs:?}");
+    assert!(msgs[2].contains("VTc while the thread is Paused"), "{msgs:?}");
+    assert!(msgs[3].contains("VTx of task 1: no such task was created"), "{msgs:?}");
+    assert!(msgs[4].contains("VHW while the thread is Dead"), "{msgs:?}");
+    // The subsystem (times from the first event, clock 50): Worker from 60, Submit while
+    // Cooling (active), nothing pushed while paused; the pop at 120 finds Worker on top (no
+    // bad_subsystem_pop).
+    let ss: Vec<_> =
+        rec.sets.iter().filter(|s| s.contains("TH 1.1 nOS-V subsystem")).cloned().collect();
+    assert_eq!(
+        ss,
+        [
+            "60 TH 1.1 nOS-V subsystem of the ACTIVE thread=32 Thread: Worker",
+            "66 TH 1.1 nOS-V subsystem of the ACTIVE thread=14 API: Submit",
+            "67 TH 1.1 nOS-V subsystem of the ACTIVE thread=32 Thread: Worker",
+            "70 TH 1.1 nOS-V subsystem of the ACTIVE thread=0 -",
+            "100 TH 1.1 nOS-V subsystem of the ACTIVE thread=32 Thread: Worker",
+            "120 TH 1.1 nOS-V subsystem of the ACTIVE thread=0 -",
+        ]
+    );
+    // No task instance.
+    assert!(!rec.events.iter().any(|e| e.contains("|activate|")));
 }
