@@ -93,6 +93,7 @@ impl NameBatch {
     }
 
     /// The length in bytes of entry `key`'s text.
+    #[inline]
     pub fn entry_len(&self, key: usize) -> usize {
         let start = key.checked_sub(1).and_then(|p| self.ends.get(p)).copied().unwrap_or(0);
         self.ends.get(key).map_or(0, |&end| end - start)
@@ -132,7 +133,8 @@ pub struct NameChunk {
     dict_values: u32,
     /// The dictionary reached [`DICT_LIMIT`]: values are written PLAIN from then on.
     fallback: bool,
-    /// Per batch entry, its dictionary index (`u32::MAX`: not looked up yet).
+    /// The dictionary index of the current batch's first entries (all of them unless
+    /// the dictionary filled up).
     translate: Vec<u32>,
     /// Rows in the current page.
     page_rows: usize,
@@ -201,13 +203,52 @@ impl NameChunk {
 
     /// Appends rows `rows` of `batch`.
     pub fn write(&mut self, batch: &NameBatch, rows: Range<usize>) -> Result<()> {
+        let keys = batch.keys.get(rows).unwrap_or_default();
+        // The batch's entries in the dictionary first, while it has room: the rows then
+        // cost an index each.
         self.translate.clear();
-        self.translate.resize(batch.ids.len(), u32::MAX);
-        for &key in batch.keys.get(rows).unwrap_or_default() {
+        if !self.fallback {
+            for key in 0..batch.ids.len() {
+                if self.dict.len() >= DICT_LIMIT {
+                    break;
+                }
+                let index = self.index_of(batch, key)?;
+                self.translate.push(index);
+            }
+        }
+        if self.fallback || self.translate.len() < batch.ids.len() {
+            return self.write_each(batch, keys);
+        }
+        let mut rest = keys;
+        while !rest.is_empty() {
+            // Rows up to the page's end, if they all hold a value.
+            let room = self.max_indices.saturating_sub(self.indices.len()).max(1);
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            for &key in now {
+                match self.translate.get(key as usize) {
+                    Some(&index) => self.indices.push(index),
+                    None => self.page_nulls.push(len_u32(self.page_rows)?),
+                }
+                self.page_rows += 1;
+            }
+            self.rows += now.len();
+            if self.page_full() {
+                self.flush_page()?;
+            }
+            rest = later;
+        }
+        Ok(())
+    }
+
+    /// [`NameChunk::write`] row by row, for a batch that fills the dictionary: a row's
+    /// entry goes into it when the row comes, and the rows after the one that fills it are
+    /// written PLAIN.
+    fn write_each(&mut self, batch: &NameBatch, keys: &[u32]) -> Result<()> {
+        for &key in keys {
             self.rows += 1;
             self.page_rows += 1;
             if key == NULL_KEY {
-                self.page_nulls.push(u32::try_from(self.page_rows - 1).unwrap_or(u32::MAX));
+                self.page_nulls.push(len_u32(self.page_rows - 1)?);
             } else if self.fallback {
                 let text = batch.entry(key as usize).as_bytes();
                 self.plain.extend_from_slice(&len_u32(text.len())?.to_le_bytes());
@@ -215,14 +256,8 @@ impl NameChunk {
             } else {
                 let k = key as usize;
                 let index = match self.translate.get(k) {
-                    Some(&i) if i != u32::MAX => i,
-                    _ => {
-                        let i = self.index_of(batch, k)?;
-                        if let Some(t) = self.translate.get_mut(k) {
-                            *t = i;
-                        }
-                        i
-                    }
+                    Some(&i) => i,
+                    None => self.index_of(batch, k)?,
                 };
                 self.indices.push(index);
                 if self.dict.len() >= DICT_LIMIT {
@@ -482,45 +517,67 @@ fn bit_packed<T: Copy + Into<u64>>(values: &[T], width: u8, out: &mut Vec<u8>) {
     for run in values.chunks(63 * 8) {
         let groups = run.len().div_ceil(8);
         varint(((groups as u64) << 1) | 1, out);
-        let (mut acc, mut bits) = (0u64, 0u32);
-        let width = u32::from(width);
-        let padded = run.iter().map(|&v| v.into()).chain(std::iter::repeat(0));
-        for v in padded.take(groups * 8) {
-            acc |= v << bits;
-            bits += width;
-            while bits >= 8 {
-                out.push(acc as u8);
-                acc >>= 8;
-                bits -= 8;
+        for group in run.chunks(8) {
+            let mut v = [0u64; 8];
+            for (d, &s) in v.iter_mut().zip(group) {
+                *d = s.into();
             }
+            pack8(&v, width, out);
         }
     }
 }
 
-/// The RLE/bit-packing hybrid encoding of `values`, `width` bits each: runs of 8 or more
-/// equal values as RLE runs, the rest bit-packed.
-fn encode_hybrid<T: Copy + PartialEq + Into<u64>>(values: &[T], width: u8, out: &mut Vec<u8>) {
-    let n = values.len();
-    // Values from `start` on are not written yet.
-    let (mut i, mut start) = (0, 0);
-    while let Some(&v) = values.get(i) {
-        let mut j = i + 1;
-        while values.get(j) == Some(&v) {
-            j += 1;
+/// Eight values of `width` bits, packed from the lowest bit up (`width` bytes).
+fn pack8(v: &[u64; 8], width: u8, out: &mut Vec<u8>) {
+    let w = u32::from(width);
+    if w <= 16 {
+        // All 8 fit in 128 bits.
+        let mut acc = 0u128;
+        for (k, &x) in (0u32..).zip(v) {
+            acc |= u128::from(x) << (k * w);
         }
-        if j - i >= 8 {
-            // Bit-packed groups hold 8 values: the run's first values complete the last.
-            let fill = (8 - (i - start) % 8) % 8;
-            let literal_end = i + fill;
-            if literal_end > start {
-                bit_packed(values.get(start..literal_end).unwrap_or_default(), width, out);
-            }
-            rle_run(v.into(), j - literal_end, width, out);
-            start = j;
-        }
-        i = j;
+        out.extend_from_slice(acc.to_le_bytes().get(..usize::from(width)).unwrap_or_default());
+        return;
     }
-    if start < n {
+    let (mut acc, mut bits) = (0u64, 0u32);
+    for &x in v {
+        acc |= x << bits;
+        bits += w;
+        // At most 7 bits are left over before each value: `acc` never overflows.
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+}
+
+/// The RLE/bit-packing hybrid encoding of `values`, `width` bits each: groups of 8 equal
+/// values (and the equal values after them) as RLE runs, the rest bit-packed. Runs are
+/// looked for a group at a time, counted from the end of the last run (one comparison of 8
+/// values per group, not a branch per value); a run of 8 to 14 values that straddles two
+/// groups is bit-packed.
+fn encode_hybrid<T: Copy + PartialEq + Into<u64>>(values: &[T], width: u8, out: &mut Vec<u8>) {
+    // Values from `start` on are not written yet; `g` is the next group to look at.
+    let (mut start, mut g) = (0, 0);
+    while let Some(group) = values.get(g..g + 8) {
+        let Some(&v) = group.first() else { break };
+        if group.iter().all(|&x| x == v) {
+            let mut end = g + 8;
+            while values.get(end) == Some(&v) {
+                end += 1;
+            }
+            if g > start {
+                bit_packed(values.get(start..g).unwrap_or_default(), width, out);
+            }
+            rle_run(v.into(), end - g, width, out);
+            start = end;
+            g = end;
+        } else {
+            g += 8;
+        }
+    }
+    if start < values.len() {
         bit_packed(values.get(start..).unwrap_or_default(), width, out);
     }
 }
@@ -583,6 +640,8 @@ mod tests {
             (vec![3; 1000], 2),
             ((0..1000).map(|i| i % 5).collect(), 3),
             ((0..20_000).map(|i| (i * 7919) % 65_536).collect(), 16),
+            ((0..20_000).map(|i| (i * 7919) % (1 << 17)).collect(), 17),
+            ((0..5_000).map(|i| (i * 104_729) % (1 << 20)).collect(), 20),
             ((0..100).map(|i| u32::from(i % 9 == 0) * 0xFFFF_FFFF).collect(), 32),
         ];
         // Literals then a run whose start completes a group, runs of every length around 8.
