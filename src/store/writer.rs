@@ -97,35 +97,41 @@ impl DictCol {
     }
 
     /// Appends `s`; returns its length in bytes.
+    #[inline]
     fn sym(&mut self, s: Option<Sym>, names: &Interner) -> usize {
         let Some(s) = s else {
             self.batch.keys.push(NULL_KEY);
             return 0;
         };
-        let i = s as usize;
-        let known = if i < DENSE_SYMS {
-            if i >= self.by_sym.len() {
-                self.by_sym.resize(i + 1, 0);
-            }
-            self.by_sym.get(i).copied().unwrap_or(0)
-        } else {
-            self.by_big_sym.get(&s).copied().unwrap_or(0)
+        let known = match self.by_sym.get(s as usize) {
+            Some(&k) => k,
+            None => self.by_big_sym.get(&s).copied().unwrap_or(0),
         };
         let key = match known {
-            0 => {
-                let key = self.batch.push_entry(NameId::Sym(s), names.resolve(s));
-                match self.by_sym.get_mut(i) {
-                    Some(k) => *k = key + 1,
-                    None => {
-                        self.by_big_sym.insert(s, key + 1);
-                    }
-                }
-                key
-            }
+            0 => self.add(s, names),
             k => k - 1,
         };
         self.batch.keys.push(key);
         self.batch.entry_len(key as usize)
+    }
+
+    /// Adds `s` to the batch's dictionary; returns its key.
+    #[cold]
+    #[inline(never)]
+    fn add(&mut self, s: Sym, names: &Interner) -> u32 {
+        let key = self.batch.push_entry(NameId::Sym(s), names.resolve(s));
+        let i = s as usize;
+        if i < DENSE_SYMS {
+            if i >= self.by_sym.len() {
+                self.by_sym.resize(i + 1, 0);
+            }
+            if let Some(k) = self.by_sym.get_mut(i) {
+                *k = key + 1;
+            }
+        } else {
+            self.by_big_sym.insert(s, key + 1);
+        }
+        key
     }
 
     /// Appends `v`; returns its length in bytes.
@@ -268,6 +274,14 @@ impl Batch {
             b.append_option(v);
         }
         self
+    }
+
+    /// Ends a row whose values were appended to the builders directly, `text` bytes of
+    /// text in all.
+    fn end_row_of(&mut self, text: usize) {
+        debug_assert_eq!(self.at, 0, "row appended both ways");
+        self.rows += 1;
+        self.text_bytes += text;
     }
 
     /// Ends the current row.
@@ -725,6 +739,11 @@ impl CaptureWriter {
     }
 }
 
+/// A table's columns are not of the kinds its rows are written as.
+fn mismatch(table: &str) -> Error {
+    Error::Sql(format!("internal: the {table} row does not match schema/*.sql"))
+}
+
 /// Adapts [`CaptureWriter`] to the derive stage's [`Output`], table indexes resolved once.
 pub struct TableSink {
     /// The writer.
@@ -748,22 +767,32 @@ impl TableSink {
 }
 
 impl Output for TableSink {
+    // The three large tables take each row's columns in one slice pattern, which checks
+    // every column's kind at once; appending value by value through `Batch::i64` and
+    // friends (a dispatch and a call per value) was ~15% of the parse/derive thread.
     fn event(&mut self, r: &EventRow<'_>, n: &Interner) -> Result<()> {
         let i = self.idx[EVENTS];
         if let Some(b) = self.writer.batch(i) {
-            b.i64(Some(r.seq))
-                .i64(Some(r.ts))
-                .sym(Some(r.source), n)
-                .sym(r.source_type, n)
-                .i64(Some(r.source_instance))
-                .sym(r.target, n)
-                .sym(r.target_type, n)
-                .i64(Some(r.target_instance))
-                .sym(Some(r.action), n)
-                .str(r.note)
-                .f64(r.value)
-                .sym(r.core, n)
-                .end_row();
+            let text = match b.cols.as_mut_slice() {
+                [Col::I64(seq), Col::I64(ts), Col::Dict(source), Col::Dict(source_type), Col::I64(source_instance), Col::Dict(target), Col::Dict(target_type), Col::I64(target_instance), Col::Dict(action), Col::Str(note), Col::F64(value), Col::Dict(core)] =>
+                {
+                    seq.append_value(r.seq);
+                    ts.append_value(r.ts);
+                    source_instance.append_value(r.source_instance);
+                    target_instance.append_value(r.target_instance);
+                    note.append_option(r.note);
+                    value.append_option(r.value);
+                    source.sym(Some(r.source), n)
+                        + source_type.sym(r.source_type, n)
+                        + target.sym(r.target, n)
+                        + target_type.sym(r.target_type, n)
+                        + action.sym(Some(r.action), n)
+                        + core.sym(r.core, n)
+                        + r.note.map_or(0, str::len)
+                }
+                _ => return Err(mismatch("events")),
+            };
+            b.end_row_of(text);
         }
         self.writer.flush(i, false)
     }
@@ -772,19 +801,29 @@ impl Output for TableSink {
         let i = self.idx[INTERVALS];
         for r in rows {
             if let Some(b) = self.writer.batch(i) {
-                b.sym(Some(r.entity), n)
-                    .sym(Some(r.entity_type), n)
-                    .i64(Some(r.instance))
-                    .sym(Some(r.channel), n)
-                    .state(&r.state, n)
-                    .f64(r.value)
-                    .i64(Some(r.ts))
-                    .i64(Some(r.dur))
-                    .sym(r.core, n)
-                    .sym(r.start_action, n)
-                    .sym(r.end_action, n)
-                    .bool(Some(r.open))
-                    .end_row();
+                let text = match b.cols.as_mut_slice() {
+                    [Col::Dict(entity), Col::Dict(entity_type), Col::I64(instance), Col::Dict(channel), Col::Dict(state), Col::F64(value), Col::I64(ts), Col::I64(dur), Col::Dict(core), Col::Dict(start_action), Col::Dict(end_action), Col::Bool(open)] =>
+                    {
+                        instance.append_value(r.instance);
+                        value.append_option(r.value);
+                        ts.append_value(r.ts);
+                        dur.append_value(r.dur);
+                        open.append_value(r.open);
+                        let state = match &r.state {
+                            StateText::Sym(s) => state.sym(Some(*s), n),
+                            StateText::Owned(text) => state.str(Some(text)),
+                        };
+                        state
+                            + entity.sym(Some(r.entity), n)
+                            + entity_type.sym(Some(r.entity_type), n)
+                            + channel.sym(Some(r.channel), n)
+                            + core.sym(r.core, n)
+                            + start_action.sym(r.start_action, n)
+                            + end_action.sym(r.end_action, n)
+                    }
+                    _ => return Err(mismatch("intervals")),
+                };
+                b.end_row_of(text);
             }
             self.writer.flush(i, false)?;
         }
@@ -795,22 +834,28 @@ impl Output for TableSink {
         let i = self.idx[INSTANCES];
         for r in rows {
             if let Some(b) = self.writer.batch(i) {
-                b.sym(Some(r.entity), n)
-                    .sym(Some(r.entity_type), n)
-                    .i64(Some(r.instance))
-                    .i64(r.activate_ts)
-                    .i64(r.start_ts)
-                    .i64(r.terminate_ts)
-                    .sym(r.core, n)
-                    .i64(Some(r.net_exec))
-                    .i64(Some(r.ready_time))
-                    .i64(r.waiting_time)
-                    .i64(r.polling_time)
-                    .i64(r.parking_time)
-                    .i64(Some(r.preemptions))
-                    .i64(r.migrations)
-                    .bool(Some(r.complete()))
-                    .end_row();
+                let text = match b.cols.as_mut_slice() {
+                    [Col::Dict(entity), Col::Dict(entity_type), Col::I64(instance), Col::I64(activate_ts), Col::I64(start_ts), Col::I64(terminate_ts), Col::Dict(core), Col::I64(net_exec), Col::I64(ready_time), Col::I64(waiting_time), Col::I64(polling_time), Col::I64(parking_time), Col::I64(preemptions), Col::I64(migrations), Col::Bool(complete)] =>
+                    {
+                        instance.append_value(r.instance);
+                        activate_ts.append_option(r.activate_ts);
+                        start_ts.append_option(r.start_ts);
+                        terminate_ts.append_option(r.terminate_ts);
+                        net_exec.append_value(r.net_exec);
+                        ready_time.append_value(r.ready_time);
+                        waiting_time.append_option(r.waiting_time);
+                        polling_time.append_option(r.polling_time);
+                        parking_time.append_option(r.parking_time);
+                        preemptions.append_value(r.preemptions);
+                        migrations.append_option(r.migrations);
+                        complete.append_value(r.complete());
+                        entity.sym(Some(r.entity), n)
+                            + entity_type.sym(Some(r.entity_type), n)
+                            + core.sym(r.core, n)
+                    }
+                    _ => return Err(mismatch("instances")),
+                };
+                b.end_row_of(text);
             }
             self.writer.flush(i, false)?;
         }
