@@ -412,7 +412,7 @@ mod tests {
                 old.push(ts, row, &mut out_old);
                 if next(4) == 0 {
                     let (back, m) = (1 + next(2 * cap as u64) as usize, 1 + next(5) as u32);
-                    let pick = |r: &u32| r % m == 0;
+                    let pick = |r: &u32| r.is_multiple_of(m);
                     assert_eq!(new.recent_mut(back, pick).copied(), old.recent(back, pick));
                 }
             }
