@@ -211,8 +211,12 @@ pub struct Reorder<T> {
     rows: Vec<Option<(i64, usize, T)>>,
     /// Rows pushed since the last release (the last ones of `rows`).
     since_release: usize,
-    /// `(ts, position in rows)` while releasing (reused).
+    /// `(ts, position in rows)` of the rows the last release kept, sorted as they were
+    /// then; the pushed rows' keys are added at the next release, whose sort then finds
+    /// this half already in order.
     keys: Vec<(i64, usize)>,
+    /// Each row's position once a release closed the gaps (reused).
+    moved_to: Vec<usize>,
     cap: usize,
     /// Heap bytes the held rows hold (long state texts: a signal value of 100 KB).
     bytes: usize,
@@ -225,7 +229,14 @@ const REORDER_BYTES: usize = 64 << 20;
 impl<T> Reorder<T> {
     /// A buffer holding at most `cap` rows.
     pub fn new(cap: usize) -> Self {
-        Reorder { rows: Vec::new(), since_release: 0, keys: Vec::new(), cap: cap.max(2), bytes: 0 }
+        Reorder {
+            rows: Vec::new(),
+            since_release: 0,
+            keys: Vec::new(),
+            moved_to: Vec::new(),
+            cap: cap.max(2),
+            bytes: 0,
+        }
     }
 
     /// Adds `row` keyed by `ts`; appends rows that must be written now to `out`, earliest
@@ -264,25 +275,13 @@ impl<T> Reorder<T> {
         let total = self.rows.len();
         let fresh = self.since_release.min(total);
         let picks = |r: &Option<(i64, usize, T)>| r.as_ref().is_some_and(|(_, _, row)| pick(row));
-        let mut found =
-            (total - fresh..total).rev().take(back).find(|&i| self.rows.get(i).is_some_and(picks));
-        if found.is_none() && back > fresh {
-            // The rows a release kept were in key order: the last of them, those with the
-            // latest keys. Rare (a pick soon after a release), so worked out when asked.
-            let older = total - fresh;
-            let want = (back - fresh).min(older);
-            self.keys.clear();
-            let held = self.rows.iter().take(older).enumerate();
-            self.keys.extend(held.map(|(at, r)| (r.as_ref().map_or(i64::MIN, |r| r.0), at)));
-            if want < older {
-                self.keys.select_nth_unstable(older - want);
-                self.keys.drain(..older - want);
-            }
-            self.keys.sort_unstable();
-            found =
-                self.keys.iter().rev().map(|k| k.1).find(|&i| self.rows.get(i).is_some_and(picks));
-        }
-        self.rows.get_mut(found?).and_then(Option::as_mut).map(|(_, _, row)| row)
+        let rows = &self.rows;
+        let found = (total - fresh..total)
+            .rev()
+            .chain(self.keys.iter().rev().map(|k| k.1))
+            .take(back)
+            .find(|&i| rows.get(i).is_some_and(picks))?;
+        self.rows.get_mut(found).and_then(Option::as_mut).map(|(_, _, row)| row)
     }
 
     /// Everything left, earliest first.
@@ -291,22 +290,33 @@ impl<T> Reorder<T> {
         self.release(self.keys.len(), out);
     }
 
-    /// The keys of the held rows, sorted by time; equal times keep the rows' order.
+    /// Adds the keys of the rows pushed since the last release and sorts them all by time;
+    /// equal times keep the order the rows came in.
     fn sort_keys(&mut self) {
-        self.keys.clear();
-        let rows = self.rows.iter().enumerate();
-        self.keys.extend(rows.map(|(at, r)| (r.as_ref().map_or(i64::MAX, |r| r.0), at)));
+        let fresh = self.rows.iter().enumerate().skip(self.keys.len());
+        self.keys.extend(fresh.map(|(at, r)| (r.as_ref().map_or(i64::MAX, |r| r.0), at)));
         self.keys.sort_by_key(|k| k.0);
     }
 
     /// Moves the rows of the first `n` (sorted) keys to `out`; the others stay, in the
-    /// order they came.
+    /// order they came, and so do their keys.
     fn release(&mut self, n: usize, out: &mut Vec<T>) {
+        let n = n.min(self.keys.len());
         for &(_, at) in self.keys.iter().take(n) {
             if let Some((_, size, row)) = self.rows.get_mut(at).and_then(Option::take) {
                 self.bytes -= size;
                 out.push(row);
             }
+        }
+        self.moved_to.clear();
+        let mut kept = 0;
+        for r in &self.rows {
+            self.moved_to.push(kept);
+            kept += usize::from(r.is_some());
+        }
+        self.keys.drain(..n);
+        for k in &mut self.keys {
+            k.1 = self.moved_to.get(k.1).copied().unwrap_or(k.1);
         }
         self.rows.retain(Option::is_some);
         self.since_release = 0;
