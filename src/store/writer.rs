@@ -97,7 +97,7 @@ impl DictCol {
     }
 
     /// Appends `s`; returns its length in bytes.
-    #[inline]
+    #[inline(always)]
     fn sym(&mut self, s: Option<Sym>, names: &Interner) -> usize {
         let Some(s) = s else {
             self.batch.keys.push(NULL_KEY);
@@ -707,11 +707,19 @@ impl CaptureWriter {
     }
 
     /// Sends table `i`'s rows to the writer when the batch is full (or `force`).
+    #[inline]
     pub fn flush(&mut self, i: usize, force: bool) -> Result<()> {
-        let Some(b) = self.batches.get_mut(i) else { return Ok(()) };
-        if b.is_empty() || (!force && !b.is_full()) {
-            return Ok(());
+        // Asked after every row: the check inline, the sending out of line.
+        match self.batches.get(i) {
+            Some(b) if !b.is_empty() && (force || b.is_full()) => self.send(i),
+            _ => Ok(()),
         }
+    }
+
+    /// Sends table `i`'s rows to the writer thread.
+    #[inline(never)]
+    fn send(&mut self, i: usize) -> Result<()> {
+        let Some(b) = self.batches.get_mut(i) else { return Ok(()) };
         let batch = b.finish()?;
         let sent = self.tx.as_ref().map(|tx| tx.send((i, batch)));
         if let Some(Err(_)) = sent {
