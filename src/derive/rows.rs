@@ -291,11 +291,12 @@ impl<T> Reorder<T> {
     }
 
     /// Adds the keys of the rows pushed since the last release and sorts them all by time;
-    /// equal times keep the order the rows came in.
+    /// equal times keep the order the rows came in: positions in `rows` are that order, so
+    /// sorting by (time, position), which needs no stable sort, is the same.
     fn sort_keys(&mut self) {
         let fresh = self.rows.iter().enumerate().skip(self.keys.len());
         self.keys.extend(fresh.map(|(at, r)| (r.as_ref().map_or(i64::MAX, |r| r.0), at)));
-        self.keys.sort_by_key(|k| k.0);
+        self.keys.sort_unstable();
     }
 
     /// Moves the rows of the first `n` (sorted) keys to `out`; the others stay, in the
