@@ -8,8 +8,8 @@
 //! ingest). [`NameChunk`] builds it from the syms instead: a batch entry is looked up once
 //! per batch, a row costs an array index. The file holds what parquet-rs writes for such a
 //! column: a PLAIN dictionary page, then RLE_DICTIONARY data pages (format v1, definition
-//! levels RLE, zstd), falling back to PLAIN pages once the dictionary reaches 1 MiB, as
-//! parquet-rs does.
+//! levels RLE, zstd), falling back to PLAIN pages once the dictionary reaches 1 MiB at the
+//! end of a batch, as parquet-rs did.
 use crate::model::strings::FastMap;
 use crate::model::Sym;
 use bytes::Bytes;
@@ -28,8 +28,12 @@ pub const NULL_KEY: u32 = u32::MAX;
 /// Syms below this have their row-group index in a table; the others in a map.
 const DENSE_SYMS: usize = 1 << 16;
 
-/// Dictionary size at which a chunk falls back to PLAIN pages (parquet-rs's default limit).
+/// Dictionary size from which a chunk falls back to PLAIN pages (parquet-rs's default
+/// limit), looked at between batches.
 const DICT_LIMIT: usize = 1 << 20;
+
+/// Rows of PLAIN values between two looks at the page's size (parquet-rs's write batch).
+const PLAIN_STEP: usize = 1024;
 
 /// Largest data page, bytes before compression (as for the other columns).
 const PAGE_BYTES: usize = 1 << 20;
@@ -119,6 +123,8 @@ pub struct NameChunk {
     descr: ColumnDescPtr,
     level: ZstdLevel,
     compressor: zstd::bulk::Compressor<'static>,
+    /// zstd's output, reused from page to page.
+    zstd_out: Vec<u8>,
     /// Row-group index + 1 of each sym below [`DENSE_SYMS`] (0: not in the dictionary).
     by_sym: Vec<u32>,
     /// The same for larger syms.
@@ -133,8 +139,7 @@ pub struct NameChunk {
     dict_values: u32,
     /// The dictionary reached [`DICT_LIMIT`]: values are written PLAIN from then on.
     fallback: bool,
-    /// The dictionary index of the current batch's first entries (all of them unless
-    /// the dictionary filled up).
+    /// The dictionary index of each entry of the batch being written.
     translate: Vec<u32>,
     /// Rows in the current page.
     page_rows: usize,
@@ -165,6 +170,7 @@ impl NameChunk {
             descr,
             level: ZstdLevel::try_new(level)?,
             compressor,
+            zstd_out: Vec::new(),
             by_sym: Vec::new(),
             by_big_sym: FastMap::default(),
             by_text: FastMap::default(),
@@ -204,20 +210,25 @@ impl NameChunk {
     /// Appends rows `rows` of `batch`.
     pub fn write(&mut self, batch: &NameBatch, rows: Range<usize>) -> Result<()> {
         let keys = batch.keys.get(rows).unwrap_or_default();
-        // The batch's entries in the dictionary first, while it has room: the rows then
-        // cost an index each.
-        self.translate.clear();
-        if !self.fallback {
-            for key in 0..batch.ids.len() {
-                if self.dict.len() >= DICT_LIMIT {
-                    break;
-                }
-                let index = self.index_of(batch, key)?;
-                self.translate.push(index);
-            }
+        if !self.fallback && self.dict.len() >= DICT_LIMIT {
+            // The dictionary filled up with the previous batch: the pages so far refer to
+            // it, the next ones hold values.
+            self.flush_page()?;
+            self.fallback = true;
         }
-        if self.fallback || self.translate.len() < batch.ids.len() {
-            return self.write_each(batch, keys);
+        if self.fallback {
+            return self.write_plain(batch, keys);
+        }
+        // The batch's entries in the dictionary first: the rows then cost an index each.
+        // The dictionary's size is looked at between batches, as parquet-rs did when it was
+        // handed whole batches (its check comes after each write), so it holds at most
+        // [`DICT_LIMIT`] plus one batch's names: a dictionary of repeated long names keeps
+        // them indexed (a trace of 2,000 names of 10 kB is 10% larger when the dictionary
+        // stops at exactly 1 MiB).
+        self.translate.clear();
+        for key in 0..batch.ids.len() {
+            let index = self.index_of(batch, key)?;
+            self.translate.push(index);
         }
         let mut rest = keys;
         while !rest.is_empty() {
@@ -240,33 +251,23 @@ impl NameChunk {
         Ok(())
     }
 
-    /// [`NameChunk::write`] row by row, for a batch that fills the dictionary: a row's
-    /// entry goes into it when the row comes, and the rows after the one that fills it are
-    /// written PLAIN.
-    fn write_each(&mut self, batch: &NameBatch, keys: &[u32]) -> Result<()> {
-        for &key in keys {
-            self.rows += 1;
-            self.page_rows += 1;
-            if key == NULL_KEY {
-                self.page_nulls.push(len_u32(self.page_rows - 1)?);
-            } else if self.fallback {
-                let text = batch.entry(key as usize).as_bytes();
-                self.plain.extend_from_slice(&len_u32(text.len())?.to_le_bytes());
-                self.plain.extend_from_slice(text);
-            } else {
-                let k = key as usize;
-                let index = match self.translate.get(k) {
-                    Some(&i) => i,
-                    None => self.index_of(batch, k)?,
-                };
-                self.indices.push(index);
-                if self.dict.len() >= DICT_LIMIT {
-                    // This page still refers to the dictionary; the next ones hold values.
-                    self.flush_page()?;
-                    self.fallback = true;
-                    continue;
+    /// [`NameChunk::write`] once the dictionary is full: values written PLAIN. The page's
+    /// size is looked at every [`PLAIN_STEP`] rows and at the end of the batch, as
+    /// parquet-rs does: a page of long names then holds more of them (zstd finds the
+    /// repeats), at most 1 MiB plus a step's or a batch's text (itself at most 16 MiB).
+    fn write_plain(&mut self, batch: &NameBatch, keys: &[u32]) -> Result<()> {
+        for step in keys.chunks(PLAIN_STEP) {
+            for &key in step {
+                self.page_rows += 1;
+                if key == NULL_KEY {
+                    self.page_nulls.push(len_u32(self.page_rows - 1)?);
+                } else {
+                    let text = batch.entry(key as usize).as_bytes();
+                    self.plain.extend_from_slice(&len_u32(text.len())?.to_le_bytes());
+                    self.plain.extend_from_slice(text);
                 }
             }
+            self.rows += step.len();
             if self.page_full() {
                 self.flush_page()?;
             }
@@ -380,12 +381,15 @@ impl NameChunk {
         Ok(())
     }
 
+    /// `data` compressed, in a buffer of its own size (zstd's output buffer is sized for
+    /// the worst case, which the page would otherwise hold until the row group is written).
     fn compress(&mut self, data: &[u8]) -> Result<Bytes> {
-        let out = self
-            .compressor
-            .compress(data)
+        self.zstd_out.clear();
+        self.zstd_out.reserve(zstd::zstd_safe::compress_bound(data.len()));
+        self.compressor
+            .compress_to_buffer(data, &mut self.zstd_out)
             .map_err(|e| ParquetError::General(format!("zstd: {e}")))?;
-        Ok(Bytes::from(out))
+        Ok(Bytes::copy_from_slice(&self.zstd_out))
     }
 
     /// Ends the chunk: its bytes (dictionary page first) and what the row group records of
