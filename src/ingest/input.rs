@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -130,6 +130,9 @@ pub struct Input {
     /// A read error met while peeking, for `read` to return after the text before it.
     pending: Option<io::Error>,
     handle: Option<JoinHandle<Digest256>>,
+    /// Set when the input is dropped before [`Input::finish`]: the reading thread then
+    /// stops instead of hashing the rest of the file for nobody.
+    abandoned: Arc<AtomicBool>,
     /// Bytes of the file on disk read so far (for progress).
     pub raw_read: Arc<AtomicU64>,
     /// Size of the file on disk.
@@ -161,6 +164,8 @@ impl Input {
             copy: copy.map(|tx| Copy { tx, buf: Vec::with_capacity(CHUNK) }),
         };
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let stop = abandoned.clone();
         let handle = std::thread::Builder::new().name("tracedb-read".into()).spawn(move || {
             let mut hashing = hashing;
             let result = match compression {
@@ -177,8 +182,10 @@ impl Input {
                 let _ = tx.send(Err(e));
             }
             // Hash what a decoder left unread (trailing bytes after the stream, or all
-            // after the damage), so the hash is that of the whole file.
-            let _ = io::copy(&mut hashing, &mut io::sink());
+            // after the damage), so the hash is that of the whole file; unless the input
+            // was dropped (a format check that peeked at the first bytes): then nobody
+            // waits for the hash, and reading a large file to its end cost a whole pass.
+            let _ = io::copy(&mut Until { stop: &stop, inner: &mut hashing }, &mut io::sink());
             hashing.digest()
         })?;
         Ok(Input {
@@ -188,6 +195,7 @@ impl Input {
             done: false,
             pending: None,
             handle: Some(handle),
+            abandoned,
             raw_read,
             raw_size,
             compression,
@@ -230,6 +238,27 @@ impl Input {
             Some(Ok(d)) => Ok(d),
             _ => Err(io::Error::other("the reading thread failed")),
         }
+    }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        self.abandoned.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Reads `inner` until `stop` is set, then ends as if at the end of the file.
+struct Until<'a, R> {
+    stop: &'a AtomicBool,
+    inner: R,
+}
+
+impl<R: Read> Read for Until<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(0);
+        }
+        self.inner.read(buf)
     }
 }
 
@@ -619,6 +648,33 @@ mod tests {
         assert!(err.to_string().contains("ends early"), "{err}");
         assert!(plain.starts_with(&out));
         assert!(out.len() > plain.len() / 3, "{} of {}", out.len(), plain.len());
+    }
+
+    #[test]
+    fn an_input_dropped_after_a_peek_stops_reading_the_file() {
+        // A format check peeks at the first bytes and drops the input: its reading thread
+        // read and hashed the whole file anyway, a second pass over the trace per ingest.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.btf");
+        let size = 64u64 << 20;
+        std::fs::write(&path, text(size / 32)).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        let mut input = Input::open(&path).unwrap();
+        assert!(!input.peek(8).unwrap().is_empty());
+        let read = input.raw_read.clone();
+        drop(input);
+        // The thread holds the other reference to the counter until it ends.
+        let waited = std::time::Instant::now();
+        while Arc::strong_count(&read) > 1 && waited.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(Arc::strong_count(&read), 1, "the reading thread did not end");
+        let n = read.load(Ordering::Relaxed);
+        assert!(n < size / 4, "{n} of {size} bytes read after the input was dropped");
+        // Read to its end, an input still hashes every byte.
+        let mut input = Input::open(&path).unwrap();
+        io::copy(&mut input, &mut io::sink()).unwrap();
+        assert_eq!(input.finish().unwrap(), file_digest(&path).unwrap());
     }
 
     #[test]

@@ -99,8 +99,40 @@ pub struct Interner {
     blocks: Vec<String>,
     /// Direct-mapped cache of recent lookups, indexed by a few of the name's bytes: a trace
     /// names the same few hundred entities and actions over and over, and comparing one
-    /// candidate costs less than hashing the name and probing the map.
-    recent: Box<[Sym; RECENT]>,
+    /// candidate costs less than hashing the name and probing the map. A name of up to 24
+    /// bytes is compared by its [`short_key`], held in the entry: no look-up of where the
+    /// name is stored and no `memcmp` call (the two were ~40% of interning).
+    recent: Box<[Recent; RECENT]>,
+}
+
+/// An entry of the recent-name cache.
+#[derive(Clone, Copy)]
+struct Recent {
+    /// The name's [`short_key`], or [`LONG`] for a longer name.
+    key: [u64; 4],
+    sym: Sym,
+}
+
+/// [`Recent::key`] of a name longer than a short key holds.
+const LONG: [u64; 4] = [u64::MAX; 4];
+
+/// A name of at most 24 bytes as its length and words of its bytes: two such names are
+/// equal exactly when their keys are (the words overlap when the length is not a multiple
+/// of 8, and cover every byte).
+fn short_key(s: &[u8]) -> Option<[u64; 4]> {
+    let n = s.len();
+    let word = |at: usize| {
+        s.get(at..at + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes)
+    };
+    match n {
+        0..=7 => {
+            let w = s.iter().enumerate().fold(0u64, |w, (i, &b)| w | u64::from(b) << (8 * i));
+            Some([n as u64, w, 0, 0])
+        }
+        8..=16 => Some([n as u64, word(0), word(n - 8), 0]),
+        17..=24 => Some([n as u64, word(0), word(8), word(n - 8)]),
+        _ => None,
+    }
 }
 
 impl Default for Interner {
@@ -109,7 +141,7 @@ impl Default for Interner {
             index: hashbrown::HashTable::new(),
             spans: Vec::new(),
             blocks: Vec::new(),
-            recent: Box::new([Sym::MAX; RECENT]),
+            recent: Box::new([Recent { key: LONG, sym: Sym::MAX }; RECENT]),
         }
     }
 }
@@ -145,9 +177,14 @@ impl Interner {
     /// Id of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> Sym {
         let k = slot(s.as_bytes());
+        let key = short_key(s.as_bytes());
         if let Some(&c) = self.recent.get(k) {
-            if c != Sym::MAX && self.resolve(c) == s {
-                return c;
+            let hit = match key {
+                Some(key) => c.key == key,
+                None => c.key == LONG && c.sym != Sym::MAX && self.resolve(c.sym) == s,
+            };
+            if hit {
+                return c.sym;
             }
         }
         let hash = hash_of(s);
@@ -167,7 +204,7 @@ impl Interner {
             }
         };
         if let Some(c) = self.recent.get_mut(k) {
-            *c = id;
+            *c = Recent { key: key.unwrap_or(LONG), sym: id };
         }
         id
     }
@@ -245,6 +282,33 @@ mod tests {
         assert_eq!(n.len(), 5000);
         assert_eq!(n.intern(""), 5000);
         assert_eq!(n.intern(""), 5000);
+    }
+
+    #[test]
+    fn names_of_every_short_length_are_told_apart() {
+        // Names that differ in one byte anywhere, or only in length (a trailing NUL), at
+        // every length around the short keys' words.
+        let mut n = Interner::default();
+        let mut names = Vec::new();
+        for len in 0..40 {
+            let base: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            names.push(base.clone());
+            names.push(format!("{base}\0"));
+            for at in 0..len {
+                let mut b = base.clone().into_bytes();
+                b[at] = b'Z';
+                names.push(String::from_utf8(b).unwrap());
+            }
+        }
+        names.sort();
+        names.dedup();
+        let ids: Vec<Sym> = names.iter().map(|s| n.intern(s)).collect();
+        for _ in 0..2 {
+            for (k, s) in names.iter().enumerate() {
+                assert_eq!(n.intern(s), ids[k], "{s:?}");
+            }
+        }
+        assert_eq!(n.len(), names.len());
     }
 
     #[test]

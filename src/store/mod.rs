@@ -5,6 +5,7 @@
 pub mod export;
 pub mod ingest;
 pub mod manifest;
+pub mod name_chunk;
 pub mod out_file;
 pub mod queries;
 pub mod schema;

@@ -2,22 +2,22 @@
 //! thread, full batches go to a writer thread that encodes zstd Parquet, so parsing and
 //! compression overlap. One file per table: `<dir>/<table>/part-0.parquet` (the staging
 //! directory of a capture; the archive renames it into place).
+use super::name_chunk::{NameBatch, NameChunk, NameId, NULL_KEY};
 use super::schema::{self, Table};
 use crate::derive::{EventRow, InstanceRow, IntervalRow, LockRow, MessageRow, Output, StateText};
 use crate::model::strings::FastMap;
 use crate::model::{Interner, Sym};
 use crate::{Error, Result};
 use arrow::array::{
-    ArrayBuilder, ArrayRef, BooleanBuilder, DictionaryArray, Float64Builder, Int32Builder,
-    Int64Builder, StringBuilder,
+    ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
 };
-use arrow::datatypes::{DataType, Field, Int32Type, Schema};
-use arrow::record_batch::RecordBatch;
-use parquet::arrow::arrow_writer::ArrowWriterOptions;
-use parquet::arrow::ArrowWriter;
+use arrow::datatypes::{DataType, Field, Fields, Schema};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
+use parquet::arrow::ArrowSchemaConverter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -69,105 +69,102 @@ enum Col {
     Bool(BooleanBuilder),
 }
 
-/// A column of interned names, built as an Arrow dictionary array: each row costs a key,
+/// A column of interned names, built as a small dictionary per batch: each row costs a key,
 /// and each distinct name is copied once per batch instead of once per row (copying names
-/// was ~8% of the parse/derive thread). Parquet stores it as the same dictionary-encoded
-/// string column as before. One lives for one batch ([`Batch::finish`] starts a new one).
+/// was ~8% of the parse/derive thread). The writer thread turns the batch's entries into
+/// the row group's dictionary by their [`Sym`] ([`NameChunk`]), without hashing the names
+/// again. One lives for one batch ([`Batch::finish`] empties it).
 struct DictCol {
-    keys: Int32Builder,
-    values: StringBuilder,
+    batch: NameBatch,
     /// Key + 1 of each [`Sym`] below [`DENSE_SYMS`] in this batch (0: not yet in it).
-    by_sym: Vec<i32>,
+    by_sym: Vec<u32>,
     /// The same for the others: a batch holds at most [`BATCH_ROWS`] of them, whereas a
     /// dense table up to the largest would cost 4 bytes per name ever interned, per column
     /// and batch (4 MB each on a trace of a million task names).
-    by_big_sym: FastMap<Sym, i32>,
+    by_big_sym: FastMap<Sym, u32>,
     /// Keys of text appended as `&str` (names that are not interned).
-    by_str: FastMap<Box<str>, i32>,
-    /// Byte length of each key's value.
-    lens: Vec<usize>,
+    by_str: FastMap<Box<str>, u32>,
 }
 
 impl DictCol {
     fn new() -> Self {
         DictCol {
-            keys: Int32Builder::with_capacity(BATCH_ROWS),
-            values: StringBuilder::new(),
+            batch: NameBatch::with_capacity(BATCH_ROWS),
             by_sym: Vec::new(),
             by_big_sym: FastMap::default(),
             by_str: FastMap::default(),
-            lens: Vec::new(),
         }
     }
 
-    fn next_key(&self) -> i32 {
-        i32::try_from(self.values.len()).unwrap_or(i32::MAX)
-    }
-
     /// Appends `s`; returns its length in bytes.
+    #[inline(always)]
     fn sym(&mut self, s: Option<Sym>, names: &Interner) -> usize {
         let Some(s) = s else {
-            self.keys.append_null();
+            self.batch.keys.push(NULL_KEY);
             return 0;
         };
+        let known = match self.by_sym.get(s as usize) {
+            Some(&k) => k,
+            None => self.by_big_sym.get(&s).copied().unwrap_or(0),
+        };
+        let key = match known {
+            0 => self.add(s, names),
+            k => k - 1,
+        };
+        self.batch.keys.push(key);
+        self.batch.entry_len(key as usize)
+    }
+
+    /// Adds `s` to the batch's dictionary; returns its key.
+    #[cold]
+    #[inline(never)]
+    fn add(&mut self, s: Sym, names: &Interner) -> u32 {
+        let key = self.batch.push_entry(NameId::Sym(s), names.resolve(s));
         let i = s as usize;
-        let known = if i < DENSE_SYMS {
+        if i < DENSE_SYMS {
             if i >= self.by_sym.len() {
                 self.by_sym.resize(i + 1, 0);
             }
-            self.by_sym.get(i).copied().unwrap_or(0)
-        } else {
-            self.by_big_sym.get(&s).copied().unwrap_or(0)
-        };
-        let key = match known {
-            0 => {
-                let key = self.next_key();
-                let name = names.resolve(s);
-                self.values.append_value(name);
-                self.lens.push(name.len());
-                match self.by_sym.get_mut(i) {
-                    Some(k) => *k = key + 1,
-                    None => {
-                        self.by_big_sym.insert(s, key + 1);
-                    }
-                }
-                key
+            if let Some(k) = self.by_sym.get_mut(i) {
+                *k = key + 1;
             }
-            k => k - 1,
-        };
-        self.keys.append_value(key);
-        self.len_of(key)
+        } else {
+            self.by_big_sym.insert(s, key + 1);
+        }
+        key
     }
 
     /// Appends `v`; returns its length in bytes.
     fn str(&mut self, v: Option<&str>) -> usize {
         let Some(v) = v else {
-            self.keys.append_null();
+            self.batch.keys.push(NULL_KEY);
             return 0;
         };
         let key = match self.by_str.get(v) {
             Some(&k) => k,
             None => {
-                let key = self.next_key();
-                self.values.append_value(v);
-                self.lens.push(v.len());
+                let key = self.batch.push_entry(NameId::Text, v);
                 self.by_str.insert(v.into(), key);
                 key
             }
         };
-        self.keys.append_value(key);
+        self.batch.keys.push(key);
         v.len()
     }
 
-    fn len_of(&self, key: i32) -> usize {
-        usize::try_from(key).ok().and_then(|k| self.lens.get(k)).copied().unwrap_or(0)
-    }
-
-    fn finish(&mut self) -> Result<ArrayRef> {
-        let values: ArrayRef = Arc::new(self.values.finish());
-        let dict = DictionaryArray::<Int32Type>::try_new(self.keys.finish(), values)
-            .map_err(|e| Error::Sql(format!("internal: building a dictionary column: {e}")))?;
-        Ok(Arc::new(dict))
+    /// Takes the batch's rows, and forgets its dictionary.
+    fn finish(&mut self) -> NameBatch {
+        let batch = std::mem::replace(&mut self.batch, NameBatch::with_capacity(BATCH_ROWS));
+        for id in &batch.ids {
+            if let NameId::Sym(s) = id {
+                if let Some(k) = self.by_sym.get_mut(*s as usize) {
+                    *k = 0;
+                }
+            }
+        }
+        self.by_big_sym.clear();
+        self.by_str.clear();
+        batch
     }
 }
 
@@ -191,7 +188,6 @@ fn builders(schema: &Schema) -> Vec<Col> {
 
 /// Builders for one table's columns; values are appended row by row in schema order.
 pub struct Batch {
-    schema: Arc<Schema>,
     cols: Vec<Col>,
     at: usize,
     rows: usize,
@@ -202,8 +198,7 @@ pub struct Batch {
 impl Batch {
     /// Empty builders for `schema`.
     pub fn new(schema: Arc<Schema>) -> Self {
-        let cols = builders(&schema);
-        Batch { schema, cols, at: 0, rows: 0, text_bytes: 0 }
+        Batch { cols: builders(&schema), at: 0, rows: 0, text_bytes: 0 }
     }
 
     fn next(&mut self) -> Option<&mut Col> {
@@ -281,6 +276,14 @@ impl Batch {
         self
     }
 
+    /// Ends a row whose values were appended to the builders directly, `text` bytes of
+    /// text in all.
+    fn end_row_of(&mut self, text: usize) {
+        debug_assert_eq!(self.at, 0, "row appended both ways");
+        self.rows += 1;
+        self.text_bytes += text;
+    }
+
     /// Ends the current row.
     pub fn end_row(&mut self) {
         debug_assert_eq!(self.at, self.cols.len(), "row has the wrong number of values");
@@ -304,27 +307,57 @@ impl Batch {
         self.rows == 0
     }
 
-    /// Takes the appended rows as a record batch.
-    pub fn finish(&mut self) -> Result<RecordBatch> {
-        let mut cols = std::mem::replace(&mut self.cols, builders(&self.schema));
-        let arrays: Vec<ArrayRef> = cols
+    /// Takes the appended rows, and starts the next batch.
+    pub fn finish(&mut self) -> Result<TableBatch> {
+        let rows = self.rows;
+        let cols = self
+            .cols
             .iter_mut()
-            .map(|c| -> Result<ArrayRef> {
-                Ok(match c {
-                    Col::I64(b) => Arc::new(b.finish()),
-                    Col::I32(b) => Arc::new(b.finish()),
-                    Col::F64(b) => Arc::new(b.finish()),
-                    Col::Str(b) => Arc::new(b.finish()),
-                    Col::Dict(d) => d.finish()?,
-                    Col::Bool(b) => Arc::new(b.finish()),
-                })
+            .map(|c| match c {
+                // New builders of full size (see `builders`).
+                Col::I64(b) => arrow_col(
+                    std::mem::replace(b, Int64Builder::with_capacity(BATCH_ROWS)).finish(),
+                ),
+                Col::I32(b) => arrow_col(
+                    std::mem::replace(b, Int32Builder::with_capacity(BATCH_ROWS)).finish(),
+                ),
+                Col::F64(b) => arrow_col(
+                    std::mem::replace(b, Float64Builder::with_capacity(BATCH_ROWS)).finish(),
+                ),
+                Col::Str(b) => arrow_col(
+                    std::mem::replace(b, StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16))
+                        .finish(),
+                ),
+                Col::Bool(b) => arrow_col(
+                    std::mem::replace(b, BooleanBuilder::with_capacity(BATCH_ROWS)).finish(),
+                ),
+                Col::Dict(d) => ColData::Names(d.finish()),
             })
-            .collect::<Result<_>>()?;
+            .collect();
         self.rows = 0;
         self.text_bytes = 0;
-        RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| Error::Sql(format!("internal: building a batch: {e}")))
+        Ok(TableBatch { rows, cols })
     }
+}
+
+fn arrow_col(a: impl arrow::array::Array + 'static) -> ColData {
+    ColData::Arrow(Arc::new(a))
+}
+
+/// One column of a [`TableBatch`].
+pub enum ColData {
+    /// Values as Arrow builds them.
+    Arrow(ArrayRef),
+    /// A name column.
+    Names(NameBatch),
+}
+
+/// Rows of one table on their way to the writer thread.
+pub struct TableBatch {
+    /// Rows.
+    pub rows: usize,
+    /// Columns, in the file's order.
+    pub cols: Vec<ColData>,
 }
 
 /// A table file written by the writer thread.
@@ -346,7 +379,7 @@ pub struct WrittenFile {
 pub struct CaptureWriter {
     tables: Vec<Table>,
     batches: Vec<Batch>,
-    tx: Option<SyncSender<(usize, RecordBatch)>>,
+    tx: Option<SyncSender<(usize, TableBatch)>>,
     handle: Option<JoinHandle<Result<Vec<WrittenFile>>>>,
 }
 
@@ -369,7 +402,8 @@ const SMALL_INT_COLUMNS: &[&str] = &[
     "size",
 ];
 
-/// Columns of interned names, appended with [`Batch::sym`] as dictionary arrays.
+/// Columns of interned names, appended with [`Batch::sym`] into per-batch dictionaries and
+/// encoded by [`NameChunk`].
 fn dict_columns(table: &str) -> &'static [&'static str] {
     match table {
         "events" => &["source", "source_type", "target", "target_type", "action", "core"],
@@ -383,9 +417,9 @@ fn dict_columns(table: &str) -> &'static [&'static str] {
     }
 }
 
-/// The Arrow schema the writer builds for `table`: its file schema with the name columns
-/// as dictionaries. The Parquet files are the same either way (dictionary-encoded UTF-8
-/// strings; no Arrow schema is stored).
+/// The schema [`Batch`] builds for `table`: its file schema with the name columns marked as
+/// dictionaries (built as [`NameBatch`]es). In the files they are dictionary-encoded UTF-8
+/// strings like any other (no Arrow schema is stored).
 fn writer_schema(table: &Table) -> Arc<Schema> {
     let dicts = dict_columns(&table.name);
     let fields: Vec<Field> = table
@@ -464,63 +498,198 @@ fn properties(table: &Table, zstd_level: i32) -> WriterProperties {
     b.build()
 }
 
+/// One table's Parquet file on the writer thread. Rows go into row groups of at most
+/// [`ROW_GROUP_ROWS`] rows (or [`ROW_GROUP_BYTES`] of encoded data): parquet-rs's column
+/// writers encode the plain columns, [`NameChunk`]s the name columns.
+struct TableFile {
+    table: String,
+    path: PathBuf,
+    writer: SerializedFileWriter<File>,
+    factory: ArrowRowGroupWriterFactory,
+    fields: Fields,
+    /// The current row group's parquet-rs writers (`None` at name columns, or before the
+    /// row group's first row).
+    arrow: Vec<Option<ArrowColumnWriter>>,
+    /// The name columns' chunks, kept from one row group to the next.
+    names: Vec<Option<NameChunk>>,
+    /// Rows in the current row group.
+    group_rows: usize,
+    /// Rows written.
+    rows: u64,
+}
+
+impl TableFile {
+    fn create(dir: &Path, table: &Table, zstd_level: i32) -> Result<TableFile> {
+        let tdir = dir.join(&table.name);
+        std::fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
+        let path = tdir.join("part-0.parquet");
+        let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let bad = |e: parquet::errors::ParquetError| Error::Archive {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        // No ARROW:schema footer key: the Parquet types say it all (plain strings, integers,
+        // doubles, booleans), and it cost ~0.3-1.4 KB per file.
+        let schema = table.file_schema();
+        let props = Arc::new(properties(table, zstd_level));
+        let parquet_schema = ArrowSchemaConverter::new()
+            .with_coerce_types(props.coerce_types())
+            .convert(&schema)
+            .map_err(bad)?;
+        let writer = SerializedFileWriter::new(file, parquet_schema.root_schema_ptr(), props)
+            .map_err(bad)?;
+        let factory = ArrowRowGroupWriterFactory::new(&writer, schema.clone());
+        let dicts = dict_columns(&table.name);
+        let names = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if !dicts.contains(&f.name().as_str()) {
+                    return Ok(None);
+                }
+                let descr = parquet_schema.column(i);
+                NameChunk::new(descr, zstd_level).map(Some).map_err(bad)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(TableFile {
+            table: table.name.clone(),
+            path,
+            writer,
+            factory,
+            fields: schema.fields().clone(),
+            arrow: Vec::new(),
+            names,
+            group_rows: 0,
+            rows: 0,
+        })
+    }
+
+    fn err(&self, e: parquet::errors::ParquetError) -> Error {
+        Error::Archive { path: self.path.clone(), message: e.to_string() }
+    }
+
+    fn write(&mut self, batch: &TableBatch) -> Result<()> {
+        if batch.cols.len() != self.fields.len() {
+            return Err(Error::Sql(format!(
+                "internal: {} columns for table {} of {}",
+                batch.cols.len(),
+                self.table,
+                self.fields.len()
+            )));
+        }
+        let mut at = 0;
+        while at < batch.rows {
+            if self.arrow.is_empty() {
+                let index = self.writer.flushed_row_groups().len();
+                let writers = self.factory.create_column_writers(index).map_err(|e| self.err(e))?;
+                self.arrow = writers
+                    .into_iter()
+                    .zip(&self.names)
+                    .map(|(w, n)| n.is_none().then_some(w))
+                    .collect();
+            }
+            let n = (batch.rows - at).min(ROW_GROUP_ROWS - self.group_rows.min(ROW_GROUP_ROWS));
+            let whole = at == 0 && n == batch.rows;
+            for (i, col) in batch.cols.iter().enumerate() {
+                let written = match (col, self.arrow.get_mut(i), self.names.get_mut(i)) {
+                    (ColData::Names(b), _, Some(Some(chunk))) => chunk.write(b, at..at + n),
+                    (ColData::Arrow(a), Some(Some(w)), _) => {
+                        let a = if whole { a.clone() } else { a.slice(at, n) };
+                        let field = self.fields.get(i).map(|f| f.as_ref());
+                        let field = field.ok_or_else(|| Error::Sql("internal: no field".into()))?;
+                        compute_leaves(field, &a)
+                            .and_then(|leaves| leaves.iter().try_for_each(|leaf| w.write(leaf)))
+                    }
+                    _ => {
+                        return Err(Error::Sql(format!(
+                            "internal: column {i} of table {} has the wrong kind",
+                            self.table
+                        )))
+                    }
+                };
+                written.map_err(|e| self.err(e))?;
+            }
+            at += n;
+            self.group_rows += n;
+            self.rows += n as u64;
+            // Rows of long names or notes: a row group closes at a size too, so the memory
+            // it holds stays bounded whatever the rows hold.
+            if self.group_rows >= ROW_GROUP_ROWS || self.group_bytes() > ROW_GROUP_BYTES {
+                self.close_row_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes the current row group holds, encoded.
+    fn group_bytes(&self) -> usize {
+        let arrow: usize =
+            self.arrow.iter().flatten().map(ArrowColumnWriter::get_estimated_total_bytes).sum();
+        arrow + self.names.iter().flatten().map(NameChunk::memory_size).sum::<usize>()
+    }
+
+    fn close_row_group(&mut self) -> Result<()> {
+        if self.arrow.is_empty() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let bad = |e: parquet::errors::ParquetError| Error::Archive {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let mut group = self.writer.next_row_group().map_err(bad)?;
+        for (w, n) in self.arrow.drain(..).zip(self.names.iter_mut()) {
+            match (w, n) {
+                (Some(w), _) => w.close().and_then(|c| c.append_to_row_group(&mut group)),
+                (None, Some(chunk)) => {
+                    chunk.close().and_then(|(bytes, close)| group.append_column(&bytes, close))
+                }
+                (None, None) => {
+                    Err(parquet::errors::ParquetError::General("a column without a writer".into()))
+                }
+            }
+            .map_err(bad)?;
+        }
+        group.close().map_err(bad)?;
+        self.group_rows = 0;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<WrittenFile> {
+        self.close_row_group()?;
+        let file = self
+            .writer
+            .into_inner()
+            .map_err(|e| Error::Archive { path: self.path.clone(), message: e.to_string() })?;
+        let path = self.path;
+        file.sync_all().map_err(|e| Error::io(&path, e))?;
+        let bytes = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let sha256 = super::verify::file_sha256(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(WrittenFile { table: self.table, path, rows: self.rows, bytes, sha256 })
+    }
+}
+
 impl CaptureWriter {
     /// Creates `dir/<table>/part-0.parquet` for every table and starts the writer thread;
     /// pages are compressed with zstd at `zstd_level` (1 to 22).
     pub fn create(dir: &Path, zstd_level: i32) -> Result<Self> {
         let tables = schema::tables();
-        let mut writers = Vec::new();
-        for t in &tables {
-            let tdir = dir.join(&t.name);
-            std::fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
-            let path = tdir.join("part-0.parquet");
-            let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
-            // No ARROW:schema footer key: the Parquet types say it all (plain strings, integers,
-            // doubles, booleans), and it cost ~0.3-1.4 KB per file.
-            let options = ArrowWriterOptions::new()
-                .with_properties(properties(t, zstd_level))
-                .with_skip_arrow_metadata(true);
-            let w = ArrowWriter::try_new_with_options(file, writer_schema(t), options)
-                .map_err(|e| Error::Archive { path: path.clone(), message: e.to_string() })?;
-            writers.push((t.name.clone(), path, w));
-        }
-        let (tx, rx) = sync_channel::<(usize, RecordBatch)>(8);
+        let files = tables
+            .iter()
+            .map(|t| TableFile::create(dir, t, zstd_level))
+            .collect::<Result<Vec<_>>>()?;
+        let (tx, rx) = sync_channel::<(usize, TableBatch)>(8);
         let handle = std::thread::Builder::new()
             .name("tracedb-write".into())
             .spawn(move || -> Result<Vec<WrittenFile>> {
-                let mut writers = writers;
-                let mut rows = vec![0u64; writers.len()];
+                let mut files = files;
                 for (i, batch) in rx {
-                    let Some((_, path, w)) = writers.get_mut(i) else { continue };
-                    if let Some(r) = rows.get_mut(i) {
-                        *r += batch.num_rows() as u64;
-                    }
-                    w.write(&batch).map_err(|e| Error::Archive {
-                        path: path.clone(),
-                        message: e.to_string(),
-                    })?;
-                    // Rows of long names or notes: a row group closes at a size too, so the
-                    // memory it holds stays bounded whatever the rows hold.
-                    if w.in_progress_size() > ROW_GROUP_BYTES {
-                        w.flush().map_err(|e| Error::Archive {
-                            path: path.clone(),
-                            message: e.to_string(),
-                        })?;
+                    if let Some(f) = files.get_mut(i) {
+                        f.write(&batch)?;
                     }
                 }
-                let mut out = Vec::new();
-                for ((table, path, w), rows) in writers.into_iter().zip(rows) {
-                    let file = w.into_inner().map_err(|e| Error::Archive {
-                        path: path.clone(),
-                        message: e.to_string(),
-                    })?;
-                    file.sync_all().map_err(|e| Error::io(&path, e))?;
-                    let bytes = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-                    let sha256 =
-                        super::verify::file_sha256(&path).map_err(|e| Error::io(&path, e))?;
-                    out.push(WrittenFile { table, path, rows, bytes, sha256 });
-                }
-                Ok(out)
+                files.into_iter().map(TableFile::finish).collect()
             })
             .map_err(|e| Error::io(dir, e))?;
         let batches = tables.iter().map(|t| Batch::new(writer_schema(t))).collect();
@@ -538,11 +707,19 @@ impl CaptureWriter {
     }
 
     /// Sends table `i`'s rows to the writer when the batch is full (or `force`).
+    #[inline]
     pub fn flush(&mut self, i: usize, force: bool) -> Result<()> {
-        let Some(b) = self.batches.get_mut(i) else { return Ok(()) };
-        if b.is_empty() || (!force && !b.is_full()) {
-            return Ok(());
+        // Asked after every row: the check inline, the sending out of line.
+        match self.batches.get(i) {
+            Some(b) if !b.is_empty() && (force || b.is_full()) => self.send(i),
+            _ => Ok(()),
         }
+    }
+
+    /// Sends table `i`'s rows to the writer thread.
+    #[inline(never)]
+    fn send(&mut self, i: usize) -> Result<()> {
+        let Some(b) = self.batches.get_mut(i) else { return Ok(()) };
         let batch = b.finish()?;
         let sent = self.tx.as_ref().map(|tx| tx.send((i, batch)));
         if let Some(Err(_)) = sent {
@@ -570,6 +747,11 @@ impl CaptureWriter {
     }
 }
 
+/// A table's columns are not of the kinds its rows are written as.
+fn mismatch(table: &str) -> Error {
+    Error::Sql(format!("internal: the {table} row does not match schema/*.sql"))
+}
+
 /// Adapts [`CaptureWriter`] to the derive stage's [`Output`], table indexes resolved once.
 pub struct TableSink {
     /// The writer.
@@ -593,22 +775,32 @@ impl TableSink {
 }
 
 impl Output for TableSink {
+    // The three large tables take each row's columns in one slice pattern, which checks
+    // every column's kind at once; appending value by value through `Batch::i64` and
+    // friends (a dispatch and a call per value) was ~15% of the parse/derive thread.
     fn event(&mut self, r: &EventRow<'_>, n: &Interner) -> Result<()> {
         let i = self.idx[EVENTS];
         if let Some(b) = self.writer.batch(i) {
-            b.i64(Some(r.seq))
-                .i64(Some(r.ts))
-                .sym(Some(r.source), n)
-                .sym(r.source_type, n)
-                .i64(Some(r.source_instance))
-                .sym(r.target, n)
-                .sym(r.target_type, n)
-                .i64(Some(r.target_instance))
-                .sym(Some(r.action), n)
-                .str(r.note)
-                .f64(r.value)
-                .sym(r.core, n)
-                .end_row();
+            let text = match b.cols.as_mut_slice() {
+                [Col::I64(seq), Col::I64(ts), Col::Dict(source), Col::Dict(source_type), Col::I64(source_instance), Col::Dict(target), Col::Dict(target_type), Col::I64(target_instance), Col::Dict(action), Col::Str(note), Col::F64(value), Col::Dict(core)] =>
+                {
+                    seq.append_value(r.seq);
+                    ts.append_value(r.ts);
+                    source_instance.append_value(r.source_instance);
+                    target_instance.append_value(r.target_instance);
+                    note.append_option(r.note);
+                    value.append_option(r.value);
+                    source.sym(Some(r.source), n)
+                        + source_type.sym(r.source_type, n)
+                        + target.sym(r.target, n)
+                        + target_type.sym(r.target_type, n)
+                        + action.sym(Some(r.action), n)
+                        + core.sym(r.core, n)
+                        + r.note.map_or(0, str::len)
+                }
+                _ => return Err(mismatch("events")),
+            };
+            b.end_row_of(text);
         }
         self.writer.flush(i, false)
     }
@@ -617,19 +809,29 @@ impl Output for TableSink {
         let i = self.idx[INTERVALS];
         for r in rows {
             if let Some(b) = self.writer.batch(i) {
-                b.sym(Some(r.entity), n)
-                    .sym(Some(r.entity_type), n)
-                    .i64(Some(r.instance))
-                    .sym(Some(r.channel), n)
-                    .state(&r.state, n)
-                    .f64(r.value)
-                    .i64(Some(r.ts))
-                    .i64(Some(r.dur))
-                    .sym(r.core, n)
-                    .sym(r.start_action, n)
-                    .sym(r.end_action, n)
-                    .bool(Some(r.open))
-                    .end_row();
+                let text = match b.cols.as_mut_slice() {
+                    [Col::Dict(entity), Col::Dict(entity_type), Col::I64(instance), Col::Dict(channel), Col::Dict(state), Col::F64(value), Col::I64(ts), Col::I64(dur), Col::Dict(core), Col::Dict(start_action), Col::Dict(end_action), Col::Bool(open)] =>
+                    {
+                        instance.append_value(r.instance);
+                        value.append_option(r.value);
+                        ts.append_value(r.ts);
+                        dur.append_value(r.dur);
+                        open.append_value(r.open);
+                        let state = match &r.state {
+                            StateText::Sym(s) => state.sym(Some(*s), n),
+                            StateText::Owned(text) => state.str(Some(text)),
+                        };
+                        state
+                            + entity.sym(Some(r.entity), n)
+                            + entity_type.sym(Some(r.entity_type), n)
+                            + channel.sym(Some(r.channel), n)
+                            + core.sym(r.core, n)
+                            + start_action.sym(r.start_action, n)
+                            + end_action.sym(r.end_action, n)
+                    }
+                    _ => return Err(mismatch("intervals")),
+                };
+                b.end_row_of(text);
             }
             self.writer.flush(i, false)?;
         }
@@ -640,22 +842,28 @@ impl Output for TableSink {
         let i = self.idx[INSTANCES];
         for r in rows {
             if let Some(b) = self.writer.batch(i) {
-                b.sym(Some(r.entity), n)
-                    .sym(Some(r.entity_type), n)
-                    .i64(Some(r.instance))
-                    .i64(r.activate_ts)
-                    .i64(r.start_ts)
-                    .i64(r.terminate_ts)
-                    .sym(r.core, n)
-                    .i64(Some(r.net_exec))
-                    .i64(Some(r.ready_time))
-                    .i64(r.waiting_time)
-                    .i64(r.polling_time)
-                    .i64(r.parking_time)
-                    .i64(Some(r.preemptions))
-                    .i64(r.migrations)
-                    .bool(Some(r.complete()))
-                    .end_row();
+                let text = match b.cols.as_mut_slice() {
+                    [Col::Dict(entity), Col::Dict(entity_type), Col::I64(instance), Col::I64(activate_ts), Col::I64(start_ts), Col::I64(terminate_ts), Col::Dict(core), Col::I64(net_exec), Col::I64(ready_time), Col::I64(waiting_time), Col::I64(polling_time), Col::I64(parking_time), Col::I64(preemptions), Col::I64(migrations), Col::Bool(complete)] =>
+                    {
+                        instance.append_value(r.instance);
+                        activate_ts.append_option(r.activate_ts);
+                        start_ts.append_option(r.start_ts);
+                        terminate_ts.append_option(r.terminate_ts);
+                        net_exec.append_value(r.net_exec);
+                        ready_time.append_value(r.ready_time);
+                        waiting_time.append_option(r.waiting_time);
+                        polling_time.append_option(r.polling_time);
+                        parking_time.append_option(r.parking_time);
+                        preemptions.append_value(r.preemptions);
+                        migrations.append_option(r.migrations);
+                        complete.append_value(r.complete());
+                        entity.sym(Some(r.entity), n)
+                            + entity_type.sym(Some(r.entity_type), n)
+                            + core.sym(r.core, n)
+                    }
+                    _ => return Err(mismatch("instances")),
+                };
+                b.end_row_of(text);
             }
             self.writer.flush(i, false)?;
         }
@@ -705,7 +913,7 @@ impl Output for TableSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{Array, AsArray, StringArray};
+    use arrow::array::Array;
 
     /// A name column, as the writer schema makes it.
     fn name_field(name: &str) -> Field {
@@ -718,11 +926,11 @@ mod tests {
 
     /// The first column of the finished batch as text, and its dictionary's size.
     fn names_of(batch: &mut Batch) -> (Vec<Option<String>>, usize) {
-        let rb = batch.finish().unwrap();
-        let col = rb.column(0).as_dictionary::<Int32Type>();
-        let values = col.values().as_any().downcast_ref::<StringArray>().unwrap().clone();
-        let text = col.keys().iter().map(|k| k.map(|k| values.value(k as usize).to_string()));
-        (text.collect(), values.len())
+        let tb = batch.finish().unwrap();
+        let Some(ColData::Names(col)) = tb.cols.first() else { panic!("not a name column") };
+        assert_eq!(tb.rows, col.len());
+        let text = (0..col.len()).map(|r| col.value(r).map(str::to_string));
+        (text.collect(), col.ids.len())
     }
 
     #[test]
@@ -790,6 +998,108 @@ mod tests {
         assert!(!batch.is_full());
         batch.sym(Some(short), &n).str(Some(&"y".repeat(100))).end_row();
         assert!(batch.is_full(), "a full row count still sends the batch");
+    }
+
+    /// Row `r` of the intervals written by `name_columns_read_back_as_written`: entity,
+    /// state, core, start_action.
+    fn interval_names(r: usize) -> [Option<String>; 4] {
+        let entity = match r {
+            // Long names, more than the 1 MiB a dictionary holds: the chunk goes on in PLAIN.
+            200_000..=203_999 => format!("{}{}", "L".repeat(500), r % 3000),
+            // Names interned after the first 65,536 (looked up in a map, not a table).
+            300_000..=399_999 => format!("E_{}", 60_000 + r % 9_000),
+            // Runs of 20, then runs shorter than 8.
+            _ if r % 100_000 < 50_000 => format!("E_{}", (r / 20) % 50),
+            _ => format!("E_{}", (r / 3) % 7),
+        };
+        let state =
+            if r.is_multiple_of(5) { format!("value {}", r % 1000) } else { "RUNNING".into() };
+        let core = (!r.is_multiple_of(3)).then(|| format!("Core_{}", (r / 7) % 4));
+        let start = (r % 1000 >= 10).then(|| "start".to_string());
+        [Some(entity), Some(state), core, start]
+    }
+
+    #[test]
+    fn name_columns_read_back_as_written() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink =
+            TableSink::new(CaptureWriter::create(dir.path(), DEFAULT_ZSTD_LEVEL).unwrap());
+        let mut n = Interner::default();
+        for i in 0..70_000 {
+            n.intern(&format!("E_{i}"));
+        }
+        let (t, channel) = (n.intern("T"), n.intern("state"));
+        let rows = ROW_GROUP_ROWS + 100_000;
+        for r in 0..rows {
+            let [entity, state, core, start] = interval_names(r);
+            let entity = n.intern(&entity.unwrap());
+            let state = state.unwrap();
+            let state = if state == "RUNNING" {
+                StateText::Sym(n.intern(&state))
+            } else {
+                StateText::Owned(state.into())
+            };
+            let iv = IntervalRow {
+                entity,
+                entity_type: t,
+                instance: 0,
+                channel,
+                state,
+                value: None,
+                ts: 0,
+                dur: 1,
+                core: core.map(|c| n.intern(&c)),
+                start_action: start.map(|a| n.intern(&a)),
+                end_action: None,
+                open: false,
+            };
+            sink.intervals(&[iv], &n).unwrap();
+        }
+        sink.writer.finish().unwrap();
+        let path = dir.path().join("intervals/part-0.parquet");
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        let meta = reader.metadata().clone();
+        assert_eq!(meta.num_row_groups(), 2, "a row group holds 2^20 rows");
+        // The pages as they are in the file: (dictionary page?, encoding), in order.
+        let pages = |rg: usize, name: &str| {
+            use parquet::file::reader::{FileReader, SerializedFileReader};
+            let file = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+            let g = file.get_row_group(rg).unwrap();
+            let c = (0..g.num_columns())
+                .find(|&c| g.metadata().column(c).column_path().string() == name)
+                .unwrap();
+            let mut kinds: Vec<(bool, Encoding)> = Vec::new();
+            for page in g.get_column_page_reader(c).unwrap() {
+                let page = page.unwrap();
+                let kind = (page.is_dictionary_page(), page.encoding());
+                if kinds.last() != Some(&kind) {
+                    kinds.push(kind);
+                }
+            }
+            kinds
+        };
+        let (dict, rle, plain) =
+            ((true, Encoding::PLAIN), (false, Encoding::RLE_DICTIONARY), (false, Encoding::PLAIN));
+        assert_eq!(pages(0, "entity"), [dict, rle, plain], "the dictionary filled up");
+        assert_eq!(pages(1, "entity"), [dict, rle], "a new dictionary");
+        assert_eq!(pages(0, "core"), [dict, rle]);
+        let mut r = 0;
+        for batch in reader.build().unwrap() {
+            let batch = batch.unwrap();
+            let col = |name: &str| {
+                let a = batch.column_by_name(name).unwrap();
+                a.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().clone()
+            };
+            let cols = [col("entity"), col("state"), col("core"), col("start_action")];
+            for i in 0..batch.num_rows() {
+                let got: Vec<Option<String>> =
+                    cols.iter().map(|c| c.is_valid(i).then(|| c.value(i).to_string())).collect();
+                assert_eq!(got, interval_names(r), "row {r}");
+                r += 1;
+            }
+        }
+        assert_eq!(r, rows);
     }
 
     #[test]
