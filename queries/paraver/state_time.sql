@@ -16,7 +16,11 @@
 CREATE OR REPLACE TEMP VIEW state_time AS
 WITH s AS (
     SELECT capture_id, entity_type AS kind, entity, state, dur
-    FROM intervals WHERE channel = 'state' AND entity_type IN ('THREAD', 'CPU', 'AO', 'SM')
+    -- `(... IN ...) IS TRUE` (the same rows) is a filter DuckDB evaluates inside the Parquet
+    -- scan, on each row group's dictionary: a BTF archive, with none of these types, is skipped
+    -- without reading its other columns (a bare IN list is only used to prune by statistics,
+    -- which cannot rule it out, and then filtered row by row: 1 s over 33.8 M intervals).
+    FROM intervals WHERE channel = 'state' AND (entity_type IN ('THREAD', 'CPU', 'AO', 'SM')) IS TRUE
     UNION ALL
     SELECT capture_id, 'CPU' AS kind, core AS entity, state, dur
     FROM intervals WHERE channel = 'state' AND entity_type = 'THREAD' AND core IS NOT NULL
