@@ -23,11 +23,13 @@ WITH picked AS (
 ), cores AS (
     -- Every core a process ran on, and every core the trace declares (BTF type C, older
     -- files Core) even if nothing ran on it: a core idle the whole capture is at 0, not
-    -- missing.
-    SELECT DISTINCT capture_id, core FROM intervals
-    WHERE channel = 'running' AND (capture IS NULL OR capture_id = capture)
-    UNION
-    SELECT capture_id, name FROM entities WHERE type IN ('C', 'Core') AND (capture IS NULL OR capture_id = capture)
+    -- missing. Numbered in output order, so that the steps below group, join and sort
+    -- integers, not names.
+    SELECT capture_id, core, row_number() OVER (ORDER BY capture_id, core) AS cid FROM (
+        SELECT DISTINCT capture_id, core FROM intervals
+        WHERE channel = 'running' AND (capture IS NULL OR capture_id = capture)
+        UNION
+        SELECT capture_id, name FROM entities WHERE type IN ('C', 'Core') AND (capture IS NULL OR capture_id = capture))
 ), guard AS (
     -- Checked before the windows are made: 1 ns windows over a long capture would make
     -- billions of rows, run for minutes and fill memory.
@@ -44,28 +46,28 @@ WITH picked AS (
         ELSE true END AS ok
     FROM picked p JOIN (SELECT capture_id, count(*) AS n FROM cores GROUP BY capture_id) c USING (capture_id)
 ), occ AS (
-    SELECT capture_id, core, ts, ts + dur AS te
-    FROM intervals
+    SELECT i.capture_id, c.cid, ts, ts + dur AS te
+    FROM intervals i JOIN cores c ON c.capture_id = i.capture_id AND c.core = i.core
     WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle) AND (SELECT ok FROM guard)
-      AND (capture IS NULL OR capture_id = capture)
+      AND (capture IS NULL OR i.capture_id = capture)
 ), spans AS (
     SELECT capture_id, ts_min, ts_max FROM picked WHERE ts_min IS NOT NULL AND (SELECT ok FROM guard)
 ), grid AS (
-    SELECT c.capture_id, c.core,
+    SELECT c.capture_id, c.cid, c.core,
            unnest(range((s.ts_min - ((s.ts_min % window_ns) + window_ns) % window_ns) // window_ns,
                         (s.ts_max - ((s.ts_max % window_ns) + window_ns) % window_ns) // window_ns + 1)) AS k
     FROM cores c JOIN spans s ON s.capture_id = c.capture_id
 ), pieces AS (
-    SELECT capture_id, core, ts, te,
+    SELECT capture_id, cid, ts, te,
            unnest(range((ts - ((ts % window_ns) + window_ns) % window_ns) // window_ns,
                          ((te - 1) - (((te - 1) % window_ns) + window_ns) % window_ns) // window_ns + 1)) AS k
     FROM occ
 ), busy AS (
-    SELECT capture_id, core, k, sum(least(te, (k + 1) * window_ns) - greatest(ts, k * window_ns)) AS busy
-    FROM pieces GROUP BY capture_id, core, k
+    SELECT cid, k, sum(least(te, (k + 1) * window_ns) - greatest(ts, k * window_ns)) AS busy
+    FROM pieces GROUP BY cid, k
 )
 SELECT g.capture_id, g.core, g.k * window_ns AS window_start, (g.k + 1) * window_ns AS window_end,
        coalesce(b.busy, 0)::BIGINT AS busy, round(coalesce(b.busy, 0) / window_ns, 4) AS load
 FROM grid g
-LEFT JOIN busy b ON b.capture_id = g.capture_id AND b.core = g.core AND b.k = g.k
-ORDER BY g.capture_id, g.core, window_start;
+LEFT JOIN busy b ON b.cid = g.cid AND b.k = g.k
+ORDER BY g.cid, g.k;
