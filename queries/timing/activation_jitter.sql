@@ -22,24 +22,27 @@
 -- start-to-start distance is negative, and the pair still counts. A pair where either
 -- instance lacks the event has no distance: a lost activate does not make one distance span
 -- two periods. Jitter is max - min of those distances, the peak-to-peak definition; some
--- tools quote the deviation from the nominal period instead. One scan, a partition aggregate and one window.
+-- tools quote the deviation from the nominal period instead. An aggregate per entity (where its
+-- first activation is) and one window.
 CREATE OR REPLACE TEMP VIEW activation_jitter AS
-WITH i AS (
-    SELECT capture_id, entity, entity_type, instance, activate_ts, start_ts,
-           min(activate_ts) OVER e AS first_activate,
-           arg_min(instance, activate_ts) OVER e AS first_activated
+WITH i AS NOT MATERIALIZED (
+    -- Read twice (a narrow scan) rather than held: `(... IN ...) IS TRUE` is filtered inside
+    -- the Parquet scan, which then skips the runnables' pages.
+    SELECT capture_id, entity, entity_type, instance, activate_ts, start_ts
     FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR') AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
-    WINDOW e AS (PARTITION BY capture_id, entity)
+    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
+), first AS (
+    SELECT capture_id, entity, min(activate_ts) AS first_activate, arg_min(instance, activate_ts) AS first_activated
+    FROM i GROUP BY capture_id, entity
 ), w AS (
     SELECT capture_id, entity, entity_type, activate_ts, start_ts,
            activate_ts - lag(activate_ts) OVER seq AS a2a,
            start_ts - lag(start_ts) OVER seq AS s2s
-    FROM i
-    WINDOW seq AS (PARTITION BY capture_id, entity ORDER BY
-        CASE WHEN activate_ts IS NOT NULL THEN activate_ts
-             WHEN instance < first_activated THEN first_activate
-             ELSE start_ts END, instance)
+    FROM (SELECT i.*, CASE WHEN activate_ts IS NOT NULL THEN activate_ts
+                           WHEN instance < first_activated THEN first_activate
+                           ELSE start_ts END AS k
+          FROM i JOIN first f ON f.capture_id = i.capture_id AND f.entity = i.entity)
+    WINDOW seq AS (PARTITION BY capture_id, entity ORDER BY k, instance)
 )
 SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(activate_ts) AS activations,
        min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,

@@ -33,10 +33,15 @@ WITH inst AS (
            lead(activate_ts) OVER w - activate_ts AS next_period,
            activate_ts - lag(activate_ts) OVER w AS prev_period
     FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR') AND activate_ts IS NOT NULL
+    -- `(... IN ...) IS TRUE`: the rows of the bare IN list, filtered inside the Parquet scan
+    -- (which then skips the pages of other entity types) rather than after it.
+    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND activate_ts IS NOT NULL
     WINDOW w AS (PARTITION BY capture_id, entity ORDER BY activate_ts, instance)
 ), names AS (
-    SELECT DISTINCT capture_id, entity FROM inst
+    -- From a narrow scan of its own, so that inst streams into the join below instead of
+    -- being held for a second reader.
+    SELECT DISTINCT capture_id, entity FROM instances
+    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND activate_ts IS NOT NULL
 ), rules AS (
     SELECT NULL::BIGINT AS capture_id, entity AS pattern, deadline, 2 AS prio FROM param_deadlines
     UNION ALL

@@ -19,7 +19,9 @@ SELECT capture_id, entity,
        count(*) FILTER (WHERE lateness > 0) AS misses,
        round(count(*) FILTER (WHERE lateness > 0) / count(*), 4) AS miss_ratio,
        max(lateness) AS worst_lateness,
-       CASE WHEN count(DISTINCT deadline_source) > 1 THEN 'mixed' ELSE any_value(deadline_source) END AS deadline_source
+       -- deadline_source is never NULL here: min <> max is count(DISTINCT ...) > 1 without
+       -- a second aggregation.
+       CASE WHEN min(deadline_source) <> max(deadline_source) THEN 'mixed' ELSE any_value(deadline_source) END AS deadline_source
 FROM _deadline_eval
 WHERE deadline IS NOT NULL
 GROUP BY capture_id, entity
