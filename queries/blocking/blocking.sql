@@ -28,7 +28,9 @@ WITH b AS (
     SELECT capture_id, entity, entity_type, complete, waiting_time, polling_time, parking_time,
            coalesce(waiting_time, 0) + coalesce(polling_time, 0) + coalesce(parking_time, 0) AS blocking_time
     FROM instances
-    WHERE entity_type IN ('T', 'I', 'ISR')
+    -- `(... IN ...) IS TRUE`: the rows of the bare IN list, filtered inside the Parquet scan
+    -- (which then skips the pages of other entity types) rather than after it.
+    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE
 ), causes AS (
     SELECT capture_id, process AS entity, semaphore AS cause FROM lock_requests WHERE contended
     UNION

@@ -21,6 +21,8 @@ SELECT capture_id, entity, any_value(entity_type) AS entity_type,
        max(preemptions) FILTER (WHERE complete) AS max_per_instance,
        coalesce(sum(migrations) FILTER (WHERE complete), 0) AS migrations
 FROM instances
-WHERE entity_type IN ('T', 'I', 'ISR')
+-- `(... IN ...) IS TRUE`: the rows of the bare IN list, filtered inside the Parquet scan
+-- (which then skips the pages of other entity types) rather than after it.
+WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE
 GROUP BY capture_id, entity
 ORDER BY capture_id, entity;
