@@ -495,6 +495,34 @@ fn preemption_pairs_keep_preemptions_whose_preemptor_the_trace_does_not_show() {
 }
 
 #[test]
+fn a_preemptor_that_starts_later_is_found_beside_ones_that_start_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Core_0: B starts 2 ns after A's preempt (a logger a tick late). Core_1: D starts at
+    // C's preempt; nothing follows E's preempt. The first and the last take the sorted
+    // search, the second the equality join.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,S,0,T,A,0,activate\n0,Core_0,0,T,A,0,start\n0,S,0,T,C,0,activate\n\
+         0,Core_1,0,T,C,0,start\n5,S,0,T,B,0,activate\n5,S,0,T,D,0,activate\n\
+         10,Core_0,0,T,A,0,preempt\n10,Core_1,0,T,C,0,preempt\n10,Core_1,0,T,D,0,start\n\
+         12,Core_0,0,T,B,0,start\n20,Core_1,0,T,D,0,terminate\n20,Core_1,0,T,C,0,resume\n\
+         22,Core_0,0,T,B,0,terminate\n22,Core_0,0,T,A,0,resume\n25,Core_0,0,T,A,0,terminate\n\
+         25,S,0,T,E,0,activate\n25,Core_1,0,T,C,0,terminate\n25,Core_1,0,T,E,0,start\n\
+         30,Core_1,0,T,E,0,preempt\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT preempted, preempted_by, core, first_ts FROM preemption_pairs ORDER BY preempted"
+        ),
+        "preempted,preempted_by,core,first_ts\nA,B,Core_0,10\nC,D,Core_1,10\nE,,Core_1,30\n"
+    );
+}
+
+#[test]
 fn a_preempt_before_which_the_capture_began_is_on_its_own_core() {
     let tmp = tempfile::tempdir().unwrap();
     // LOW's first event is a preempt on Core_0 by HIGH; it resumes on Core_1 (after Z ran
