@@ -47,3 +47,37 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
     FROM intervals
     WHERE (capture IS NULL OR capture_id = capture)
       AND ts < t1 AND (ts + dur > t0 OR (dur = 0 AND ts >= t0));
+
+-- event_waits(): the OS-event waits of task and ISR instances, one row per `wait` that a
+-- `wait_event` caused: capture_id, entity, instance, event (the OS event), ts (the
+-- wait_event's time, ns). A `wait_event` caused the wait that ends the running stretch it
+-- falls in (from the stretch's start to its `wait`, both included) when it is the last of
+-- the instance's wait_events and contended lock requests in that stretch: a wait_event for
+-- an event already set returns at once and causes nothing, and a later contended request
+-- (a queued semaphore) explains the wait instead. A wait_event logged some time before
+-- its `wait` (an instrumented OS call) counts as well as one at the same instant.
+--   SELECT event, count(*) FROM event_waits() GROUP BY event;
+CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
+    WITH stretch AS (
+        SELECT capture_id, entity, instance, ts, ts + dur AS wait_ts
+        FROM intervals
+        WHERE channel = 'state' AND state = 'running' AND end_action = 'wait'
+    ), reasons AS (
+        SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, e.ts, e.seq,
+               true AS is_event, e.target AS event
+        FROM stretch r JOIN events e
+          ON e.capture_id = r.capture_id AND e.source = r.entity
+         AND e.source_instance = r.instance AND e.action = 'wait_event'
+         AND e.ts BETWEEN r.ts AND r.wait_ts
+        UNION ALL
+        SELECT r.capture_id, r.entity, r.instance, r.ts, l.request_ts, NULL, false, NULL
+        FROM stretch r JOIN lock_requests l
+          ON l.capture_id = r.capture_id AND l.process = r.entity
+         AND l.process_instance = r.instance AND l.contended
+         AND l.request_ts BETWEEN r.ts AND r.wait_ts
+    )
+    SELECT capture_id, entity, instance, event, ts
+    FROM reasons
+    QUALIFY is_event AND row_number() OVER (
+        PARTITION BY capture_id, entity, instance, run_ts
+        ORDER BY ts DESC, is_event DESC, seq DESC) = 1;

@@ -381,8 +381,7 @@ fn overfull_episodes_and_causes_of_a_reused_instance_number() {
     assert_eq!(got, ["S2@110"], "{bi:?}");
 }
 
-/// A `wait_event` is a cause of blocking only when its instance waited after it (its
-/// `waiting` state begins then): one for an event already set returns at once, as an OS does,
+/// A `wait_event` is a cause of blocking only when its instance waited after it: one for an event already set returns at once, as an OS does,
 /// and blocked nothing; nor does one the trace shows no wait for at all.
 #[test]
 fn a_wait_event_that_returns_at_once_is_no_cause() {
@@ -407,6 +406,43 @@ fn a_wait_event_that_returns_at_once_is_no_cause() {
     assert_eq!(
         q("SELECT entity, instance, blocking_time, cause_type, cause, cause_ts FROM blocking_instances"),
         "entity,instance,blocking_time,cause_type,cause,cause_ts\nT1,0,10,event,EV,10\n"
+    );
+}
+
+/// The `wait` a `wait_event` causes may be logged some time after it (an instrumented OS
+/// call, not a simulator's single instant): it is still the cause. A contended request after
+/// a `wait_event` that returned at once explains the wait instead.
+#[test]
+fn a_wait_logged_after_its_wait_event_still_has_that_cause() {
+    let tmp = tempfile::tempdir().unwrap();
+    // T1: wait_event at 10, wait at 12 (waits 12..20). T2: wait_event at 30 (the event was
+    // set: returns at once), then a queued request of S at 32 and a wait at 33 (waits
+    // 33..40, for S, not for EV2).
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n\
+         0,STI,0,T,T2,0,activate\n0,Core_1,0,T,T2,0,start\n\
+         10,T1,0,EVENT,EV,0,wait_event\n12,Core_0,0,T,T1,0,wait\n\
+         20,T9,0,EVENT,EV,0,set_event,T1\n20,Core_0,0,T,T1,0,release\n\
+         25,Core_0,0,T,T1,0,resume\n30,T2,0,EVENT,EV2,0,wait_event\n\
+         32,T2,0,SEM,S,0,requestsemaphore\n32,T2,0,SEM,S,0,queued\n33,Core_1,0,T,T2,0,wait\n\
+         40,Core_0,0,T,T1,0,terminate\n40,T2,0,SEM,S,0,assigned\n40,Core_1,0,T,T2,0,release\n\
+         41,Core_1,0,T,T2,0,resume\n45,T2,0,SEM,S,0,released\n50,Core_1,0,T,T2,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT entity, instance, event, ts FROM event_waits()"),
+        "entity,instance,event,ts\nT1,0,EV,10\n"
+    );
+    assert_eq!(
+        q("SELECT entity, waiting_total, causes FROM blocking ORDER BY entity"),
+        "entity,waiting_total,causes\nT1,8,EV\nT2,7,S\n"
+    );
+    assert_eq!(
+        q("SELECT entity, cause_type, cause, cause_ts FROM blocking_instances ORDER BY entity"),
+        "entity,cause_type,cause,cause_ts\nT1,event,EV,10\nT2,semaphore,S,32\n"
     );
 }
 

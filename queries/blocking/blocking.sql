@@ -16,10 +16,10 @@
 -- @column blocking_max  longest blocking time of one instance, ns
 -- @column causes  semaphores it had to wait for (contended lock requests) and OS events it waited on (a wait_event that made it wait), comma-separated
 -- blocking_time = waiting_time + polling_time + parking_time (AMALTHEA). Causes come from
--- the trace when it says so: a contended request in lock_requests, a wait_event after which
--- the instance waited (its `waiting` state begins at the wait_event's time). A wait_event
--- for an event that was set already returns at once and is no cause, as an uncontended
--- request is none.
+-- the trace when it says so: a contended request in lock_requests, a wait_event that made
+-- the instance wait (`event_waits()` in sql/helpers.sql: the last wait_event or contended
+-- request in the running stretch that ended in `wait`). A wait_event for an event that was
+-- set already returns at once and is no cause, as an uncontended request is none.
 -- One row per blocked instance and cause: blocking_instances. Like every statistic over
 -- instances, only complete ones count (an instance cut by the capture's start or end has
 -- an unknown share of its blocking).
@@ -34,11 +34,7 @@ WITH b AS (
 ), causes AS (
     SELECT capture_id, process AS entity, semaphore AS cause FROM lock_requests WHERE contended
     UNION
-    SELECT e.capture_id, e.source, e.target FROM events e
-    WHERE e.action = 'wait_event' AND EXISTS (
-        SELECT 1 FROM intervals w
-        WHERE w.capture_id = e.capture_id AND w.entity = e.source AND w.instance = e.source_instance
-          AND w.channel = 'state' AND w.state = 'waiting' AND w.ts = e.ts)
+    SELECT capture_id, entity, event FROM event_waits()
 ), c AS (
     SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes
     FROM causes GROUP BY capture_id, entity

@@ -13,9 +13,10 @@
 -- @column cause_wait  for a semaphore: assigned - request of that request, ns
 -- @column cause_ts  when the wait began, ns
 -- Causes are matched by process and instance: lock requests of this instance that were
--- contended, and wait_event events whose source is this instance and after which it waited
--- (its `waiting` state begins at the wait_event's time: a wait_event for an event already
--- set returns at once and blocks nothing), that began during the
+-- contended, and wait_event events of this instance that made it wait (`event_waits()` in
+-- sql/helpers.sql: the last wait_event or contended request in the running stretch that
+-- ended in `wait`; a wait_event for an event already set returns at once and blocks
+-- nothing), that began during the
 -- instance (from its activation, or first start when the capture lacks it, to its
 -- termination): an instance number that comes back later (a new run of the numbering, or
 -- a resynchronised machine) does not borrow the causes of the other one.
@@ -33,12 +34,7 @@ WITH b AS (
            semaphore AS cause, wait AS cause_wait, request_ts AS cause_ts
     FROM lock_requests WHERE contended
     UNION ALL
-    SELECT e.capture_id, e.source, e.source_instance, 'event', e.target, NULL, e.ts
-    FROM events e
-    WHERE e.action = 'wait_event' AND EXISTS (
-        SELECT 1 FROM intervals w
-        WHERE w.capture_id = e.capture_id AND w.entity = e.source AND w.instance = e.source_instance
-          AND w.channel = 'state' AND w.state = 'waiting' AND w.ts = e.ts)
+    SELECT capture_id, entity, instance, 'event', event, NULL, ts FROM event_waits()
 )
 SELECT b.capture_id, b.entity, b.instance, b.activate_ts, b.blocking_time, b.waiting_time, b.polling_time,
        b.parking_time, c.cause_type, c.cause, c.cause_wait, c.cause_ts
