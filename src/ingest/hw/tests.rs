@@ -806,3 +806,52 @@ fn a_header_row_beyond_the_line_bound_is_refused() {
         .to_string();
     assert!(e.contains("t.csv: line 1: header row longer than 16777216 bytes"), "{e}");
 }
+
+/// Untrusted exports never panic: a system's rows (task switches, calls, returns, an ISR,
+/// signal writes, the terminate function) cut at every byte and with bytes changed to the
+/// characters that matter (delimiters, signs, digits, quotes, line ends), through the ELF
+/// and the mapping, end in Ok or Err.
+#[test]
+fn mutated_exports_never_panic() {
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Branch,0x1010,0x2000,,20\n\
+                Linear,0x2000,,,21\n\
+                Data,0x20000010,,77,25\n\
+                Interrupt,0x2010,0x3000,,30\n\
+                Data,0x20000010,,78,32\n\
+                Branch,0x3010,0x2100,,33\n\
+                Return,0x3020,0x2014,,40\n\
+                Data,0x20000000,,2,45\n\
+                Return,0x2020,0x1014,,50\n\
+                Branch,0x1010,0x4000,,55\n\
+                Data,0x20000000,,0,60\n\
+                Return,0x1020,,,70\n";
+    let comp = Companions {
+        map: Mapping::parse(SYSTEM_MAP).unwrap(),
+        symbols: Some(system_elf()),
+        ..Companions::default()
+    };
+    let go = |b: &[u8]| {
+        let mut sink = Rec::default();
+        read(&mut LineReader::new(b), "t.csv", &comp, &mut sink).map(|_| sink)
+    };
+    let whole = go(text.as_bytes()).unwrap();
+    assert!(whole.system().len() >= 10, "{:#?}", whole.system());
+    let bytes = text.as_bytes();
+    let mut runs = 0;
+    for cut in 0..bytes.len() {
+        let _ = go(&bytes[..cut]);
+        runs += 1;
+    }
+    let subst: &[u8] = &[b',', b'\n', b'\r', b'"', b'-', b'9', b'x', b'0', b' ', 0xFF, 0x00];
+    for i in 0..bytes.len() {
+        for &c in subst {
+            let mut m = bytes.to_vec();
+            m[i] = c;
+            let _ = go(&m);
+            runs += 1;
+        }
+    }
+    assert!(runs > 3000, "{runs} runs");
+}

@@ -515,3 +515,75 @@ fn runtime_events_of_a_thread_that_is_not_active_change_nothing() {
     // No task instance.
     assert!(!rec.events.iter().any(|e| e.contains("|activate|")));
 }
+
+/// Untrusted streams never panic: two threads' streams with thread, nOS-V and Nanos6 task,
+/// subsystem, mark and jumbo events, cut at every byte and with every byte changed, end in
+/// Ok or Err.
+#[test]
+fn mutated_streams_never_panic() {
+    let label = br#"{"type": 1, "label": "work"}"#;
+    let a = W::new(false)
+        .ohx(100, -1)
+        .jumbo("VYc", 110, b"\x01\x00\x00\x00work\x00")
+        .task("VTc", 120, 7, 1)
+        .task("VTx", 130, 7, 0)
+        .ev("VAs", 140, &[])
+        .ev("VAS", 150, &[])
+        .task("VTp", 160, 7, 0)
+        .task("VTr", 170, 7, 0)
+        .task("VTe", 175, 7, 0)
+        .task("VTC", 176, 9, 1)
+        .task("VTx", 177, 9, 1)
+        .task("VTe", 180, 9, 1)
+        .ev("OM[", 190, &[1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0])
+        .ev("OM]", 200, &[1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0])
+        .jumbo("Zjj", 205, label)
+        .ev("OHp", 210, &[])
+        .ev("OHr", 220, &[])
+        .ev("OHe", 300, &[])
+        .bytes;
+    let b = W::new(false)
+        .ohx(105, -1)
+        .jumbo("6Yc", 115, b"\x02\x00\x00\x00nested\x00")
+        .task("6Tc", 125, 3, 2)
+        .ev("6Tx", 135, &[3, 0, 0, 0])
+        .ev("6Tp", 145, &[3, 0, 0, 0])
+        .ev("6Tr", 155, &[3, 0, 0, 0])
+        .ev("6Te", 165, &[3, 0, 0, 0])
+        .ev("OHc", 250, &[])
+        .ev("OHe", 310, &[])
+        .bytes;
+    let go = |a: &[u8], b: &[u8]| {
+        let mut rec = Rec::default();
+        let inputs = vec![(file(1), a), (file(2), b)];
+        read_with(inputs, &mut rec, runtime::Caps::default()).map(|_| rec)
+    };
+    // Unchanged, every event is read and the models complain of nothing but what the
+    // streams lack (metadata, the mark type's declaration) or hold on purpose (Zjj).
+    let whole = go(&a, &b).unwrap();
+    assert_eq!(whole.events.len(), 42, "{:#?}", whole.events);
+    let kinds: Vec<&str> = whole.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["missing_metadata", "missing_metadata", "unknown_mark_type", "unknown_event"],
+        "{:?}",
+        whole.diags
+    );
+    let mut runs = 0;
+    for (which, s) in [(0, &a), (1, &b)] {
+        let other = if which == 0 { &b } else { &a };
+        for cut in 0..s.len() {
+            let _ = go(&s[..cut], other);
+            runs += 1;
+        }
+        for i in 0..s.len() {
+            for x in [0x5A, 0xFF, 0x80] {
+                let mut m = s.clone();
+                m[i] ^= x;
+                let _ = go(&m, other);
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 1000, "{runs} runs");
+}
