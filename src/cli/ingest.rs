@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 /// Read trace files into the archive (one capture per file).
 ///
-/// The format is detected from the content (compression too: plain, .gz or .zst).
+/// The format is detected from the content (compression too: plain, .gz, .zst, .bz2, .xz, or
+/// a .zip holding one file).
 /// Record-level problems become rows of the `diagnostics` table and are counted in the
 /// summary; `--strict` makes them fatal. A failed ingest leaves the archive unchanged.
 #[derive(Debug, clap::Args)]

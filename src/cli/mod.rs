@@ -23,7 +23,7 @@ use std::path::PathBuf;
 /// write them; an ovni output directory is one capture); ovni binary streams; Quantum Leaps
 /// QS binary with its .dic; S.Ha.R.K. tracer logs (chunk dumps, UDP captures);
 /// hardware-trace CSV exports (S32DS, TRACE32), optionally with an ELF and a mapping file.
-/// Plain, .gz or .zst, detected by content.
+/// Plain, .gz, .zst, .bz2, .xz or a .zip of one file, detected by content.
 #[derive(Debug, Parser)]
 #[command(name = "tracedb", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {

@@ -1,12 +1,14 @@
-//! Opening a source file: compression detected by content (gzip, zstd or plain), SHA-256 of
-//! the bytes on disk, and decompression on a thread of its own so it overlaps parsing.
+//! Opening a source file: compression detected by content (gzip, zstd, bzip2, xz, a zip
+//! archive of one file, or plain), SHA-256 of the bytes on disk, and decompression on a
+//! thread of its own so it overlaps parsing.
 //!
 //! The returned [`Input`] is a `Read` of the plain text plus a peek at its first bytes for
 //! format sniffing. Errors of the decoder (a truncated `.gz`) arrive through `read` and name
 //! the compression; the caller adds the file name.
+use super::zip::{self, ZipReader};
 use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -27,6 +29,28 @@ pub enum Compression {
     Gzip,
     /// Zstandard (one or more frames).
     Zstd,
+    /// bzip2 (one or more streams).
+    Bzip2,
+    /// xz (one or more streams).
+    Xz,
+    /// A zip archive of one file, stored or deflated (see [`super::zip`]).
+    Zip,
+}
+
+/// File name endings of compressed files, stripped to find a file's own extension
+/// (`t.prv.bz2` is a `.prv`, its `.pcf` may be `t.pcf.xz`). The content decides how a file is
+/// read, never its name.
+pub const COMPRESSED_SUFFIXES: [&str; 6] = [".gz", ".zst", ".zstd", ".bz2", ".xz", ".zip"];
+
+/// `name` without one compressed-file ending ([`COMPRESSED_SUFFIXES`], any case).
+pub fn strip_compressed(name: &str) -> &str {
+    for c in COMPRESSED_SUFFIXES {
+        let cut = name.len().saturating_sub(c.len());
+        if name.get(cut..).is_some_and(|e| e.eq_ignore_ascii_case(c)) {
+            return name.get(..cut).unwrap_or(name);
+        }
+    }
+    name
 }
 
 impl Compression {
@@ -35,6 +59,10 @@ impl Compression {
         match prefix {
             [0x1f, 0x8b, ..] => Compression::Gzip,
             [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Compression::Bzip2,
+            [0xfd, b'7', b'z', b'X', ..] => Compression::Xz,
+            // A local file header, or the end record of an empty archive.
+            [b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..] => Compression::Zip,
             _ => Compression::None,
         }
     }
@@ -44,7 +72,16 @@ impl Compression {
             Compression::None => "plain",
             Compression::Gzip => "gzip",
             Compression::Zstd => "zstd",
+            Compression::Bzip2 => "bzip2",
+            Compression::Xz => "xz",
+            Compression::Zip => "zip",
         }
+    }
+
+    /// Decoders whose read that meets damage loses what it decoded in the same call: they
+    /// are asked for little at a time (see `pump`).
+    fn small_steps(self) -> bool {
+        matches!(self, Compression::Gzip | Compression::Bzip2 | Compression::Xz | Compression::Zip)
     }
 }
 
@@ -156,6 +193,7 @@ impl Input {
         let prefix = leading_bytes(&mut file)?;
         let prefix = prefix.as_slice();
         let compression = Compression::sniff(prefix);
+        let member = zip_member(&mut file, compression, prefix.len())?;
         let raw_read = Arc::new(AtomicU64::new(0));
         let hashing = Hashing {
             inner: io::Cursor::new(prefix.to_vec()).chain(file),
@@ -176,6 +214,18 @@ impl Input {
                 Compression::Zstd => match ZstdReader::new(&mut hashing) {
                     Ok(mut d) => pump(&mut d, &tx, compression),
                     Err(e) => Err(e),
+                },
+                Compression::Bzip2 => {
+                    pump(&mut bzip2::read::MultiBzDecoder::new(&mut hashing), &tx, compression)
+                }
+                Compression::Xz => pump(
+                    &mut liblzma::read::XzDecoder::new_multi_decoder(&mut hashing),
+                    &tx,
+                    compression,
+                ),
+                Compression::Zip => match member {
+                    Some(m) => pump(&mut ZipReader::new(&mut hashing, m, 0), &tx, compression),
+                    None => Ok(()),
                 },
             };
             if let Err(e) = result {
@@ -295,25 +345,48 @@ impl Read for Input {
 /// Read-ahead of a [`SmallInput`]: what one open file of many costs.
 pub const SMALL_BUF: usize = 64 << 10;
 
+/// The member of the zip archive `file` when `compression` says it is one, read from its
+/// central directory; `file` is then put back at `at`, where its reading goes on.
+fn zip_member(
+    file: &mut File,
+    compression: Compression,
+    at: usize,
+) -> io::Result<Option<zip::Member>> {
+    if compression != Compression::Zip {
+        return Ok(None);
+    }
+    let m = zip::member(file)?;
+    file.seek(SeekFrom::Start(at as u64))?;
+    Ok(Some(m))
+}
+
+/// What a [`SmallInput`] reads the file through: its hash, and the file's first bytes.
+type Hashed = Hashing<io::Chain<io::Cursor<Vec<u8>>, File>>;
+
 /// The decoder of a [`SmallInput`], reading the file through its hash.
 enum Decoder {
-    Plain(Hashing<io::Chain<io::Cursor<Vec<u8>>, File>>),
-    Gzip(flate2::read::MultiGzDecoder<Hashing<io::Chain<io::Cursor<Vec<u8>>, File>>>),
-    Zstd(ZstdReader<Hashing<io::Chain<io::Cursor<Vec<u8>>, File>>>),
+    Plain(Hashed),
+    Gzip(flate2::read::MultiGzDecoder<Hashed>),
+    Zstd(ZstdReader<Hashed>),
+    Bzip2(bzip2::read::MultiBzDecoder<Hashed>),
+    Xz(liblzma::read::XzDecoder<Hashed>),
+    Zip(ZipReader<Hashed>),
 }
 
 impl Read for Decoder {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Decoder::Plain(h) => h.read(buf),
-            Decoder::Gzip(d) => {
-                // Small calls: what a call that meets damage decoded is lost (see `pump`).
-                let n = buf.len().min(GZIP_STEP);
-                d.read(buf.get_mut(..n).unwrap_or_default())
-                    .map_err(|e| describe(e, Compression::Gzip))
-            }
-            Decoder::Zstd(d) => d.read(buf).map_err(|e| describe(e, Compression::Zstd)),
-        }
+        // Small calls: what a call that meets damage decoded is lost (see `pump`).
+        let n = buf.len().min(GZIP_STEP);
+        let small = buf.get_mut(..n).unwrap_or_default();
+        let (r, c) = match self {
+            Decoder::Plain(h) => return h.read(buf),
+            Decoder::Zstd(d) => return d.read(buf).map_err(|e| describe(e, Compression::Zstd)),
+            Decoder::Gzip(d) => (d.read(small), Compression::Gzip),
+            Decoder::Bzip2(d) => (d.read(small), Compression::Bzip2),
+            Decoder::Xz(d) => (d.read(small), Compression::Xz),
+            Decoder::Zip(d) => (d.read(small), Compression::Zip),
+        };
+        r.map_err(|e| describe(e, c))
     }
 }
 
@@ -346,11 +419,17 @@ impl SmallInput {
         let prefix = leading_bytes(&mut file)?;
         let prefix = prefix.as_slice();
         let compression = Compression::sniff(prefix);
+        let member = zip_member(&mut file, compression, prefix.len())?;
         let hashing = Hashing::new(io::Cursor::new(prefix.to_vec()).chain(file));
-        let dec = match compression {
-            Compression::None => Decoder::Plain(hashing),
-            Compression::Gzip => Decoder::Gzip(flate2::read::MultiGzDecoder::new(hashing)),
-            Compression::Zstd => Decoder::Zstd(ZstdReader::with_buf(hashing, SMALL_BUF)?),
+        let dec = match (compression, member) {
+            (Compression::Gzip, _) => Decoder::Gzip(flate2::read::MultiGzDecoder::new(hashing)),
+            (Compression::Zstd, _) => Decoder::Zstd(ZstdReader::with_buf(hashing, SMALL_BUF)?),
+            (Compression::Bzip2, _) => Decoder::Bzip2(bzip2::read::MultiBzDecoder::new(hashing)),
+            (Compression::Xz, _) => {
+                Decoder::Xz(liblzma::read::XzDecoder::new_multi_decoder(hashing))
+            }
+            (Compression::Zip, Some(m)) => Decoder::Zip(ZipReader::new(hashing, m, 0)),
+            (Compression::None | Compression::Zip, _) => Decoder::Plain(hashing),
         };
         Ok(SmallInput { inner: io::BufReader::with_capacity(SMALL_BUF, dec) })
     }
@@ -361,6 +440,11 @@ impl SmallInput {
             Decoder::Plain(h) => h,
             Decoder::Gzip(d) => d.into_inner(),
             Decoder::Zstd(d) => d.inner,
+            Decoder::Bzip2(d) => d.into_inner(),
+            Decoder::Xz(d) => d.into_inner(),
+            Decoder::Zip(d) => {
+                d.into_inner().ok_or_else(|| io::Error::other("the zip reader lost its file"))?
+            }
         };
         io::copy(&mut hashing, &mut io::sink())?;
         Ok(hashing.digest())
@@ -488,7 +572,7 @@ fn pump<R: Read>(
 ) -> io::Result<()> {
     // A gzip decoder's read that meets damage loses the text it decoded in that call: the
     // calls are kept small, so little more than the damaged part is lost.
-    let step = if compression == Compression::Gzip { GZIP_STEP } else { CHUNK };
+    let step = if compression.small_steps() { GZIP_STEP } else { CHUNK };
     loop {
         let mut chunk = vec![0u8; CHUNK];
         let mut filled = 0;
@@ -712,5 +796,57 @@ mod tests {
             let d = small.finish().unwrap();
             assert_eq!(d, file_digest(&path).unwrap(), "{name}");
         }
+    }
+
+    #[test]
+    fn bzip2_and_xz_streams_are_decoded_whole_and_their_damage_said() {
+        use std::io::Write;
+        let a = text(60_000);
+        let b = text(500);
+        let bz = |t: &[u8]| {
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            e.write_all(t).unwrap();
+            e.finish().unwrap()
+        };
+        let xz = |t: &[u8]| {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+            e.write_all(t).unwrap();
+            e.finish().unwrap()
+        };
+        for (name, enc) in [("bzip2", &bz as &dyn Fn(&[u8]) -> Vec<u8>), ("xz", &xz)] {
+            // Two streams one after the other, as `cat a.bz2 b.bz2` makes.
+            let mut file = enc(&a);
+            file.extend(enc(&b));
+            assert_eq!(Compression::sniff(&file).name(), name);
+            let (out, err) = decode(&file);
+            assert!(err.is_none(), "{name}: {err:?}");
+            assert!(out.len() == a.len() + b.len() && out[..a.len()] == a[..], "{name}");
+            // Read the small way too, with the same hash.
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t");
+            std::fs::write(&path, &file).unwrap();
+            let mut small = SmallInput::open(&path).unwrap();
+            let mut got = Vec::new();
+            small.read_to_end(&mut got).unwrap();
+            assert_eq!(got.len(), out.len(), "{name}");
+            assert_eq!(small.finish().unwrap(), file_digest(&path).unwrap(), "{name}");
+            // Cut short: what decodes is kept and the error says the stream ends early.
+            let (out, err) = decode(&file[..file.len() - 40]);
+            let err = err.unwrap_or_else(|| panic!("{name}: a cut stream must be said"));
+            assert!(err.to_string().starts_with(name), "{err}");
+            assert!(a.starts_with(&out[..out.len().min(a.len())]), "{name}");
+        }
+    }
+
+    #[test]
+    fn compressed_endings_are_stripped_once_in_any_case() {
+        assert_eq!(strip_compressed("t.prv.XZ"), "t.prv");
+        assert_eq!(strip_compressed("t.btf.bz2"), "t.btf");
+        assert_eq!(strip_compressed("t.zip"), "t");
+        assert_eq!(strip_compressed("t.gz.zst"), "t.gz");
+        assert_eq!(strip_compressed("t.btf"), "t.btf");
+        assert_eq!(Compression::sniff(b"BZh9"), Compression::Bzip2);
+        assert_eq!(Compression::sniff(b"BZhx"), Compression::None, "plain text may start so");
+        assert_eq!(Compression::sniff(b"PK\x03\x04"), Compression::Zip);
     }
 }

@@ -28,6 +28,7 @@ pub mod qs;
 pub mod shark;
 #[cfg(test)]
 pub mod test_sink;
+pub mod zip;
 
 use crate::model::{Event, Pos, TimeUnit};
 use crate::Result;

@@ -6,7 +6,9 @@ use super::writer::{CaptureWriter, TableSink, DEFAULT_ZSTD_LEVEL};
 use super::{schema, Archive};
 use crate::derive::{Deriver, Summary};
 use crate::ingest::diag::Severity;
-use crate::ingest::input::{file_digest, Compression, Digest256, Hashing, Input};
+use crate::ingest::input::{
+    file_digest, Compression, Digest256, Hashing, Input, COMPRESSED_SUFFIXES,
+};
 use crate::ingest::lines::LineReader;
 use crate::ingest::{self, btf, hw, prv, qs, shark, Format};
 use crate::{Error, Result};
@@ -152,11 +154,10 @@ pub fn capture_dir_as(dir: &Path, format: Option<Format>) -> Result<(Vec<PathBuf
     let pick = |d: &Path| -> Result<Vec<PathBuf>> {
         let mut files = Vec::new();
         for n in ["thread.prv", "cpu.prv"] {
-            let found: Vec<PathBuf> =
-                [d.join(n), d.join(format!("{n}.gz")), d.join(format!("{n}.zst"))]
-                    .into_iter()
-                    .filter(|p| p.is_file())
-                    .collect();
+            let found: Vec<PathBuf> = std::iter::once(d.join(n))
+                .chain(COMPRESSED_SUFFIXES.iter().map(|c| d.join(format!("{n}{c}"))))
+                .filter(|p| p.is_file())
+                .collect();
             if found.len() > 1 {
                 let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
                 return Err(Error::input(
@@ -1071,7 +1072,7 @@ fn durable_rename(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The file name without directory and without `.gz`/`.zst`/`.btf`/`.bin`-like extensions; the
+/// The file name without directory and without `.gz`/`.zip`/`.btf`/`.bin`-like extensions; the
 /// whole file name when that would be a number (`5.btf`), see [`not_a_number`].
 pub fn default_name(path: &Path) -> String {
     let mut name = path
@@ -1079,7 +1080,8 @@ pub fn default_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "capture".into());
     let whole = name.clone();
-    for ext in [".gz", ".zst", ".zstd", ".btf", ".prv", ".qs", ".bin", ".txt", ".csv"] {
+    name = crate::ingest::input::strip_compressed(&name).to_string();
+    for ext in [".btf", ".prv", ".qs", ".bin", ".txt", ".csv"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
         }

@@ -7,9 +7,6 @@ use std::path::{Path, PathBuf};
 /// Most metadata text read from one JSON file (they are a few KiB).
 const MAX_JSON: u64 = 16 << 20;
 
-/// Compressed forms accepted beside the plain name.
-const PACKED: [&str; 3] = ["", ".gz", ".zst"];
-
 /// One thread's stream and where it sits.
 #[derive(Debug, Clone)]
 pub struct StreamFile {
@@ -34,11 +31,15 @@ pub struct StreamFile {
 }
 
 fn strip_packed(name: &str) -> &str {
-    name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(name)
+    crate::ingest::input::strip_compressed(name)
 }
 
+/// `dir/name`, plain or in a compressed form (`stream.json.gz`).
 fn first_existing(dir: &Path, name: &str) -> Option<PathBuf> {
-    PACKED.iter().map(|c| dir.join(format!("{name}{c}"))).find(|p| p.is_file())
+    std::iter::once("")
+        .chain(crate::ingest::input::COMPRESSED_SUFFIXES)
+        .map(|c| dir.join(format!("{name}{c}")))
+        .find(|p| p.is_file())
 }
 
 fn number_after(name: &str, prefix: &str) -> Option<i64> {

@@ -43,7 +43,7 @@ pub mod pcf;
 pub mod row;
 
 use super::diag::{Diagnostic, Severity, ROWS_PER_KIND};
-use super::input::{Digest256, Input};
+use super::input::{strip_compressed, Digest256, Input, COMPRESSED_SUFFIXES};
 use super::lines::LineReader;
 use super::{ChannelSet, Message, Sink, Span};
 use crate::derive::Reorder;
@@ -92,15 +92,11 @@ pub struct Companions {
     pub text_bytes: u64,
 }
 
-/// `x.prv`, `x.prv.gz`, `x.prv.zst` -> `x.<ext>` in the same directory.
+/// `x.prv`, `x.prv.gz`, `x.prv.zst` (any of [`COMPRESSED_SUFFIXES`]) -> `x.<ext>` in the
+/// same directory.
 pub fn companion_path(prv: &Path, ext: &str) -> PathBuf {
     let name = prv.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut stem = name.as_str();
-    for c in [".gz", ".zst", ".zstd"] {
-        if let Some(s) = stem.strip_suffix(c) {
-            stem = s;
-        }
-    }
+    let mut stem = strip_compressed(&name);
     if stem.len() > 4 && stem.get(stem.len() - 4..).is_some_and(|e| e.eq_ignore_ascii_case(".prv"))
     {
         stem = stem.get(..stem.len() - 4).unwrap_or(stem);
@@ -135,18 +131,21 @@ fn read_text(path: &Path) -> std::io::Result<(String, Digest256, u64, bool)> {
 /// What is lost without the companion at `path` (a `.pcf` or a `.row`).
 fn without(path: &Path) -> &'static str {
     let name = path.to_string_lossy();
-    if [".pcf", ".pcf.gz", ".pcf.zst"].iter().any(|e| name.ends_with(e)) {
+    if strip_compressed(&name).ends_with(".pcf") {
         "state and event names and value labels are shown as numbers"
     } else {
         "threads and CPUs are named by their numbers"
     }
 }
 
-/// The `.pcf` or `.row` file (`ext`) beside `prv`, plain, `.gz` or `.zst`, when there is
-/// one.
+/// The `.pcf` or `.row` file (`ext`) beside `prv`, plain or compressed (`.gz`, `.zst`, any of
+/// [`COMPRESSED_SUFFIXES`]), when there is one.
 fn companion_file(prv: &Path, ext: &str) -> Option<PathBuf> {
     let plain = companion_path(prv, ext);
-    let packed = [".gz", ".zst"].map(|c| PathBuf::from(format!("{}{c}", plain.display())));
+    let packed: Vec<PathBuf> = COMPRESSED_SUFFIXES
+        .iter()
+        .map(|c| PathBuf::from(format!("{}{c}", plain.display())))
+        .collect();
     std::iter::once(plain).chain(packed).find(|p| p.is_file())
 }
 
@@ -841,7 +840,7 @@ fn zero_is_value(ovni: bool, etype: i128) -> bool {
 /// ovni's emulator writes the CPU view as `cpu.prv`, whose rows are CPUs.
 fn is_ovni_cpu_file(path: &str) -> bool {
     let name = Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or("");
-    ["cpu.prv", "cpu.prv.gz", "cpu.prv.zst"].contains(&name)
+    strip_compressed(name) == "cpu.prv"
 }
 
 fn is_cpu_label(l: &str) -> bool {

@@ -95,12 +95,7 @@ pub fn parse_tick_rate(s: &str) -> std::result::Result<u64, String> {
 /// `x.bin`, `x.qs.gz` -> `x.dic` beside it.
 pub fn dic_path(trace: &Path) -> PathBuf {
     let name = trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut stem = name.as_str();
-    for c in [".gz", ".zst", ".zstd"] {
-        if let Some(s) = stem.strip_suffix(c) {
-            stem = s;
-        }
-    }
+    let mut stem = crate::ingest::input::strip_compressed(&name);
     if let Some((s, _ext)) = stem.rsplit_once('.').filter(|(s, _)| !s.is_empty()) {
         stem = s;
     }
