@@ -668,3 +668,63 @@ fn a_semaphore_never_overfull_has_zero_overfull_time_and_a_first_preempt_has_its
         "capture_id,preempted,preempted_by,core,preemptions,first_ts,last_ts\n2,A,B,Core_0,1,0,0\n"
     );
 }
+
+#[test]
+fn jitter_deadlines_and_signal_values_keep_two_captures_of_the_same_names_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Both captures have a task TA and a signal V: TA's period is 10 in the first, 30 in
+    // the second; TB (period 7) is only in the second. The analyses number or group the
+    // entities and signals internally: each capture must keep its own.
+    std::fs::write(
+        tmp.path().join("a.btf"),
+        "0,STI,0,T,TA,0,activate\n1,Core_0,0,T,TA,0,start\n2,Core_0,0,T,TA,0,terminate\n\
+         5,TA,0,SIG,V,-1,write,1\n10,STI,0,T,TA,1,activate\n11,Core_0,0,T,TA,1,start\n\
+         12,Core_0,0,T,TA,1,terminate\n15,TA,1,SIG,V,-1,write,2\n20,STI,0,T,TA,2,activate\n\
+         21,Core_0,0,T,TA,2,start\n22,Core_0,0,T,TA,2,terminate\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("b.btf"),
+        "0,STI,0,T,TA,0,activate\n0,STI,0,T,TB,0,activate\n1,Core_0,0,T,TA,0,start\n\
+         2,Core_0,0,T,TA,0,terminate\n2,TA,0,SIG,V,-1,write,7\n3,Core_0,0,T,TB,0,start\n\
+         4,Core_0,0,T,TB,0,terminate\n7,STI,0,T,TB,1,activate\n8,Core_0,0,T,TB,1,start\n\
+         9,Core_0,0,T,TB,1,terminate\n30,STI,0,T,TA,1,activate\n31,Core_0,0,T,TA,1,start\n\
+         32,Core_0,0,T,TA,1,terminate\n60,STI,0,T,TA,2,activate\n61,Core_0,0,T,TA,2,start\n\
+         62,Core_0,0,T,TA,2,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "a.btf", "b.btf"]);
+    let names = util::csv(tmp.path(), "db", "SELECT capture_id, name FROM captures ORDER BY 1");
+    assert_eq!(names, "capture_id,name\n1,a\n2,b\n");
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT capture_id, entity, activations, activate_to_activate_min, \
+             activate_to_activate_max, starts, start_to_start_min, start_to_start_max \
+             FROM activation_jitter"
+        ),
+        "capture_id,entity,activations,activate_to_activate_min,activate_to_activate_max,\
+         starts,start_to_start_min,start_to_start_max\n\
+         1,TA,3,10,10,3,10,10\n2,TA,3,30,30,3,30,30\n2,TB,2,7,7,2,5,5\n"
+    );
+    // Implicit deadlines: each instance's period in its own capture; the last one uses the
+    // period before it.
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT capture_id, entity, instances, misses, worst_lateness, deadline_source \
+             FROM deadline_summary"
+        ),
+        "capture_id,entity,instances,misses,worst_lateness,deadline_source\n\
+         1,TA,3,0,-8,implicit-period\n2,TA,3,0,-28,implicit-period\n\
+         2,TB,2,0,-3,implicit-period\n"
+    );
+    // A value holds until the next write of its signal in the same capture, or that
+    // capture's last event (22 and 62).
+    assert_eq!(
+        util::csv(tmp.path(), "db", "SELECT capture_id, signal, ts, dur, text FROM signal_values"),
+        "capture_id,signal,ts,dur,text\n1,V,5,10,1\n1,V,15,7,2\n2,V,2,60,7\n"
+    );
+}

@@ -31,24 +31,34 @@ WITH i AS NOT MATERIALIZED (
     SELECT capture_id, entity, entity_type, instance, activate_ts, start_ts
     FROM instances
     WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
-), first AS (
-    SELECT capture_id, entity, min(activate_ts) AS first_activate, arg_min(instance, activate_ts) AS first_activated
+), first AS MATERIALIZED (
+    -- One row per entity, numbered (eid): the window below partitions and sorts integers
+    -- and carries no names, which are joined back to the aggregate's few rows. Held, and
+    -- numbered in a fixed order, so that both readers see the same numbers.
+    SELECT capture_id, entity, any_value(entity_type) AS entity_type,
+           count(activate_ts) AS activations, count(start_ts) AS starts,
+           min(activate_ts) AS first_activate, arg_min(instance, activate_ts) AS first_activated,
+           row_number() OVER (ORDER BY capture_id, entity) AS eid
     FROM i GROUP BY capture_id, entity
 ), w AS (
-    SELECT capture_id, entity, entity_type, activate_ts, start_ts,
+    SELECT eid,
            activate_ts - lag(activate_ts) OVER seq AS a2a,
            start_ts - lag(start_ts) OVER seq AS s2s
-    FROM (SELECT i.*, CASE WHEN activate_ts IS NOT NULL THEN activate_ts
-                           WHEN instance < first_activated THEN first_activate
-                           ELSE start_ts END AS k
+    FROM (SELECT f.eid, i.instance, i.activate_ts, i.start_ts,
+                 CASE WHEN i.activate_ts IS NOT NULL THEN i.activate_ts
+                      WHEN i.instance < f.first_activated THEN f.first_activate
+                      ELSE i.start_ts END AS k
           FROM i JOIN first f ON f.capture_id = i.capture_id AND f.entity = i.entity)
-    WINDOW seq AS (PARTITION BY capture_id, entity ORDER BY k, instance)
+    WINDOW seq AS (PARTITION BY eid ORDER BY k, instance)
+), d AS (
+    SELECT eid, min(a2a) AS a_min, round(avg(a2a), 1) AS a_avg, max(a2a) AS a_max,
+           min(s2s) AS s_min, round(avg(s2s), 1) AS s_avg, max(s2s) AS s_max
+    FROM w GROUP BY eid
 )
-SELECT capture_id, entity, any_value(entity_type) AS entity_type, count(activate_ts) AS activations,
-       min(a2a) AS activate_to_activate_min, round(avg(a2a), 1) AS activate_to_activate_avg,
-       max(a2a) AS activate_to_activate_max, max(a2a) - min(a2a) AS activate_jitter,
-       count(start_ts) AS starts, min(s2s) AS start_to_start_min, round(avg(s2s), 1) AS start_to_start_avg,
-       max(s2s) AS start_to_start_max, max(s2s) - min(s2s) AS start_jitter
-FROM w
-GROUP BY capture_id, entity
-ORDER BY capture_id, entity;
+SELECT f.capture_id, f.entity, f.entity_type, f.activations,
+       d.a_min AS activate_to_activate_min, d.a_avg AS activate_to_activate_avg,
+       d.a_max AS activate_to_activate_max, d.a_max - d.a_min AS activate_jitter,
+       f.starts, d.s_min AS start_to_start_min, d.s_avg AS start_to_start_avg,
+       d.s_max AS start_to_start_max, d.s_max - d.s_min AS start_jitter
+FROM first f JOIN d USING (eid)
+ORDER BY f.capture_id, f.entity;

@@ -37,15 +37,18 @@ WITH inst AS (
     -- (which then skips the pages of other entity types) rather than after it.
     WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND activate_ts IS NOT NULL
     WINDOW w AS (PARTITION BY capture_id, entity ORDER BY activate_ts, instance)
-), names AS (
-    -- From a narrow scan of its own, so that inst streams into the join below instead of
-    -- being held for a second reader.
-    SELECT DISTINCT capture_id, entity FROM instances
-    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND activate_ts IS NOT NULL
-), rules AS (
+), rules AS MATERIALIZED (
     SELECT NULL::BIGINT AS capture_id, entity AS pattern, deadline, 2 AS prio FROM param_deadlines
     UNION ALL
     SELECT capture_id, entity, deadline, 1 FROM deadlines WHERE source = 'file'
+), names AS (
+    -- From a narrow scan of its own, so that inst streams into the join below instead of
+    -- being held for a second reader. Joined to one row that exists only when there is a
+    -- rule: without deadline files the join's build side is empty and the scan stops at
+    -- once (the names serve only to match rules).
+    SELECT DISTINCT i.capture_id, i.entity FROM instances i
+    JOIN (SELECT true AS any_rule FROM rules LIMIT 1) g ON g.any_rule = (i.activate_ts IS NOT NULL)
+    WHERE (i.entity_type IN ('T', 'I', 'ISR')) IS TRUE AND i.activate_ts IS NOT NULL
 ), best AS (
     SELECT n.capture_id, n.entity,
            arg_max(r.deadline, r.prio * 1000000 + (r.pattern = n.entity)::INTEGER * 100000 + length(r.pattern)) AS deadline
