@@ -194,9 +194,9 @@ impl LockRow {
 }
 
 /// Rows are produced when they close (an interval at its end), but are written sorted by
-/// their start. This buffer holds at most `cap` rows: when full, its keys are sorted (a
-/// stable, run-adaptive sort: they are mostly sorted already) and the earlier half of the
-/// rows released. Rows that close more than `cap / 2` rows late come out of order; nothing
+/// their start. This buffer holds at most `cap` rows: when full, its keys are sorted (by time,
+/// then arrival: the new keys sorted and merged into those kept sorted) and the earlier
+/// half of the rows released. Rows that close more than `cap / 2` rows late come out of order; nothing
 /// is lost, and readers do not rely on the order.
 ///
 /// The rows stay in a vector in the order they came and only the small `(ts, position)`
@@ -217,6 +217,8 @@ pub struct Reorder<T> {
     keys: Vec<(i64, usize)>,
     /// Each row's position once a release closed the gaps (reused).
     moved_to: Vec<usize>,
+    /// The fresh keys while [`Reorder::sort_keys`] merges them into the kept ones (reused).
+    fresh: Vec<(i64, usize)>,
     cap: usize,
     /// Heap bytes the held rows hold (long state texts: a signal value of 100 KB).
     bytes: usize,
@@ -234,6 +236,7 @@ impl<T> Reorder<T> {
             since_release: 0,
             keys: Vec::new(),
             moved_to: Vec::new(),
+            fresh: Vec::new(),
             cap: cap.max(2),
             bytes: 0,
         }
@@ -293,10 +296,27 @@ impl<T> Reorder<T> {
     /// Adds the keys of the rows pushed since the last release and sorts them all by time;
     /// equal times keep the order the rows came in: positions in `rows` are that order, so
     /// sorting by (time, position), which needs no stable sort, is the same.
+    ///
+    /// The kept keys are sorted already and every fresh key's position is after theirs: the
+    /// fresh keys are sorted on their own and the two runs merged, the same order as sorting
+    /// them all (sorting all of them again was ~3% of an ingest's CPU time).
     fn sort_keys(&mut self) {
-        let fresh = self.rows.iter().enumerate().skip(self.keys.len());
+        let kept = self.keys.len();
+        let fresh = self.rows.iter().enumerate().skip(kept);
         self.keys.extend(fresh.map(|(at, r)| (r.as_ref().map_or(i64::MAX, |r| r.0), at)));
-        self.keys.sort_unstable();
+        let Some(new) = self.keys.get_mut(kept..) else { return };
+        new.sort_unstable();
+        // Nothing to merge when every fresh key comes after the kept ones.
+        let last_kept = kept.checked_sub(1).and_then(|l| self.keys.get(l));
+        let in_order = match (last_kept, self.keys.get(kept)) {
+            (Some(last), Some(first)) => last <= first,
+            _ => true,
+        };
+        if !in_order {
+            self.fresh.clear();
+            self.fresh.extend_from_slice(self.keys.get(kept..).unwrap_or_default());
+            merge_back(&mut self.keys, kept, &self.fresh);
+        }
     }
 
     /// Moves the rows of the first `n` (sorted) keys to `out`; the others stay, in the
@@ -309,18 +329,44 @@ impl<T> Reorder<T> {
                 out.push(row);
             }
         }
+        // The gaps closed and each row's new place noted in one pass over the rows.
         self.moved_to.clear();
         let mut kept = 0;
-        for r in &self.rows {
-            self.moved_to.push(kept);
+        let moved_to = &mut self.moved_to;
+        self.rows.retain(|r| {
+            moved_to.push(kept);
             kept += usize::from(r.is_some());
-        }
+            r.is_some()
+        });
         self.keys.drain(..n);
         for k in &mut self.keys {
             k.1 = self.moved_to.get(k.1).copied().unwrap_or(k.1);
         }
-        self.rows.retain(Option::is_some);
         self.since_release = 0;
+    }
+}
+
+/// Merges the sorted keys `fresh` into `keys`, whose first `kept` are sorted and whose
+/// others are room for them: from the back, so that only the fresh keys need a copy.
+fn merge_back(keys: &mut [(i64, usize)], kept: usize, fresh: &[(i64, usize)]) {
+    let (mut i, mut j) = (kept, fresh.len());
+    let mut k = keys.len();
+    while let Some(&y) = j.checked_sub(1).and_then(|j| fresh.get(j)) {
+        k -= 1;
+        let x = i.checked_sub(1).and_then(|i| keys.get(i)).copied();
+        let v = match x {
+            Some(x) if x > y => {
+                i -= 1;
+                x
+            }
+            _ => {
+                j -= 1;
+                y
+            }
+        };
+        if let Some(slot) = keys.get_mut(k) {
+            *slot = v;
+        }
     }
 }
 
@@ -428,6 +474,36 @@ mod tests {
                 }
             }
             assert_eq!(out_new, out_old, "cap {cap}");
+        }
+    }
+
+    #[test]
+    fn merged_keys_are_those_of_a_sort_of_them_all() {
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for cap in [2, 3, 8, 100, 1000] {
+            let mut r = Reorder::new(cap);
+            let mut out = Vec::new();
+            for row in 0..5000u32 {
+                // Late rows, ties, and runs entirely after the kept keys.
+                let ts = i64::from(row / 2) - if next(3) == 0 { next(300) as i64 } else { 0 };
+                r.rows.push(Some((ts, 0, row)));
+                if r.rows.len() >= cap {
+                    r.sort_keys();
+                    let mut all: Vec<(i64, usize)> = r
+                        .rows
+                        .iter()
+                        .enumerate()
+                        .map(|(at, row)| (row.as_ref().unwrap().0, at))
+                        .collect();
+                    all.sort();
+                    assert_eq!(r.keys, all, "cap {cap}, row {row}");
+                    r.release(cap / 2, &mut out);
+                }
+            }
         }
     }
 

@@ -12,12 +12,16 @@
 //! end of a batch, as parquet-rs did.
 use crate::model::strings::FastMap;
 use crate::model::Sym;
+use arrow::array::{Array, Int64Array};
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, EncodingMask, PageType, ZstdLevel};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::{ParquetError, Result};
-use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
+use parquet::file::metadata::{
+    ColumnChunkMetaData, LevelHistogram, OffsetIndexBuilder, PageEncodingStats,
+};
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 use std::ops::Range;
@@ -27,6 +31,9 @@ pub const NULL_KEY: u32 = u32::MAX;
 
 /// Syms below this have their row-group index in a table; the others in a map.
 const DENSE_SYMS: usize = 1 << 16;
+
+/// Integers from -1 to this - 2 have their row-group index in a table; the others in a map.
+const DENSE_INTS: usize = 1 << 16;
 
 /// Dictionary size from which a chunk falls back to PLAIN pages (parquet-rs's default
 /// limit), looked at between batches.
@@ -118,7 +125,21 @@ struct DataPage {
     rows: usize,
 }
 
-/// One row group's chunk of a name column, built from [`NameBatch`]es.
+/// Min, max and NULL count of an integer chunk: its statistics in the footer, as
+/// parquet-rs writes them.
+#[derive(Debug, Clone, Copy)]
+struct IntStats {
+    min: i64,
+    max: i64,
+    nulls: u64,
+}
+
+impl IntStats {
+    const EMPTY: IntStats = IntStats { min: i64::MAX, max: i64::MIN, nulls: 0 };
+}
+
+/// One row group's chunk of a name column, built from [`NameBatch`]es, or of a dictionary
+/// integer column, built from Arrow arrays ([`NameChunk::new_ints`]).
 pub struct NameChunk {
     descr: ColumnDescPtr,
     level: ZstdLevel,
@@ -133,6 +154,14 @@ pub struct NameChunk {
     by_text: FastMap<Box<str>, u32>,
     /// Syms below [`DENSE_SYMS`] in the dictionary, to clear `by_sym` for the next chunk.
     dense_syms: Vec<Sym>,
+    /// An integer column's statistics (`None`: a name column, which has none).
+    ints: Option<IntStats>,
+    /// Row-group index + 1 of each integer `v` from -1 to [`DENSE_INTS`] - 2, at `v + 1`.
+    by_int: Vec<u32>,
+    /// The same for other integers.
+    by_big_int: FastMap<i64, u32>,
+    /// Slots of `by_int` in use, to clear it for the next chunk.
+    dense_ints: Vec<usize>,
     /// The dictionary page's values, PLAIN-encoded (length, bytes).
     dict: Vec<u8>,
     /// Values in the dictionary.
@@ -175,6 +204,10 @@ impl NameChunk {
             by_big_sym: FastMap::default(),
             by_text: FastMap::default(),
             dense_syms: Vec::new(),
+            ints: None,
+            by_int: Vec::new(),
+            by_big_int: FastMap::default(),
+            dense_ints: Vec::new(),
             dict: Vec::new(),
             dict_values: 0,
             fallback: false,
@@ -192,6 +225,17 @@ impl NameChunk {
         })
     }
 
+    /// A chunk of the BIGINT column `descr` whose values few are distinct (instance numbers,
+    /// counts): parquet-rs hashed every value to find its dictionary index (~3% of an
+    /// ingest's CPU time); here a value from -1 to 65,534 is an index into a table. The
+    /// pages are the same kinds (a PLAIN dictionary, RLE_DICTIONARY pages, PLAIN ones past
+    /// 1 MiB of dictionary), with min/max and NULL count in the footer.
+    pub fn new_ints(descr: ColumnDescPtr, level: i32) -> Result<Self> {
+        let mut chunk = NameChunk::new(descr, level)?;
+        chunk.ints = Some(IntStats::EMPTY);
+        Ok(chunk)
+    }
+
     /// Rows written to this chunk.
     pub fn rows(&self) -> usize {
         self.rows
@@ -205,6 +249,7 @@ impl NameChunk {
             + self.indices.len() * 4
             + self.plain.len()
             + self.by_sym.len() * 4
+            + self.by_int.len() * 4
     }
 
     /// Appends rows `rows` of `batch`.
@@ -249,6 +294,87 @@ impl NameChunk {
             rest = later;
         }
         Ok(())
+    }
+
+    /// Appends rows `rows` of `values` (a chunk made by [`NameChunk::new_ints`]).
+    pub fn write_ints(&mut self, values: &Int64Array, rows: Range<usize>) -> Result<()> {
+        let start = rows.start;
+        let all = values.values().get(rows).unwrap_or_default();
+        let nulls = values.nulls().filter(|n| n.null_count() > 0);
+        let is_null = |i: usize| nulls.is_some_and(|n| n.is_null(start + i));
+        let mut stats = self.ints.unwrap_or(IntStats::EMPTY);
+        if !self.fallback && self.dict.len() >= DICT_LIMIT {
+            self.flush_page()?;
+            self.fallback = true;
+        }
+        // Rows up to the page's end (or a PLAIN step) at a time, then a look at its size.
+        let mut at = 0;
+        while at < all.len() {
+            let room = if self.fallback {
+                PLAIN_STEP
+            } else {
+                self.max_indices.saturating_sub(self.indices.len()).max(1)
+            };
+            let end = all.len().min(at + room);
+            for (i, &v) in (at..end).zip(all.get(at..end).unwrap_or_default()) {
+                if is_null(i) {
+                    self.page_nulls.push(len_u32(self.page_rows)?);
+                    stats.nulls += 1;
+                } else {
+                    stats.min = stats.min.min(v);
+                    stats.max = stats.max.max(v);
+                    if self.fallback {
+                        self.plain.extend_from_slice(&v.to_le_bytes());
+                    } else {
+                        let index = self.int_index(v);
+                        self.indices.push(index);
+                    }
+                }
+                self.page_rows += 1;
+            }
+            self.rows += end - at;
+            at = end;
+            if self.page_full() {
+                self.flush_page()?;
+            }
+        }
+        self.ints = Some(stats);
+        Ok(())
+    }
+
+    /// The dictionary index of the integer `v`, added when new.
+    #[inline]
+    fn int_index(&mut self, v: i64) -> u32 {
+        let slot = usize::try_from(v.wrapping_add(1)).ok().filter(|&s| s < DENSE_INTS);
+        let found = match slot {
+            Some(s) => self.by_int.get(s).copied().filter(|&i| i > 0).map(|i| i - 1),
+            None => self.by_big_int.get(&v).copied(),
+        };
+        found.unwrap_or_else(|| self.add_int(v, slot))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_int(&mut self, v: i64, slot: Option<usize>) -> u32 {
+        let index = self.dict_values;
+        self.dict_values += 1;
+        self.max_indices = PAGE_BYTES * 8 / usize::from(self.bit_width());
+        self.dict.extend_from_slice(&v.to_le_bytes());
+        match slot {
+            Some(s) => {
+                if s >= self.by_int.len() {
+                    self.by_int.resize(s + 1, 0);
+                }
+                if let Some(i) = self.by_int.get_mut(s) {
+                    *i = index + 1;
+                }
+                self.dense_ints.push(s);
+            }
+            None => {
+                self.by_big_int.insert(v, index);
+            }
+        }
+        index
     }
 
     /// [`NameChunk::write`] once the dictionary is full: values written PLAIN. The page's
@@ -451,7 +577,7 @@ impl NameChunk {
         }
         let rows = i64::try_from(self.rows).unwrap_or(i64::MAX);
         let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        let metadata = ColumnChunkMetaData::builder(self.descr.clone())
+        let mut metadata = ColumnChunkMetaData::builder(self.descr.clone())
             .set_compression(Compression::ZSTD(self.level))
             .set_encodings_mask(EncodingMask::new_from_encodings(encodings.iter()))
             .set_page_encoding_stats(stats)
@@ -459,8 +585,21 @@ impl NameChunk {
             .set_total_uncompressed_size(uncompressed)
             .set_num_values(rows)
             .set_data_page_offset(to_i64(data_offset))
-            .set_dictionary_page_offset(Some(to_i64(dict_offset)))
-            .build()?;
+            .set_dictionary_page_offset(Some(to_i64(dict_offset)));
+        if let Some(s) = self.ints {
+            // What parquet-rs records of a chunk with statistics: min/max of the values
+            // (none when all are NULL), the NULL count, and the definition levels' histogram.
+            let values = self.rows as u64 - s.nulls;
+            let (min, max) = if values > 0 { (Some(s.min), Some(s.max)) } else { (None, None) };
+            let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+            metadata = metadata
+                .set_statistics(Statistics::int64(min, max, None, Some(s.nulls), false))
+                .set_definition_level_histogram(
+                    (self.descr.max_def_level() > 0)
+                        .then(|| LevelHistogram::from(vec![to_i64(s.nulls), to_i64(values)])),
+                );
+        }
+        let metadata = metadata.build()?;
         let bytes = sink.into_inner()?;
         let close = ColumnCloseResult {
             bytes_written: bytes.len() as u64,
@@ -483,6 +622,16 @@ impl NameChunk {
         }
         self.dense_syms.clear();
         self.by_big_sym.clear();
+        for &s in &self.dense_ints {
+            if let Some(slot) = self.by_int.get_mut(s) {
+                *slot = 0;
+            }
+        }
+        self.dense_ints.clear();
+        self.by_big_int.clear();
+        if self.ints.is_some() {
+            self.ints = Some(IntStats::EMPTY);
+        }
         self.by_text.clear();
         self.dict.clear();
         self.dict_values = 0;

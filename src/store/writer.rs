@@ -9,7 +9,7 @@ use crate::model::strings::FastMap;
 use crate::model::{Interner, Sym};
 use crate::{Error, Result};
 use arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+    ArrayRef, AsArray, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
 };
 use arrow::datatypes::{DataType, Field, Fields, Schema};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
@@ -387,7 +387,8 @@ pub struct CaptureWriter {
 /// separated by `; `.
 pub const COMPUTED_KEY: &str = "tracedb.computed_columns";
 
-/// Integer columns with few distinct values, where a dictionary pays.
+/// Integer columns with few distinct values, where a dictionary pays: written by
+/// [`NameChunk::new_ints`], which finds a value's index without hashing it.
 const SMALL_INT_COLUMNS: &[&str] = &[
     "instance",
     "source_instance",
@@ -401,6 +402,12 @@ const SMALL_INT_COLUMNS: &[&str] = &[
     "tag",
     "size",
 ];
+
+/// Whether `field` is written by a [`NameChunk`] of integers: a BIGINT column of
+/// [`SMALL_INT_COLUMNS`], dictionary-encoded.
+fn is_int_dict(field: &Field) -> bool {
+    field.data_type() == &DataType::Int64 && SMALL_INT_COLUMNS.contains(&field.name().as_str())
+}
 
 /// Columns of interned names, appended with [`Batch::sym`] into per-batch dictionaries and
 /// encoded by [`NameChunk`].
@@ -545,11 +552,14 @@ impl TableFile {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                if !dicts.contains(&f.name().as_str()) {
-                    return Ok(None);
-                }
                 let descr = parquet_schema.column(i);
-                NameChunk::new(descr, zstd_level).map(Some).map_err(bad)
+                if dicts.contains(&f.name().as_str()) {
+                    NameChunk::new(descr, zstd_level).map(Some).map_err(bad)
+                } else if is_int_dict(f) {
+                    NameChunk::new_ints(descr, zstd_level).map(Some).map_err(bad)
+                } else {
+                    Ok(None)
+                }
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(TableFile {
@@ -594,6 +604,12 @@ impl TableFile {
             for (i, col) in batch.cols.iter().enumerate() {
                 let written = match (col, self.arrow.get_mut(i), self.names.get_mut(i)) {
                     (ColData::Names(b), _, Some(Some(chunk))) => chunk.write(b, at..at + n),
+                    (ColData::Arrow(a), _, Some(Some(chunk))) => match a.as_primitive_opt() {
+                        Some(ints) => chunk.write_ints(ints, at..at + n),
+                        None => Err(parquet::errors::ParquetError::General(format!(
+                            "column {i} is not BIGINT"
+                        ))),
+                    },
                     (ColData::Arrow(a), Some(Some(w)), _) => {
                         let a = if whole { a.clone() } else { a.slice(at, n) };
                         let field = self.fields.get(i).map(|f| f.as_ref());
@@ -1096,6 +1112,93 @@ mod tests {
                 let got: Vec<Option<String>> =
                     cols.iter().map(|c| c.is_valid(i).then(|| c.value(i).to_string())).collect();
                 assert_eq!(got, interval_names(r), "row {r}");
+                r += 1;
+            }
+        }
+        assert_eq!(r, rows);
+    }
+
+    /// An instance number of row `r`: -1, small, beyond the dense table, extremes, and
+    /// enough distinct ones for the dictionary to fill up.
+    fn instance_of(r: i64) -> i64 {
+        match r {
+            _ if r % 7 == 0 => -1,
+            _ if r % 11 == 0 => (1 << 40) + r,
+            _ if r % 13 == 0 => i64::MIN,
+            _ if r % 17 == 0 => i64::MAX,
+            _ => r,
+        }
+    }
+
+    #[test]
+    fn integer_dictionary_columns_keep_every_value_and_their_statistics() {
+        use arrow::array::Int64Array;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        use parquet::file::statistics::Statistics;
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink =
+            TableSink::new(CaptureWriter::create(dir.path(), DEFAULT_ZSTD_LEVEL).unwrap());
+        let mut n = Interner::default();
+        let (e, t) = (n.intern("E"), n.intern("T"));
+        let rows = 300_000i64;
+        let migrations = |r: i64| (r % 3 != 0).then_some(r % 5);
+        for r in 0..rows {
+            let row = InstanceRow {
+                entity: e,
+                entity_type: t,
+                instance: instance_of(r),
+                preemptions: r % 100_000,
+                migrations: migrations(r),
+                ..InstanceRow::default()
+            };
+            sink.instances(&[row], &n).unwrap();
+        }
+        sink.writer.finish().unwrap();
+        let path = dir.path().join("instances/part-0.parquet");
+        let file = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let g = file.get_row_group(0).unwrap();
+        let column = |name: &str| {
+            (0..g.num_columns()).find(|&c| g.metadata().column(c).column_path().string() == name)
+        };
+        let kinds = |name: &str| {
+            let mut kinds: Vec<(bool, Encoding)> = Vec::new();
+            for page in g.get_column_page_reader(column(name).unwrap()).unwrap() {
+                let page = page.unwrap();
+                let kind = (page.is_dictionary_page(), page.encoding());
+                if kinds.last() != Some(&kind) {
+                    kinds.push(kind);
+                }
+            }
+            kinds
+        };
+        let (dict, rle, plain) =
+            ((true, Encoding::PLAIN), (false, Encoding::RLE_DICTIONARY), (false, Encoding::PLAIN));
+        assert_eq!(kinds("instance"), [dict, rle, plain], "the dictionary filled up");
+        assert_eq!(kinds("migrations"), [dict, rle]);
+        // Statistics as parquet-rs wrote them: min, max and the NULL count.
+        let stats = |name: &str| match g.metadata().column(column(name).unwrap()).statistics() {
+            Some(Statistics::Int64(s)) => {
+                (*s.min_opt().unwrap(), *s.max_opt().unwrap(), s.null_count_opt())
+            }
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(stats("instance"), (i64::MIN, i64::MAX, Some(0)));
+        assert_eq!(stats("migrations"), (0, 4, Some(((rows + 2) / 3) as u64)));
+        assert_eq!(stats("preemptions"), (0, 99_999, Some(0)));
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        let mut r = 0;
+        for batch in reader.build().unwrap() {
+            let batch = batch.unwrap();
+            let col = |name: &str| {
+                let a = batch.column_by_name(name).unwrap();
+                a.as_any().downcast_ref::<Int64Array>().unwrap().clone()
+            };
+            let (inst, pre, mig) = (col("instance"), col("preemptions"), col("migrations"));
+            for i in 0..batch.num_rows() {
+                assert_eq!(inst.value(i), instance_of(r), "row {r}");
+                assert_eq!(pre.value(i), r % 100_000, "row {r}");
+                assert_eq!(mig.is_valid(i).then(|| mig.value(i)), migrations(r), "row {r}");
                 r += 1;
             }
         }
