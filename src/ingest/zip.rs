@@ -166,6 +166,11 @@ pub fn member(file: &mut File) -> io::Result<Member> {
         }
         files.push(Member { name, method, crc32, compressed, size, local_offset, cut: None });
     }
+    if at < dir.len() && files.len() <= 1 {
+        // The directory is damaged where it should go on: its first member, from the
+        // local header at the start, is what can still be read.
+        return first_local_member(file);
+    }
     match files.len() {
         1 => {}
         0 => return Err(bad("zip archive holds no file")),
@@ -503,6 +508,14 @@ mod tests {
         };
         assert!(t.starts_with(&out) && out.len() > t.len() / 4, "{} of {}", out.len(), t.len());
         assert!(matches!(e.kind(), io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidData));
+        // A damaged central directory: the member is read from its local header and checked
+        // against the CRC-32 and size that header holds.
+        let mut z = archive(&[entry("d/", b"", 0), entry("t.btf", &t, 8)], false);
+        let central = z.windows(4).position(|w| w == CENTRAL.to_le_bytes()).unwrap();
+        z[central + 50] = 0xFF; // inside the first entry's name: the second one is lost
+        let second = z.windows(4).rposition(|w| w == CENTRAL.to_le_bytes()).unwrap();
+        z[second] = b'X';
+        assert!(unzip(&z).unwrap() == t);
         // Streamed (sizes in a data descriptor) and cut: read to the cut, said unverifiable.
         let z = archive(&[Entry { name: "t.btf", text: &t, method: 8, descriptor: true }], false);
         let e = unzip(&z[..z.len() - 60]).map(|o| o.len()).unwrap_err();
