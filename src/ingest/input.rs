@@ -611,7 +611,17 @@ fn describe(e: io::Error, compression: Compression) -> io::Error {
     if e.kind() == io::ErrorKind::UnexpectedEof {
         io::Error::new(e.kind(), format!("{what} stream ends early (truncated file?)"))
     } else {
-        io::Error::new(e.kind(), format!("{what} stream is corrupt: {e}"))
+        // Streams are checked at the end of a block (bzip2: up to 900 kB of text), a frame
+        // or a member (gzip, xz, a zip member: the whole file, often), and their decoders
+        // hand out the text before it: a flipped bit may have made wrong lines before the
+        // error, which is all any streaming reader (`zcat | ...`) can know.
+        io::Error::new(
+            e.kind(),
+            format!(
+                "{what} stream is corrupt: {e} (found where {what} checks its data, so the \
+                 lines just before may hold damage too)"
+            ),
+        )
     }
 }
 
