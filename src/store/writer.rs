@@ -931,6 +931,26 @@ mod tests {
     use super::*;
     use arrow::array::Array;
 
+    /// The pages of column `name` in row group `rg` of the file `path`, as they are in the
+    /// file: (dictionary page?, encoding), runs of one kind told once.
+    fn page_kinds(path: &Path, rg: usize, name: &str) -> Vec<(bool, Encoding)> {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let file = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
+        let g = file.get_row_group(rg).unwrap();
+        let c = (0..g.num_columns())
+            .find(|&c| g.metadata().column(c).column_path().string() == name)
+            .unwrap();
+        let mut kinds: Vec<(bool, Encoding)> = Vec::new();
+        for page in g.get_column_page_reader(c).unwrap() {
+            let page = page.unwrap();
+            let kind = (page.is_dictionary_page(), page.encoding());
+            if kinds.last() != Some(&kind) {
+                kinds.push(kind);
+            }
+        }
+        kinds
+    }
+
     /// A name column, as the writer schema makes it.
     fn name_field(name: &str) -> Field {
         Field::new(
@@ -1077,24 +1097,7 @@ mod tests {
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
         let meta = reader.metadata().clone();
         assert_eq!(meta.num_row_groups(), 2, "a row group holds 2^20 rows");
-        // The pages as they are in the file: (dictionary page?, encoding), in order.
-        let pages = |rg: usize, name: &str| {
-            use parquet::file::reader::{FileReader, SerializedFileReader};
-            let file = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
-            let g = file.get_row_group(rg).unwrap();
-            let c = (0..g.num_columns())
-                .find(|&c| g.metadata().column(c).column_path().string() == name)
-                .unwrap();
-            let mut kinds: Vec<(bool, Encoding)> = Vec::new();
-            for page in g.get_column_page_reader(c).unwrap() {
-                let page = page.unwrap();
-                let kind = (page.is_dictionary_page(), page.encoding());
-                if kinds.last() != Some(&kind) {
-                    kinds.push(kind);
-                }
-            }
-            kinds
-        };
+        let pages = |rg: usize, name: &str| page_kinds(&path, rg, name);
         let (dict, rle, plain) =
             ((true, Encoding::PLAIN), (false, Encoding::RLE_DICTIONARY), (false, Encoding::PLAIN));
         assert_eq!(pages(0, "entity"), [dict, rle, plain], "the dictionary filled up");
@@ -1161,17 +1164,7 @@ mod tests {
         let column = |name: &str| {
             (0..g.num_columns()).find(|&c| g.metadata().column(c).column_path().string() == name)
         };
-        let kinds = |name: &str| {
-            let mut kinds: Vec<(bool, Encoding)> = Vec::new();
-            for page in g.get_column_page_reader(column(name).unwrap()).unwrap() {
-                let page = page.unwrap();
-                let kind = (page.is_dictionary_page(), page.encoding());
-                if kinds.last() != Some(&kind) {
-                    kinds.push(kind);
-                }
-            }
-            kinds
-        };
+        let kinds = |name: &str| page_kinds(&path, 0, name);
         let (dict, rle, plain) =
             ((true, Encoding::PLAIN), (false, Encoding::RLE_DICTIONARY), (false, Encoding::PLAIN));
         assert_eq!(kinds("instance"), [dict, rle, plain], "the dictionary filled up");

@@ -448,20 +448,23 @@ fn a_task_that_terminates_and_runs_again_is_a_new_instance() {
     );
 }
 
+/// TASK_A runs Run_A, which writes `speed`, is interrupted by ISR_Timer (which writes it too
+/// and calls helper, whose return is lost), and returns.
+const CALLS: &str = "Type,Address,Destination,Data,Timestamp\n\
+                     Data,0x20000000,,1,10\n\
+                     Branch,0x1010,0x2000,,20\n\
+                     Linear,0x2000,,,21\n\
+                     Data,0x20000010,,77,25\n\
+                     Interrupt,0x2010,0x3000,,30\n\
+                     Data,0x20000010,,78,32\n\
+                     Branch,0x3010,0x2100,,33\n\
+                     Return,0x3020,0x2014,,40\n\
+                     Return,0x2020,0x1014,,50\n\
+                     Return,0x1020,,,60\n";
+
 #[test]
 fn runnables_isrs_and_signals_follow_calls_and_returns() {
-    let text = "Type,Address,Destination,Data,Timestamp\n\
-                Data,0x20000000,,1,10\n\
-                Branch,0x1010,0x2000,,20\n\
-                Linear,0x2000,,,21\n\
-                Data,0x20000010,,77,25\n\
-                Interrupt,0x2010,0x3000,,30\n\
-                Data,0x20000010,,78,32\n\
-                Branch,0x3010,0x2100,,33\n\
-                Return,0x3020,0x2014,,40\n\
-                Return,0x2020,0x1014,,50\n\
-                Return,0x1020,,,60\n";
-    let r = run_with(text, SYSTEM_MAP, Some(system_elf()));
+    let r = run_with(CALLS, SYSTEM_MAP, Some(system_elf()));
     assert_eq!(
         r.system(),
         [
@@ -813,20 +816,9 @@ fn a_header_row_beyond_the_line_bound_is_refused() {
 /// and the mapping, end in Ok or Err.
 #[test]
 fn mutated_exports_never_panic() {
-    let text = "Type,Address,Destination,Data,Timestamp\n\
-                Data,0x20000000,,1,10\n\
-                Branch,0x1010,0x2000,,20\n\
-                Linear,0x2000,,,21\n\
-                Data,0x20000010,,77,25\n\
-                Interrupt,0x2010,0x3000,,30\n\
-                Data,0x20000010,,78,32\n\
-                Branch,0x3010,0x2100,,33\n\
-                Return,0x3020,0x2014,,40\n\
-                Data,0x20000000,,2,45\n\
-                Return,0x2020,0x1014,,50\n\
-                Branch,0x1010,0x4000,,55\n\
-                Data,0x20000000,,0,60\n\
-                Return,0x1020,,,70\n";
+    // Then TASK_B, which calls the terminate function, and the core idle.
+    let text =
+        format!("{CALLS}Data,0x20000000,,2,65\nBranch,0x1010,0x4000,,70\nData,0x20000000,,0,80\n");
     let comp = Companions {
         map: Mapping::parse(SYSTEM_MAP).unwrap(),
         symbols: Some(system_elf()),
