@@ -802,6 +802,18 @@ fn bzip2_xz_and_zip_inputs_read_as_the_plain_file_and_rebuild_from_their_kept_co
         "{}",
         stderr(&out)
     );
+    // A tar (here of one BTF file, gzip-compressed) is refused rather than read with its
+    // headers as lines; --format reads it anyway.
+    let mut tar = vec![0u8; 512];
+    tar[..7].copy_from_slice(b"ecu.btf");
+    tar[257..263].copy_from_slice(b"ustar\0");
+    tar.extend_from_slice(&plain);
+    tar.resize(tar.len().div_ceil(512) * 512 + 1024, 0);
+    std::fs::write(d.join("ecu.tar.gz"), util::gzip(&tar)).unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "ecu.tar.gz"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("ecu.tar.gz: a tar archive: extract it"), "{}", stderr(&out));
+    ok(d, &["ingest", "--archive", "db", "--format", "btf", "ecu.tar.gz"]);
     std::fs::write(d.join("cut.zip"), &zip[..zip.len() / 2]).unwrap();
     let out = run(d, &["ingest", "--archive", "db", "cut.zip"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -263,16 +263,44 @@ fn format_of(prefix: &[u8], shown: &str, opts: &IngestOptions) -> Result<Format>
             }
             Ok(f)
         }
-        None => ingest::detect(prefix).ok_or_else(|| {
-            Error::input(
+        // Before detection: a tar of one BTF file reads as BTF with its headers as
+        // malformed lines, and a tar of several as one capture of all of them.
+        None => match container(prefix) {
+            Some(kind) => Err(Error::input(
                 shown,
-                at,
+                "",
                 format!(
-                    "unrecognised format (supported: {}); use --format to force one",
-                    ingest::format_names()
+                    "{kind} archive: extract it and ingest the trace files in it (tracedb \
+                     decompresses single files: .gz, .zst, .bz2, .xz, or a .zip of one file)"
                 ),
-            )
-        }),
+            )),
+            None => ingest::detect(prefix).ok_or_else(|| {
+                Error::input(
+                    shown,
+                    at,
+                    format!(
+                        "unrecognised format (supported: {}); use --format to force one",
+                        ingest::format_names()
+                    ),
+                )
+            }),
+        },
+    }
+}
+
+/// The kind of multi-file archive whose first bytes (decompressed) are `prefix`: a trace
+/// directory shipped as `.tar.gz` or `.7z` is not a trace, and saying so beats
+/// "unrecognised format".
+fn container(prefix: &[u8]) -> Option<&'static str> {
+    // POSIX `ustar\0` or GNU `ustar  \0` at byte 257 of the first 512-byte header.
+    if prefix.get(257..263).is_some_and(|m| m == b"ustar\0" || m == b"ustar ") {
+        Some("a tar")
+    } else if prefix.starts_with(b"7z\xBC\xAF\x27\x1C") {
+        Some("a 7z")
+    } else if prefix.starts_with(b"Rar!\x1A\x07") {
+        Some("a RAR")
+    } else {
+        None
     }
 }
 
