@@ -813,7 +813,7 @@ fn bzip2_xz_and_zip_inputs_read_as_the_plain_file_and_rebuild_from_their_kept_co
     let out = run(d, &["ingest", "--archive", "db", "ecu.tar.gz"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("ecu.tar.gz: a tar archive: extract it"), "{}", stderr(&out));
-    ok(d, &["ingest", "--archive", "db", "--format", "btf", "ecu.tar.gz"]);
+    ok(d, &["ingest", "--archive", "db", "--format", "BTF", "ecu.tar.gz"]);
     std::fs::write(d.join("cut.zip"), &zip[..zip.len() / 2]).unwrap();
     let out = run(d, &["ingest", "--archive", "db", "cut.zip"]);
     assert!(out.status.success(), "{}", stderr(&out));

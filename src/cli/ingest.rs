@@ -24,8 +24,8 @@ pub struct Args {
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv, qs, ovni (ovni's binary runtime streams, the
-    /// input of ovniemu: give the trace directory), hw, shark. QS has no magic number: it is
+    /// Input format: auto (detect), btf, prv (also `paraver`), qs, ovni (ovni's binary runtime
+    /// streams, the input of ovniemu: give the trace directory), hw, shark. QS has no magic number: it is
     /// detected only when its first frames check; hw (hardware-trace CSV exports) only when
     /// its header row is the S32DS trace viewer's or a TRACE32 list's; a S.Ha.R.K. chunk
     /// dump only when its first records are all valid.

@@ -176,8 +176,15 @@ impl Format {
         }
     }
 
-    /// Parses a `--format` value (`auto` is handled by the caller).
+    /// Parses a `--format` value (`auto` is handled by the caller), in any case, also as the
+    /// format's longer name: `paraver` (and `extrae`) for `prv`, `qspy` for `qs`.
     pub fn parse(s: &str) -> Option<Format> {
+        let s = s.trim().to_ascii_lowercase();
+        let s = match s.as_str() {
+            "paraver" | "extrae" => "prv",
+            "qspy" => "qs",
+            other => other,
+        };
         Format::ALL.iter().copied().find(|f| f.name() == s)
     }
 
@@ -218,4 +225,22 @@ pub fn detect(prefix: &[u8]) -> Option<Format> {
 /// Names of all formats, for error messages.
 pub fn format_names() -> String {
     Format::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Format;
+
+    #[test]
+    fn format_names_parse_in_any_case_and_by_their_longer_names() {
+        for &f in Format::ALL.iter() {
+            assert_eq!(Format::parse(f.name()), Some(f));
+            assert_eq!(Format::parse(&f.name().to_uppercase()), Some(f));
+        }
+        assert_eq!(Format::parse("Paraver"), Some(Format::Prv));
+        assert_eq!(Format::parse("extrae"), Some(Format::Prv));
+        assert_eq!(Format::parse("qspy"), Some(Format::Qs));
+        assert_eq!(Format::parse("auto"), None, "auto is the caller's");
+        assert_eq!(Format::parse("csv"), None);
+    }
 }
