@@ -236,10 +236,11 @@ fn temporary_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn round_trip(dir: &Path, source: &Path) {
+/// BTF -> archive -> BTF (written to `back`, compressed as its name's ending says) -> archive.
+fn round_trip(dir: &Path, source: &Path, back: &str) {
     ok(dir, &["ingest", "--archive", "a.tdb", source.to_str().unwrap()]);
-    ok(dir, &["export", "1", "--archive", "a.tdb", "--to", "btf", "back.btf"]);
-    ok(dir, &["ingest", "--archive", "b.tdb", "back.btf"]);
+    ok(dir, &["export", "1", "--archive", "a.tdb", "--to", "btf", back]);
+    ok(dir, &["ingest", "--archive", "b.tdb", back]);
     for t in ["events", "intervals", "instances", "lock_requests"] {
         assert_eq!(
             table_diff(dir, "a.tdb", "b.tdb", t),
@@ -256,14 +257,18 @@ fn btf_export_round_trips_the_bundled_sample() {
     round_trip(
         tmp.path(),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/btf/ecu-4cores.btf.gz"),
+        "back.btf.xz",
     );
+    // The export is xz, as its name says (ingest reads any form, so check the bytes).
+    let back = std::fs::read(tmp.path().join("back.btf.xz")).unwrap();
+    assert!(back.starts_with(b"\xFD7zXZ\0"), "not xz: {:?}", &back[..8]);
 }
 
 #[test]
 fn btf_export_round_trips_a_real_freertos_capture() {
     let Some(root) = crate::util::shared_datasets() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    round_trip(tmp.path(), &root.join("btf/freertos-2cores.btf.gz"));
+    round_trip(tmp.path(), &root.join("btf/freertos-2cores.btf.gz"), "back.btf");
 }
 
 #[test]
@@ -285,7 +290,7 @@ fn btf_export_keeps_the_header_declarations_the_tables_depend_on() {
          9,Foo,0,C,Foo,0,idle\n10,Core_1,0,C,Core_1,0,idle\n",
     )
     .unwrap();
-    round_trip(d, &d.join("decl.btf"));
+    round_trip(d, &d.join("decl.btf"), "back.btf");
     let back = std::fs::read_to_string(d.join("back.btf")).unwrap();
     assert!(back.contains("#entityTypeTable\n#-C Sched\n#entityTable\n#-0 Spare\n"), "{back}");
     assert!(!back.contains("#-C Foo") && !back.contains("#-C Core_1"), "{back}");
@@ -328,6 +333,12 @@ fn chrome_json_and_parquet_exports() {
     ok(tmp.path(), &["export", "two", "--archive", "db", "--to", "chrome-json", "t.json"]);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(tmp.path().join("t.json")).unwrap()).unwrap();
+    // Named `.gz`, the same JSON gzip-compressed (the Perfetto UI opens it as it is).
+    ok(tmp.path(), &["export", "two", "--archive", "db", "--to", "chrome-json", "t.json.gz"]);
+    let gz = std::fs::File::open(tmp.path().join("t.json.gz")).unwrap();
+    let unpacked: serde_json::Value =
+        serde_json::from_reader(flate2::read::GzDecoder::new(gz)).unwrap();
+    assert_eq!(unpacked, v);
     let events = v["traceEvents"].as_array().unwrap();
     let slices: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     // A on Core_0 from 10 to 40 ns: one core slice and one task slice, times in µs.
@@ -1374,7 +1385,7 @@ fn btf_export_keeps_the_order_of_a_btf_source_whose_time_goes_backwards() {
          30,Core_0,0,T,A,0,terminate\n31,Core_0,0,T,B,0,start\n40,Core_0,0,T,B,0,terminate\n",
     )
     .unwrap();
-    round_trip(d, &source);
+    round_trip(d, &source, "back.btf.gz");
     let kinds = "SELECT string_agg(kind || ' ' || ts, ', ') FROM diagnostics";
     assert_eq!(scalar(d, "a.tdb", kinds), "time_backwards 5");
     assert_eq!(scalar(d, "b.tdb", kinds), "time_backwards 5");

@@ -89,6 +89,69 @@ fn field(s: &str) -> String {
     s.replace([',', '\n', '\r'], ";")
 }
 
+/// An export's text, compressed as its file name's ending asks (`.gz`, `.zst`, `.bz2`,
+/// `.xz`: what ingest and the Perfetto UI read back), else plain.
+enum Packed {
+    Plain(std::fs::File),
+    Gzip(flate2::write::GzEncoder<std::fs::File>),
+    Zstd(zstd::stream::write::Encoder<'static, std::fs::File>),
+    Bzip2(bzip2::write::BzEncoder<std::fs::File>),
+    Xz(liblzma::write::XzEncoder<std::fs::File>),
+}
+
+impl Packed {
+    /// `file`, to be compressed as `path` says.
+    fn new(file: std::fs::File, path: &Path) -> std::io::Result<Packed> {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase());
+        let ends = |e: &str| name.as_deref().is_some_and(|n| n.ends_with(e));
+        Ok(if ends(".gz") {
+            Packed::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
+        } else if ends(".zst") || ends(".zstd") {
+            Packed::Zstd(zstd::stream::write::Encoder::new(file, 3)?)
+        } else if ends(".bz2") {
+            Packed::Bzip2(bzip2::write::BzEncoder::new(file, bzip2::Compression::default()))
+        } else if ends(".xz") {
+            Packed::Xz(liblzma::write::XzEncoder::new(file, 6))
+        } else {
+            Packed::Plain(file)
+        })
+    }
+
+    /// Ends the compressed stream (its trailer) and flushes the file.
+    fn finish(self) -> std::io::Result<()> {
+        let mut file = match self {
+            Packed::Plain(f) => f,
+            Packed::Gzip(e) => e.finish()?,
+            Packed::Zstd(e) => e.finish()?,
+            Packed::Bzip2(e) => e.finish()?,
+            Packed::Xz(e) => e.finish()?,
+        };
+        file.flush()
+    }
+}
+
+impl Write for Packed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Packed::Plain(w) => w.write(buf),
+            Packed::Gzip(w) => w.write(buf),
+            Packed::Zstd(w) => w.write(buf),
+            Packed::Bzip2(w) => w.write(buf),
+            Packed::Xz(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Packed::Plain(w) => w.flush(),
+            Packed::Gzip(w) => w.flush(),
+            Packed::Zstd(w) => w.flush(),
+            Packed::Bzip2(w) => w.flush(),
+            Packed::Xz(w) => w.flush(),
+        }
+    }
+}
+
 /// Writes capture `id` as BTF text (times in ns) to `path`.
 pub fn to_btf(conn: &duckdb::Connection, id: i64, name: &str, path: &Path) -> Result<u64> {
     let out = OutFile::create(path)?;
@@ -103,7 +166,7 @@ fn write_btf(
     file: std::fs::File,
     path: &Path,
 ) -> Result<u64> {
-    let mut w = std::io::BufWriter::new(file);
+    let mut w = std::io::BufWriter::new(Packed::new(file, path).map_err(out_err(path))?);
     let header = format!(
         "#version 2.2.0\n#creator tracedb {} (export of capture {id} '{}')\n#timeScale ns\n",
         crate::TOOL_VERSION,
@@ -209,7 +272,7 @@ fn write_btf(
             Ok(())
         },
     )?;
-    w.flush().map_err(out_err(path))?;
+    w.into_inner().map_err(|e| e.into_error()).and_then(Packed::finish).map_err(out_err(path))?;
     Ok(n)
 }
 
@@ -278,12 +341,12 @@ fn write_chrome_json(
     file: std::fs::File,
     path: &Path,
 ) -> Result<u64> {
-    let mut w = std::io::BufWriter::new(file);
+    let mut w = std::io::BufWriter::new(Packed::new(file, path).map_err(out_err(path))?);
     let mut tracks: std::collections::HashMap<(i64, String), i64> =
         std::collections::HashMap::new();
     let mut events: u64 = 0;
     let mut first = true;
-    let mut emit = |w: &mut std::io::BufWriter<std::fs::File>, e: String| -> Result<()> {
+    let mut emit = |w: &mut std::io::BufWriter<Packed>, e: String| -> Result<()> {
         w.write_all(if first { b"\n" } else { b",\n" }).map_err(out_err(path))?;
         first = false;
         events += 1;
@@ -302,11 +365,11 @@ fn write_chrome_json(
         &mut w,
         r#"{"name": "process_name", "ph": "M", "pid": 3, "args": {"name": "Other"}}"#.into(),
     )?;
-    let mut track = |w: &mut std::io::BufWriter<std::fs::File>,
+    let mut track = |w: &mut std::io::BufWriter<Packed>,
                      pid: i64,
                      name: &str,
                      emit: &mut dyn FnMut(
-        &mut std::io::BufWriter<std::fs::File>,
+        &mut std::io::BufWriter<Packed>,
         String,
     ) -> Result<()>|
      -> Result<i64> {
@@ -427,7 +490,7 @@ fn write_chrome_json(
         },
     )?;
     w.write_all(b"\n]}\n").map_err(out_err(path))?;
-    w.flush().map_err(out_err(path))?;
+    w.into_inner().map_err(|e| e.into_error()).and_then(Packed::finish).map_err(out_err(path))?;
     Ok(events)
 }
 
