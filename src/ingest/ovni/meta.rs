@@ -1,5 +1,5 @@
 //! Where the streams are (the directory layouts) and what their JSON metadata says.
-use super::super::input::{Digest256, Input};
+use super::super::input::{strip_compressed, Digest256, Input, COMPRESSED_SUFFIXES};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -30,14 +30,10 @@ pub struct StreamFile {
     pub shown: Option<String>,
 }
 
-fn strip_packed(name: &str) -> &str {
-    crate::ingest::input::strip_compressed(name)
-}
-
 /// `dir/name`, plain or in a compressed form (`stream.json.gz`).
 fn first_existing(dir: &Path, name: &str) -> Option<PathBuf> {
     std::iter::once("")
-        .chain(crate::ingest::input::COMPRESSED_SUFFIXES)
+        .chain(COMPRESSED_SUFFIXES)
         .map(|c| dir.join(format!("{name}{c}")))
         .find(|p| p.is_file())
 }
@@ -54,7 +50,7 @@ fn file_name(p: &Path) -> String {
 /// (v3) or `.../loom.L/proc.P/thread.T.obs` (v2). `None` when the path says neither.
 pub fn stream_of(obs: &Path) -> Option<StreamFile> {
     let name = file_name(obs);
-    let plain = strip_packed(&name);
+    let plain = strip_compressed(&name);
     let parent = obs.parent()?;
     let (thread_dir, proc_dir, v2, tid) = if plain == "stream.obs" {
         let tid = number_after(&file_name(parent), "thread.")?;
@@ -114,7 +110,7 @@ pub fn find_streams(dir: &Path) -> Vec<StreamFile> {
                     if let Some(obs) = first_existing(&p, "stream.obs") {
                         out.extend(stream_of(&obs));
                     }
-                } else if p.is_file() && strip_packed(&name).ends_with(".obs") {
+                } else if p.is_file() && strip_compressed(&name).ends_with(".obs") {
                     out.extend(stream_of(&p));
                 }
             }
