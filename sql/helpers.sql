@@ -50,7 +50,10 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
 
 -- event_waits(): the OS-event waits of task and ISR instances, one row per `wait` that a
 -- `wait_event` caused: capture_id, entity, instance, event (the OS event), ts (the
--- wait_event's time, ns). A `wait_event` caused the wait that ends the running stretch it
+-- wait_event's time, ns), seq (its `events.seq`), and who set the event: set_by,
+-- set_by_instance, set_ts (the first `set_event` of that event after the wait_event, in
+-- file order, whose note names this task or nobody; NULL when none came in the capture).
+-- A `wait_event` caused the wait that ends the running stretch it
 -- falls in (from the stretch's start to its `wait`, both included) when it is the last of
 -- the instance's wait_events and contended lock requests in that stretch: a wait_event for
 -- an event already set returns at once and causes nothing, and a later contended request
@@ -76,8 +79,27 @@ CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
          AND l.process_instance = r.instance AND l.contended
          AND l.request_ts BETWEEN r.ts AND r.wait_ts
     )
-    SELECT capture_id, entity, instance, event, ts
-    FROM reasons
-    QUALIFY is_event AND row_number() OVER (
-        PARTITION BY capture_id, entity, instance, run_ts
-        ORDER BY ts DESC, is_event DESC, seq DESC) = 1;
+    , waits AS (
+        SELECT capture_id, entity, instance, event, ts, seq
+        FROM reasons
+        QUALIFY is_event AND row_number() OVER (
+            PARTITION BY capture_id, entity, instance, run_ts
+            ORDER BY ts DESC, is_event DESC, seq DESC) = 1
+    ), sets AS (
+        SELECT capture_id, target AS event, seq, ts, source, source_instance,
+               nullif(note, '') AS note
+        FROM events
+        WHERE action = 'set_event' AND target IN (SELECT event FROM waits)
+    ), named AS (
+        -- The first set_event naming this task, and the first naming nobody.
+        SELECT w.capture_id, w.entity, w.instance, w.event, w.ts, w.seq,
+               f.seq AS f_seq, f.source AS f_source, f.source_instance AS f_instance, f.ts AS f_ts
+        FROM waits w ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NOT NULL) f
+          ON f.capture_id = w.capture_id AND f.event = w.event AND f.note = w.entity AND f.seq > w.seq
+    )
+    SELECT n.capture_id, n.entity, n.instance, n.event, n.ts, n.seq,
+           CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.source ELSE n.f_source END AS set_by,
+           CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.source_instance ELSE n.f_instance END AS set_by_instance,
+           CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.ts ELSE n.f_ts END AS set_ts
+    FROM named n ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NULL) a
+      ON a.capture_id = n.capture_id AND a.event = n.event AND a.seq > n.seq;

@@ -446,6 +446,50 @@ fn a_wait_logged_after_its_wait_event_still_has_that_cause() {
     );
 }
 
+/// Who set the event a task waited for: the first `set_event` of that event after its
+/// `wait_event` whose note names the task, or names nobody; a set for another task is not
+/// its. Who held the semaphore a request waited for comes from `lock_requests`.
+#[test]
+fn blocking_instances_name_who_set_the_event_or_held_the_semaphore() {
+    let tmp = tempfile::tempdir().unwrap();
+    // T1 and T2 wait for EV from 10; ISR_A sets it for T2 at 20, ISR_B (instance 4) sets it
+    // for nobody in particular at 30. T3 asks at 15 for S, which T4 holds from 5 to 40.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n\
+         0,STI,0,T,T2,0,activate\n0,Core_1,0,T,T2,0,start\n\
+         0,STI,0,T,T4,0,activate\n0,Core_2,0,T,T4,0,start\n\
+         5,T4,0,SEM,S,0,requestsemaphore\n5,T4,0,SEM,S,0,assigned\n\
+         10,T1,0,EVENT,EV,0,wait_event\n10,Core_0,0,T,T1,0,wait\n\
+         10,T2,0,EVENT,EV,0,wait_event\n10,Core_1,0,T,T2,0,wait\n\
+         12,STI,0,T,T3,0,activate\n12,Core_1,0,T,T3,0,start\n\
+         15,T3,0,SEM,S,0,requestsemaphore\n15,T3,0,SEM,S,0,waiting\n15,Core_1,0,T,T3,0,poll\n\
+         20,ISR_A,0,EVENT,EV,0,set_event,T2\n20,Core_1,0,T,T2,0,release\n\
+         30,ISR_B,4,EVENT,EV,0,set_event\n30,Core_0,0,T,T1,0,release\n\
+         31,Core_0,0,T,T1,0,resume\n35,Core_0,0,T,T1,0,terminate\n\
+         40,T4,0,SEM,S,0,released\n40,T3,0,SEM,S,0,assigned\n40,Core_1,0,T,T3,0,run\n\
+         45,T3,0,SEM,S,0,released\n46,Core_1,0,T,T3,0,terminate\n\
+         47,Core_1,0,T,T2,0,resume\n48,Core_1,0,T,T2,0,terminate\n50,Core_2,0,T,T4,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT entity, event, ts, set_by, set_by_instance, set_ts FROM event_waits() ORDER BY entity"),
+        "entity,event,ts,set_by,set_by_instance,set_ts\nT1,EV,10,ISR_B,4,30\nT2,EV,10,ISR_A,0,20\n"
+    );
+    assert_eq!(
+        q("SELECT entity, cause_type, cause, blocked_by, blocked_by_instance FROM blocking_instances \
+           ORDER BY entity"),
+        "entity,cause_type,cause,blocked_by,blocked_by_instance\nT1,event,EV,ISR_B,4\n\
+         T2,event,EV,ISR_A,0\nT3,semaphore,S,T4,0\n"
+    );
+    assert_eq!(
+        q("SELECT process, blocked_by, blocked_by_instance, blockers FROM lock_requests ORDER BY process"),
+        "process,blocked_by,blocked_by_instance,blockers\nT3,T4,0,1\nT4,,,0\n"
+    );
+}
+
 #[test]
 fn an_isr_logged_without_the_tasks_preempt_still_preempts_it() {
     let tmp = tempfile::tempdir().unwrap();

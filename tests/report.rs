@@ -213,6 +213,30 @@ fn json_figures_equal_the_analyses_output() {
             .or(r["tasks"][t]["deadline_misses"].as_f64().map(|v| v as u64)),
         Some(n as u64)
     );
+    // A miss that was blocked says by whom, as blocking_instances does; one that was not,
+    // nothing. TASK_1MS_16 waits for SEM_A, held by TASK_2MS_19, in some instances.
+    std::fs::write(dir.join("d2.csv"), "TASK_1MS_16,178us\n").unwrap();
+    let r2 = report_json(dir, &["--deadlines", "d2.csv"]);
+    let blocked = scalar(
+        dir,
+        "db",
+        "SELECT string_agg(instance || '=' || cause || ' held by ' || blocked_by || ' #' || \
+         blocked_by_instance, ';' ORDER BY instance) FROM blocking_instances \
+         WHERE entity = 'TASK_1MS_16' AND instance IN (SELECT unnest([6, 120, 132, 156]))",
+    );
+    let mut said: Vec<String> = r2["deadline_misses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["blocked_by"].is_string())
+        .map(|m| format!("{}={}", m["instance"], m["blocked_by"].as_str().unwrap()))
+        .collect();
+    said.sort_by_key(|s| s.split('=').next().unwrap().parse::<i64>().unwrap());
+    assert_eq!(said.join(";"), blocked);
+    assert!(blocked.contains("SEM_A held by TASK_2MS_19 #"), "{blocked}");
+    let unblocked =
+        r2["deadline_misses"].as_array().unwrap().iter().filter(|m| m["blocked_by"].is_null());
+    assert!(unblocked.count() > 0);
     // The Gantt window is centred on the worst response time (issue #7).
     let g = &r["gantt"];
     let worst_rt = scalar(

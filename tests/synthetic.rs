@@ -554,11 +554,17 @@ fn lock_requests_and_holders(r: &Run) -> Vec<String> {
         "wait",
         "hold",
         "contended",
+        "blocked_by",
+        "blocked_by_instance",
+        "blockers",
     ];
     let want = truth
         .lock_requests
         .iter()
         .map(|l| {
+            // Who it waited for: the first of its blockers (they are in the order they got
+            // the semaphore), for a contended request only.
+            let by = l.blocked_by.first().filter(|_| l.contended);
             vec![
                 is(&l.semaphore),
                 is(&l.process),
@@ -569,6 +575,9 @@ fn lock_requests_and_holders(r: &Run) -> Vec<String> {
                 opt(l.assigned_ts.map(|a| a - l.request_ts)),
                 opt(l.released_ts.zip(l.assigned_ts).map(|(r, a)| r - a)),
                 is(l.contended),
+                opt(by.map(|b| b.0.clone())),
+                opt(by.map(|b| b.1)),
+                is(if l.contended { l.blocked_by.len() } else { 0 }),
             ]
         })
         .collect();
@@ -1097,8 +1106,9 @@ fn blocking(r: &Run) -> Vec<String> {
             .filter(|w| w.process == i.entity && w.instance == i.instance && !w.at_once)
             .collect();
         let blocked = i.polling_time + i.waiting_time + i.parking_time;
-        // cause_ts, cause_type, cause, cause_wait.
-        let head = |c: (String, &str, &str, Option<i64>)| {
+        // cause_ts, cause_type, cause, cause_wait, blocked_by (process, instance).
+        type Cause<'a> = (String, &'a str, &'a str, Option<i64>, Option<&'a (String, u64)>);
+        let head = |c: Cause| {
             vec![
                 is(&i.entity),
                 is(i.instance),
@@ -1111,19 +1121,23 @@ fn blocking(r: &Run) -> Vec<String> {
                 is(c.1),
                 is(c.2),
                 opt(c.3),
+                opt(c.4.map(|b| b.0.clone())),
+                opt(c.4.map(|b| b.1)),
             ]
         };
         if causes.is_empty() && waits.is_empty() && blocked > 0 {
-            want.push(head((String::new(), "", "", None)));
+            want.push(head((String::new(), "", "", None, None)));
         }
         for c in causes {
             if blocked > 0 || c.assigned_ts.is_some_and(|a| a > c.request_ts) {
                 let wait = c.assigned_ts.map(|a| a - c.request_ts);
-                want.push(head((c.request_ts.to_string(), "semaphore", &c.semaphore, wait)));
+                let by = c.blocked_by.first();
+                want.push(head((c.request_ts.to_string(), "semaphore", &c.semaphore, wait, by)));
             }
         }
         for w in waits.into_iter().filter(|_| blocked > 0) {
-            want.push(head((w.wait_ts.to_string(), "event", &w.event, None)));
+            let by = w.set_by.as_ref();
+            want.push(head((w.wait_ts.to_string(), "event", &w.event, None, by)));
         }
     }
     let cols = [
@@ -1138,6 +1152,8 @@ fn blocking(r: &Run) -> Vec<String> {
         "cause_type",
         "cause",
         "cause_wait",
+        "blocked_by",
+        "blocked_by_instance",
     ];
     diffs.extend(compare(
         "blocking_instances",

@@ -12,6 +12,8 @@
 -- @column cause  the semaphore or OS event
 -- @column cause_wait  for a semaphore: assigned - request of that request, ns
 -- @column cause_ts  when the wait began, ns
+-- @column blocked_by  who it waited for: for a semaphore, the process that held it when the request came (of several, the first to have got it; when none did, the first to get it before this request did: `lock_requests.blocked_by`); for an event, the process that set it (the first `set_event` after the wait_event naming this task or nobody); NULL when the trace does not say
+-- @column blocked_by_instance  that process's instance
 -- Causes are matched by process and instance: lock requests of this instance that were
 -- contended, and wait_event events of this instance that made it wait (`event_waits()` in
 -- sql/helpers.sql: the last wait_event or contended request in the running stretch that
@@ -31,13 +33,16 @@ WITH b AS (
     WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE
 ), causes AS (
     SELECT capture_id, process AS entity, process_instance AS instance, 'semaphore' AS cause_type,
-           semaphore AS cause, wait AS cause_wait, request_ts AS cause_ts
+           semaphore AS cause, wait AS cause_wait, request_ts AS cause_ts,
+           blocked_by, blocked_by_instance
     FROM lock_requests WHERE contended
     UNION ALL
-    SELECT capture_id, entity, instance, 'event', event, NULL, ts FROM event_waits()
+    SELECT capture_id, entity, instance, 'event', event, NULL, ts, set_by, set_by_instance
+    FROM event_waits()
 )
 SELECT b.capture_id, b.entity, b.instance, b.activate_ts, b.blocking_time, b.waiting_time, b.polling_time,
-       b.parking_time, c.cause_type, c.cause, c.cause_wait, c.cause_ts
+       b.parking_time, c.cause_type, c.cause, c.cause_wait, c.cause_ts, c.blocked_by,
+       c.blocked_by_instance
 FROM b
 LEFT JOIN causes c ON c.capture_id = b.capture_id AND c.entity = b.entity AND c.instance = b.instance
     AND c.cause_ts >= coalesce(b.activate_ts, b.start_ts, c.cause_ts)

@@ -176,6 +176,12 @@ pub struct LockRow {
     pub released_ts: Option<i64>,
     /// A waiting/queued/overfull step was seen.
     pub contended_step: bool,
+    /// Of a contended request: the process instance it waited for (of those that held the
+    /// semaphore while it waited, the first to have got it).
+    pub blocked_by: Option<(Sym, i64)>,
+    /// Of a contended request: how many process instances held the semaphore while it
+    /// waited; 0 otherwise.
+    pub blockers: i64,
 }
 
 impl LockRow {

@@ -67,8 +67,11 @@ pub(super) struct Sem {
 /// contended meanwhile (process, instance, request time) with its previous mark.
 pub(super) type PendingOverfull = (i64, Option<(Sym, i64, Option<i64>, bool)>);
 
+/// Process instances listed per waiting request (see [`Blockers`]); more are only counted.
+const MAX_LISTED_BLOCKERS: usize = 64;
+
 /// An open request of a semaphore by a process instance.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct Request {
     process: Sym,
     instance: i64,
@@ -77,6 +80,58 @@ pub(super) struct Request {
     contended: bool,
     /// Opened by a `waiting` (or `queued`) with no request before it.
     inferred: bool,
+    /// Who held the semaphore while it waited (filled until it is assigned).
+    blockers: Blockers,
+}
+
+/// A process instance holding a semaphore, and since when.
+#[derive(Clone, Copy)]
+struct Holder {
+    process: Sym,
+    instance: i64,
+    assigned_ts: i64,
+}
+
+/// The process instances that held a semaphore while a request of it waited: those holding
+/// it when the request came, then those assigned it before the request was (the definition
+/// of `lock_requests.blocked_by` and `blockers`). The first [`MAX_LISTED_BLOCKERS`] are kept;
+/// more are counted, so that a request starved behind thousands of others stays small.
+#[derive(Clone, Default)]
+struct Blockers {
+    listed: Vec<Holder>,
+    more: i64,
+}
+
+impl Blockers {
+    fn add(&mut self, h: Holder) {
+        if self.listed.len() < MAX_LISTED_BLOCKERS {
+            self.listed.push(h);
+        } else {
+            self.more += 1;
+        }
+    }
+}
+
+impl Request {
+    /// A request of `process` instance `instance`, not assigned yet, made while the requests
+    /// in `open` were open on the semaphore: those assigned hold it.
+    fn new(process: Sym, instance: i64, ts: i64, open: &[Request]) -> Self {
+        let mut blockers = Blockers::default();
+        for r in open {
+            if let Some(assigned_ts) = r.assigned_ts {
+                blockers.add(Holder { process: r.process, instance: r.instance, assigned_ts });
+            }
+        }
+        Request {
+            process,
+            instance,
+            request_ts: Some(ts),
+            assigned_ts: None,
+            contended: false,
+            inferred: false,
+            blockers,
+        }
+    }
 }
 
 /// A signal's current value.
@@ -233,14 +288,8 @@ impl<O: Output> Deriver<O> {
                     }
                 }
                 let list = self.requests.entry(sem).or_default();
-                list.push(Request {
-                    process: p,
-                    instance: i,
-                    request_ts: Some(a.ts),
-                    assigned_ts: None,
-                    contended,
-                    inferred: false,
-                });
+                let request = Request { contended, ..Request::new(p, i, a.ts, list) };
+                list.push(request);
                 if let Some(r) = stale {
                     return self.emit_unreleased(sem, r);
                 }
@@ -249,14 +298,12 @@ impl<O: Output> Deriver<O> {
                 match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {
                     Some(r) => r.contended = true,
                     None => {
-                        list.push(Request {
-                            process: p,
-                            instance: i,
-                            request_ts: Some(a.ts),
-                            assigned_ts: None,
+                        let request = Request {
                             contended: true,
                             inferred: true,
-                        });
+                            ..Request::new(p, i, a.ts, list)
+                        };
+                        list.push(request);
                         let msg = format!(
                             "{action} of {} on semaphore {} with no request before it: the \
                              request is taken to start here",
@@ -267,33 +314,46 @@ impl<O: Output> Deriver<O> {
                     }
                 }
             }
-            "assigned" => match list.iter_mut().filter(|r| r.assigned_ts.is_none()).find(mine) {
-                Some(r) => r.assigned_ts = Some(a.ts),
-                None => list.push(Request {
-                    process: p,
-                    instance: i,
-                    request_ts: None,
-                    assigned_ts: Some(a.ts),
-                    contended: false,
-                    inferred: false,
-                }),
-            },
+            "assigned" => {
+                match list.iter_mut().filter(|r| r.assigned_ts.is_none()).find(mine) {
+                    Some(r) => {
+                        r.assigned_ts = Some(a.ts);
+                        // Those that got it at this same instant did not hold it before.
+                        r.blockers.listed.retain(|h| h.assigned_ts != a.ts);
+                    }
+                    None => list.push(Request {
+                        process: p,
+                        instance: i,
+                        request_ts: None,
+                        assigned_ts: Some(a.ts),
+                        contended: false,
+                        inferred: false,
+                        blockers: Blockers::default(),
+                    }),
+                }
+                // The requests still waiting now wait behind this one too.
+                let holder = Holder { process: p, instance: i, assigned_ts: a.ts };
+                for r in list.iter_mut().filter(|r| r.assigned_ts.is_none()) {
+                    if r.request_ts.is_some_and(|t| t <= a.ts) {
+                        r.blockers.add(holder);
+                    }
+                }
+            }
             "released" => {
                 let idx = list
                     .iter()
                     .position(|r| r.process == p && r.instance == i && r.assigned_ts.is_some());
-                let row = match idx {
+                let r = match idx {
                     Some(idx) => {
                         let r = list.remove(idx);
-                        LockRow {
-                            semaphore: sem,
-                            process: p,
-                            process_instance: i,
-                            request_ts: r.request_ts,
-                            assigned_ts: r.assigned_ts,
-                            released_ts: Some(a.ts),
-                            contended_step: r.contended,
+                        // A request logged at this same instant, before this release, was not
+                        // kept waiting by it.
+                        for w in list.iter_mut() {
+                            if w.assigned_ts.is_none() && w.request_ts == Some(a.ts) {
+                                w.blockers.listed.retain(|h| !(h.process == p && h.instance == i));
+                            }
                         }
+                        r
                     }
                     None => {
                         let msg = format!(
@@ -306,19 +366,13 @@ impl<O: Output> Deriver<O> {
                         // does not pile up requests that never close.
                         let list = self.requests.entry(sem).or_default();
                         let open = list.iter().position(|r| r.process == p && r.instance == i);
-                        let r = open.map(|k| list.remove(k));
-                        LockRow {
-                            semaphore: sem,
-                            process: p,
-                            process_instance: i,
-                            request_ts: r.as_ref().and_then(|r| r.request_ts),
-                            assigned_ts: None,
-                            released_ts: Some(a.ts),
-                            contended_step: r.is_some_and(|r| r.contended),
+                        match open.map(|k| list.remove(k)) {
+                            Some(r) => Request { assigned_ts: None, ..r },
+                            None => Request { request_ts: None, ..Request::new(p, i, a.ts, &[]) },
                         }
                     }
                 };
-                return self.emit_lock(row);
+                return self.emit_request(sem, r, Some(a.ts));
             }
             "increment" | "decrement" => {}
             _ => return self.unknown_action(self.known.sem_type, a),
@@ -400,7 +454,7 @@ impl<O: Output> Deriver<O> {
             list.retain(|r| {
                 let given_up = r.process == key.0 && r.instance == key.1 && r.assigned_ts.is_none();
                 if given_up {
-                    ended.push((*sem, *r));
+                    ended.push((*sem, r.clone()));
                 }
                 !given_up
             });
@@ -415,15 +469,38 @@ impl<O: Output> Deriver<O> {
     /// The row of request `r` on `sem` that ends without a release: given up, or still open
     /// (assigned or not) at the end of the trace.
     fn emit_unreleased(&mut self, sem: Sym, r: Request) -> Result<()> {
-        self.emit_lock(LockRow {
+        self.emit_request(sem, r, None)
+    }
+
+    /// The `lock_requests` row of request `r` on `sem`, released at `released_ts`. A
+    /// contended one names who it waited for: of the process instances that held the
+    /// semaphore meanwhile, the first to have got it (ties: by name, then instance).
+    fn emit_request(&mut self, sem: Sym, r: Request, released_ts: Option<i64>) -> Result<()> {
+        let mut row = LockRow {
             semaphore: sem,
             process: r.process,
             process_instance: r.instance,
             request_ts: r.request_ts,
             assigned_ts: r.assigned_ts,
-            released_ts: None,
+            released_ts,
             contended_step: r.contended,
-        })
+            blocked_by: None,
+            blockers: 0,
+        };
+        if row.contended() {
+            let names = &self.names;
+            let first = r.blockers.listed.iter().min_by(|x, y| {
+                (x.assigned_ts, names.resolve(x.process), x.instance).cmp(&(
+                    y.assigned_ts,
+                    names.resolve(y.process),
+                    y.instance,
+                ))
+            });
+            row.blocked_by = first.map(|h| (h.process, h.instance));
+            row.blockers =
+                i64::try_from(r.blockers.listed.len()).unwrap_or(i64::MAX) + r.blockers.more;
+        }
+        self.emit_lock(row)
     }
 
     /// At the end of the trace: open semaphore and signal intervals, unfinished requests.

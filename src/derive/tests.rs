@@ -15,6 +15,8 @@ struct Rows {
     event_values: Vec<String>,
     /// `channel state value` of each interval.
     interval_values: Vec<String>,
+    /// `semaphore process#instance by=blocked_by#instance of blockers` of each lock request.
+    blockers: Vec<String>,
 }
 
 impl Output for Rows {
@@ -80,6 +82,15 @@ impl Output for Rows {
                 r.wait(),
                 r.hold(),
                 if r.contended() { " contended" } else { "" }
+            ));
+            let by = r.blocked_by.map(|(p, i)| format!("{}#{i}", n.resolve(p)));
+            self.blockers.push(format!(
+                "{} {}#{} by={} of {}",
+                n.resolve(r.semaphore),
+                n.resolve(r.process),
+                r.process_instance,
+                by.as_deref().unwrap_or("-"),
+                r.blockers
             ));
         }
         Ok(())
@@ -792,6 +803,11 @@ fn a_counting_semaphore_contends_only_requests_that_find_every_slot_taken() {
             "S D wait=Some(15) hold=Some(20) contended"
         ]
     );
+    // C found A and B holding both slots; D found them too, and C got a slot before D did.
+    assert_eq!(
+        rows.blockers,
+        ["S A#0 by=- of 0", "S B#0 by=- of 0", "S C#0 by=A#0 of 2", "S D#0 by=A#0 of 3"]
+    );
     // The second overfull (same counter) continues the interval.
     assert_eq!(
         rows.intervals,
@@ -1470,4 +1486,59 @@ fn a_request_logged_after_its_waiting_at_one_instant_is_one_request() {
         ["S T1 wait=Some(0) hold=Some(7)", "S T2 wait=Some(5) hold=Some(1) contended"]
     );
     assert_eq!(diag_count(&s, "request_inferred"), 1);
+}
+
+/// Who a contended request waited for: the holder when it asked, then every request that got
+/// the semaphore before it (a queue); an uncontended request names nobody.
+#[test]
+fn a_contended_request_names_who_held_the_semaphore_while_it_waited() {
+    let (_, rows) = derive(
+        "0,S,0,SEM,S,0,ready,0\n10,A,3,SEM,S,0,requestsemaphore\n10,A,3,SEM,S,0,assigned\n\
+         10,S,0,SEM,S,0,lock,1\n20,B,1,SEM,S,0,requestsemaphore\n20,S,0,SEM,S,0,overfull,1\n\
+         20,B,1,SEM,S,0,waiting\n25,C,7,SEM,S,0,requestsemaphore\n25,S,0,SEM,S,0,overfull,1\n\
+         25,C,7,SEM,S,0,waiting\n30,A,3,SEM,S,0,released\n30,B,1,SEM,S,0,assigned\n\
+         40,B,1,SEM,S,0,released\n40,C,7,SEM,S,0,assigned\n50,C,7,SEM,S,0,released\n\
+         50,S,0,SEM,S,0,unlock,0\n60,D,0,SEM,S,0,requestsemaphore\n60,D,0,SEM,S,0,assigned\n\
+         60,S,0,SEM,S,0,lock,1\n70,D,0,SEM,S,0,released\n70,S,0,SEM,S,0,unlock,0\n",
+    );
+    assert_eq!(
+        rows.blockers,
+        ["S A#3 by=- of 0", "S B#1 by=A#3 of 1", "S C#7 by=A#3 of 2", "S D#0 by=- of 0"]
+    );
+}
+
+/// A holder that releases at the very instant of a request, logged after it, did not keep
+/// it waiting; one assigned at the instant the waiter is, did not hold it before.
+#[test]
+fn holders_at_the_same_instant_as_the_request_or_its_grant_do_not_count() {
+    let (_, rows) = derive(
+        "10,A,0,SEM,S,0,requestsemaphore\n10,A,0,SEM,S,0,assigned\n20,B,0,SEM,S,0,requestsemaphore\n\
+         20,B,0,SEM,S,0,waiting\n20,A,0,SEM,S,0,released\n25,C,0,SEM,S,0,requestsemaphore\n\
+         25,C,0,SEM,S,0,assigned\n28,D,0,SEM,S,0,requestsemaphore\n28,D,0,SEM,S,0,waiting\n\
+         30,B,0,SEM,S,0,assigned\n30,D,0,SEM,S,0,assigned\n40,B,0,SEM,S,0,released\n\
+         40,C,0,SEM,S,0,released\n40,D,0,SEM,S,0,released\n",
+    );
+    // B waited behind nobody (A left as it asked) but C, which got it before it; D waited
+    // behind C only: B was assigned at D's own instant.
+    assert_eq!(
+        rows.blockers,
+        ["S A#0 by=- of 0", "S B#0 by=C#0 of 1", "S C#0 by=- of 0", "S D#0 by=C#0 of 1"]
+    );
+}
+
+/// Past the listed holders, more are counted: a request behind 100 holders of a counting
+/// semaphore says so, and names the first.
+#[test]
+fn a_request_behind_many_holders_counts_them_all() {
+    let mut text = String::new();
+    for k in 0..100 {
+        let t = k + 1;
+        text.push_str(&format!(
+            "{t},H{k},0,SEM,S,0,requestsemaphore\n{t},H{k},0,SEM,S,0,assigned\n"
+        ));
+    }
+    text.push_str("200,W,0,SEM,S,0,requestsemaphore\n200,W,0,SEM,S,0,queued\n");
+    let (_, rows) = derive(&text);
+    let w: Vec<&String> = rows.blockers.iter().filter(|b| b.starts_with("S W#0")).collect();
+    assert_eq!(w, ["S W#0 by=H0#0 of 100"]);
 }

@@ -127,6 +127,7 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
                 "deadline",
                 "deadline_source",
                 "lateness",
+                "blocked_by",
             ],
         );
     }

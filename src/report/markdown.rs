@@ -185,7 +185,15 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
         table(
             s,
             &shown,
-            &["entity", "instance", "activate_ts", "response_time", "deadline", "lateness"],
+            &[
+                "entity",
+                "instance",
+                "activate_ts",
+                "response_time",
+                "deadline",
+                "lateness",
+                "blocked_by",
+            ],
         );
     }
     let _ = writeln!(s, "## Semaphore contention\n");

@@ -66,6 +66,7 @@ pub fn collect(
     });
     let deadline_misses_total = misses.len();
     misses.truncate(LIST_CAP);
+    name_blockers(conn, id, &mut misses)?;
     let mut load = cpu_load(conn, capture, None)?;
     let comparison = match baseline {
         Some(b) => {
@@ -158,6 +159,35 @@ pub fn analysis(
     let q =
         queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
     rows(conn, &q.invocation(params, Some(id))?)
+}
+
+/// Adds `blocked_by` to each deadline miss: what the instance waited for and who held or set
+/// it (`blocking_instances`), e.g. `SEM_A held by TASK_2 #66`; NULL when it was not blocked.
+fn name_blockers(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Result<()> {
+    if misses.is_empty() {
+        return Ok(());
+    }
+    let mut causes: std::collections::HashMap<(String, String), Vec<String>> =
+        std::collections::HashMap::new();
+    for c in analysis(conn, "blocking_instances", &[], id)? {
+        let (cause, by) = (text(&c, "cause"), text(&c, "blocked_by"));
+        if cause.is_empty() {
+            continue;
+        }
+        let verb = if text(&c, "cause_type") == "event" { "set by" } else { "held by" };
+        let desc = if by.is_empty() {
+            cause
+        } else {
+            format!("{cause} {verb} {by} #{}", text(&c, "blocked_by_instance"))
+        };
+        causes.entry((text(&c, "entity"), text(&c, "instance"))).or_default().push(desc);
+    }
+    for m in misses {
+        let found = causes.get(&(text(m, "entity"), text(m, "instance")));
+        let v = found.map_or(Value::Null, |d| Value::String(d.join("; ")));
+        m.insert("blocked_by".into(), v);
+    }
+    Ok(())
 }
 
 /// The number in column `col` of `row` (None for NULL or missing).

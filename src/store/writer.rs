@@ -396,6 +396,8 @@ const SMALL_INT_COLUMNS: &[&str] = &[
     "process_instance",
     "sender_instance",
     "receiver_instance",
+    "blocked_by_instance",
+    "blockers",
     "preemptions",
     "migrations",
     "count",
@@ -418,7 +420,7 @@ fn dict_columns(table: &str) -> &'static [&'static str] {
             &["entity", "entity_type", "channel", "state", "core", "start_action", "end_action"]
         }
         "instances" => &["entity", "entity_type", "core"],
-        "lock_requests" => &["semaphore", "process"],
+        "lock_requests" => &["semaphore", "process", "blocked_by"],
         "messages" => &["sender", "receiver"],
         _ => &[],
     }
@@ -897,6 +899,9 @@ impl Output for TableSink {
                     .i64(r.assigned_ts)
                     .i64(r.released_ts)
                     .bool(Some(r.contended()))
+                    .sym(r.blocked_by.map(|b| b.0), n)
+                    .i64(r.blocked_by.map(|b| b.1))
+                    .i64(Some(r.blockers))
                     .end_row();
             }
             self.writer.flush(i, false)?;
@@ -1248,6 +1253,8 @@ mod tests {
             assigned_ts: None,
             released_ts: None,
             contended_step: false,
+            blocked_by: None,
+            blockers: 0,
         };
         sink.lock_requests(&[lr], &n).unwrap();
         let m = MessageRow {

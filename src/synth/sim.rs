@@ -664,7 +664,8 @@ impl<W: Write> Sim<W> {
             self.procs[w].state = State::Ready;
             self.wake(w);
             if let Some(tr) = truth!(self) {
-                tr.release(w, t);
+                let by = self.procs[p].inst;
+                tr.release(w, t, Some((p, by)));
             }
         }
     }
@@ -812,7 +813,7 @@ impl<W: Write> Sim<W> {
                     }
                     self.proc_line(t, q, b"release");
                     if let Some(tr) = truth!(self) {
-                        tr.release(q, t);
+                        tr.release(q, t, None);
                     }
                 }
                 let pr = &mut self.procs[q];

@@ -152,6 +152,8 @@ pub struct TruthWait {
     pub release_ts: Option<i64>,
     /// The event was set when waited for: no wait.
     pub at_once: bool,
+    /// Who set the event that released it (task or ISR, instance).
+    pub set_by: Option<(String, u64)>,
 }
 
 /// A task or ISR of the model.
@@ -657,6 +659,7 @@ impl Truth {
             wait_ts: t,
             release_ts: None,
             at_once: false,
+            set_by: None,
         });
     }
 
@@ -669,6 +672,7 @@ impl Truth {
             wait_ts: t,
             release_ts: Some(t),
             at_once: true,
+            set_by: None,
         });
     }
 
@@ -684,15 +688,16 @@ impl Truth {
         }
     }
 
-    /// The waiting task `p` was released at `t` (its event was set, or it was handed a
-    /// slot): it is ready from now on.
-    pub(super) fn release(&mut self, p: usize, t: i64) {
+    /// The waiting task `p` was released at `t` (its event was set, by process `by` instance
+    /// `by_inst`, or it was handed a slot): it is ready from now on.
+    pub(super) fn release(&mut self, p: usize, t: i64, by: Option<(usize, u64)>) {
         let pt = &mut self.procs[p];
         if let Some(o) = pt.cur.as_mut() {
             o.enter(Ps::Ready, t);
         }
         if let Some(w) = pt.wait.take().and_then(|w| self.waits.get_mut(w)) {
             w.release_ts = Some(t);
+            w.set_by = by.map(|(q, i)| (self.proc_names[q].clone(), i));
         }
     }
 
