@@ -137,10 +137,10 @@ task_12,1,2100,2210,4300,2200,110,1870,220,0,2,true
 "
     );
     assert_eq!(
-        csv(d, "db", "SELECT semaphore, process, process_instance, request_ts, assigned_ts, released_ts, wait, hold, contended FROM lock_requests ORDER BY request_ts"),
-        "semaphore,process,process_instance,request_ts,assigned_ts,released_ts,wait,hold,contended
-mutex_7,task_12,0,500,500,1300,0,800,false
-mutex_7,task_11,1,1200,1300,1400,100,100,true
+        csv(d, "db", "SELECT semaphore, process, process_instance, request_ts, assigned_ts, released_ts, wait, hold, contended, blocked_by, blocked_by_instance, blockers FROM lock_requests ORDER BY request_ts"),
+        "semaphore,process,process_instance,request_ts,assigned_ts,released_ts,wait,hold,contended,blocked_by,blocked_by_instance,blockers
+mutex_7,task_12,0,500,500,1300,0,800,false,,,0
+mutex_7,task_11,1,1200,1300,1400,100,100,true,task_12,0,1
 "
     );
     // The core's interrupts channel and the ISR's running interval.
