@@ -237,6 +237,27 @@ fn json_figures_equal_the_analyses_output() {
     let unblocked =
         r2["deadline_misses"].as_array().unwrap().iter().filter(|m| m["blocked_by"].is_null());
     assert!(unblocked.count() > 0);
+    // Who preempted each miss, and how often, as preemption_instances counts it.
+    for m in r2["deadline_misses"].as_array().unwrap() {
+        let want = scalar(
+            dir,
+            "db",
+            &format!(
+                "SELECT string_agg(preempted_by || ' ×' || n, '; ' ORDER BY n DESC, preempted_by) \
+                 FROM (SELECT preempted_by, count(*) AS n FROM preemption_instances \
+                 WHERE preempted = {} AND instance = {} AND preempted_by IS NOT NULL \
+                 GROUP BY ALL)",
+                m["entity"].to_string().replace('"', "'"),
+                m["instance"]
+            ),
+        );
+        assert_eq!(m["preempted_by"].as_str().unwrap_or(""), want, "{m}");
+    }
+    assert!(r2["deadline_misses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["preempted_by"].is_string()));
     // The Gantt window is centred on the worst response time (issue #7).
     let g = &r["gantt"];
     let worst_rt = scalar(

@@ -1020,6 +1020,29 @@ fn scheduling(r: &Run) -> Vec<String> {
         3,
         want,
     ));
+    // preemption_instances: every preemption, keyed by the instance and its time.
+    let want = truth
+        .preemptions
+        .iter()
+        .map(|p| {
+            vec![
+                is(&p.process),
+                is(p.instance),
+                is(p.ts),
+                is(&p.core),
+                is(&p.by),
+                is(p.by_instance),
+            ]
+        })
+        .collect();
+    let cols = ["preempted", "instance", "ts", "core", "preempted_by", "preempted_by_instance"];
+    diffs.extend(compare(
+        "preemption_instances",
+        &r.sql("SELECT * FROM preemption_instances"),
+        &cols,
+        3,
+        want,
+    ));
 
     diffs
 }

@@ -128,6 +128,7 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
                 "deadline_source",
                 "lateness",
                 "blocked_by",
+                "preempted_by",
             ],
         );
     }

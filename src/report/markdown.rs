@@ -193,6 +193,7 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
                 "deadline",
                 "lateness",
                 "blocked_by",
+                "preempted_by",
             ],
         );
     }

@@ -66,7 +66,7 @@ pub fn collect(
     });
     let deadline_misses_total = misses.len();
     misses.truncate(LIST_CAP);
-    name_blockers(conn, id, &mut misses)?;
+    explain_misses(conn, id, &mut misses)?;
     let mut load = cpu_load(conn, capture, None)?;
     let comparison = match baseline {
         Some(b) => {
@@ -161,31 +161,65 @@ pub fn analysis(
     rows(conn, &q.invocation(params, Some(id))?)
 }
 
-/// Adds `blocked_by` to each deadline miss: what the instance waited for and who held or set
-/// it (`blocking_instances`), e.g. `SEM_A held by TASK_2 #66`; NULL when it was not blocked.
-fn name_blockers(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Result<()> {
+/// Adds to each deadline miss who delayed it: `blocked_by`, what the instance waited for and
+/// who held or set it (`blocking_instances`: `SEM_A held by TASK_2 #66`), and
+/// `preempted_by`, who took its core and how often (`preemption_instances`: `ISR_1 ×2`);
+/// NULL when nobody did.
+fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Result<()> {
     if misses.is_empty() {
         return Ok(());
     }
-    let mut causes: std::collections::HashMap<(String, String), Vec<String>> =
+    // The misses' instances, as a VALUES list the analyses' rows are joined with.
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let keys: Vec<String> = misses
+        .iter()
+        .filter_map(|m| {
+            let instance = num(m, "instance")?;
+            Some(format!("({}, {instance})", quote(&text(m, "entity"))))
+        })
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let keys = format!("(VALUES {}) k(entity, instance)", keys.join(", "));
+    let mut said: std::collections::HashMap<(String, String), (Vec<String>, Vec<String>)> =
         std::collections::HashMap::new();
-    for c in analysis(conn, "blocking_instances", &[], id)? {
+    let blocked = format!(
+        "SELECT b.entity, b.instance, b.cause_type, b.cause, b.blocked_by, b.blocked_by_instance \
+         FROM blocking_instances b JOIN {keys} USING (entity, instance) \
+         WHERE b.capture_id = {id} AND b.cause IS NOT NULL ORDER BY b.cause_ts"
+    );
+    for c in rows(conn, &blocked)? {
         let (cause, by) = (text(&c, "cause"), text(&c, "blocked_by"));
-        if cause.is_empty() {
-            continue;
-        }
         let verb = if text(&c, "cause_type") == "event" { "set by" } else { "held by" };
         let desc = if by.is_empty() {
             cause
         } else {
             format!("{cause} {verb} {by} #{}", text(&c, "blocked_by_instance"))
         };
-        causes.entry((text(&c, "entity"), text(&c, "instance"))).or_default().push(desc);
+        said.entry((text(&c, "entity"), text(&c, "instance"))).or_default().0.push(desc);
+    }
+    let preempted = format!(
+        "SELECT p.preempted AS entity, p.instance, p.preempted_by, count(*) AS n \
+         FROM preemption_instances p JOIN {keys} ON k.entity = p.preempted AND k.instance = p.instance \
+         WHERE p.capture_id = {id} AND p.preempted_by IS NOT NULL \
+         GROUP BY ALL ORDER BY n DESC, p.preempted_by"
+    );
+    for c in rows(conn, &preempted)? {
+        let desc = format!("{} ×{}", text(&c, "preempted_by"), text(&c, "n"));
+        said.entry((text(&c, "entity"), text(&c, "instance"))).or_default().1.push(desc);
     }
     for m in misses {
-        let found = causes.get(&(text(m, "entity"), text(m, "instance")));
-        let v = found.map_or(Value::Null, |d| Value::String(d.join("; ")));
-        m.insert("blocked_by".into(), v);
+        let found = said.get(&(text(m, "entity"), text(m, "instance")));
+        let list = |l: &Vec<String>| {
+            if l.is_empty() {
+                Value::Null
+            } else {
+                Value::String(l.join("; "))
+            }
+        };
+        m.insert("blocked_by".into(), found.map_or(Value::Null, |f| list(&f.0)));
+        m.insert("preempted_by".into(), found.map_or(Value::Null, |f| list(&f.1)));
     }
     Ok(())
 }

@@ -31,6 +31,10 @@ pub const FILES: &[(&str, &str)] = &[
     ("timing/runnable_times.sql", include_str!("../../queries/timing/runnable_times.sql")),
     ("scheduling/cpu_load.sql", include_str!("../../queries/scheduling/cpu_load.sql")),
     (
+        "scheduling/preemption_instances.sql",
+        include_str!("../../queries/scheduling/preemption_instances.sql"),
+    ),
+    (
         "scheduling/preemption_pairs.sql",
         include_str!("../../queries/scheduling/preemption_pairs.sql"),
     ),
