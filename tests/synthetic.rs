@@ -1071,6 +1071,26 @@ fn blocking(r: &Run) -> Vec<String> {
         s.dedup();
         s.join(", ")
     };
+    // Who it waited for: the holders those requests waited for first, the setters of
+    // those events.
+    let blockers = |p: &str| {
+        let mut s: Vec<&str> = truth
+            .lock_requests
+            .iter()
+            .filter(|l| l.contended && l.process == p)
+            .filter_map(|l| l.blocked_by.first().map(|b| b.0.as_str()))
+            .chain(
+                truth
+                    .waits
+                    .iter()
+                    .filter(|w| w.process == p && !w.at_once)
+                    .filter_map(|w| w.set_by.as_ref().map(|b| b.0.as_str())),
+            )
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s.join(", ")
+    };
     let want = r
         .by_entity
         .iter()
@@ -1096,6 +1116,7 @@ fn blocking(r: &Run) -> Vec<String> {
                 is(blocking.sum()),
                 blocking.max(),
                 is(contended(entity)),
+                is(blockers(entity)),
             ]
         })
         .collect();
@@ -1114,6 +1135,7 @@ fn blocking(r: &Run) -> Vec<String> {
         "blocking_total",
         "blocking_max",
         "causes",
+        "blocked_by",
     ];
     diffs.extend(compare("blocking", &r.sql("SELECT * FROM blocking"), &cols, 1, want));
     let mut want = Vec::new();

@@ -15,6 +15,7 @@
 -- @column blocking_total  waiting + polling + parking, ns
 -- @column blocking_max  longest blocking time of one instance, ns
 -- @column causes  semaphores it had to wait for (contended lock requests) and OS events it waited on (a wait_event that made it wait), comma-separated
+-- @column blocked_by  who it waited for, comma-separated: the processes that held those semaphores (`lock_requests.blocked_by`) or set those events (`event_waits()`)
 -- blocking_time = waiting_time + polling_time + parking_time (AMALTHEA). Causes come from
 -- the trace when it says so: a contended request in lock_requests, a wait_event that made
 -- the instance wait (`event_waits()` in sql/helpers.sql: the last wait_event or contended
@@ -32,11 +33,13 @@ WITH b AS (
     -- (which then skips the pages of other entity types) rather than after it.
     WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE
 ), causes AS (
-    SELECT capture_id, process AS entity, semaphore AS cause FROM lock_requests WHERE contended
-    UNION
-    SELECT capture_id, entity, event FROM event_waits()
+    SELECT capture_id, process AS entity, semaphore AS cause, blocked_by
+    FROM lock_requests WHERE contended
+    UNION ALL
+    SELECT capture_id, entity, event, set_by FROM event_waits()
 ), c AS (
-    SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes
+    SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes,
+           string_agg(DISTINCT blocked_by, ', ' ORDER BY blocked_by) AS blocked_by
     FROM causes GROUP BY capture_id, entity
 )
 SELECT b.capture_id, b.entity, any_value(b.entity_type) AS entity_type,
@@ -51,7 +54,7 @@ SELECT b.capture_id, b.entity, any_value(b.entity_type) AS entity_type,
        max(parking_time) FILTER (WHERE complete) AS parking_max,
        sum(blocking_time) FILTER (WHERE complete) AS blocking_total,
        max(blocking_time) FILTER (WHERE complete) AS blocking_max,
-       any_value(c.causes) AS causes
+       any_value(c.causes) AS causes, any_value(c.blocked_by) AS blocked_by
 FROM b
 LEFT JOIN c ON c.capture_id = b.capture_id AND c.entity = b.entity
 GROUP BY b.capture_id, b.entity
