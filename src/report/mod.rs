@@ -60,12 +60,21 @@ pub fn collect(
 ) -> Result<Report> {
     let id = capture.capture_id;
     let tasks = task_rows(conn, id)?;
-    let mut misses = analysis(conn, "deadline_misses", &[], id)?;
-    misses.sort_by(|a, b| {
-        num(b, "lateness").partial_cmp(&num(a, "lateness")).unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let deadline_misses_total = misses.len();
-    misses.truncate(LIST_CAP);
+    // The worst LIST_CAP misses, and how many there are: a capture can have millions (a
+    // deadline file far below the response times), which the report must not hold.
+    let q = queries::find("deadline_misses")
+        .ok_or_else(|| Error::Sql("internal: no analysis deadline_misses".into()))?;
+    let all = q.invocation(&[], Some(id))?;
+    let count = rows(conn, &format!("SELECT count(*) AS n FROM ({all})"))?;
+    let deadline_misses_total =
+        count.first().and_then(|r| num(r, "n")).map_or(0, |n| n as usize);
+    let mut misses = rows(
+        conn,
+        &format!(
+            "SELECT * FROM ({all}) ORDER BY lateness DESC NULLS LAST, capture_id, activate_ts, \
+             entity, deadline_source LIMIT {LIST_CAP}"
+        ),
+    )?;
     explain_misses(conn, id, &mut misses)?;
     let mut load = cpu_load(conn, capture, None)?;
     let comparison = match baseline {
