@@ -62,18 +62,11 @@ pub fn collect(
     let tasks = task_rows(conn, id)?;
     // The worst LIST_CAP misses, and how many there are: a capture can have millions (a
     // deadline file far below the response times), which the report must not hold.
-    let q = queries::find("deadline_misses")
-        .ok_or_else(|| Error::Sql("internal: no analysis deadline_misses".into()))?;
-    let all = q.invocation(&[], Some(id))?;
-    let count = rows(conn, &format!("SELECT count(*) AS n FROM ({all})"))?;
-    let deadline_misses_total =
-        count.first().and_then(|r| num(r, "n")).map_or(0, |n| n as usize);
-    let mut misses = rows(
+    let (mut misses, deadline_misses_total) = first_rows(
         conn,
-        &format!(
-            "SELECT * FROM ({all}) ORDER BY lateness DESC NULLS LAST, capture_id, activate_ts, \
-             entity, deadline_source LIMIT {LIST_CAP}"
-        ),
+        "deadline_misses",
+        id,
+        "lateness DESC NULLS LAST, capture_id, activate_ts, entity, deadline_source",
     )?;
     explain_misses(conn, id, &mut misses)?;
     let mut load = cpu_load(conn, capture, None)?;
@@ -411,14 +404,37 @@ fn other_format(conn: &duckdb::Connection, c: &CaptureEntry) -> Result<Option<Ot
     if c.format == "btf" {
         return Ok(None);
     }
-    let (mut state_time, mut channel_time) = (
-        analysis(conn, "state_time", &[], c.capture_id)?,
-        analysis(conn, "channel_time", &[], c.capture_id)?,
-    );
-    let totals = (state_time.len(), channel_time.len());
-    state_time.truncate(LIST_CAP);
-    channel_time.truncate(LIST_CAP);
-    Ok(Some(OtherFormat { state_time, channel_time, totals }))
+    // The first LIST_CAP rows in each analysis's own order, and how many there are.
+    let (state_time, n_states) = first_rows(
+        conn,
+        "state_time",
+        c.capture_id,
+        "capture_id, kind DESC, entity, time DESC, state",
+    )?;
+    let (channel_time, n_channels) = first_rows(
+        conn,
+        "channel_time",
+        c.capture_id,
+        "capture_id, kind DESC, channel, time DESC, value",
+    )?;
+    Ok(Some(OtherFormat { state_time, channel_time, totals: (n_states, n_channels) }))
+}
+
+/// The first [`LIST_CAP`] rows of analysis `name` for capture `id` in `order` (its own
+/// ORDER BY), and how many rows it has: a large capture's rows are not all held.
+fn first_rows(
+    conn: &duckdb::Connection,
+    name: &str,
+    id: i64,
+    order: &str,
+) -> Result<(Vec<Row>, usize)> {
+    let q =
+        queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
+    let all = q.invocation(&[], Some(id))?;
+    let count = rows(conn, &format!("SELECT count(*) AS n FROM ({all})"))?;
+    let total = count.first().and_then(|r| num(r, "n")).map_or(0, |n| n as usize);
+    let first = rows(conn, &format!("SELECT * FROM ({all}) ORDER BY {order} LIMIT {LIST_CAP}"))?;
+    Ok((first, total))
 }
 
 fn definitions() -> Vec<Definition> {
