@@ -1,0 +1,93 @@
+-- @name priority_inversions
+-- @summary Lock requests that waited while their holder was preempted: who ran on the holder's core instead, and for how long (ns)
+-- @column capture_id  capture
+-- @column semaphore  semaphore or mutex
+-- @column waiter  task or ISR whose request waited
+-- @column waiter_instance  its instance
+-- @column request_ts  its request, ns
+-- @column wait  its wait, assigned - request, ns (NULL when not assigned within the capture)
+-- @column holder  the process instance it waited for (lock_requests.blocked_by)
+-- @column holder_instance  its instance
+-- @column core  the core the holder was preempted from
+-- @column ran  a task or ISR that ran on that core while the holder was off it and the request waited
+-- @column ran_instance  its instance
+-- @column first_ts  when it first did so, ns
+-- @column delay  how long it did so, ns
+-- A task that waits for a semaphore waits for its holder to run. When the holder is
+-- preempted while it holds the semaphore, whatever runs on its core meanwhile makes the
+-- waiter wait too: the pattern of a priority inversion (unbounded when that process has a
+-- lower priority than the waiter). Traces do not carry priorities, so every such case is
+-- listed; filter by the processes whose priorities you know. The waiter itself may be
+-- among them (it preempted the holder and spins on its core, or ran there before it
+-- asked).
+-- One row per contended request and process instance that ran instead of the holder:
+-- the holder is `lock_requests.blocked_by` (holding the semaphore when the request came, or
+-- the first to get it while the request waited); its hold is its request of the same
+-- semaphore that overlaps the wait (the earliest); the holder is off its core from each
+-- preemption within the hold to its resume (its `ready` state entered by `preempt`), on the
+-- core it ran on until that preemption; `delay` is the time the process ran (running or
+-- polling) on that core within those stretches and within the wait (from the request to
+-- the assignment, or the end of the capture). Time nobody ran there is not counted, nor
+-- what ran on other cores, nor why the holder's preemptor was itself delayed.
+--   SELECT waiter, ran, count(*), sum(delay) FROM priority_inversions GROUP BY ALL ORDER BY 4 DESC;
+CREATE OR REPLACE TEMP VIEW priority_inversions AS
+WITH h AS MATERIALIZED (
+    -- Contended requests with a known holder, and the holder's hold they waited behind.
+    SELECT r.capture_id, r.semaphore, r.process AS waiter, r.process_instance AS waiter_instance,
+           r.request_ts, r.assigned_ts, r.wait, r.blocked_by AS holder,
+           r.blocked_by_instance AS holder_instance, l.assigned_ts AS hold_from,
+           l.released_ts AS hold_to
+    FROM lock_requests r JOIN lock_requests l
+      ON l.capture_id = r.capture_id AND l.semaphore = r.semaphore
+     AND l.process = r.blocked_by AND l.process_instance = r.blocked_by_instance
+     AND l.assigned_ts < coalesce(r.assigned_ts, 9223372036854775807)
+     AND coalesce(l.released_ts, 9223372036854775807) > r.request_ts
+    WHERE r.contended AND r.request_ts IS NOT NULL
+    QUALIFY row_number() OVER (
+        PARTITION BY r.capture_id, r.semaphore, r.process, r.process_instance, r.request_ts
+        ORDER BY l.assigned_ts) = 1
+), holders AS MATERIALIZED (
+    SELECT DISTINCT capture_id, holder AS entity, holder_instance AS instance FROM h
+), st AS (
+    -- The holders' states: on a core until a preemption, then ready.
+    SELECT i.capture_id, i.entity, i.instance, i.state, i.ts, i.dur, i.core, i.start_action, i.end_action
+    FROM intervals i SEMI JOIN holders s
+      ON s.capture_id = i.capture_id AND s.entity = i.entity AND s.instance = i.instance
+    WHERE i.channel = 'state' AND (i.state IN ('running', 'polling', 'ready')) IS TRUE
+), off AS (
+    -- Each stretch off its core after a preemption, and the core it lost.
+    SELECT o.capture_id, o.entity, o.instance, o.ts, o.ts + o.dur AS until, c.core
+    FROM st o JOIN st c
+      ON c.capture_id = o.capture_id AND c.entity = o.entity AND c.instance = o.instance
+     AND c.ts + c.dur = o.ts AND c.end_action = 'preempt' AND c.core IS NOT NULL
+    WHERE o.state = 'ready' AND o.start_action = 'preempt'
+), win AS MATERIALIZED (
+    -- The parts of those stretches within a hold and within the wait.
+    SELECT h.capture_id, h.semaphore, h.waiter, h.waiter_instance, h.request_ts, h.wait,
+           h.holder, h.holder_instance, o.core, o.ts AS off_ts,
+           greatest(o.ts, h.request_ts) AS w0,
+           least(o.until, coalesce(h.assigned_ts, o.until)) AS w1
+    FROM h JOIN off o
+      ON o.capture_id = h.capture_id AND o.entity = h.holder AND o.instance = h.holder_instance
+     AND o.ts >= h.hold_from AND o.ts < coalesce(h.hold_to, 9223372036854775807)
+    WHERE greatest(o.ts, h.request_ts) < least(o.until, coalesce(h.assigned_ts, o.until))
+), buckets AS (
+    -- Each window in 2^20 ns buckets, from the preemption on: what ran on the core in the
+    -- window began there at or after the preemption (the holder ran there until then).
+    SELECT w.*, unnest(range(w.off_ts >> 20, ((w.w1 - 1) >> 20) + 1)) AS bucket FROM win w
+), occ AS (
+    SELECT capture_id, core, entity, instance, ts, ts + dur AS te, ts >> 20 AS bucket
+    FROM intervals
+    WHERE channel = 'state' AND (state IN ('running', 'polling')) IS TRUE AND core IS NOT NULL
+      AND dur > 0 AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE
+      AND (capture_id, core) IN (SELECT capture_id, core FROM win)
+)
+SELECT b.capture_id, b.semaphore, b.waiter, b.waiter_instance, b.request_ts, b.wait, b.holder,
+       b.holder_instance, b.core, o.entity AS ran, o.instance AS ran_instance,
+       min(greatest(o.ts, b.w0)) AS first_ts,
+       sum(least(o.te, b.w1) - greatest(o.ts, b.w0)) AS delay
+FROM buckets b JOIN occ o
+  ON o.capture_id = b.capture_id AND o.core = b.core AND o.bucket = b.bucket
+ AND o.ts >= b.off_ts AND o.ts < b.w1 AND o.te > b.w0
+GROUP BY ALL
+ORDER BY b.capture_id, b.request_ts, b.semaphore, b.waiter, b.waiter_instance, first_ts, ran, ran_instance;
