@@ -1,5 +1,5 @@
 -- @name priority_inversions
--- @summary Lock requests that waited while their holder was preempted: who ran on the holder's core instead, and for how long (ns)
+-- @summary Lock requests that waited for one holder while it was preempted: who ran on the holder's core instead, and for how long (ns)
 -- @column capture_id  capture
 -- @column semaphore  semaphore or mutex
 -- @column waiter  task or ISR whose request waited
@@ -17,22 +17,28 @@
 -- preempted while it holds the semaphore, whatever runs on its core meanwhile makes the
 -- waiter wait too: the pattern of a priority inversion (unbounded when that process has a
 -- lower priority than the waiter). Traces do not carry priorities, so every such case is
--- listed; filter by the processes whose priorities you know. The waiter itself may be
--- among them (it preempted the holder and spins on its core, or ran there before it
--- asked).
--- One row per contended request and process instance that ran instead of the holder:
--- the holder is `lock_requests.blocked_by` (holding the semaphore when the request came, or
--- the first to get it while the request waited); its hold is its request of the same
--- semaphore that overlaps the wait (the earliest); the holder is off its core from each
--- preemption within the hold to its resume (its `ready` state entered by `preempt`), on the
--- core it ran on until that preemption; `delay` is the time the process ran (running or
--- polling) on that core within those stretches and within the wait (from the request to
--- the assignment, or the end of the capture). Time nobody ran there is not counted, nor
--- what ran on other cores, nor why the holder's preemptor was itself delayed.
+-- listed; filter by the processes whose priorities you know. The waiter itself is among
+-- them when it preempted the holder and spins (polls) on its core; a waiter that waits
+-- passively (`queued`) is not on a core while it waits.
+-- Only requests that waited for exactly one holder (`lock_requests.blockers = 1`: a mutex or
+-- binary semaphore held by one process instance from the request to the assignment) are
+-- analysed: a request queued behind other waiters, or for a counting semaphore whose slots
+-- several instances held, may have got its slot from another holder than `blocked_by`, so it
+-- is left out (`SELECT * FROM lock_requests WHERE contended AND blockers > 1` lists them).
+-- One row per such request and process instance that ran instead of the holder:
+-- the holder is `lock_requests.blocked_by` (holding the semaphore when the request came);
+-- its hold is its request of the same semaphore that overlaps the wait (the earliest); the
+-- holder is off its core from each preemption within the hold to its resume (its `ready`
+-- state entered by `preempt`), on the core it ran on until that preemption; `delay` is the
+-- time the process ran (running or polling) on that core within those stretches and within
+-- the wait (from the request to the assignment, or the end of the capture). Time nobody ran
+-- there is not counted, nor what ran on other cores, nor why the holder's preemptor was
+-- itself delayed, nor a holder that was handed the semaphore while off its core and waits
+-- for its core (ready by `release`, not by `preempt`).
 --   SELECT waiter, ran, count(*), sum(delay) FROM priority_inversions GROUP BY ALL ORDER BY 4 DESC;
 CREATE OR REPLACE TEMP VIEW priority_inversions AS
 WITH h AS MATERIALIZED (
-    -- Contended requests with a known holder, and the holder's hold they waited behind.
+    -- Contended requests that waited for one holder, and the holder's hold.
     SELECT r.capture_id, r.semaphore, r.process AS waiter, r.process_instance AS waiter_instance,
            r.request_ts, r.assigned_ts, r.wait, r.blocked_by AS holder,
            r.blocked_by_instance AS holder_instance, l.assigned_ts AS hold_from,
@@ -42,7 +48,7 @@ WITH h AS MATERIALIZED (
      AND l.process = r.blocked_by AND l.process_instance = r.blocked_by_instance
      AND l.assigned_ts < coalesce(r.assigned_ts, 9223372036854775807)
      AND coalesce(l.released_ts, 9223372036854775807) > r.request_ts
-    WHERE r.contended AND r.request_ts IS NOT NULL
+    WHERE r.contended AND r.blockers = 1 AND r.request_ts IS NOT NULL
     QUALIFY row_number() OVER (
         PARTITION BY r.capture_id, r.semaphore, r.process, r.process_instance, r.request_ts
         ORDER BY l.assigned_ts) = 1
