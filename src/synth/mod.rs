@@ -160,7 +160,8 @@ pub struct SynthConfig {
     /// held 10 times as long, so that polls last and get preempted. Off by default.
     pub parking: bool,
     /// A counting semaphore: when n > 0, `SEM_C` with n slots, taken in the first runnable
-    /// of every third task (model index 1, 4, 7, ...) for 20..100 µs. Its own lines follow
+    /// of every other task (model index 1, 3, 5, ...) for 50..300 µs (at most half the
+    /// runnable). Its own lines follow
     /// the counter (`used` free → used and used → used, `lock_used` used → full,
     /// `unlock_full` full → used, `free` used → free, `overfull` per request that finds
     /// every slot taken, `full` when the last waiter is served; with one slot `lock` and

@@ -243,7 +243,7 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
 }
 
 /// The counting semaphore `SEM_C` with `slots` slots, taken in the first runnable of every
-/// third task (model index 1, 4, 7, ...: spread over the cores) for 20..100 µs (at most half
+/// other task (model index 1, 3, 5, ...: spread over the cores) for 50..300 µs (at most half
 /// the runnable); a spinlock that runnable took before is replaced.
 pub(super) fn build_counting(m: &mut Model, slots: u32, rng: &mut Rng) {
     m.sems.push(Sem {
