@@ -1072,7 +1072,8 @@ fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
     for l in truth.lock_requests.iter().filter(|l| l.contended && l.blocked_by.len() == 1) {
         let holder = &l.blocked_by[0];
         let served = l.assigned_ts.unwrap_or(never);
-        // The holder's hold that overlaps the wait.
+        // The holder's hold: its last of the semaphore assigned before the request was
+        // served, which overlaps the wait.
         let hold = truth
             .lock_requests
             .iter()
@@ -1081,8 +1082,8 @@ fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
                     && (&h.process, h.process_instance) == (&holder.0, holder.1)
             })
             .filter(|h| h.assigned_ts.is_some_and(|a| a < served))
-            .filter(|h| h.released_ts.unwrap_or(never) > l.request_ts)
-            .min_by_key(|h| h.assigned_ts);
+            .max_by_key(|h| h.assigned_ts)
+            .filter(|h| h.released_ts.unwrap_or(never) > l.request_ts);
         let Some(hold) = hold else { panic!("{l:?}: its holder holds nothing") };
         let (from, to) = (hold.assigned_ts.unwrap_or(never), hold.released_ts.unwrap_or(never));
         let key = (holder.0.as_str(), holder.1);
