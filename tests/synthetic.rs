@@ -1066,8 +1066,8 @@ fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
     occupied.values_mut().for_each(|v| v.sort_unstable());
     // Per request and process that ran: (wait, holder, first_ts, delay).
     type Key<'a> = (&'a str, &'a str, u64, i64, &'a str, &'a str, u64);
-    let mut rows: std::collections::BTreeMap<Key, (Option<i64>, &(String, u64), i64, i64)> =
-        Default::default();
+    type Row<'a> = (Option<i64>, &'a (String, u64), i64, i64);
+    let mut rows: std::collections::BTreeMap<Key, Row> = Default::default();
     let never = i64::MAX;
     for l in truth.lock_requests.iter().filter(|l| l.contended && l.blocked_by.len() == 1) {
         let holder = &l.blocked_by[0];
