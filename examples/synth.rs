@@ -2,11 +2,11 @@
 //!
 //! `cargo run --release --example synth -- OUT.btf [--mb N | --ms N] [--cores N] [--tasks N]
 //! [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs]
-//! [--passive-waits] [--parking] [--counting-slots N] [--clear-events]`
+//! [--passive-waits] [--parking] [--counting-slots N] [--clear-events] [--preemptible-locks]`
 //! Output ending in `.gz` is gzip-compressed. The switches turn on what the default system
 //! does not do (see [`SynthConfig`]): tasks that overrun, global scheduling, nested ISRs,
 //! passive waits for OS events, parking on a semaphore, a counting semaphore `SEM_C` with N
-//! slots, OS events set before their wait and cleared.
+//! slots, OS events set before their wait and cleared, mutexes whose holders may be preempted.
 use std::io::Write;
 use tracedb::synth::{write_btf, SynthConfig};
 
@@ -21,7 +21,7 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let out = args
         .next()
-        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking] [--counting-slots N] [--clear-events]")?;
+        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking] [--counting-slots N] [--clear-events] [--preemptible-locks]")?;
     let mut cfg = SynthConfig::default();
     while let Some(flag) = args.next() {
         let switch = match flag.as_str() {
@@ -30,6 +30,7 @@ fn run() -> Result<(), String> {
             "--passive-waits" => Some(&mut cfg.passive_waits),
             "--parking" => Some(&mut cfg.parking),
             "--clear-events" => Some(&mut cfg.clear_events),
+            "--preemptible-locks" => Some(&mut cfg.preemptible_locks),
             _ => None,
         };
         if let Some(on) = switch {

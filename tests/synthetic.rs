@@ -1047,6 +1047,111 @@ fn scheduling(r: &Run) -> Vec<String> {
     diffs
 }
 
+/// `priority_inversions` against the truth: for every contended request that waited for one
+/// holder, the preemptions of that holder within its hold (the simulator's preemptions, each
+/// until the holder's next stretch on a core, from its occupancy), and what occupied the core
+/// it lost within those stretches and the wait. Returns the differences and the rows expected.
+fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
+    let truth = r.truth;
+    let mut preempted: HashMap<(&str, u64), Vec<&tracedb::synth::TruthPreemption>> = HashMap::new();
+    for p in &truth.preemptions {
+        preempted.entry((p.process.as_str(), p.instance)).or_default().push(p);
+    }
+    let mut occupied: HashMap<(&str, u64), Vec<i64>> = HashMap::new();
+    let mut on_core: HashMap<&str, Vec<&tracedb::synth::TruthOccupancy>> = HashMap::new();
+    for o in &truth.occupancy {
+        occupied.entry((o.process.as_str(), o.instance)).or_default().push(o.start);
+        on_core.entry(o.core.as_str()).or_default().push(o);
+    }
+    occupied.values_mut().for_each(|v| v.sort_unstable());
+    // Per request and process that ran: (wait, holder, first_ts, delay).
+    type Key<'a> = (&'a str, &'a str, u64, i64, &'a str, &'a str, u64);
+    type Row<'a> = (Option<i64>, &'a (String, u64), i64, i64);
+    let mut rows: std::collections::BTreeMap<Key, Row> = Default::default();
+    let never = i64::MAX;
+    for l in truth.lock_requests.iter().filter(|l| l.contended && l.blocked_by.len() == 1) {
+        let holder = &l.blocked_by[0];
+        let served = l.assigned_ts.unwrap_or(never);
+        // The holder's hold: its last of the semaphore assigned before the request was
+        // served, which overlaps the wait.
+        let hold = truth
+            .lock_requests
+            .iter()
+            .filter(|h| {
+                h.semaphore == l.semaphore
+                    && (&h.process, h.process_instance) == (&holder.0, holder.1)
+            })
+            .filter(|h| h.assigned_ts.is_some_and(|a| a < served))
+            .max_by_key(|h| h.assigned_ts)
+            .filter(|h| h.released_ts.unwrap_or(never) > l.request_ts);
+        let Some(hold) = hold else { panic!("{l:?}: its holder holds nothing") };
+        let (from, to) = (hold.assigned_ts.unwrap_or(never), hold.released_ts.unwrap_or(never));
+        let key = (holder.0.as_str(), holder.1);
+        for p in preempted.get(&key).into_iter().flatten().filter(|p| p.ts >= from && p.ts < to) {
+            // Off its core until it is back on one (or the capture ends).
+            let back = occupied.get(&key).and_then(|v| v.iter().find(|&&s| s >= p.ts).copied());
+            let back = back.unwrap_or(r.end);
+            let (w0, w1) = (p.ts.max(l.request_ts), back.min(served));
+            if w0 >= w1 {
+                continue;
+            }
+            for o in on_core.get(p.core.as_str()).into_iter().flatten() {
+                if o.start < p.ts || o.start >= w1 || o.end <= w0 || o.end == o.start {
+                    continue;
+                }
+                let k = (
+                    l.semaphore.as_str(),
+                    l.process.as_str(),
+                    l.process_instance,
+                    l.request_ts,
+                    p.core.as_str(),
+                    o.process.as_str(),
+                    o.instance,
+                );
+                let e = rows.entry(k).or_insert((l.assigned_ts, holder, never, 0));
+                e.2 = e.2.min(o.start.max(w0));
+                e.3 += o.end.min(w1) - o.start.max(w0);
+            }
+        }
+    }
+    let n = rows.len();
+    let want = rows
+        .into_iter()
+        .map(|((sem, w, wi, req, core, ran, ri), (served, holder, first, delay))| {
+            vec![
+                is(sem),
+                is(w),
+                is(wi),
+                is(req),
+                is(core),
+                is(ran),
+                is(ri),
+                opt(served.map(|a| a - req)),
+                is(&holder.0),
+                is(holder.1),
+                is(first),
+                is(delay),
+            ]
+        })
+        .collect();
+    let cols = [
+        "semaphore",
+        "waiter",
+        "waiter_instance",
+        "request_ts",
+        "core",
+        "ran",
+        "ran_instance",
+        "wait",
+        "holder",
+        "holder_instance",
+        "first_ts",
+        "delay",
+    ];
+    let got = r.sql("SELECT * FROM priority_inversions");
+    (compare("priority_inversions", &got, &cols, 7, want), n)
+}
+
 /// `blocking`, `blocking_instances` and `semaphore_contention` against the truth.
 fn blocking(r: &Run) -> Vec<String> {
     let truth = r.truth;
@@ -1487,6 +1592,11 @@ fn synthetic_analyses_match_the_simulator_exactly() {
         diffs.extend(d);
         diffs.extend(scheduling(&run));
         diffs.extend(blocking(&run));
+        // No holder of a one-slot semaphore is ever preempted here (spinlocks), and a request
+        // for the counting semaphore waits for several holders: no priority inversion.
+        let (d, inversions) = priority_inversions(&run);
+        diffs.extend(d);
+        assert_eq!(inversions, 0);
         diffs.extend(load_signals_states(&run));
         // The comparison means something only if the system does all of it.
         let polled = truth.lock_requests.iter().filter(|l| l.contended).count();
@@ -1505,6 +1615,72 @@ fn synthetic_analyses_match_the_simulator_exactly() {
         assert!(misses_by_source.get("implicit-period").is_some_and(|&n| n > 0));
         assert!(truth.semaphore_states.iter().any(|s| s.state == "overfull"));
         assert!(truth.instances.iter().any(|r| r.entity_type == "R" && r.preemptions > 0));
+        assert!(
+            diffs.is_empty(),
+            "{} differences with the simulator ({cfg:?}), first ones:\n{}",
+            diffs.len(),
+            diffs.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+/// Mutexes whose holders may be preempted ([`SynthConfig::preemptible_locks`]):
+/// `priority_inversions` row by row against the simulator, with the lock requests and who
+/// blocked whom it rests on, and every instance and state interval. Two systems: the default
+/// one with `SEM_C` a long-held mutex (one slot); and every knob on eight cores, where
+/// holders migrate (preempted on one core, back on another) and `SEM_C` has three slots
+/// (its requests wait for several holders and are left out).
+#[test]
+fn synthetic_priority_inversions_match_the_simulator_exactly() {
+    let ms = 1_000_000;
+    let systems = [
+        SynthConfig {
+            isrs: 4,
+            duration_ns: 200 * ms,
+            counting_slots: 1,
+            preemptible_locks: true,
+            ..SynthConfig::default()
+        },
+        SynthConfig {
+            cores: 8,
+            tasks: 40,
+            isrs: 8,
+            duration_ns: 100 * ms,
+            overrun_every: 3,
+            migrating_tasks: true,
+            nested_isrs: true,
+            passive_waits: true,
+            parking: true,
+            counting_slots: 3,
+            preemptible_locks: true,
+            ..SynthConfig::default()
+        },
+    ];
+    for cfg in systems {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let (stats, truth) =
+            write_btf_with_truth(std::fs::File::create(dir.join("synth.btf")).unwrap(), &cfg)
+                .unwrap();
+        ok(dir, &["ingest", "--archive", "db", "synth.btf"]);
+        let run = Run::new(dir, &truth, stats.last_ts);
+        let mut diffs = lock_requests_and_holders(&run);
+        diffs.extend(instance_diffs(dir, &truth.instances));
+        diffs.extend(state_intervals(&run));
+        let (d, rows) = priority_inversions(&run);
+        diffs.extend(d);
+        // The comparison means something only if holders were preempted while one request
+        // waited for them, and some requests waited for several (which are left out).
+        let locks = &truth.lock_requests;
+        let single = locks.iter().filter(|l| l.contended && l.blocked_by.len() == 1).count();
+        let several = locks.iter().filter(|l| l.blocked_by.len() > 1).count();
+        let queued = locks.iter().filter(|l| l.queued && l.semaphore != "SEM_C").count();
+        println!(
+            "{cfg:?}: {} lock requests ({single} waited for one holder, {several} for several, \
+             {queued} queued for SEM_A or SEM_B), {rows} priority_inversions rows",
+            locks.len()
+        );
+        assert!(rows > 0 && several > 0 && queued > 0);
         assert!(
             diffs.is_empty(),
             "{} differences with the simulator ({cfg:?}), first ones:\n{}",

@@ -48,6 +48,10 @@ pub const FILES: &[(&str, &str)] = &[
         "blocking/semaphore_contention.sql",
         include_str!("../../queries/blocking/semaphore_contention.sql"),
     ),
+    (
+        "blocking/priority_inversions.sql",
+        include_str!("../../queries/blocking/priority_inversions.sql"),
+    ),
     ("data/data_loss.sql", include_str!("../../queries/data/data_loss.sql")),
     ("data/signal_values.sql", include_str!("../../queries/data/signal_values.sql")),
     // --- Paraver / ovni analyses (issue 6) ---

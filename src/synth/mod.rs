@@ -40,6 +40,10 @@
 //! * A counting semaphore, only when asked (`counting_slots`): `SEM_C` with n slots, taken
 //!   by every other task in its first runnable and held preemptibly; a task that finds
 //!   every slot taken is queued (a passive wait) until a release hands it one.
+//! * Mutexes, only when asked (`preemptible_locks`): every one-slot semaphore is held
+//!   preemptibly, and a task that finds it held is queued (a passive wait) until the
+//!   release hands it over; so a waiter waits while the holder is preempted, whatever runs
+//!   on the holder's core meanwhile (a priority inversion).
 //! * Cleared events, only when asked (`clear_events`): the setter sets the event whenever
 //!   the waiter is active, the waiter clears it when it starts and after its wait, and a wait
 //!   for an event that is set returns at once.
@@ -156,7 +160,8 @@ pub struct SynthConfig {
     /// held 10 times as long, so that polls last and get preempted. Off by default.
     pub parking: bool,
     /// A counting semaphore: when n > 0, `SEM_C` with n slots, taken in the first runnable
-    /// of every third task (model index 1, 4, 7, ...) for 20..100 µs. Its own lines follow
+    /// of every other task (model index 1, 3, 5, ...) for 50..300 µs (at most half the
+    /// runnable). Its own lines follow
     /// the counter (`used` free → used and used → used, `lock_used` used → full,
     /// `unlock_full` full → used, `free` used → free, `overfull` per request that finds
     /// every slot taken, `full` when the last waiter is served; with one slot `lock` and
@@ -172,6 +177,16 @@ pub struct SynthConfig {
     /// it starts, which discards a set made before, and again when its wait returns; a wait
     /// for an event already set returns at once (`wait_event` and no `wait`). Off by default.
     pub clear_events: bool,
+    /// Mutexes: every one-slot semaphore (`SEM_A`, `SEM_B`, and `SEM_C` when `counting_slots`
+    /// is 1) is held as the counting semaphore is: a holder may be preempted by a higher
+    /// priority task or ISR of its core, and a task that finds it held is queued
+    /// (`requestsemaphore`, `overfull` for the first waiter only, `queued`, its core's
+    /// `wait`) until a release hands it over (`released`, `assigned`, `release`: ready,
+    /// holding it from then). A waiter on another core, or the very task that preempted the
+    /// holder, then waits while the holder is off its core, for as long as higher-priority
+    /// work runs there: a priority inversion. Nobody polls, so `parking` changes nothing but
+    /// the hold times. Off by default.
+    pub preemptible_locks: bool,
 }
 
 impl Default for SynthConfig {
@@ -191,6 +206,7 @@ impl Default for SynthConfig {
             parking: false,
             counting_slots: 0,
             clear_events: false,
+            preemptible_locks: false,
         }
     }
 }

@@ -129,6 +129,9 @@ pub(super) struct Sem {
     pub(super) slots: u32,
     /// Slots taken.
     pub(super) taken: u32,
+    /// Its holders may be preempted and its waiters are queued (a passive wait): the
+    /// counting semaphore, and every semaphore with [`SynthConfig::preemptible_locks`].
+    pub(super) preemptible: bool,
 }
 
 impl Sem {
@@ -209,6 +212,7 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
                 waiters: VecDeque::new(),
                 slots: 1,
                 taken: 0,
+                preemptible: false,
             })
             .collect(),
         sigs: (0..nsigs)
@@ -231,12 +235,15 @@ pub(super) fn build_model(cfg: &SynthConfig, rng: &mut Rng) -> Model {
     if cfg.counting_slots > 0 {
         build_counting(&mut m, cfg.counting_slots, rng);
     }
+    for s in &mut m.sems {
+        s.preemptible = s.counting() || cfg.preemptible_locks;
+    }
     build_cores(&mut m, ncores);
     m
 }
 
 /// The counting semaphore `SEM_C` with `slots` slots, taken in the first runnable of every
-/// third task (model index 1, 4, 7, ...: spread over the cores) for 20..100 µs (at most half
+/// other task (model index 1, 3, 5, ...: spread over the cores) for 50..300 µs (at most half
 /// the runnable); a spinlock that runnable took before is replaced.
 pub(super) fn build_counting(m: &mut Model, slots: u32, rng: &mut Rng) {
     m.sems.push(Sem {
@@ -245,6 +252,7 @@ pub(super) fn build_counting(m: &mut Model, slots: u32, rng: &mut Rng) {
         waiters: VecDeque::new(),
         slots: slots.max(1),
         taken: 0,
+        preemptible: false,
     });
     let tasks: Vec<usize> = (0..m.procs.len()).filter(|&p| !m.procs[p].isr).collect();
     for &p in tasks.iter().skip(1).step_by(2) {

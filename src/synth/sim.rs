@@ -332,8 +332,9 @@ impl<W: Write> Sim<W> {
         if let Some(p) = self.cores[c].running {
             let pr = &self.procs[p];
             let spins = pr.phase == Phase::Polling && !self.parking;
-            // A spinlock's critical section is not preemptible; a counting semaphore's is.
-            let locked = pr.phase == Phase::Locked && !self.holds_counting(p);
+            // A spinlock's critical section is not preemptible; a counting semaphore's is, and
+            // a mutex's (`preemptible_locks`).
+            let locked = pr.phase == Phase::Locked && !self.holds_preemptible(p);
             if pr.isr && !self.nested_isrs || locked || spins {
                 return;
             }
@@ -390,7 +391,7 @@ impl<W: Write> Sim<W> {
                 tr.preempt(p, t);
                 tr.vacate(c, t);
             }
-            // Locked: a holder of the counting semaphore.
+            // Locked: a holder of the counting semaphore or of a mutex.
             if matches!(self.procs[p].phase, Phase::Pre | Phase::Post | Phase::Locked) {
                 self.run_line(t, p, b"suspend");
             }
@@ -439,7 +440,7 @@ impl<W: Write> Sim<W> {
                     tr.resume(p, t, core);
                 }
                 // Locked: handed the semaphore while parked or queued, or preempted holding
-                // the counting semaphore.
+                // the counting semaphore or a mutex.
                 if matches!(self.procs[p].phase, Phase::Pre | Phase::Post | Phase::Locked) {
                     self.run_line(t, p, b"resume");
                 }
@@ -678,9 +679,10 @@ impl<W: Write> Sim<W> {
         self.events[e].set = false;
     }
 
-    /// `p` holds (or is about to hold) a slot of a counting semaphore.
-    pub(super) fn holds_counting(&self, p: usize) -> bool {
-        self.current_lock(p).is_some_and(|s| self.sems[s].counting())
+    /// `p` holds (or is about to hold) a semaphore whose holders may be preempted (a slot
+    /// of the counting semaphore, or a mutex).
+    pub(super) fn holds_preemptible(&self, p: usize) -> bool {
+        self.current_lock(p).is_some_and(|s| self.sems[s].preemptible)
     }
 
     pub(super) fn request(&mut self, p: usize, t: i64) {
@@ -714,9 +716,9 @@ impl<W: Write> Sim<W> {
             self.lock_granted(p, t);
             return;
         }
-        let counting = self.sems[s].counting();
-        // Every slot taken. A spinlock logs its first waiter's overfull only; the counting
-        // semaphore one per request, as SEMANTICS.md has it.
+        let (counting, queues) = (self.sems[s].counting(), self.sems[s].preemptible);
+        // Every slot taken. A one-slot semaphore logs its first waiter's overfull only; the
+        // counting semaphore one per request, as SEMANTICS.md has it.
         if self.sems[s].state == SemState::Full || counting {
             self.sems[s].state = SemState::Overfull;
             let count = i64::from(self.sems[s].taken);
@@ -727,7 +729,7 @@ impl<W: Write> Sim<W> {
             }
         }
         self.sems[s].waiters.push_back(p);
-        if counting {
+        if queues {
             // Queued: a passive wait, off the core, its runnable suspended.
             self.sem_line(t, p, s, b"queued");
             if let Some(tr) = truth!(self) {

@@ -147,6 +147,9 @@ struct Replay<'a> {
     taking: HashMap<&'a str, bool>,
     /// Task instances queued (a passive wait) for a semaphore.
     queued: HashSet<(&'a str, u64)>,
+    /// One-slot semaphores are mutexes whose waiters are queued
+    /// ([`SynthConfig::preemptible_locks`]).
+    mutexes: bool,
     /// A `wait_event` for an event not set: its task's `wait` must follow.
     must_wait: Option<(&'a str, u64)>,
     /// OS events set and not cleared since, and those a clear found set (a set discarded).
@@ -374,10 +377,12 @@ impl<'a> Replay<'a> {
                 assert_eq!(self.proc_state.get(&who), Some(&"running"), "{l:?}");
                 self.taking.insert(l.tgt, true);
             }
-            // A spinlock's waiters poll, the counting semaphore's are queued.
-            "waiting" => assert!(state == Some("overfull") && slots == 1, "{l:?}"),
+            // A spinlock's waiters poll, the counting semaphore's and a mutex's are queued.
+            "waiting" => {
+                assert!(state == Some("overfull") && slots == 1 && !self.mutexes, "{l:?}");
+            }
             "queued" => {
-                assert!(state == Some("overfull") && slots > 1, "{l:?}");
+                assert!(state == Some("overfull") && (slots > 1 || self.mutexes), "{l:?}");
                 self.queued.insert(who);
             }
             "assigned" => {
@@ -409,7 +414,11 @@ fn replay(cfg: &SynthConfig) -> String {
 fn replay_counts(cfg: &SynthConfig) -> (String, usize, usize) {
     let (buf, _) = gen(cfg);
     let text = String::from_utf8(buf).unwrap();
-    let mut r = Replay { migrating: cfg.migrating_tasks, ..Replay::default() };
+    let mut r = Replay {
+        migrating: cfg.migrating_tasks,
+        mutexes: cfg.preemptible_locks,
+        ..Replay::default()
+    };
     if cfg.counting_slots > 0 {
         r.slots.insert("SEM_C", cfg.counting_slots);
     }
@@ -759,4 +768,54 @@ fn truth_of_a_cut_run_says_what_is_under_way() {
         assert_eq!(busy, c.start_ts.map_or(0, |s| st.last_ts - s), "{c:?}");
         assert!(c.activate_ts <= st.last_ts);
     }
+}
+
+/// Mutexes ([`SynthConfig::preemptible_locks`]) follow the state machines, and do what they
+/// are for: holders of a one-slot semaphore are preempted while holding it, its waiters are
+/// queued (none poll), some on the holder's own core (the task that preempted it); and
+/// with one slot `SEM_C` is a mutex too, with `lock` and `unlock`.
+#[test]
+fn mutexes_follow_the_state_machines() {
+    let cfg = SynthConfig { isrs: 4, counting_slots: 1, preemptible_locks: true, ..short() };
+    let text = replay(&cfg);
+    let lines = parse(&text);
+    let count = |ty: &str, act: &str| lines.iter().filter(|l| l.ty == ty && l.act == act).count();
+    // Who holds what, and where each task last ran, from the text.
+    let mut holder: HashMap<&str, (&str, u64)> = HashMap::new();
+    let mut core_of: HashMap<&str, &str> = HashMap::new();
+    let (mut preempted_holding, mut same_core, mut queued) = (0, 0, HashSet::new());
+    for l in &lines {
+        match (l.ty, l.act) {
+            ("T", _) => {
+                core_of.insert(l.tgt, l.src);
+                let holds = holder.values().any(|&h| h == (l.tgt, l.ti));
+                preempted_holding += usize::from(l.act == "preempt" && holds);
+            }
+            ("SEM", "assigned") => {
+                holder.insert(l.tgt, (l.src, l.si));
+            }
+            ("SEM", "released") => {
+                holder.remove(l.tgt);
+            }
+            ("SEM", "queued") => {
+                queued.insert(l.tgt);
+                let held_by = holder.get(l.tgt).map(|h| core_of.get(h.0));
+                same_core += usize::from(held_by.flatten() == core_of.get(l.src));
+            }
+            _ => {}
+        }
+    }
+    println!(
+        "{} requests, {} queued ({same_core} on the holder's core), {preempted_holding} \
+         preemptions of a holder",
+        count("SEM", "requestsemaphore"),
+        count("SEM", "queued")
+    );
+    assert_eq!(count("SEM", "waiting") + count("T", "poll"), 0);
+    // The long-held SEM_C, and a spinlock of the default system turned mutex.
+    assert!(queued.contains("SEM_C") && queued.len() > 1, "{queued:?}");
+    assert!(preempted_holding > 0 && same_core > 0);
+    assert!(count("SEM", "used") == 0 && count("SEM", "unlock") > 0);
+    let acts = count("T", "activate") + count("I", "activate");
+    assert_eq!(acts, count("T", "terminate") + count("I", "terminate"));
 }
