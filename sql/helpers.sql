@@ -62,42 +62,40 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
 -- its `wait` (an instrumented OS call) counts as well as one at the same instant.
 --   SELECT event, count(*) FROM event_waits() GROUP BY event;
 CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
-    WITH stretch AS (
-        SELECT capture_id, entity, instance, ts, ts + dur AS wait_ts
+    WITH st AS MATERIALIZED (
+        -- One scan: the running stretches that ended in `wait`, and the waiting states.
+        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, state = 'waiting' AS waiting
         FROM intervals
-        WHERE channel = 'state' AND state = 'running' AND end_action = 'wait'
+        WHERE channel = 'state' AND (state = 'running' AND end_action = 'wait' OR state = 'waiting')
+    ), stretch AS (
+        -- Each stretch, and when the wait it ended in ended: the end of the `waiting` state
+        -- its `wait` began (the latest, should zero-length ones share its start).
+        SELECT r.capture_id, r.entity, r.instance, r.ts, r.end_ts AS wait_ts, max(w.end_ts) AS wait_end
+        FROM st r LEFT JOIN st w
+          ON w.capture_id = r.capture_id AND w.entity = r.entity AND w.instance = r.instance
+         AND w.waiting AND w.ts = r.end_ts
+        WHERE NOT r.waiting
+        GROUP BY ALL
     ), reasons AS (
-        SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, r.wait_ts, e.ts, e.seq,
+        SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, r.wait_end, e.ts, e.seq,
                true AS is_event, e.target AS event
         FROM stretch r JOIN events e
           ON e.capture_id = r.capture_id AND e.source = r.entity
          AND e.source_instance = r.instance AND e.action = 'wait_event'
          AND e.ts BETWEEN r.ts AND r.wait_ts
         UNION ALL
-        SELECT r.capture_id, r.entity, r.instance, r.ts, r.wait_ts, l.request_ts, NULL, false, NULL
+        SELECT r.capture_id, r.entity, r.instance, r.ts, r.wait_end, l.request_ts, NULL, false, NULL
         FROM stretch r JOIN lock_requests l
           ON l.capture_id = r.capture_id AND l.process = r.entity
          AND l.process_instance = r.instance AND l.contended
          AND l.request_ts BETWEEN r.ts AND r.wait_ts
     )
     , waits AS (
-        SELECT capture_id, entity, instance, event, ts, seq, wait_ts
+        SELECT capture_id, entity, instance, event, ts, seq, wait_end
         FROM reasons
         QUALIFY is_event AND row_number() OVER (
             PARTITION BY capture_id, entity, instance, run_ts
             ORDER BY ts DESC, is_event DESC, seq DESC) = 1
-    ), ended AS (
-        -- When each of those waits ended: the end of the `waiting` state its `wait` began
-        -- (the latest, should zero-length ones share its start).
-        SELECT w.*, i.wait_end
-        FROM waits w LEFT JOIN (
-            SELECT capture_id, entity, instance, ts, max(ts + dur) AS wait_end
-            FROM intervals
-            WHERE channel = 'state' AND state = 'waiting'
-              AND (capture_id, entity, instance, ts) IN (SELECT capture_id, entity, instance, wait_ts FROM waits)
-            GROUP BY ALL
-        ) i ON i.capture_id = w.capture_id AND i.entity = w.entity AND i.instance = w.instance
-           AND i.ts = w.wait_ts
     ), sets AS (
         SELECT capture_id, target AS event, seq, ts, source, source_instance,
                nullif(note, '') AS note
@@ -107,7 +105,7 @@ CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
         -- The first set_event naming this task, and the first naming nobody.
         SELECT w.capture_id, w.entity, w.instance, w.event, w.ts, w.seq, w.wait_end,
                f.seq AS f_seq, f.source AS f_source, f.source_instance AS f_instance, f.ts AS f_ts
-        FROM ended w ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NOT NULL) f
+        FROM waits w ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NOT NULL) f
           ON f.capture_id = w.capture_id AND f.event = w.event AND f.note = w.entity AND f.seq > w.seq
     ), first_set AS (
         SELECT n.capture_id, n.entity, n.instance, n.event, n.ts, n.seq, n.wait_end,
