@@ -52,7 +52,8 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
 -- `wait_event` caused: capture_id, entity, instance, event (the OS event), ts (the
 -- wait_event's time, ns), seq (its `events.seq`), and who set the event: set_by,
 -- set_by_instance, set_ts (the first `set_event` of that event after the wait_event, in
--- file order, whose note names this task or nobody; NULL when none came in the capture).
+-- file order, whose note names this task or nobody; NULL when none came before the wait
+-- ended, the instance's `release` out of `waiting`: a later set did not end this wait).
 -- A `wait_event` caused the wait that ends the running stretch it
 -- falls in (from the stretch's start to its `wait`, both included) when it is the last of
 -- the instance's wait_events and contended lock requests in that stretch: a wait_event for
@@ -61,26 +62,36 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
 -- its `wait` (an instrumented OS call) counts as well as one at the same instant.
 --   SELECT event, count(*) FROM event_waits() GROUP BY event;
 CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
-    WITH stretch AS (
-        SELECT capture_id, entity, instance, ts, ts + dur AS wait_ts
+    WITH st AS MATERIALIZED (
+        -- One scan: the running stretches that ended in `wait`, and the waiting states.
+        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, state = 'waiting' AS waiting
         FROM intervals
-        WHERE channel = 'state' AND state = 'running' AND end_action = 'wait'
+        WHERE channel = 'state' AND (state = 'running' AND end_action = 'wait' OR state = 'waiting')
+    ), stretch AS (
+        -- Each stretch, and when the wait it ended in ended: the end of the `waiting` state
+        -- its `wait` began (the latest, should zero-length ones share its start).
+        SELECT r.capture_id, r.entity, r.instance, r.ts, r.end_ts AS wait_ts, max(w.end_ts) AS wait_end
+        FROM st r LEFT JOIN st w
+          ON w.capture_id = r.capture_id AND w.entity = r.entity AND w.instance = r.instance
+         AND w.waiting AND w.ts = r.end_ts
+        WHERE NOT r.waiting
+        GROUP BY ALL
     ), reasons AS (
-        SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, e.ts, e.seq,
+        SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, r.wait_end, e.ts, e.seq,
                true AS is_event, e.target AS event
         FROM stretch r JOIN events e
           ON e.capture_id = r.capture_id AND e.source = r.entity
          AND e.source_instance = r.instance AND e.action = 'wait_event'
          AND e.ts BETWEEN r.ts AND r.wait_ts
         UNION ALL
-        SELECT r.capture_id, r.entity, r.instance, r.ts, l.request_ts, NULL, false, NULL
+        SELECT r.capture_id, r.entity, r.instance, r.ts, r.wait_end, l.request_ts, NULL, false, NULL
         FROM stretch r JOIN lock_requests l
           ON l.capture_id = r.capture_id AND l.process = r.entity
          AND l.process_instance = r.instance AND l.contended
          AND l.request_ts BETWEEN r.ts AND r.wait_ts
     )
     , waits AS (
-        SELECT capture_id, entity, instance, event, ts, seq
+        SELECT capture_id, entity, instance, event, ts, seq, wait_end
         FROM reasons
         QUALIFY is_event AND row_number() OVER (
             PARTITION BY capture_id, entity, instance, run_ts
@@ -92,14 +103,21 @@ CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
         WHERE action = 'set_event' AND target IN (SELECT event FROM waits)
     ), named AS (
         -- The first set_event naming this task, and the first naming nobody.
-        SELECT w.capture_id, w.entity, w.instance, w.event, w.ts, w.seq,
+        SELECT w.capture_id, w.entity, w.instance, w.event, w.ts, w.seq, w.wait_end,
                f.seq AS f_seq, f.source AS f_source, f.source_instance AS f_instance, f.ts AS f_ts
         FROM waits w ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NOT NULL) f
           ON f.capture_id = w.capture_id AND f.event = w.event AND f.note = w.entity AND f.seq > w.seq
+    ), first_set AS (
+        SELECT n.capture_id, n.entity, n.instance, n.event, n.ts, n.seq, n.wait_end,
+               CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.source ELSE n.f_source END AS set_by,
+               CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.source_instance ELSE n.f_instance END AS set_by_instance,
+               CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.ts ELSE n.f_ts END AS set_ts
+        FROM named n ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NULL) a
+          ON a.capture_id = n.capture_id AND a.event = n.event AND a.seq > n.seq
     )
-    SELECT n.capture_id, n.entity, n.instance, n.event, n.ts, n.seq,
-           CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.source ELSE n.f_source END AS set_by,
-           CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.source_instance ELSE n.f_instance END AS set_by_instance,
-           CASE WHEN a.seq < coalesce(n.f_seq, a.seq + 1) THEN a.ts ELSE n.f_ts END AS set_ts
-    FROM named n ASOF LEFT JOIN (SELECT * FROM sets WHERE note IS NULL) a
-      ON a.capture_id = n.capture_id AND a.event = n.event AND a.seq > n.seq;
+    -- The first set is the only candidate: when it came after the wait ended, none ended it.
+    SELECT capture_id, entity, instance, event, ts, seq,
+           CASE WHEN set_ts <= wait_end OR wait_end IS NULL THEN set_by END AS set_by,
+           CASE WHEN set_ts <= wait_end OR wait_end IS NULL THEN set_by_instance END AS set_by_instance,
+           CASE WHEN set_ts <= wait_end OR wait_end IS NULL THEN set_ts END AS set_ts
+    FROM first_set;

@@ -446,6 +446,50 @@ fn a_wait_logged_after_its_wait_event_still_has_that_cause() {
     );
 }
 
+/// The set that ended a wait comes before the wait ends: a wait released with no set_event
+/// names nobody, not a set of the same event long after the instance ended. Also: two tasks
+/// waiting on one event both name the set for nobody that came first (an empty note is no
+/// name), a set before the wait_event or for another task is not theirs, and the sets of
+/// one capture are not taken for another's.
+#[test]
+fn event_waits_name_only_a_set_that_came_before_the_wait_ended() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("a.btf"),
+        "#timeScale ns\n0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n\
+         0,STI,0,T,T2,0,activate\n0,Core_1,0,T,T2,0,start\n2,ISR_Z,0,EVENT,EV,0,set_event,T1\n\
+         10,T1,0,EVENT,EV,0,wait_event\n10,Core_0,0,T,T1,0,wait\n\
+         10,T2,0,EVENT,EV,0,wait_event\n10,Core_1,0,T,T2,0,wait\n\
+         20,ISR_A,0,EVENT,EV,0,set_event,T3\n21,ISR_E,0,EVENT,EV,0,set_event,\n\
+         22,Core_1,0,T,T2,0,release\n25,ISR_B,4,EVENT,EV,0,set_event,T1\n\
+         25,Core_0,0,T,T1,0,release\n31,Core_0,0,T,T1,0,resume\n35,Core_0,0,T,T1,0,terminate\n\
+         47,Core_1,0,T,T2,0,resume\n48,Core_1,0,T,T2,0,terminate\n",
+    )
+    .unwrap();
+    // T1 is released at 30 with no set_event; ISR_LATE sets EV after T1 ended.
+    std::fs::write(
+        tmp.path().join("b.btf"),
+        "#timeScale ns\n0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n\
+         10,T1,0,EVENT,EV,0,wait_event\n10,Core_0,0,T,T1,0,wait\n30,Core_0,0,T,T1,0,release\n\
+         31,Core_0,0,T,T1,0,resume\n35,Core_0,0,T,T1,0,terminate\n\
+         500,ISR_LATE,0,EVENT,EV,0,set_event\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "a.btf"]);
+    ok(tmp.path(), &["ingest", "--archive", "db", "b.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT capture_id, entity, event, ts, set_by, set_by_instance, set_ts FROM event_waits() \
+           ORDER BY capture_id, entity"),
+        "capture_id,entity,event,ts,set_by,set_by_instance,set_ts\n1,T1,EV,10,ISR_E,0,21\n\
+         1,T2,EV,10,ISR_E,0,21\n2,T1,EV,10,,,\n"
+    );
+    assert_eq!(
+        q("SELECT capture_id, entity, cause, blocked_by FROM blocking_instances WHERE capture_id = 2"),
+        "capture_id,entity,cause,blocked_by\n2,T1,EV,\n"
+    );
+}
+
 /// Who set the event a task waited for: the first `set_event` of that event after its
 /// `wait_event` whose note names the task, or names nobody; a set for another task is not
 /// its. Who held the semaphore a request waited for comes from `lock_requests`.

@@ -223,6 +223,29 @@ mutex_7,task_11,1,1200,1300,1400,100,100,true,task_12,0,1
     assert_eq!(locks("b.tdb"), locks("db"));
 }
 
+/// An instance with two misses (the implicit-period one and the one the kernel recorded)
+/// is one instance in the report's "who delayed it": task_12 instance 1 was preempted twice
+/// by task_11, not four times.
+#[test]
+fn the_report_counts_the_preemptions_of_an_instance_with_two_misses_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_run(d);
+    ok(d, &["ingest", "--archive", "db", "0trace.dat"]);
+    assert_eq!(
+        scalar(d, "db", "SELECT count(*) FROM preemption_instances WHERE preempted = 'task_12' AND instance = 1 AND preempted_by = 'task_11'"),
+        "2"
+    );
+    ok(d, &["report", "--archive", "db", "-o", "r.json"]);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    let misses = r["deadline_misses"].as_array().unwrap();
+    assert_eq!(misses.len(), 2);
+    for m in misses {
+        assert_eq!(m["preempted_by"], "task_11 ×2", "{m}");
+    }
+}
+
 #[test]
 fn a_truncated_dump_keeps_its_whole_records_and_strict_refuses_it() {
     let tmp = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@
 -- @column cause  the semaphore or OS event
 -- @column cause_wait  for a semaphore: assigned - request of that request, ns
 -- @column cause_ts  when the wait began, ns
--- @column blocked_by  who it waited for: for a semaphore, the process that held it when the request came (of several, the first to have got it; when none did, the first to get it before this request did: `lock_requests.blocked_by`); for an event, the process that set it (the first `set_event` after the wait_event naming this task or nobody); NULL when the trace does not say
+-- @column blocked_by  who it waited for: for a semaphore, the process that held it when the request came (of several, the first to have got it; when none did, the first to get it before this request did: `lock_requests.blocked_by`); for an event, the process that set it (the first `set_event` after the wait_event naming this task or nobody, if it came before the wait ended); NULL when the trace does not say
 -- @column blocked_by_instance  that process's instance
 -- Causes are matched by process and instance: lock requests of this instance that were
 -- contended, and wait_event events of this instance that made it wait (`event_waits()` in

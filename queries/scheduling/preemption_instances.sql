@@ -26,8 +26,9 @@
 -- time) is found by an equality join, with no sort; only the preemptions left (FreeRTOS's
 -- tick later, nothing after it) take a sorted (ASOF) join over the occupancies of their
 -- cores, which most BTF traces never need.
--- Who preempted the instances that missed their deadlines:
---   SELECT m.entity, m.instance, p.preempted_by, count(*) FROM deadline_misses m
+-- Who preempted the instances that missed their deadlines (per deadline_source: an
+-- instance whose miss the trace records has a judged row too):
+--   SELECT m.entity, m.instance, m.deadline_source, p.preempted_by, count(*) FROM deadline_misses m
 --   JOIN preemption_instances p ON p.capture_id = m.capture_id AND p.preempted = m.entity
 --    AND p.instance = m.instance GROUP BY ALL;
 CREATE OR REPLACE TEMP VIEW preemption_instances AS

@@ -13,7 +13,7 @@
 use super::process::Act;
 use super::{Deriver, IntervalRow, LockRow, Output, StateText};
 use crate::ingest::Severity;
-use crate::model::Sym;
+use crate::model::{Interner, Sym};
 use crate::Result;
 
 /// Requests of one semaphore open at once beyond which the oldest is closed unreleased
@@ -94,12 +94,17 @@ struct Holder {
 
 /// The process instances that held a semaphore while a request of it waited: those holding
 /// it when the request came, then those assigned it before the request was (the definition
-/// of `lock_requests.blocked_by` and `blockers`). The first [`MAX_LISTED_BLOCKERS`] are kept;
-/// more are counted, so that a request starved behind thousands of others stays small.
+/// of `lock_requests.blocked_by` and `blockers`). The [`MAX_LISTED_BLOCKERS`] that got it
+/// first are kept; more are counted, so that a request starved behind thousands of others
+/// stays small.
 #[derive(Clone, Default)]
 struct Blockers {
     listed: Vec<Holder>,
+    /// Holders past the listed ones, only counted.
     more: i64,
+    /// Of those, how many were assigned at the latest time among them (and that time): the
+    /// holders a grant at that instant takes back (see [`Blockers::granted_at`]).
+    more_latest: (i64, i64),
 }
 
 impl Blockers {
@@ -108,6 +113,44 @@ impl Blockers {
             self.listed.push(h);
         } else {
             self.more += 1;
+            if h.assigned_ts > self.more_latest.0 || self.more_latest.1 == 0 {
+                self.more_latest = (h.assigned_ts, 1);
+            } else if h.assigned_ts == self.more_latest.0 {
+                self.more_latest.1 += 1;
+            }
+        }
+    }
+
+    /// The waiting request is granted at `ts`: those that got the semaphore at this same
+    /// instant did not hold it before. Every holder was assigned at or before `ts`, so the
+    /// unlisted ones assigned at `ts` are those counted in `more_latest`.
+    fn granted_at(&mut self, ts: i64) {
+        self.listed.retain(|h| h.assigned_ts != ts);
+        if self.more_latest.0 == ts {
+            self.more -= self.more_latest.1;
+            self.more_latest.1 = 0;
+        }
+    }
+
+    /// The hold of `process` instance `instance` assigned at `assigned_ts` ended at the
+    /// instant of the waiting request, logged after it: it did not keep the request waiting.
+    /// Only that hold goes (the same instance may hold a counting semaphore twice); every
+    /// holder at the request's instant is a blocker, so one not listed is counted in `more`.
+    fn released_at_request(&mut self, process: Sym, instance: i64, assigned_ts: i64) {
+        let k = self.listed.iter().position(|h| {
+            h.process == process && h.instance == instance && h.assigned_ts == assigned_ts
+        });
+        match k {
+            Some(k) => {
+                self.listed.remove(k);
+            }
+            None if self.more > 0 => {
+                self.more -= 1;
+                if self.more_latest.0 == assigned_ts && self.more_latest.1 > 0 {
+                    self.more_latest.1 -= 1;
+                }
+            }
+            None => {}
         }
     }
 }
@@ -115,12 +158,29 @@ impl Blockers {
 impl Request {
     /// A request of `process` instance `instance`, not assigned yet, made while the requests
     /// in `open` were open on the semaphore: those assigned hold it.
-    fn new(process: Sym, instance: i64, ts: i64, open: &[Request]) -> Self {
+    fn new(process: Sym, instance: i64, ts: i64, open: &[Request], names: &Interner) -> Self {
+        let mut holders: Vec<Holder> = open
+            .iter()
+            .filter_map(|r| {
+                let assigned_ts = r.assigned_ts?;
+                Some(Holder { process: r.process, instance: r.instance, assigned_ts })
+            })
+            .collect();
+        // `open` is in the order the requests came, not the order they were granted: when
+        // more holders than are listed, the listed ones are the first to have got it, so that
+        // `blocked_by` is among them (later holders are granted after this request).
+        if holders.len() > MAX_LISTED_BLOCKERS {
+            holders.sort_by(|x, y| {
+                (x.assigned_ts, names.resolve(x.process), x.instance).cmp(&(
+                    y.assigned_ts,
+                    names.resolve(y.process),
+                    y.instance,
+                ))
+            });
+        }
         let mut blockers = Blockers::default();
-        for r in open {
-            if let Some(assigned_ts) = r.assigned_ts {
-                blockers.add(Holder { process: r.process, instance: r.instance, assigned_ts });
-            }
+        for h in holders {
+            blockers.add(h);
         }
         Request {
             process,
@@ -288,7 +348,7 @@ impl<O: Output> Deriver<O> {
                     }
                 }
                 let list = self.requests.entry(sem).or_default();
-                let request = Request { contended, ..Request::new(p, i, a.ts, list) };
+                let request = Request { contended, ..Request::new(p, i, a.ts, list, &self.names) };
                 list.push(request);
                 if let Some(r) = stale {
                     return self.emit_unreleased(sem, r);
@@ -301,7 +361,7 @@ impl<O: Output> Deriver<O> {
                         let request = Request {
                             contended: true,
                             inferred: true,
-                            ..Request::new(p, i, a.ts, list)
+                            ..Request::new(p, i, a.ts, list, &self.names)
                         };
                         list.push(request);
                         let msg = format!(
@@ -318,8 +378,7 @@ impl<O: Output> Deriver<O> {
                 match list.iter_mut().filter(|r| r.assigned_ts.is_none()).find(mine) {
                     Some(r) => {
                         r.assigned_ts = Some(a.ts);
-                        // Those that got it at this same instant did not hold it before.
-                        r.blockers.listed.retain(|h| h.assigned_ts != a.ts);
+                        r.blockers.granted_at(a.ts);
                     }
                     None => list.push(Request {
                         process: p,
@@ -347,10 +406,13 @@ impl<O: Output> Deriver<O> {
                     Some(idx) => {
                         let r = list.remove(idx);
                         // A request logged at this same instant, before this release, was not
-                        // kept waiting by it.
-                        for w in list.iter_mut() {
-                            if w.assigned_ts.is_none() && w.request_ts == Some(a.ts) {
-                                w.blockers.listed.retain(|h| !(h.process == p && h.instance == i));
+                        // kept waiting by it, even when it was granted in between (a grant at
+                        // the instant it was assigned already left it out).
+                        if let Some(held_since) = r.assigned_ts {
+                            for w in list.iter_mut() {
+                                if w.request_ts == Some(a.ts) && w.assigned_ts != Some(held_since) {
+                                    w.blockers.released_at_request(p, i, held_since);
+                                }
                             }
                         }
                         r
@@ -368,7 +430,10 @@ impl<O: Output> Deriver<O> {
                         let open = list.iter().position(|r| r.process == p && r.instance == i);
                         match open.map(|k| list.remove(k)) {
                             Some(r) => Request { assigned_ts: None, ..r },
-                            None => Request { request_ts: None, ..Request::new(p, i, a.ts, &[]) },
+                            None => Request {
+                                request_ts: None,
+                                ..Request::new(p, i, a.ts, &[], &self.names)
+                            },
                         }
                     }
                 };

@@ -171,15 +171,18 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
     if misses.is_empty() {
         return Ok(());
     }
-    // The misses' instances, as a VALUES list the analyses' rows are joined with.
+    // The misses' instances, as a VALUES list the analyses' rows are joined with; each once:
+    // an instance can miss twice (its implicit-period deadline and the kernel's recorded
+    // miss), and a repeated key would repeat its causes and double its preemptions.
     let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
-    let keys: Vec<String> = misses
+    let keys: std::collections::BTreeSet<String> = misses
         .iter()
         .filter_map(|m| {
             let instance = num(m, "instance")?;
             Some(format!("({}, {instance})", quote(&text(m, "entity"))))
         })
         .collect();
+    let keys: Vec<String> = keys.into_iter().collect();
     if keys.is_empty() {
         return Ok(());
     }
