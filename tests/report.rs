@@ -734,3 +734,56 @@ fn a_paraver_capture_without_state_records_says_so_instead_of_an_empty_table() {
     let html = std::fs::read_to_string(d.join("r.html")).unwrap();
     assert!(!html.contains("<tr></tr>"), "an empty table row in the HTML");
 }
+
+/// A deadline miss whose semaphore's holder was preempted meanwhile says who ran on the
+/// holder's core instead, as `priority_inversions` has it (a synthetic system with mutexes
+/// whose holders may be preempted).
+#[test]
+fn a_miss_behind_a_preempted_holder_names_who_ran_instead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cfg = tracedb::synth::SynthConfig {
+        isrs: 4,
+        duration_ns: 200_000_000,
+        counting_slots: 1,
+        preemptible_locks: true,
+        ..tracedb::synth::SynthConfig::default()
+    };
+    tracedb::synth::write_btf(std::fs::File::create(dir.join("m.btf")).unwrap(), &cfg).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "m.btf"]);
+    std::fs::write(dir.join("d.csv"), "TASK_1MS_*,100us\n").unwrap();
+    let r = report_json(dir, &["--deadlines", "d.csv"]);
+    let misses = r["deadline_misses"].as_array().unwrap();
+    // Who ran instead, per waiter instance, in one query.
+    let out = ok(
+        dir,
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "json",
+            "-c",
+            "SELECT waiter, waiter_instance, string_agg(ran || ' #' || ran_instance || ' for ' \
+             || fmt_ns(delay), ', ' ORDER BY delay DESC, ran, ran_instance) AS ran \
+             FROM priority_inversions GROUP BY ALL",
+        ],
+    );
+    let rows: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let mut kept_off = 0;
+    for m in misses {
+        let want = rows
+            .iter()
+            .find(|w| w["waiter"] == m["entity"] && w["waiter_instance"] == m["instance"])
+            .map(|w| w["ran"].as_str().unwrap().to_string());
+        let said = m["blocked_by"].as_str().unwrap_or("");
+        match want {
+            None => assert!(!said.contains("kept off its core"), "{m}"),
+            Some(want) => {
+                kept_off += 1;
+                assert!(said.contains(&format!(" (kept off its core by {want})")), "{m}: {want}");
+            }
+        }
+    }
+    assert!(kept_off > 0, "no miss behind a preempted holder: {misses:?}");
+}

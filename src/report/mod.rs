@@ -164,7 +164,9 @@ pub fn analysis(
 }
 
 /// Adds to each deadline miss who delayed it: `blocked_by`, what the instance waited for and
-/// who held or set it (`blocking_instances`: `SEM_A held by TASK_2 #66`), and
+/// who held or set it (`blocking_instances`: `SEM_A held by TASK_2 #66`, and, when that
+/// holder was preempted meanwhile, who ran on its core instead, from `priority_inversions`:
+/// ` (kept off its core by TASK_5 #3 for 12.000 us)`), and
 /// `preempted_by`, who took its core and how often (`preemption_instances`: `ISR_1 ×2`);
 /// NULL when nobody did.
 fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Result<()> {
@@ -189,19 +191,31 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
     let keys = format!("(VALUES {}) k(entity, instance)", keys.join(", "));
     let mut said: std::collections::HashMap<(String, String), (Vec<String>, Vec<String>)> =
         std::collections::HashMap::new();
+    // A semaphore's holder kept off its core meanwhile (priority_inversions): who ran there
+    // instead, and for how long.
     let blocked = format!(
-        "SELECT b.entity, b.instance, b.cause_type, b.cause, b.blocked_by, b.blocked_by_instance \
+        "SELECT b.entity, b.instance, b.cause_type, b.cause, b.blocked_by, b.blocked_by_instance, \
+                (SELECT string_agg(p.ran || ' #' || p.ran_instance || ' for ' || fmt_ns(p.delay), \
+                                   ', ' ORDER BY p.delay DESC, p.ran, p.ran_instance) \
+                 FROM priority_inversions p \
+                 WHERE b.cause_type = 'semaphore' AND p.capture_id = b.capture_id \
+                   AND p.semaphore = b.cause AND p.waiter = b.entity \
+                   AND p.waiter_instance = b.instance AND p.request_ts = b.cause_ts) AS ran_instead \
          FROM blocking_instances b JOIN {keys} USING (entity, instance) \
          WHERE b.capture_id = {id} AND b.cause IS NOT NULL ORDER BY b.cause_ts"
     );
     for c in rows(conn, &blocked)? {
         let (cause, by) = (text(&c, "cause"), text(&c, "blocked_by"));
         let verb = if text(&c, "cause_type") == "event" { "set by" } else { "held by" };
-        let desc = if by.is_empty() {
+        let mut desc = if by.is_empty() {
             cause
         } else {
             format!("{cause} {verb} {by} #{}", text(&c, "blocked_by_instance"))
         };
+        let ran_instead = text(&c, "ran_instead");
+        if !ran_instead.is_empty() {
+            desc.push_str(&format!(" (kept off its core by {ran_instead})"));
+        }
         said.entry((text(&c, "entity"), text(&c, "instance"))).or_default().0.push(desc);
     }
     let preempted = format!(
