@@ -63,10 +63,15 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
 --   SELECT event, count(*) FROM event_waits() GROUP BY event;
 CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
     WITH st AS MATERIALIZED (
-        -- One scan: the running stretches that ended in `wait`, and the waiting states.
-        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, state = 'waiting' AS waiting
+        -- The running stretches that ended in `wait`, and the waiting states: two scans whose
+        -- filters reach the Parquet reader (one with OR does not: it read every state row).
+        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, false AS waiting
         FROM intervals
-        WHERE channel = 'state' AND (state = 'running' AND end_action = 'wait' OR state = 'waiting')
+        WHERE channel = 'state' AND state = 'running' AND end_action = 'wait'
+        UNION ALL
+        SELECT capture_id, entity, instance, ts, ts + dur, true
+        FROM intervals
+        WHERE channel = 'state' AND state = 'waiting'
     ), stretch AS (
         -- Each stretch, and when the wait it ended in ended: the end of the `waiting` state
         -- its `wait` began (the latest, should zero-length ones share its start).
@@ -97,10 +102,13 @@ CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
             PARTITION BY capture_id, entity, instance, run_ts
             ORDER BY ts DESC, is_event DESC, seq DESC) = 1
     ), sets AS (
-        SELECT capture_id, target AS event, seq, ts, source, source_instance,
-               nullif(note, '') AS note
-        FROM events
-        WHERE action = 'set_event' AND target IN (SELECT event FROM waits)
+        -- A join (not an IN list) with the events waited for: without waits, its build side
+        -- is empty and the scan of `events` stops at once.
+        SELECT e.capture_id, e.target AS event, e.seq, e.ts, e.source, e.source_instance,
+               nullif(e.note, '') AS note
+        FROM events e JOIN (SELECT DISTINCT capture_id, event FROM waits) w
+          ON w.capture_id = e.capture_id AND w.event = e.target
+        WHERE e.action = 'set_event'
     ), named AS (
         -- The first set_event naming this task, and the first naming nobody.
         SELECT w.capture_id, w.entity, w.instance, w.event, w.ts, w.seq, w.wait_end,

@@ -41,21 +41,24 @@ WITH b AS (
     SELECT capture_id, entity, string_agg(DISTINCT cause, ', ' ORDER BY cause) AS causes,
            string_agg(DISTINCT blocked_by, ', ' ORDER BY blocked_by) AS blocked_by
     FROM causes GROUP BY capture_id, entity
+), per AS (
+    SELECT capture_id, entity, any_value(entity_type) AS entity_type,
+           count(*) FILTER (WHERE complete) AS instances,
+           count(*) FILTER (WHERE NOT complete) AS instances_left_out,
+           count(*) FILTER (WHERE complete AND blocking_time > 0) AS blocked_instances,
+           sum(waiting_time) FILTER (WHERE complete) AS waiting_total,
+           max(waiting_time) FILTER (WHERE complete) AS waiting_max,
+           sum(polling_time) FILTER (WHERE complete) AS polling_total,
+           max(polling_time) FILTER (WHERE complete) AS polling_max,
+           sum(parking_time) FILTER (WHERE complete) AS parking_total,
+           max(parking_time) FILTER (WHERE complete) AS parking_max,
+           sum(blocking_time) FILTER (WHERE complete) AS blocking_total,
+           max(blocking_time) FILTER (WHERE complete) AS blocking_max
+    FROM b
+    GROUP BY capture_id, entity
 )
-SELECT b.capture_id, b.entity, any_value(b.entity_type) AS entity_type,
-       count(*) FILTER (WHERE complete) AS instances,
-       count(*) FILTER (WHERE NOT complete) AS instances_left_out,
-       count(*) FILTER (WHERE complete AND blocking_time > 0) AS blocked_instances,
-       sum(waiting_time) FILTER (WHERE complete) AS waiting_total,
-       max(waiting_time) FILTER (WHERE complete) AS waiting_max,
-       sum(polling_time) FILTER (WHERE complete) AS polling_total,
-       max(polling_time) FILTER (WHERE complete) AS polling_max,
-       sum(parking_time) FILTER (WHERE complete) AS parking_total,
-       max(parking_time) FILTER (WHERE complete) AS parking_max,
-       sum(blocking_time) FILTER (WHERE complete) AS blocking_total,
-       max(blocking_time) FILTER (WHERE complete) AS blocking_max,
-       any_value(c.causes) AS causes, any_value(c.blocked_by) AS blocked_by
-FROM b
-LEFT JOIN c ON c.capture_id = b.capture_id AND c.entity = b.entity
-GROUP BY b.capture_id, b.entity
-ORDER BY b.capture_id, b.entity;
+-- The causes joined to one row per task, not to each of its instances.
+SELECT per.*, c.causes, c.blocked_by
+FROM per
+LEFT JOIN c ON c.capture_id = per.capture_id AND c.entity = per.entity
+ORDER BY per.capture_id, per.entity;
