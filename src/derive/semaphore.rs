@@ -169,8 +169,10 @@ impl Request {
         // `open` is in the order the requests came, not the order they were granted: when
         // more holders than are listed, the listed ones are the first to have got it, so that
         // `blocked_by` is among them (later holders are granted after this request).
+        // (The listed ones need not be in order: partitioning around the last listed one is
+        // linear, where a sort of thousands of holders per request was not.)
         if holders.len() > MAX_LISTED_BLOCKERS {
-            holders.sort_by(|x, y| {
+            holders.select_nth_unstable_by(MAX_LISTED_BLOCKERS - 1, |x, y| {
                 (x.assigned_ts, names.resolve(x.process), x.instance).cmp(&(
                     y.assigned_ts,
                     names.resolve(y.process),
