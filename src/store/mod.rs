@@ -110,14 +110,20 @@ impl Archive {
     /// One attempt of [`Archive::open_for_write`]: `None` when the lock it took was on a
     /// lock file removed meanwhile.
     fn try_open_for_write(dir: &Path) -> Result<Option<(Archive, WriteLock)>> {
-        let dir_existed = dir.is_dir();
-        if !dir_existed && dir.exists() {
-            return Err(Error::Archive {
-                path: dir.to_path_buf(),
-                message: "not a directory: an archive is a directory (give another --archive)"
-                    .into(),
-            });
-        }
+        // One look at the path: asking `is_dir` and then `exists` raced with another ingest
+        // creating the directory in between, which was then called "not a directory".
+        let dir_existed = match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => true,
+            Ok(_) => {
+                return Err(Error::Archive {
+                    path: dir.to_path_buf(),
+                    message: "not a directory: an archive is a directory (give another --archive)"
+                        .into(),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(Error::io(dir, e)),
+        };
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         if !dir.join(manifest::FILE).is_file() {
             // Only a writer's own hidden files (`.lock`, `.staging`, a manifest being
