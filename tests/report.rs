@@ -237,6 +237,39 @@ fn json_figures_equal_the_analyses_output() {
     let unblocked =
         r2["deadline_misses"].as_array().unwrap().iter().filter(|m| m["blocked_by"].is_null());
     assert!(unblocked.count() > 0);
+    // Who ran on a miss's core between its activation and its start: against a plain overlap
+    // join of the intervals (no buckets), per instance.
+    let out = ok(
+        dir,
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "json",
+            "-c",
+            "WITH r AS (SELECT i.instance, o.entity, o.instance AS oi, \
+               sum(least(o.ts + o.dur, i.start_ts) - greatest(o.ts, i.activate_ts)) AS t \
+             FROM instances i JOIN intervals o ON o.core = i.core AND o.channel = 'state' \
+               AND o.state IN ('running', 'polling') AND o.dur > 0 \
+               AND o.entity_type IN ('T', 'I', 'ISR') \
+               AND o.ts < i.start_ts AND o.ts + o.dur > i.activate_ts \
+             WHERE i.entity = 'TASK_1MS_16' GROUP BY ALL) \
+             SELECT instance, string_agg(entity || ' #' || oi || ' for ' || fmt_ns(t), ', ' \
+               ORDER BY t DESC, entity, oi) AS ran FROM r GROUP BY ALL",
+        ],
+    );
+    let ran: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let mut before_start = 0;
+    for m in r2["deadline_misses"].as_array().unwrap() {
+        if m["entity"] != "TASK_1MS_16" {
+            continue;
+        }
+        let want = ran.iter().find(|w| w["instance"] == m["instance"]).map(|w| &w["ran"]);
+        assert_eq!(want.unwrap_or(&Value::Null), &m["start_delayed_by"], "{m}");
+        before_start += usize::from(want.is_some());
+    }
+    assert!(before_start > 0);
     // Who preempted each miss, and how often, as preemption_instances counts it.
     for m in r2["deadline_misses"].as_array().unwrap() {
         let want = scalar(

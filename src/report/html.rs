@@ -127,6 +127,7 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
                 "deadline",
                 "deadline_source",
                 "lateness",
+                "start_delayed_by",
                 "blocked_by",
                 "preempted_by",
             ],

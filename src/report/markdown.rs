@@ -192,6 +192,7 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
                 "response_time",
                 "deadline",
                 "lateness",
+                "start_delayed_by",
                 "blocked_by",
                 "preempted_by",
             ],

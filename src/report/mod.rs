@@ -167,8 +167,9 @@ pub fn analysis(
 /// who held or set it (`blocking_instances`: `SEM_A held by TASK_2 #66`, and, when that
 /// holder was preempted meanwhile, who ran on its core instead, from `priority_inversions`:
 /// ` (kept off its core by TASK_5 #3 for 12.000 us)`), and
-/// `preempted_by`, who took its core and how often (`preemption_instances`: `ISR_1 ×2`);
-/// NULL when nobody did.
+/// `preempted_by`, who took its core and how often (`preemption_instances`: `ISR_1 ×2`), and
+/// `start_delayed_by`, who ran on the core it started on between its activation and its
+/// start, and for how long (`TASK_3 #7 for 80.000 us`); NULL when nobody did.
 fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Result<()> {
     if misses.is_empty() {
         return Ok(());
@@ -228,7 +229,45 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
         let desc = format!("{} ×{}", text(&c, "preempted_by"), text(&c, "n"));
         said.entry((text(&c, "entity"), text(&c, "instance"))).or_default().1.push(desc);
     }
+    // Who ran on its core between its activation and its first start (the core it started
+    // on), in 2^20 ns buckets: each window and each occupancy listed in the buckets it
+    // spans, a pair counted in the first bucket they share (a join on the core alone
+    // compares every window with every occupancy of the core).
+    let start = format!(
+        "WITH w AS ( \
+             SELECT i.entity, i.instance, i.core, i.activate_ts AS w0, i.start_ts AS w1 \
+             FROM instances i JOIN {keys} USING (entity, instance) \
+             WHERE i.capture_id = {id} AND i.core IS NOT NULL AND i.start_ts > i.activate_ts \
+         ), wb AS ( \
+             SELECT w.*, unnest(range(w.w0 >> 20, ((w.w1 - 1) >> 20) + 1)) AS bucket FROM w \
+         ), occ AS ( \
+             SELECT entity AS ran, instance AS ran_instance, core, ts, ts + dur AS te \
+             FROM intervals \
+             WHERE capture_id = {id} AND channel = 'state' \
+               AND (state IN ('running', 'polling')) IS TRUE AND core IS NOT NULL AND dur > 0 \
+               AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND core IN (SELECT core FROM w) \
+         ), ob AS ( \
+             SELECT o.*, unnest(range(o.ts >> 20, ((o.te - 1) >> 20) + 1)) AS bucket FROM occ o \
+         ), ran AS ( \
+             SELECT wb.entity, wb.instance, ob.ran, ob.ran_instance, \
+                    sum(least(ob.te, wb.w1) - greatest(ob.ts, wb.w0)) AS t \
+             FROM wb JOIN ob ON ob.core = wb.core AND ob.bucket = wb.bucket \
+             WHERE ob.ts < wb.w1 AND ob.te > wb.w0 \
+               AND wb.bucket = greatest(ob.ts >> 20, wb.w0 >> 20) \
+             GROUP BY ALL \
+         ) \
+         SELECT entity, instance, string_agg(ran || ' #' || ran_instance || ' for ' || fmt_ns(t), \
+                ', ' ORDER BY t DESC, ran, ran_instance) AS ran \
+         FROM ran GROUP BY ALL"
+    );
+    let mut before_start = std::collections::HashMap::new();
+    for c in rows(conn, &start)? {
+        before_start.insert((text(&c, "entity"), text(&c, "instance")), text(&c, "ran"));
+    }
     for m in misses {
+        let key = (text(m, "entity"), text(m, "instance"));
+        let ran = before_start.get(&key).filter(|r| !r.is_empty());
+        m.insert("start_delayed_by".into(), ran.map_or(Value::Null, |r| Value::String(r.clone())));
         let found = said.get(&(text(m, "entity"), text(m, "instance")));
         let list = |l: &Vec<String>| {
             if l.is_empty() {
