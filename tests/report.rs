@@ -55,6 +55,12 @@ fn csv_num(row: &BTreeMap<String, String>, col: &str) -> Option<f64> {
     }
 }
 
+/// The rows of `sql` over the archive `db` in `dir`, as JSON objects.
+fn sql_json(dir: &Path, sql: &str) -> Vec<Value> {
+    let out = ok(dir, &["sql", "--archive", "db", "--format", "json", "-c", sql]);
+    serde_json::from_str(&out).unwrap()
+}
+
 fn report_json(dir: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["report", "--archive", "db", "-o", "r.json"];
     args.extend_from_slice(extra);
@@ -239,16 +245,9 @@ fn json_figures_equal_the_analyses_output() {
     assert!(unblocked.count() > 0);
     // Who ran on a miss's core between its activation and its start: against a plain overlap
     // join of the intervals (no buckets), per instance.
-    let out = ok(
+    let ran = sql_json(
         dir,
-        &[
-            "sql",
-            "--archive",
-            "db",
-            "--format",
-            "json",
-            "-c",
-            "WITH r AS (SELECT i.instance, o.entity, o.instance AS oi, \
+        "WITH r AS (SELECT i.instance, o.entity, o.instance AS oi, \
                sum(least(o.ts + o.dur, i.start_ts) - greatest(o.ts, i.activate_ts)) AS t \
              FROM instances i JOIN intervals o ON o.core = i.core AND o.channel = 'state' \
                AND o.state IN ('running', 'polling') AND o.dur > 0 \
@@ -257,9 +256,7 @@ fn json_figures_equal_the_analyses_output() {
              WHERE i.entity = 'TASK_1MS_16' GROUP BY ALL) \
              SELECT instance, string_agg(entity || ' #' || oi || ' for ' || fmt_ns(t), ', ' \
                ORDER BY t DESC, entity, oi) AS ran FROM r GROUP BY ALL",
-        ],
     );
-    let ran: Vec<Value> = serde_json::from_str(&out).unwrap();
     let mut before_start = 0;
     for m in r2["deadline_misses"].as_array().unwrap() {
         if m["entity"] != "TASK_1MS_16" {
@@ -788,21 +785,12 @@ fn a_miss_behind_a_preempted_holder_names_who_ran_instead() {
     let r = report_json(dir, &["--deadlines", "d.csv"]);
     let misses = r["deadline_misses"].as_array().unwrap();
     // Who ran instead, per waiter instance, in one query.
-    let out = ok(
+    let rows = sql_json(
         dir,
-        &[
-            "sql",
-            "--archive",
-            "db",
-            "--format",
-            "json",
-            "-c",
-            "SELECT waiter, waiter_instance, string_agg(ran || ' #' || ran_instance || ' for ' \
+        "SELECT waiter, waiter_instance, string_agg(ran || ' #' || ran_instance || ' for ' \
              || fmt_ns(delay), ', ' ORDER BY delay DESC, ran, ran_instance) AS ran \
              FROM priority_inversions GROUP BY ALL",
-        ],
     );
-    let rows: Vec<Value> = serde_json::from_str(&out).unwrap();
     let mut kept_off = 0;
     for m in misses {
         let want = rows
