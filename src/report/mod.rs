@@ -250,7 +250,7 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
              SELECT o.*, unnest(range(o.ts >> 20, ((o.te - 1) >> 20) + 1)) AS bucket FROM occ o \
          ), ran AS ( \
              SELECT wb.entity, wb.instance, ob.ran, ob.ran_instance, \
-                    sum(least(ob.te, wb.w1) - greatest(ob.ts, wb.w0)) AS t \
+                    sum(overlap(ob.ts, ob.te - ob.ts, wb.w0, wb.w1 - wb.w0)) AS t \
              FROM wb JOIN ob ON ob.core = wb.core AND ob.bucket = wb.bucket \
              WHERE ob.ts < wb.w1 AND ob.te > wb.w0 \
                AND wb.bucket = greatest(ob.ts >> 20, wb.w0 >> 20) \
