@@ -766,8 +766,9 @@ fn a_paraver_capture_without_state_records_says_so_instead_of_an_empty_table() {
 }
 
 /// A deadline miss whose semaphore's holder was preempted meanwhile says who ran on the
-/// holder's core instead, as `priority_inversions` has it (a synthetic system with mutexes
-/// whose holders may be preempted).
+/// holder's core instead, as `priority_inversions` has it, and so for each later holder when
+/// it waited in a mutex's queue (a synthetic system with mutexes whose holders may be
+/// preempted and whose waiters queue).
 #[test]
 fn a_miss_behind_a_preempted_holder_names_who_ran_instead() {
     let tmp = tempfile::tempdir().unwrap();
@@ -784,27 +785,42 @@ fn a_miss_behind_a_preempted_holder_names_who_ran_instead() {
     std::fs::write(dir.join("d.csv"), "TASK_1MS_*,100us\n").unwrap();
     let r = report_json(dir, &["--deadlines", "d.csv"]);
     let misses = r["deadline_misses"].as_array().unwrap();
-    // Who ran instead, per waiter instance, in one query.
+    // Who ran instead, per waiter instance and holder, in one query, with whether the holder
+    // is the one the request waited for first.
     let rows = sql_json(
         dir,
-        "SELECT waiter, waiter_instance, string_agg(ran || ' #' || ran_instance || ' for ' \
-             || fmt_ns(delay), ', ' ORDER BY delay DESC, ran, ran_instance) AS ran \
-             FROM priority_inversions GROUP BY ALL",
+        "SELECT p.waiter, p.waiter_instance, p.holder, p.holder_instance, \
+             (p.holder = l.blocked_by AND p.holder_instance = l.blocked_by_instance) AS first, \
+             string_agg(p.ran || ' #' || p.ran_instance || ' for ' || fmt_ns(p.delay), ', ' \
+                        ORDER BY p.delay DESC, p.ran, p.ran_instance) AS ran \
+             FROM priority_inversions p JOIN lock_requests l \
+               ON l.semaphore = p.semaphore AND l.process = p.waiter \
+              AND l.process_instance = p.waiter_instance AND l.request_ts = p.request_ts \
+             GROUP BY ALL",
     );
-    let mut kept_off = 0;
+    let (mut kept_off, mut later) = (0, 0);
     for m in misses {
-        let want = rows
-            .iter()
-            .find(|w| w["waiter"] == m["entity"] && w["waiter_instance"] == m["instance"])
-            .map(|w| w["ran"].as_str().unwrap().to_string());
         let said = m["blocked_by"].as_str().unwrap_or("");
-        match want {
-            None => assert!(!said.contains("kept off its core"), "{m}"),
-            Some(want) => {
-                kept_off += 1;
-                assert!(said.contains(&format!(" (kept off its core by {want})")), "{m}: {want}");
-            }
+        let want: Vec<_> = rows
+            .iter()
+            .filter(|w| w["waiter"] == m["entity"] && w["waiter_instance"] == m["instance"])
+            .collect();
+        if want.is_empty() {
+            assert!(!said.contains("kept off its core"), "{m}");
+        }
+        for w in want {
+            kept_off += 1;
+            let ran = w["ran"].as_str().unwrap();
+            let phrase = if w["first"] == true {
+                format!(" (kept off its core by {ran}")
+            } else {
+                later += 1;
+                let (h, i) = (w["holder"].as_str().unwrap(), &w["holder_instance"]);
+                format!("later held by {h} #{i}, kept off its core by {ran}")
+            };
+            assert!(said.contains(&phrase), "{m}: {phrase}");
         }
     }
+    assert!(later > 0, "no miss behind a later holder of a queue: {misses:?}");
     assert!(kept_off > 0, "no miss behind a preempted holder: {misses:?}");
 }

@@ -1048,10 +1048,13 @@ fn scheduling(r: &Run) -> Vec<String> {
 }
 
 /// `priority_inversions` against the truth: for every contended request that waited for one
-/// holder, the preemptions of that holder within its hold (the simulator's preemptions, each
-/// until the holder's next stretch on a core, from its occupancy), and what occupied the core
-/// it lost within those stretches and the wait. Returns the differences and the rows expected.
-fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
+/// holder, or for several that held the semaphore one after another (a mutex queue), the
+/// preemptions of each holder within its hold (the simulator's preemptions, each until the
+/// holder's next stretch on a core, from its occupancy), and what occupied the core it lost
+/// within those stretches and the wait. Requests whose holders' holds overlap (a counting
+/// semaphore's slots) are left out. Returns the differences and the rows expected, and how
+/// many of them come from requests that waited for several holders.
+fn priority_inversions(r: &Run) -> (Vec<String>, usize, usize) {
     let truth = r.truth;
     let mut preempted: HashMap<(&str, u64), Vec<&tracedb::synth::TruthPreemption>> = HashMap::new();
     for p in &truth.preemptions {
@@ -1064,71 +1067,89 @@ fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
         on_core.entry(o.core.as_str()).or_default().push(o);
     }
     occupied.values_mut().for_each(|v| v.sort_unstable());
-    // Per request and process that ran: (wait, holder, first_ts, delay).
-    type Key<'a> = (&'a str, &'a str, u64, i64, &'a str, &'a str, u64);
-    type Row<'a> = (Option<i64>, &'a (String, u64), i64, i64);
-    let mut rows: std::collections::BTreeMap<Key, Row> = Default::default();
+    // Per request, holder and process that ran: (wait, first_ts, delay, several holders).
+    type Key<'a> = (&'a str, &'a str, u64, i64, &'a str, u64, &'a str, &'a str, u64);
+    let mut rows: std::collections::BTreeMap<Key, (Option<i64>, i64, i64, bool)> =
+        Default::default();
     let never = i64::MAX;
-    for l in truth.lock_requests.iter().filter(|l| l.contended && l.blocked_by.len() == 1) {
-        let holder = &l.blocked_by[0];
+    for l in truth.lock_requests.iter().filter(|l| l.contended && !l.blocked_by.is_empty()) {
         let served = l.assigned_ts.unwrap_or(never);
-        // The holder's hold: its last of the semaphore assigned before the request was
+        // Each holder's hold: its last of the semaphore assigned before the request was
         // served, which overlaps the wait.
-        let hold = truth
-            .lock_requests
+        let holds: Vec<_> = l
+            .blocked_by
             .iter()
-            .filter(|h| {
-                h.semaphore == l.semaphore
-                    && (&h.process, h.process_instance) == (&holder.0, holder.1)
+            .map(|holder| {
+                let hold = truth
+                    .lock_requests
+                    .iter()
+                    .filter(|h| {
+                        h.semaphore == l.semaphore
+                            && (&h.process, h.process_instance) == (&holder.0, holder.1)
+                    })
+                    .filter(|h| h.assigned_ts.is_some_and(|a| a < served))
+                    .max_by_key(|h| h.assigned_ts)
+                    .filter(|h| h.released_ts.unwrap_or(never) > l.request_ts);
+                let Some(hold) = hold else { panic!("{l:?}: its holder {holder:?} holds nothing") };
+                (holder, hold.assigned_ts.unwrap_or(never), hold.released_ts.unwrap_or(never))
             })
-            .filter(|h| h.assigned_ts.is_some_and(|a| a < served))
-            .max_by_key(|h| h.assigned_ts)
-            .filter(|h| h.released_ts.unwrap_or(never) > l.request_ts);
-        let Some(hold) = hold else { panic!("{l:?}: its holder holds nothing") };
-        let (from, to) = (hold.assigned_ts.unwrap_or(never), hold.released_ts.unwrap_or(never));
-        let key = (holder.0.as_str(), holder.1);
-        for p in preempted.get(&key).into_iter().flatten().filter(|p| p.ts >= from && p.ts < to) {
-            // Off its core until it is back on one (or the capture ends).
-            let back = occupied.get(&key).and_then(|v| v.iter().find(|&&s| s >= p.ts).copied());
-            let back = back.unwrap_or(r.end);
-            let (w0, w1) = (p.ts.max(l.request_ts), back.min(served));
-            if w0 >= w1 {
-                continue;
-            }
-            for o in on_core.get(p.core.as_str()).into_iter().flatten() {
-                if o.start < p.ts || o.start >= w1 || o.end <= w0 || o.end == o.start {
+            .collect();
+        // Several holders count only one after another: each released before the next got
+        // the semaphore (the list is in the order they got it), the last before the request.
+        let ends = holds.iter().skip(1).map(|h| h.1).chain([served]);
+        if !holds.iter().zip(ends).all(|(h, next)| h.2 <= next) {
+            continue;
+        }
+        for &(holder, from, to) in &holds {
+            let key = (holder.0.as_str(), holder.1);
+            for p in preempted.get(&key).into_iter().flatten().filter(|p| p.ts >= from && p.ts < to)
+            {
+                // Off its core until it is back on one (or the capture ends).
+                let back = occupied.get(&key).and_then(|v| v.iter().find(|&&s| s >= p.ts).copied());
+                let back = back.unwrap_or(r.end);
+                let (w0, w1) = (p.ts.max(l.request_ts), back.min(served));
+                if w0 >= w1 {
                     continue;
                 }
-                let k = (
-                    l.semaphore.as_str(),
-                    l.process.as_str(),
-                    l.process_instance,
-                    l.request_ts,
-                    p.core.as_str(),
-                    o.process.as_str(),
-                    o.instance,
-                );
-                let e = rows.entry(k).or_insert((l.assigned_ts, holder, never, 0));
-                e.2 = e.2.min(o.start.max(w0));
-                e.3 += o.end.min(w1) - o.start.max(w0);
+                for o in on_core.get(p.core.as_str()).into_iter().flatten() {
+                    if o.start < p.ts || o.start >= w1 || o.end <= w0 || o.end == o.start {
+                        continue;
+                    }
+                    let k = (
+                        l.semaphore.as_str(),
+                        l.process.as_str(),
+                        l.process_instance,
+                        l.request_ts,
+                        holder.0.as_str(),
+                        holder.1,
+                        p.core.as_str(),
+                        o.process.as_str(),
+                        o.instance,
+                    );
+                    let several = holds.len() > 1;
+                    let e = rows.entry(k).or_insert((l.assigned_ts, never, 0, several));
+                    e.1 = e.1.min(o.start.max(w0));
+                    e.2 += o.end.min(w1) - o.start.max(w0);
+                }
             }
         }
     }
     let n = rows.len();
+    let from_several = rows.values().filter(|v| v.3).count();
     let want = rows
         .into_iter()
-        .map(|((sem, w, wi, req, core, ran, ri), (served, holder, first, delay))| {
+        .map(|((sem, w, wi, req, h, hi, core, ran, ri), (served, first, delay, _))| {
             vec![
                 is(sem),
                 is(w),
                 is(wi),
                 is(req),
+                is(h),
+                is(hi),
                 is(core),
                 is(ran),
                 is(ri),
                 opt(served.map(|a| a - req)),
-                is(&holder.0),
-                is(holder.1),
                 is(first),
                 is(delay),
             ]
@@ -1139,17 +1160,17 @@ fn priority_inversions(r: &Run) -> (Vec<String>, usize) {
         "waiter",
         "waiter_instance",
         "request_ts",
+        "holder",
+        "holder_instance",
         "core",
         "ran",
         "ran_instance",
         "wait",
-        "holder",
-        "holder_instance",
         "first_ts",
         "delay",
     ];
     let got = r.sql("SELECT * FROM priority_inversions");
-    (compare("priority_inversions", &got, &cols, 7, want), n)
+    (compare("priority_inversions", &got, &cols, 9, want), n, from_several)
 }
 
 /// `blocking`, `blocking_instances` and `semaphore_contention` against the truth.
@@ -1594,7 +1615,7 @@ fn synthetic_analyses_match_the_simulator_exactly() {
         diffs.extend(blocking(&run));
         // No holder of a one-slot semaphore is ever preempted here (spinlocks), and a request
         // for the counting semaphore waits for several holders: no priority inversion.
-        let (d, inversions) = priority_inversions(&run);
+        let (d, inversions, _) = priority_inversions(&run);
         diffs.extend(d);
         assert_eq!(inversions, 0);
         diffs.extend(load_signals_states(&run));
@@ -1627,9 +1648,10 @@ fn synthetic_analyses_match_the_simulator_exactly() {
 /// Mutexes whose holders may be preempted ([`SynthConfig::preemptible_locks`]):
 /// `priority_inversions` row by row against the simulator, with the lock requests and who
 /// blocked whom it rests on, and every instance and state interval. Two systems: the default
-/// one with `SEM_C` a long-held mutex (one slot); and every knob on eight cores, where
+/// one with `SEM_C` a long-held mutex (one slot) whose waiters queue (a request waits for
+/// the holder and then for those queued before it); and every knob on eight cores, where
 /// holders migrate (preempted on one core, back on another) and `SEM_C` has three slots
-/// (its requests wait for several holders and are left out).
+/// (its requests wait for several holders at once and are left out).
 #[test]
 fn synthetic_priority_inversions_match_the_simulator_exactly() {
     let ms = 1_000_000;
@@ -1656,7 +1678,7 @@ fn synthetic_priority_inversions_match_the_simulator_exactly() {
             ..SynthConfig::default()
         },
     ];
-    for cfg in systems {
+    for (i, cfg) in systems.into_iter().enumerate() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let (stats, truth) =
@@ -1667,20 +1689,29 @@ fn synthetic_priority_inversions_match_the_simulator_exactly() {
         let mut diffs = lock_requests_and_holders(&run);
         diffs.extend(instance_diffs(dir, &truth.instances));
         diffs.extend(state_intervals(&run));
-        let (d, rows) = priority_inversions(&run);
+        let (d, rows, from_queues) = priority_inversions(&run);
         diffs.extend(d);
         // The comparison means something only if holders were preempted while one request
-        // waited for them, and some requests waited for several (which are left out).
+        // waited for them, and some requests waited for several: in turn (a queue, analysed:
+        // rows from them in the first system) or at once (SEM_C's three slots in the second,
+        // left out).
         let locks = &truth.lock_requests;
         let single = locks.iter().filter(|l| l.contended && l.blocked_by.len() == 1).count();
         let several = locks.iter().filter(|l| l.blocked_by.len() > 1).count();
         let queued = locks.iter().filter(|l| l.queued && l.semaphore != "SEM_C").count();
         println!(
             "{cfg:?}: {} lock requests ({single} waited for one holder, {several} for several, \
-             {queued} queued for SEM_A or SEM_B), {rows} priority_inversions rows",
+             {queued} queued for SEM_A or SEM_B), {rows} priority_inversions rows \
+             ({from_queues} for requests that waited for several holders in turn)",
             locks.len()
         );
         assert!(rows > 0 && several > 0 && queued > 0);
+        if i == 0 {
+            assert!(from_queues > 0);
+        } else {
+            let at_once = locks.iter().filter(|l| l.semaphore == "SEM_C" && l.blocked_by.len() > 1);
+            assert!(at_once.count() > 0);
+        }
         assert!(
             diffs.is_empty(),
             "{} differences with the simulator ({cfg:?}), first ones:\n{}",

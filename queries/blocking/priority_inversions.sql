@@ -1,12 +1,12 @@
 -- @name priority_inversions
--- @summary Lock requests that waited for one holder while it was preempted: who ran on the holder's core instead, and for how long (ns)
+-- @summary Lock requests that waited for a holder while it was preempted: who ran on the holder's core instead, and for how long (ns)
 -- @column capture_id  capture
 -- @column semaphore  semaphore or mutex
 -- @column waiter  task or ISR whose request waited
 -- @column waiter_instance  its instance
 -- @column request_ts  its request, ns
 -- @column wait  its wait, assigned - request, ns (NULL when not assigned within the capture)
--- @column holder  the process instance it waited for (lock_requests.blocked_by)
+-- @column holder  the process instance it waited for: lock_requests.blocked_by, or in a queue each holder in turn
 -- @column holder_instance  its instance
 -- @column core  the core the holder was preempted from
 -- @column ran  a task or ISR that ran on that core while the holder was off it and the request waited
@@ -20,33 +20,37 @@
 -- listed; filter by the processes whose priorities you know. The waiter itself is among
 -- them when it preempted the holder and spins (polls) on its core; a waiter that waits
 -- passively (`queued`) is not on a core while it waits.
--- Only requests that waited for exactly one holder (`lock_requests.blockers = 1`: a mutex or
--- binary semaphore held by one process instance from the request to the assignment) are
--- analysed: a request queued behind other waiters, or for a counting semaphore whose slots
--- several instances held, may have got its slot from another holder than `blocked_by`, so it
--- is left out (`SELECT * FROM lock_requests WHERE contended AND blockers > 1` lists them).
--- One row per such request and process instance that ran instead of the holder:
--- the holder is `lock_requests.blocked_by` (holding the semaphore when the request came);
--- its hold is its last request of the same semaphore assigned before this one was served
--- (ever, when it was not), which must overlap the wait; the holder is off its core from
--- each preemption within the hold (the end of a running or polling stretch by `preempt`) to
--- its next stretch on a core, on any core (its resume), or the end of the capture; `delay`
--- is the time the process ran (running or polling) on the core the holder was preempted
--- from within those stretches and within the wait (from the request to the assignment, or
--- the end of the capture). Time nobody ran there is not counted, nor what ran on other
--- cores, nor why the holder's preemptor was itself delayed, nor a holder that was handed
--- the semaphore while off its core and waits for its core (ready by `release`, not by
--- `preempt`).
--- How: the occupancies come from one scan of the process states, which gives the holders'
--- preemptions and resumes and what ran instead; what ran is matched to the windows through
--- 2^20 ns buckets of its start.
+-- The requests analysed are the contended ones whose holders held the semaphore one after
+-- another: one holder (`lock_requests.blockers = 1`: a mutex or binary semaphore held by one
+-- process instance from the request to the assignment, `blocked_by`), or a queue (a mutex
+-- held by `blocked_by` when the request came, then by the requests served before it, each
+-- released before the next was assigned, the last before this one was). A request for a
+-- counting semaphore whose slots several instances held at once may have got its slot from
+-- any of them, so it is left out, as is a queue whose grants do not follow one another as
+-- `blockers` says (`SELECT * FROM lock_requests WHERE contended AND blockers > 1` lists the
+-- candidates).
+-- One row per such request, holder and process instance that ran instead of the holder:
+-- a holder's hold is its last request of the same semaphore assigned before this one was
+-- served (ever, when it was not), which must overlap the wait; the holder is off its core
+-- from each preemption within the hold (the end of a running or polling stretch by
+-- `preempt`) to its next stretch on a core, on any core (its resume), or the end of the
+-- capture; `delay` is the time the process ran (running or polling) on the core the holder
+-- was preempted from within those stretches and within the wait (from the request to the
+-- assignment, or the end of the capture). Time nobody ran there is not counted, nor what
+-- ran on other cores, nor why the holder's preemptor was itself delayed, nor a holder that
+-- was handed the semaphore while off its core and waits for its core (ready by `release`,
+-- not by `preempt`).
+-- How: a queue's holders are the `blockers` grants of the semaphore (in the order they were
+-- assigned) from `blocked_by`'s, checked as above; the occupancies come from one scan of the
+-- process states, which gives the holders' preemptions and resumes and what ran instead;
+-- what ran is matched to the windows through 2^20 ns buckets of its start.
 --   SELECT waiter, ran, count(*), sum(delay) FROM priority_inversions GROUP BY ALL ORDER BY 4 DESC;
 CREATE OR REPLACE TEMP VIEW priority_inversions AS
 WITH req AS MATERIALIZED (
-    -- Contended requests that waited for one holder.
-    SELECT * FROM lock_requests WHERE contended AND blockers = 1 AND request_ts IS NOT NULL
-), h AS MATERIALIZED (
-    -- Each with the holder's hold: its last of the semaphore assigned before the request was
+    -- Contended requests that waited for one holder, or for several in turn.
+    SELECT * FROM lock_requests WHERE contended AND blockers >= 1 AND request_ts IS NOT NULL
+), h1 AS (
+    -- One holder: its hold, its last of the semaphore assigned before the request was
     -- served, which must overlap the wait. (An ASOF join, over the holders' requests only:
     -- the planner knows it gives at most one row per request, where a plain join would make
     -- it expect billions and build its hash tables on the wrong sides later.)
@@ -54,15 +58,69 @@ WITH req AS MATERIALIZED (
            r.request_ts, r.assigned_ts, r.wait, r.blocked_by AS holder,
            r.blocked_by_instance AS holder_instance, l.assigned_ts AS hold_from,
            l.released_ts AS hold_to
-    FROM req r ASOF JOIN (
+    FROM (SELECT * FROM req WHERE blockers = 1) r ASOF JOIN (
         SELECT * FROM lock_requests x SEMI JOIN req
           ON req.capture_id = x.capture_id AND req.semaphore = x.semaphore
          AND req.blocked_by = x.process AND req.blocked_by_instance = x.process_instance
+         AND req.blockers = 1
     ) l
       ON l.capture_id = r.capture_id AND l.semaphore = r.semaphore
      AND l.process = r.blocked_by AND l.process_instance = r.blocked_by_instance
      AND coalesce(r.assigned_ts, 9223372036854775807) > l.assigned_ts
     WHERE coalesce(l.released_ts, 9223372036854775807) > r.request_ts
+), g AS MATERIALIZED (
+    -- Several holders: the grants of the semaphores such requests waited for, numbered in
+    -- the order they were assigned.
+    SELECT x.capture_id, x.semaphore, x.process, x.process_instance, x.assigned_ts,
+           x.released_ts,
+           row_number() OVER o AS k, lead(x.process) OVER o AS after,
+           lead(x.process_instance) OVER o AS after_instance,
+           lead(x.assigned_ts) OVER o AS after_ts
+    FROM lock_requests x
+    WHERE x.assigned_ts IS NOT NULL AND (x.capture_id, x.semaphore) IN (
+        SELECT capture_id, semaphore FROM req WHERE blockers > 1)
+    WINDOW o AS (PARTITION BY x.capture_id, x.semaphore
+                 ORDER BY x.assigned_ts, x.released_ts NULLS LAST, x.process, x.process_instance,
+                          x.request_ts)
+), hb AS (
+    -- The first holder's grant (as for one holder), from which the `blockers` grants that
+    -- follow it are the candidates: a queue when they held the semaphore one after another.
+    SELECT r.capture_id, r.semaphore, r.process AS waiter, r.process_instance AS waiter_instance,
+           r.request_ts, r.assigned_ts, r.wait, r.blockers, l.k AS k0
+    FROM (SELECT * FROM req WHERE blockers > 1) r ASOF JOIN g l
+      ON l.capture_id = r.capture_id AND l.semaphore = r.semaphore
+     AND l.process = r.blocked_by AND l.process_instance = r.blocked_by_instance
+     AND coalesce(r.assigned_ts, 9223372036854775807) > l.assigned_ts
+    WHERE coalesce(l.released_ts, 9223372036854775807) > r.request_ts
+), cand AS (
+    SELECT b.*, g.process AS holder, g.process_instance AS holder_instance,
+           g.assigned_ts AS hold_from, g.released_ts AS hold_to, g.k,
+           lead(g.assigned_ts) OVER (
+               PARTITION BY b.capture_id, b.semaphore, b.waiter, b.waiter_instance, b.request_ts
+               ORDER BY g.k) AS next_from,
+           g.after, g.after_instance, g.after_ts
+    FROM (SELECT *, unnest(range(k0, k0 + blockers)) AS k FROM hb) b
+    JOIN g ON g.capture_id = b.capture_id AND g.semaphore = b.semaphore AND g.k = b.k
+), hn AS (
+    -- Kept only when the candidates are exactly the holders: all there, each assigned
+    -- before the request was served and released after it came and before the next got
+    -- the semaphore, and (when it was served) the request's own grant right after them.
+    -- A counting semaphore's overlapping holds, or holders the trace's same-instant order
+    -- leaves out, fail this, and the request is left out.
+    SELECT c.capture_id, c.semaphore, c.waiter, c.waiter_instance, c.request_ts, c.assigned_ts,
+           c.wait, c.holder, c.holder_instance, c.hold_from, c.hold_to
+    FROM cand c
+    WINDOW w AS (PARTITION BY c.capture_id, c.semaphore, c.waiter, c.waiter_instance, c.request_ts)
+    QUALIFY count(*) OVER w = max(c.blockers) OVER w
+        AND bool_and(c.hold_from < coalesce(c.assigned_ts, 9223372036854775807)
+                     AND coalesce(c.hold_to, 9223372036854775807) > c.request_ts
+                     AND coalesce(c.hold_to, 9223372036854775807)
+                         <= coalesce(c.next_from, c.assigned_ts, 9223372036854775807)) OVER w
+        AND bool_and(c.k < c.k0 + c.blockers - 1 OR c.assigned_ts IS NULL
+                     OR (c.after = c.waiter AND c.after_instance = c.waiter_instance
+                         AND c.after_ts = c.assigned_ts) IS TRUE) OVER w
+), h AS MATERIALIZED (
+    SELECT * FROM h1 UNION ALL SELECT * FROM hn
 ), occ AS MATERIALIZED (
     -- Every stretch a task or ISR occupied a core (running or polling), from one scan: the
     -- holders' preemptions, their returns, and what ran instead. `(... IN ...) IS TRUE`
@@ -111,4 +169,5 @@ FROM buckets b JOIN ran o
   ON o.capture_id = b.capture_id AND o.core = b.core AND o.bucket = b.bucket
  AND o.ts >= b.off_ts AND o.ts < b.w1 AND o.te > b.w0
 GROUP BY ALL
-ORDER BY b.capture_id, b.request_ts, b.semaphore, b.waiter, b.waiter_instance, first_ts, ran, ran_instance;
+ORDER BY b.capture_id, b.request_ts, b.semaphore, b.waiter, b.waiter_instance, first_ts, b.holder,
+         b.holder_instance, ran, ran_instance;

@@ -166,7 +166,8 @@ pub fn analysis(
 /// Adds to each deadline miss who delayed it: `blocked_by`, what the instance waited for and
 /// who held or set it (`blocking_instances`: `SEM_A held by TASK_2 #66`, and, when that
 /// holder was preempted meanwhile, who ran on its core instead, from `priority_inversions`:
-/// ` (kept off its core by TASK_5 #3 for 12.000 us)`), and
+/// ` (kept off its core by TASK_5 #3 for 12.000 us)`, and for the holders after it in a
+/// mutex's queue `; later held by TASK_7 #2, kept off its core by ISR_1 #9 for 2.000 us`), and
 /// `preempted_by`, who took its core and how often (`preemption_instances`: `ISR_1 ×2`), and
 /// `start_delayed_by`, who ran on the core it started on between its activation and its
 /// start, and for how long (`TASK_3 #7 for 80.000 us`); NULL when nobody did.
@@ -196,12 +197,19 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
     // instead, and for how long.
     let blocked = format!(
         "SELECT b.entity, b.instance, b.cause_type, b.cause, b.blocked_by, b.blocked_by_instance, \
-                (SELECT string_agg(p.ran || ' #' || p.ran_instance || ' for ' || fmt_ns(p.delay), \
-                                   ', ' ORDER BY p.delay DESC, p.ran, p.ran_instance) \
-                 FROM priority_inversions p \
-                 WHERE b.cause_type = 'semaphore' AND p.capture_id = b.capture_id \
-                   AND p.semaphore = b.cause AND p.waiter = b.entity \
-                   AND p.waiter_instance = b.instance AND p.request_ts = b.cause_ts) AS ran_instead \
+                (SELECT string_agg(CASE WHEN q.holder = b.blocked_by \
+                                         AND q.holder_instance = b.blocked_by_instance \
+                                        THEN '' \
+                                        ELSE 'later held by ' || q.holder || ' #' || q.holder_instance || ', ' \
+                                   END || 'kept off its core by ' || q.ran, '; ' ORDER BY q.first_ts) \
+                 FROM (SELECT p.holder, p.holder_instance, min(p.first_ts) AS first_ts, \
+                              string_agg(p.ran || ' #' || p.ran_instance || ' for ' || fmt_ns(p.delay), \
+                                         ', ' ORDER BY p.delay DESC, p.ran, p.ran_instance) AS ran \
+                       FROM priority_inversions p \
+                       WHERE b.cause_type = 'semaphore' AND p.capture_id = b.capture_id \
+                         AND p.semaphore = b.cause AND p.waiter = b.entity \
+                         AND p.waiter_instance = b.instance AND p.request_ts = b.cause_ts \
+                       GROUP BY ALL) q) AS ran_instead \
          FROM blocking_instances b JOIN {keys} USING (entity, instance) \
          WHERE b.capture_id = {id} AND b.cause IS NOT NULL ORDER BY b.cause_ts"
     );
@@ -215,7 +223,7 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
         };
         let ran_instead = text(&c, "ran_instead");
         if !ran_instead.is_empty() {
-            desc.push_str(&format!(" (kept off its core by {ran_instead})"));
+            desc.push_str(&format!(" ({ran_instead})"));
         }
         said.entry((text(&c, "entity"), text(&c, "instance"))).or_default().0.push(desc);
     }
