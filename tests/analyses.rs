@@ -816,3 +816,39 @@ fn jitter_deadlines_and_signal_values_keep_two_captures_of_the_same_names_apart(
         "capture_id,signal,ts,dur,text\n1,V,5,10,1\n1,V,15,7,2\n2,V,2,60,7\n"
     );
 }
+
+/// `priority_inversions` follows a mutex's queue: W2 asked while H held S and W1 was queued
+/// before it, so it waited for H, then for W1 (still waiting when the trace ends); each
+/// holder's preemption counts for the time W2 waited then. W1 waited for H alone.
+#[test]
+fn priority_inversions_follow_a_queue_to_the_end_of_the_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("q.btf"),
+        "#timeScale ns\n0,STI,0,T,H,0,activate\n0,Core_0,0,T,H,0,start\n\
+         0,STI,0,T,W1,0,activate\n0,Core_1,0,T,W1,0,start\n\
+         0,STI,0,T,W2,0,activate\n0,Core_2,0,T,W2,0,start\n\
+         5,H,0,SEM,S,0,requestsemaphore\n5,H,0,SEM,S,0,assigned\n\
+         10,Core_0,0,T,H,0,preempt\n10,STI,0,T,X,0,activate\n10,Core_0,0,T,X,0,start\n\
+         12,W1,0,SEM,S,0,requestsemaphore\n12,W1,0,SEM,S,0,queued\n12,Core_1,0,T,W1,0,wait\n\
+         15,W2,0,SEM,S,0,requestsemaphore\n15,W2,0,SEM,S,0,queued\n15,Core_2,0,T,W2,0,wait\n\
+         30,Core_0,0,T,X,0,terminate\n30,Core_0,0,T,H,0,resume\n35,H,0,SEM,S,0,released\n\
+         35,W1,0,SEM,S,0,assigned\n35,Core_1,0,T,W1,0,release\n36,Core_0,0,T,H,0,terminate\n\
+         36,Core_1,0,T,W1,0,resume\n40,Core_1,0,T,W1,0,preempt\n40,STI,0,T,Y,0,activate\n\
+         40,Core_1,0,T,Y,0,start\n60,Core_1,0,T,Y,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "q.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT process, assigned_ts, blocked_by, blockers FROM lock_requests \
+           WHERE contended ORDER BY request_ts"),
+        "process,assigned_ts,blocked_by,blockers\nW1,35,H,1\nW2,,H,2\n"
+    );
+    assert_eq!(
+        q("SELECT waiter, request_ts, wait, holder, core, ran, first_ts, delay \
+           FROM priority_inversions"),
+        "waiter,request_ts,wait,holder,core,ran,first_ts,delay\n\
+         W1,12,23,H,Core_0,X,12,18\nW2,15,,H,Core_0,X,15,15\nW2,15,,W1,Core_1,Y,40,20\n"
+    );
+}

@@ -70,55 +70,49 @@ WITH req AS MATERIALIZED (
     WHERE coalesce(l.released_ts, 9223372036854775807) > r.request_ts
 ), g AS MATERIALIZED (
     -- Several holders: the grants of the semaphores such requests waited for, numbered in
-    -- the order they were assigned.
-    SELECT x.capture_id, x.semaphore, x.process, x.process_instance, x.assigned_ts,
-           x.released_ts,
-           row_number() OVER o AS k, lead(x.process) OVER o AS after,
-           lead(x.process_instance) OVER o AS after_instance,
-           lead(x.assigned_ts) OVER o AS after_ts
+    -- the order they were assigned (`k`), each with when the next was; and those requests
+    -- not served within the capture, after them (numbered as the last grant).
+    SELECT x.capture_id, x.semaphore, x.process, x.process_instance, x.request_ts,
+           x.assigned_ts, x.released_ts,
+           count(x.assigned_ts) OVER (o ROWS UNBOUNDED PRECEDING) AS k,
+           lead(x.assigned_ts) OVER o AS next_ts
     FROM lock_requests x
-    WHERE x.assigned_ts IS NOT NULL AND (x.capture_id, x.semaphore) IN (
-        SELECT capture_id, semaphore FROM req WHERE blockers > 1)
+    WHERE (x.assigned_ts IS NOT NULL OR (x.contended AND x.blockers > 1))
+      AND (x.capture_id, x.semaphore) IN (SELECT capture_id, semaphore FROM req WHERE blockers > 1)
     WINDOW o AS (PARTITION BY x.capture_id, x.semaphore
-                 ORDER BY x.assigned_ts, x.released_ts NULLS LAST, x.process, x.process_instance,
-                          x.request_ts)
+                 ORDER BY x.assigned_ts NULLS LAST, x.released_ts NULLS LAST, x.process,
+                          x.process_instance, x.request_ts)
 ), hb AS (
-    -- The first holder's grant (as for one holder), from which the `blockers` grants that
-    -- follow it are the candidates: a queue when they held the semaphore one after another.
+    -- Each such request with its own grant's number (past the last grant when it was not
+    -- served): the `blockers` grants before it are the candidates.
     SELECT r.capture_id, r.semaphore, r.process AS waiter, r.process_instance AS waiter_instance,
-           r.request_ts, r.assigned_ts, r.wait, r.blockers, l.k AS k0
-    FROM (SELECT * FROM req WHERE blockers > 1) r ASOF JOIN g l
-      ON l.capture_id = r.capture_id AND l.semaphore = r.semaphore
-     AND l.process = r.blocked_by AND l.process_instance = r.blocked_by_instance
-     AND coalesce(r.assigned_ts, 9223372036854775807) > l.assigned_ts
-    WHERE coalesce(l.released_ts, 9223372036854775807) > r.request_ts
-), cand AS (
-    SELECT b.*, g.process AS holder, g.process_instance AS holder_instance,
-           g.assigned_ts AS hold_from, g.released_ts AS hold_to, g.k,
-           lead(g.assigned_ts) OVER (
-               PARTITION BY b.capture_id, b.semaphore, b.waiter, b.waiter_instance, b.request_ts
-               ORDER BY g.k) AS next_from,
-           g.after, g.after_instance, g.after_ts
-    FROM (SELECT *, unnest(range(k0, k0 + blockers)) AS k FROM hb) b
-    JOIN g ON g.capture_id = b.capture_id AND g.semaphore = b.semaphore AND g.k = b.k
+           r.request_ts, r.assigned_ts, r.wait, r.blockers, r.blocked_by,
+           r.blocked_by_instance, own.k + (r.assigned_ts IS NULL)::BIGINT AS kr
+    FROM req r JOIN g own
+      ON own.capture_id = r.capture_id AND own.semaphore = r.semaphore
+     AND own.process = r.process AND own.process_instance = r.process_instance
+     AND own.request_ts = r.request_ts AND own.assigned_ts IS NOT DISTINCT FROM r.assigned_ts
+    WHERE r.blockers > 1
 ), hn AS (
-    -- Kept only when the candidates are exactly the holders: all there, each assigned
-    -- before the request was served and released after it came and before the next got
-    -- the semaphore, and (when it was served) the request's own grant right after them.
-    -- A counting semaphore's overlapping holds, or holders the trace's same-instant order
-    -- leaves out, fail this, and the request is left out.
-    SELECT c.capture_id, c.semaphore, c.waiter, c.waiter_instance, c.request_ts, c.assigned_ts,
-           c.wait, c.holder, c.holder_instance, c.hold_from, c.hold_to
-    FROM cand c
-    WINDOW w AS (PARTITION BY c.capture_id, c.semaphore, c.waiter, c.waiter_instance, c.request_ts)
-    QUALIFY count(*) OVER w = max(c.blockers) OVER w
-        AND bool_and(c.hold_from < coalesce(c.assigned_ts, 9223372036854775807)
-                     AND coalesce(c.hold_to, 9223372036854775807) > c.request_ts
-                     AND coalesce(c.hold_to, 9223372036854775807)
-                         <= coalesce(c.next_from, c.assigned_ts, 9223372036854775807)) OVER w
-        AND bool_and(c.k < c.k0 + c.blockers - 1 OR c.assigned_ts IS NULL
-                     OR (c.after = c.waiter AND c.after_instance = c.waiter_instance
-                         AND c.after_ts = c.assigned_ts) IS TRUE) OVER w
+    -- Kept only when the candidates are exactly the holders, one after another: all there,
+    -- the first `blocked_by`, each assigned before the request was served, released after it
+    -- came and by the time the next got the semaphore (the last: by the time the request
+    -- did). A counting semaphore's overlapping holds, or holders the trace's same-instant
+    -- order leaves out, fail this, and the request is left out.
+    SELECT b.capture_id, b.semaphore, b.waiter, b.waiter_instance, b.request_ts, b.assigned_ts,
+           b.wait, g.process AS holder, g.process_instance AS holder_instance,
+           g.assigned_ts AS hold_from, g.released_ts AS hold_to
+    FROM (SELECT *, unnest(range(kr - blockers, kr)) AS k FROM hb) b
+    JOIN g ON g.capture_id = b.capture_id AND g.semaphore = b.semaphore AND g.k = b.k
+          AND g.assigned_ts IS NOT NULL
+    WINDOW w AS (PARTITION BY b.capture_id, b.semaphore, b.waiter, b.waiter_instance, b.request_ts)
+    QUALIFY count(*) OVER w = max(b.blockers) OVER w
+        AND bool_and(g.assigned_ts < coalesce(b.assigned_ts, 9223372036854775807)
+                     AND coalesce(g.released_ts, 9223372036854775807) > b.request_ts
+                     AND coalesce(g.released_ts, 9223372036854775807)
+                         <= coalesce(g.next_ts, 9223372036854775807)
+                     AND (g.k > b.kr - b.blockers OR (g.process = b.blocked_by
+                          AND g.process_instance = b.blocked_by_instance) IS TRUE)) OVER w
 ), h AS MATERIALIZED (
     SELECT * FROM h1 UNION ALL SELECT * FROM hn
 ), occ AS MATERIALIZED (
