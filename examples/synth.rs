@@ -17,11 +17,20 @@ fn main() {
     }
 }
 
+const USAGE: &str = "usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking] [--counting-slots N] [--clear-events] [--preemptible-locks]";
+
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let out = args
-        .next()
-        .ok_or("usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking] [--counting-slots N] [--clear-events] [--preemptible-locks]")?;
+    let out = args.next().ok_or(USAGE)?;
+    if out == "-h" || out == "--help" {
+        println!("{USAGE}\n\nWrites a synthetic BTF trace of a multi-core RTOS to OUT.btf (gzip when it ends in .gz): --mb N stops at N MiB of text, --ms N at N ms of simulated time (default 1000 ms). See the Development section of the README for what each switch adds.");
+        return Ok(());
+    }
+    if out.starts_with('-') {
+        return Err(format!(
+            "the first argument is the output file, not an option ({out}); {USAGE}"
+        ));
+    }
     let mut cfg = SynthConfig::default();
     while let Some(flag) = args.next() {
         let switch = match flag.as_str() {
