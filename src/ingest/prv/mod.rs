@@ -10,7 +10,7 @@
 //!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
 //!   resources: `0` (none: ovni) | `<nodes>(<cpus>,<cpus>...)` | `<nodes>` (1 CPU each)
 //!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`
-//! c:1:1:12:1:2:...                               n_comms communicator lines (c, C, i, I)
+//! c:1:1:12:1:2:...                               n_comms communicator lines (c:, C:, i:, I:)
 //! 1:cpu:appl:task:thread:begin:end:state         state (end -1: not ended)
 //! 2:cpu:appl:task:thread:time:type:value[:type:value]...   events, several per line
 //! 3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag   message
@@ -966,7 +966,12 @@ pub fn read<R: Read>(
         }
         match text.as_bytes().first() {
             Some(b'#') => continue,
-            Some(b'c' | b'C' | b'i' | b'I') => comm_lines += 1,
+            // A communicator line is `c:app:comm:size:tasks...` (or `C:`, `i:`, `I:`); any
+            // other line starting with one of these letters is not one, and is reported below
+            // rather than skipped unseen.
+            Some(b'c' | b'C' | b'i' | b'I') if text.as_bytes().get(1) == Some(&b':') => {
+                comm_lines += 1;
+            }
             Some(b'1') if text.as_bytes().get(1) == Some(&b':') => r.state(text, pos, sink)?,
             Some(b'2') if text.as_bytes().get(1) == Some(&b':') => r.events(text, pos, sink)?,
             Some(b'3') if text.as_bytes().get(1) == Some(&b':') => r.comm(text, pos, sink)?,
