@@ -283,6 +283,34 @@ fn split_top(s: &str, sep: char) -> Vec<&str> {
     out
 }
 
+/// `1:(1:1)` -> `1(1:1)`: a `:` (and spaces) between a task count and the `(` of its thread
+/// list is dropped. paraver-kernel reads the task count up to the `(`, so it reads the
+/// `%d:(%d:%d)` an energy-measurement writer prints as `%d(%d:%d)`.
+fn task_count_joined(s: &str) -> Cow<'_, str> {
+    let mut depth = 0i32;
+    let mut drop = Vec::new();
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ':' if depth == 0
+                && s.get(i + 1..).is_some_and(|r| r.trim_start().starts_with('('))
+                && s.get(..i)
+                    .is_some_and(|l| l.trim_end().ends_with(|d: char| d.is_ascii_digit())) =>
+            {
+                drop.push(i);
+            }
+            _ => {}
+        }
+    }
+    if drop.is_empty() {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.char_indices().filter(|(i, _)| !drop.contains(i)).map(|(_, c)| c).collect::<String>(),
+    )
+}
+
 /// `8(1:1,1:1)` -> threads per task.
 fn parse_appl(s: &str) -> Option<Appl> {
     let (n, rest) = s.split_once('(')?;
@@ -392,6 +420,7 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     // Applications are separated by `:` (the format manual) or `,` (Extrae's files); the
     // communicator count follows the last one after a `,`.
     let tail = fields.get(3..).unwrap_or_default().join(":");
+    let tail = task_count_joined(&tail);
     let tokens: Vec<&str> =
         split_top(&tail, ':').into_iter().flat_map(|t| split_top(t, ',')).collect();
     let mut appls = Vec::new();
@@ -1362,6 +1391,23 @@ mod tests {
             parse_header("#Paraver (d):10_xs:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
         assert_eq!((h.unit, problems.len()), (TimeUnit::Us, 1));
         assert!(parse_header("#Paraver 10:0", "t", Pos::Line(1)).is_err());
+    }
+
+    #[test]
+    fn a_colon_between_the_task_count_and_its_threads_is_read_as_paraver_kernel_does() {
+        // An energy-measurement writer prints `%0Lf_%s:1(1):1:1:(1:1)`: paraver-kernel reads
+        // the task count up to the `(`, so `1:(1:1)` is one task of one thread on node 1.
+        let line = "#Paraver (22/11/2026 at 14:00):123456.000000_ns:1(1):1:1:(1:1)";
+        let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((h.appls.len(), h.end, h.comms), (1, 123_456, 0));
+        assert_eq!(h.appls[0].tasks, vec![1]);
+        // Also between applications, and before the communicator count as before.
+        let line = "#Paraver (d):5_ns:0:2:2:(1:1,2:1):1 : (3:1),4";
+        let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((h.appls[0].tasks.clone(), h.appls[1].tasks.clone()), (vec![1, 2], vec![3]));
+        assert_eq!(h.comms, 4);
     }
 
     #[test]
