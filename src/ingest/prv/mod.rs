@@ -9,7 +9,8 @@
 //!          `date: read to ')'`  end[_ns|_us|_ms]  resources  n_appl  appl...  [,n_comms]
 //!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
 //!   resources: `0` (none: ovni) | `<nodes>(<cpus>,<cpus>...)` | `<nodes>` (1 CPU each)
-//!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`
+//!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`; Dimemas
+//!   writes `,<n_comms>` after each application that has communicators (added up here)
 //! c:1:1:12:1:2:...                               n_comms communicator lines (c:, C:, i:, I:)
 //! 1:cpu:appl:task:thread:begin:end:state         state (end -1: not ended)
 //! 2:cpu:appl:task:thread:time:type:value[:type:value]...   events, several per line
@@ -424,8 +425,20 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     let tokens: Vec<&str> =
         split_top(&tail, ':').into_iter().flat_map(|t| split_top(t, ',')).collect();
     let mut appls = Vec::new();
+    // Communicator counts written after an application other than the last (Dimemas writes
+    // `,<count>` after each application that has communicators): a bare number where an
+    // application is due, followed by one, is such a count.
+    let mut comms: u64 = 0;
+    let mut next = 0usize;
     for i in 0..n_appl {
-        let Some(f) = tokens.get(i).copied() else {
+        while i > 0 && tokens.get(next + 1).is_some_and(|t| t.contains('(')) {
+            let Some(c) = tokens.get(next).and_then(|c| c.trim().parse::<u64>().ok()) else {
+                break;
+            };
+            comms = comms.saturating_add(c);
+            next += 1;
+        }
+        let Some(f) = tokens.get(next).copied() else {
             problems.push((
                 Severity::Warning,
                 "bad_header",
@@ -444,8 +457,10 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
                 appls.push(Appl { tasks: Vec::new(), unreadable: true });
             }
         }
+        next += 1;
     }
-    let comms = tokens.get(n_appl).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    let last: u64 = tokens.get(next).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    let comms = comms.saturating_add(last);
     let ovni = date.trim() == OVNI_DATE;
     let meta = vec![
         ("paraver.date".to_string(), date),
@@ -1408,6 +1423,19 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!((h.appls[0].tasks.clone(), h.appls[1].tasks.clone()), (vec![1, 2], vec![3]));
         assert_eq!(h.comms, 4);
+    }
+
+    #[test]
+    fn communicator_counts_after_each_application_are_added_up() {
+        // Dimemas' Paraver writer (prv_utils/paraver.cc) follows each application that has
+        // communicators with `,<count>`, and writes their lines after the header.
+        let line = "#Paraver (22/11/26 at 15:00):100_ns:0:3:2(1:0,1:0),3:1(2:0):2(1:0,1:0),2";
+        let (h, problems, meta) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let tasks: Vec<_> = h.appls.iter().map(|a| a.tasks.clone()).collect();
+        assert_eq!(tasks, [vec![1, 1], vec![2], vec![1, 1]]);
+        assert_eq!(h.comms, 5);
+        assert_eq!(meta[4], ("paraver.communicators".to_string(), "5".to_string()));
     }
 
     #[test]
