@@ -454,3 +454,112 @@ fn row_labels_chained_to_clash_at_every_renaming_end_unique() {
         format!("{n} {n}")
     );
 }
+
+/// Time per (event type, value) of every channel of a .prv, computed naively from its text:
+/// the `type:value` pairs taken in time order (a stable sort: equal times keep file order),
+/// per row and type a value different from the current one ends its interval and starts one
+/// (0 only ends it, except for ovni's `PRV_ZERO` types 3, 17 and 200-299), and what is still
+/// open runs to the header's end time or the latest record time, whichever is later. Also
+/// the number of intervals. Times are in the file's unit (ns for every shared sample).
+fn channel_times(path: &Path) -> std::collections::BTreeMap<(String, String), (i128, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("_ns:"), "{}: the samples are in ns", path.display());
+    let ovni = header.contains("(19/01/38 at 03:14)");
+    let end_field = header.split("):").nth(1).unwrap().split(':').next().unwrap();
+    let mut end: i128 = end_field.trim_end_matches("_ns").parse().unwrap();
+    let mut pairs = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.trim().split(':').collect();
+        let times: &[usize] = match f[0] {
+            "1" => &[5, 6],
+            "2" => &[5],
+            "3" => &[5, 6, 11, 12],
+            _ => &[],
+        };
+        for &i in times {
+            end = end.max(f[i].parse().unwrap());
+        }
+        if f[0] == "2" {
+            let t: i128 = f[5].parse().unwrap();
+            for (k, p) in f[6..].chunks(2).enumerate() {
+                let row = f[2..5].join(".");
+                pairs.push((t, n, k, row, p[0].to_string(), p[1].to_string()));
+            }
+        }
+    }
+    pairs.sort_by_key(|p| (p.0, p.1, p.2));
+    let mut out: std::collections::BTreeMap<(String, String), (i128, u64)> = Default::default();
+    let mut current: HashMap<(String, String), (i128, String)> = HashMap::new();
+    let mut close = |ty: &str, value: &str, dur: i128| {
+        let e = out.entry((ty.to_string(), value.to_string())).or_default();
+        e.0 += dur;
+        e.1 += 1;
+    };
+    for (t, _, _, row, ty, value) in pairs {
+        let zero_is_value =
+            ovni && ty.parse::<u32>().is_ok_and(|t| t == 3 || t == 17 || (200..300).contains(&t));
+        let key = (row, ty.clone());
+        if current.get(&key).is_some_and(|c| c.1 == value) {
+            continue;
+        }
+        if let Some((since, v)) = current.remove(&key) {
+            close(&ty, &v, t - since);
+        }
+        if value != "0" || zero_is_value {
+            current.insert(key, (t, value));
+        }
+    }
+    for ((_, ty), (since, v)) in current {
+        close(&ty, &v, end - since);
+    }
+    out
+}
+
+#[test]
+fn shared_captures_give_each_channel_value_the_time_a_naive_reading_gives() {
+    // Each .prv alone (no .pcf: channels are named by their type, states by their value),
+    // so the intervals can be compared with the naive reading of the text.
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(root.join("paraver"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "prv"))
+        .collect();
+    for d in std::fs::read_dir(root.join("ovni")).unwrap().flatten() {
+        files.push(d.path().join("ovni/thread.prv"));
+        files.push(d.path().join("ovni/cpu.prv"));
+    }
+    files.sort();
+    assert!(files.len() >= 10, "expected the Extrae and ovni samples");
+    for (i, f) in files.iter().enumerate() {
+        let name = format!("t{i}.prv");
+        std::fs::copy(f, tmp.path().join(&name)).unwrap();
+        ok(tmp.path(), &["ingest", "--archive", "db", &name]);
+        let got = util::csv(
+            tmp.path(),
+            "db",
+            &format!(
+                "SELECT channel, state, sum(dur), count(*) FROM intervals JOIN captures \
+                 USING (capture_id) WHERE name = 't{i}' AND channel <> 'state' \
+                 GROUP BY ALL ORDER BY ALL"
+            ),
+        );
+        let got: std::collections::BTreeMap<(String, String), (i128, u64)> = got
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                (
+                    (c[0].to_string(), c[1].to_string()),
+                    (c[2].parse().unwrap(), c[3].parse().unwrap()),
+                )
+            })
+            .collect();
+        let expected = channel_times(f);
+        assert!(!expected.is_empty(), "{}", f.display());
+        assert_eq!(got, expected, "{}", f.display());
+    }
+}

@@ -1232,6 +1232,21 @@ fn ovni_channels_registered_with_prv_zero_keep_their_zeros() {
 }
 
 #[test]
+fn paraver_garbage_lines_are_not_taken_for_communicator_lines() {
+    // A communicator line is `c:...` (or `C:`, `i:`, `I:`); a line that merely starts with
+    // one of those letters is not one, and is reported rather than dropped unseen.
+    let text = "#Paraver (d):100_ns:0:1:1(1:1),1\nc:1:1:1:1\n2:0:1:1:1:10:5:1\n\
+                corrupted line\nI am garbage\n2:0:1:1:1:20:5:0\n";
+    let (s, rows) = derive_prv(text);
+    assert_eq!(rows.events.len(), 2);
+    assert_eq!(s.diag_counts.get("malformed_record").map(|c| c.1), Some(2));
+    assert_eq!(s.diag_counts.get("communicator_count"), None, "one announced, one found");
+    let msgs: Vec<_> =
+        s.diagnostics.iter().map(|r| (r.position.as_str(), r.message.as_str())).collect();
+    assert!(msgs.contains(&("t.prv:4", "unknown record type: 'corrupted line'")), "{msgs:?}");
+}
+
+#[test]
 fn paraver_states_that_overlap_are_kept_with_a_warning() {
     let text = "#Paraver (d):100_ns:0:1:1(2:1)\n\
                 1:0:1:1:1:0:10:1\n1:0:1:1:1:5:15:2\n1:0:1:1:1:15:20:1\n1:0:1:1:1:18:-1:3\n\

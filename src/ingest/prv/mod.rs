@@ -9,8 +9,9 @@
 //!          `date: read to ')'`  end[_ns|_us|_ms]  resources  n_appl  appl...  [,n_comms]
 //!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
 //!   resources: `0` (none: ovni) | `<nodes>(<cpus>,<cpus>...)` | `<nodes>` (1 CPU each)
-//!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`
-//! c:1:1:12:1:2:...                               n_comms communicator lines (c, C, i, I)
+//!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`; Dimemas
+//!   writes `,<n_comms>` after each application that has communicators (added up here)
+//! c:1:1:12:1:2:...                               n_comms communicator lines (c:, C:, i:, I:)
 //! 1:cpu:appl:task:thread:begin:end:state         state (end -1: not ended)
 //! 2:cpu:appl:task:thread:time:type:value[:type:value]...   events, several per line
 //! 3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag   message
@@ -283,6 +284,34 @@ fn split_top(s: &str, sep: char) -> Vec<&str> {
     out
 }
 
+/// `1:(1:1)` -> `1(1:1)`: a `:` (and spaces) between a task count and the `(` of its thread
+/// list is dropped. paraver-kernel reads the task count up to the `(`, so it reads the
+/// `%d:(%d:%d)` an energy-measurement writer prints as `%d(%d:%d)`.
+fn task_count_joined(s: &str) -> Cow<'_, str> {
+    let mut depth = 0i32;
+    let mut drop = Vec::new();
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ':' if depth == 0
+                && s.get(i + 1..).is_some_and(|r| r.trim_start().starts_with('('))
+                && s.get(..i)
+                    .is_some_and(|l| l.trim_end().ends_with(|d: char| d.is_ascii_digit())) =>
+            {
+                drop.push(i);
+            }
+            _ => {}
+        }
+    }
+    if drop.is_empty() {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.char_indices().filter(|(i, _)| !drop.contains(i)).map(|(_, c)| c).collect::<String>(),
+    )
+}
+
 /// `8(1:1,1:1)` -> threads per task.
 fn parse_appl(s: &str) -> Option<Appl> {
     let (n, rest) = s.split_once('(')?;
@@ -392,11 +421,24 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     // Applications are separated by `:` (the format manual) or `,` (Extrae's files); the
     // communicator count follows the last one after a `,`.
     let tail = fields.get(3..).unwrap_or_default().join(":");
+    let tail = task_count_joined(&tail);
     let tokens: Vec<&str> =
         split_top(&tail, ':').into_iter().flat_map(|t| split_top(t, ',')).collect();
     let mut appls = Vec::new();
+    // Communicator counts written after an application other than the last (Dimemas writes
+    // `,<count>` after each application that has communicators): a bare number where an
+    // application is due, followed by one, is such a count.
+    let mut comms: u64 = 0;
+    let mut next = 0usize;
     for i in 0..n_appl {
-        let Some(f) = tokens.get(i).copied() else {
+        while i > 0 && tokens.get(next + 1).is_some_and(|t| t.contains('(')) {
+            let Some(c) = tokens.get(next).and_then(|c| c.trim().parse::<u64>().ok()) else {
+                break;
+            };
+            comms = comms.saturating_add(c);
+            next += 1;
+        }
+        let Some(f) = tokens.get(next).copied() else {
             problems.push((
                 Severity::Warning,
                 "bad_header",
@@ -415,8 +457,10 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
                 appls.push(Appl { tasks: Vec::new(), unreadable: true });
             }
         }
+        next += 1;
     }
-    let comms = tokens.get(n_appl).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    let last: u64 = tokens.get(next).and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    let comms = comms.saturating_add(last);
     let ovni = date.trim() == OVNI_DATE;
     let meta = vec![
         ("paraver.date".to_string(), date),
@@ -966,7 +1010,12 @@ pub fn read<R: Read>(
         }
         match text.as_bytes().first() {
             Some(b'#') => continue,
-            Some(b'c' | b'C' | b'i' | b'I') => comm_lines += 1,
+            // A communicator line is `c:app:comm:size:tasks...` (or `C:`, `i:`, `I:`); any
+            // other line starting with one of these letters is not one, and is reported below
+            // rather than skipped unseen.
+            Some(b'c' | b'C' | b'i' | b'I') if text.as_bytes().get(1) == Some(&b':') => {
+                comm_lines += 1;
+            }
             Some(b'1') if text.as_bytes().get(1) == Some(&b':') => r.state(text, pos, sink)?,
             Some(b'2') if text.as_bytes().get(1) == Some(&b':') => r.events(text, pos, sink)?,
             Some(b'3') if text.as_bytes().get(1) == Some(&b':') => r.comm(text, pos, sink)?,
@@ -1357,6 +1406,36 @@ mod tests {
             parse_header("#Paraver (d):10_xs:0:1:1(2:1)", "t", Pos::Line(1)).unwrap();
         assert_eq!((h.unit, problems.len()), (TimeUnit::Us, 1));
         assert!(parse_header("#Paraver 10:0", "t", Pos::Line(1)).is_err());
+    }
+
+    #[test]
+    fn a_colon_between_the_task_count_and_its_threads_is_read_as_paraver_kernel_does() {
+        // An energy-measurement writer prints `%0Lf_%s:1(1):1:1:(1:1)`: paraver-kernel reads
+        // the task count up to the `(`, so `1:(1:1)` is one task of one thread on node 1.
+        let line = "#Paraver (22/11/2026 at 14:00):123456.000000_ns:1(1):1:1:(1:1)";
+        let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((h.appls.len(), h.end, h.comms), (1, 123_456, 0));
+        assert_eq!(h.appls[0].tasks, vec![1]);
+        // Also between applications, and before the communicator count as before.
+        let line = "#Paraver (d):5_ns:0:2:2:(1:1,2:1):1 : (3:1),4";
+        let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((h.appls[0].tasks.clone(), h.appls[1].tasks.clone()), (vec![1, 2], vec![3]));
+        assert_eq!(h.comms, 4);
+    }
+
+    #[test]
+    fn communicator_counts_after_each_application_are_added_up() {
+        // Dimemas' Paraver writer (prv_utils/paraver.cc) follows each application that has
+        // communicators with `,<count>`, and writes their lines after the header.
+        let line = "#Paraver (22/11/26 at 15:00):100_ns:0:3:2(1:0,1:0),3:1(2:0):2(1:0,1:0),2";
+        let (h, problems, meta) = parse_header(line, "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let tasks: Vec<_> = h.appls.iter().map(|a| a.tasks.clone()).collect();
+        assert_eq!(tasks, [vec![1, 1], vec![2], vec![1, 1]]);
+        assert_eq!(h.comms, 5);
+        assert_eq!(meta[4], ("paraver.communicators".to_string(), "5".to_string()));
     }
 
     #[test]
