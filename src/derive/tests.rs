@@ -15,6 +15,10 @@ struct Rows {
     event_values: Vec<String>,
     /// `channel state value` of each interval.
     interval_values: Vec<String>,
+    /// `entity#instance state [ts,end) @core` of each interval.
+    interval_cores: Vec<String>,
+    /// `entity#instance @core` of each instance.
+    instance_cores: Vec<String>,
     /// `semaphore process#instance by=blocked_by#instance of blockers` of each lock request.
     blockers: Vec<String>,
     /// Every lock request as written, in the order they came.
@@ -64,11 +68,26 @@ impl Output for Rows {
                 r.state.as_str(n),
                 r.value
             ));
+            self.interval_cores.push(format!(
+                "{}#{} {} [{},{}) @{}",
+                n.resolve(r.entity),
+                r.instance,
+                r.state.as_str(n),
+                r.ts,
+                r.ts + r.dur,
+                r.core.map_or("-", |c| n.resolve(c))
+            ));
         }
         Ok(())
     }
     fn instances(&mut self, rows: &[InstanceRow], n: &Interner) -> Result<()> {
         for r in rows {
+            self.instance_cores.push(format!(
+                "{}#{} @{}",
+                n.resolve(r.entity),
+                r.instance,
+                r.core.map_or("-", |c| n.resolve(c))
+            ));
             self.instances.push(format!(
                 "{}#{} rt={:?} net={} complete={}",
                 n.resolve(r.entity),
@@ -1730,4 +1749,37 @@ fn the_first_holder_is_named_when_more_hold_than_are_listed() {
     let (_, rows) = derive(&text);
     let w: Vec<&String> = rows.blockers.iter().filter(|b| b.starts_with("S W#0")).collect();
     assert_eq!(w, ["S W#0 by=H69#0 of 70"]);
+}
+
+#[test]
+fn a_runnable_resumed_before_its_task_at_one_instant_runs_where_the_task_runs() {
+    // The runnable's resume (and a runnable it calls, started at that instant) written
+    // before its task's resume on another core: both run on the task's new core.
+    let (s, rows) = derive(
+        "0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n0,T,0,R,R,0,start\n\
+         10,Core_0,0,T,T,0,preempt\n20,T,0,R,R,0,resume\n20,R,0,R,R2,0,start\n\
+         20,Core_1,0,T,T,0,resume\n25,R,0,R,R3,0,start\n30,R,0,R,R3,0,terminate\n\
+         30,R,0,R,R2,0,terminate\n30,T,0,R,R,0,terminate\n30,Core_1,0,T,T,0,terminate\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    for iv in ["R#0 running [20,30) @Core_1", "R2#0 running [20,30) @Core_1"] {
+        assert!(rows.interval_cores.iter().any(|r| r == iv), "{iv}: {:?}", rows.interval_cores);
+    }
+    assert!(rows.interval_cores.iter().any(|r| r == "R3#0 running [25,30) @Core_1"));
+    // Events after that instant are on the task's core too.
+    assert!(rows.events.contains(&"R3#0 start @Core_1".to_string()), "{:?}", rows.events);
+    // Started by its own line before its task's start: its first core is the task's.
+    for who in ["R2#0 @Core_1", "R3#0 @Core_1", "R#0 @Core_0"] {
+        assert!(rows.instance_cores.iter().any(|r| r == who), "{who}: {:?}", rows.instance_cores);
+    }
+    // Started while its task runs on Core_0, then moved with it at that same instant (its
+    // resume written before the task's): it started on Core_0, and then runs on Core_1.
+    let (s, rows) = derive(
+        "0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n10,T,0,R,R,0,start\n\
+         10,Core_0,0,T,T,0,preempt\n10,T,0,R,R,0,resume\n10,Core_1,0,T,T,0,resume\n\
+         30,T,0,R,R,0,terminate\n30,Core_1,0,T,T,0,terminate\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert!(rows.instance_cores.contains(&"R#0 @Core_0".to_string()), "{:?}", rows.instance_cores);
+    assert!(rows.interval_cores.contains(&"R#0 running [10,30) @Core_1".to_string()));
 }
