@@ -1097,7 +1097,9 @@ impl<O: Output> Deriver<O> {
                     }
                 }
                 if action == "terminate" {
-                    self.runnable_close(key, a, true)?;
+                    // Nothing is known of its state before: no interval, as for a process
+                    // whose first event is its terminate.
+                    self.runnable_end(key, a.ts, true)?;
                 }
                 Ok(())
             }

@@ -1783,3 +1783,20 @@ fn a_runnable_resumed_before_its_task_at_one_instant_runs_where_the_task_runs() 
     assert!(rows.instance_cores.contains(&"R#0 @Core_0".to_string()), "{:?}", rows.instance_cores);
     assert!(rows.interval_cores.contains(&"R#0 running [10,30) @Core_1".to_string()));
 }
+
+#[test]
+fn a_runnable_first_seen_at_its_terminate_has_no_state_interval() {
+    // Nothing is known of what it did before: no interval (a process whose first event is
+    // its terminate has none either), only its instance row.
+    let (s, rows) = derive(
+        "0,STI_T,0,T,T,0,activate\n0,Core_0,0,T,T,0,start\n5,T,0,R,R,0,terminate\n\
+         6,Core_0,0,T,U,0,terminate\n10,Core_0,0,T,T,0,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "unknown_prior_state"), 2);
+    assert!(
+        !rows.interval_cores.iter().any(|r| r.starts_with("R#0") || r.starts_with("U#0")),
+        "{:?}",
+        rows.interval_cores
+    );
+    assert!(rows.instances.iter().any(|i| i.starts_with("R#0") && i.contains("complete=false")));
+}
