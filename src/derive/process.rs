@@ -952,6 +952,21 @@ impl<O: Output> Deriver<O> {
         let core = self.procs.get(&task).and_then(|p| p.core);
         for key in list {
             let Some(r) = self.runnables.get(&key) else { continue };
+            if on_core && r.running && r.since == a.ts {
+                // Resumed (or started) by its own line written before its task's at this
+                // instant: it runs where the task now runs, not where the task ran last.
+                let started = self.names.resolve(r.since_action) == "start";
+                if let (Some(c), Some(r)) = (core, self.runnables.get_mut(&key)) {
+                    r.core = Some(c);
+                    if started {
+                        // Its first core is this one.
+                        r.row.core = Some(c);
+                    }
+                    self.entity_core.insert(key.0, c);
+                    self.inst_core.insert(key, c);
+                }
+                continue;
+            }
             if r.running != on_core {
                 self.runnable_switch(key, a)?;
                 if let Some(r) = self.runnables.get_mut(&key) {
@@ -1082,7 +1097,9 @@ impl<O: Output> Deriver<O> {
                     }
                 }
                 if action == "terminate" {
-                    self.runnable_close(key, a, true)?;
+                    // Nothing is known of its state before: no interval, as for a process
+                    // whose first event is its terminate.
+                    self.runnable_end(key, a.ts, true)?;
                 }
                 Ok(())
             }
