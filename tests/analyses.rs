@@ -816,3 +816,37 @@ fn jitter_deadlines_and_signal_values_keep_two_captures_of_the_same_names_apart(
         "capture_id,signal,ts,dur,text\n1,V,5,10,1\n1,V,15,7,2\n2,V,2,60,7\n"
     );
 }
+
+/// deadline_summary, like every statistic over instances, says how many instances it left
+/// out (DESIGN: "statistics use complete instances and say how many were left out"), and
+/// lists a task none of whose instances could be judged rather than dropping it.
+#[test]
+fn deadline_summary_says_how_many_instances_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    // TA: three complete instances (period 10) and a fourth cut by the end of the capture.
+    // TB: activated once (no period, no file rule): nothing to judge it by. TC: no activate
+    // at all (the capture began while it ran). TD: twice, both complete, the last one late.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "0,STI,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n2,Core_0,0,T,TA,0,terminate\n\
+         0,Core_1,0,T,TC,0,start\n3,Core_1,0,T,TC,0,terminate\n\
+         4,STI,0,T,TB,0,activate\n4,Core_1,0,T,TB,0,start\n6,Core_1,0,T,TB,0,terminate\n\
+         10,STI,0,T,TA,1,activate\n10,Core_0,0,T,TA,1,start\n12,STI,0,T,TD,0,activate\n\
+         12,Core_1,0,T,TD,0,start\n13,Core_0,0,T,TA,1,terminate\n14,Core_1,0,T,TD,0,terminate\n\
+         15,STI,0,T,TD,1,activate\n15,Core_1,0,T,TD,1,start\n19,Core_1,0,T,TD,1,terminate\n\
+         20,STI,0,T,TA,2,activate\n20,Core_0,0,T,TA,2,start\n21,Core_0,0,T,TA,2,terminate\n\
+         30,STI,0,T,TA,3,activate\n30,Core_0,0,T,TA,3,start\n31,Core_0,0,T,TA,3,preempt\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT entity, instances, instances_left_out, misses, miss_ratio, worst_lateness, \
+             deadline_source FROM deadline_summary"
+        ),
+        "entity,instances,instances_left_out,misses,miss_ratio,worst_lateness,deadline_source\n\
+         TA,3,1,0,0,-7,implicit-period\nTB,0,1,0,,,\nTC,0,1,0,,,\nTD,2,0,1,0.5,1,implicit-period\n"
+    );
+}
