@@ -847,6 +847,6 @@ fn deadline_summary_says_how_many_instances_it_left_out() {
              deadline_source FROM deadline_summary"
         ),
         "entity,instances,instances_left_out,misses,miss_ratio,worst_lateness,deadline_source\n\
-         TA,3,1,0,0,-7,implicit-period\nTB,0,1,0,,,\nTC,0,1,0,,,\nTD,2,0,1,0.5,1,implicit-period\n"
+         TA,3,1,0,0,-7,implicit-period\nTB,0,1,,,,\nTC,0,1,,,,\nTD,2,0,1,0.5,1,implicit-period\n"
     );
 }

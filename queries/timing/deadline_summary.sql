@@ -6,7 +6,7 @@
 -- @column entity  task or ISR
 -- @column instances  complete instances that have a deadline (the instances judged)
 -- @column instances_left_out  instances not judged: not complete in the capture, or with no deadline (no file rule matches and the task was activated only once)
--- @column misses  instances with lateness > 0
+-- @column misses  instances with lateness > 0 (NULL when none was judged)
 -- @column miss_ratio  misses / instances (4 decimals; NULL when none was judged)
 -- @column worst_lateness  largest lateness, ns (negative: the closest call still met its deadline)
 -- @column deadline_source  where the deadlines came from: file, implicit-period, or mixed (NULL when none was judged)
@@ -16,7 +16,8 @@
 -- `SELECT entity, count(*) FROM deadline_misses WHERE deadline_source = 'recorded' GROUP BY ALL`.
 -- Every task and ISR has a row, like in response_times: one none of whose instances could
 -- be judged (a trace without activations, a single activation and no deadline file) has
--- instances = 0 and says how many were left out, with no statistic invented.
+-- instances = 0 and says how many were left out, its other columns NULL: no statistic is
+-- invented (not even 0 misses).
 CREATE OR REPLACE TEMP VIEW deadline_summary AS
 WITH judged AS (
     SELECT capture_id, entity,
@@ -39,7 +40,7 @@ WITH judged AS (
 SELECT capture_id, entity,
        coalesce(j.instances, 0) AS instances,
        e.all_instances - coalesce(j.instances, 0) AS instances_left_out,
-       coalesce(j.misses, 0) AS misses,
+       j.misses,
        round(j.misses / j.instances, 4) AS miss_ratio,
        j.worst_lateness,
        j.deadline_source
