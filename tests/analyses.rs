@@ -850,3 +850,53 @@ fn deadline_summary_says_how_many_instances_it_left_out() {
          TA,3,1,0,0,-7,implicit-period\nTB,0,1,,,,\nTC,0,1,,,,\nTD,2,0,1,0.5,1,implicit-period\n"
     );
 }
+
+/// cpu_load's parameters in SQL: a window given as text with a unit, or as a fraction of a
+/// ns, is refused by name (not a DuckDB binder error about range()), with nothing on
+/// standard output; an integral one as text or decimal is that number; a NULL idle pattern
+/// counts nothing as idle (ILIKE NULL excluded every process: every core at 0).
+#[test]
+fn cpu_load_parameters_in_sql_are_checked_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Core_0: T1 runs 0..6, the idle task 6..10, T1 again 10..20.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n6,Core_0,0,T,T1,0,preempt\n\
+         6,Core_0,0,T,IDLE,0,resume\n10,Core_0,0,T,IDLE,0,preempt\n10,Core_0,0,T,T1,0,resume\n\
+         20,Core_0,0,T,T1,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let busy = |args: &str| {
+        util::csv(tmp.path(), "db", &format!("SELECT window_start, busy FROM cpu_load({args})"))
+    };
+    assert_eq!(busy("window_ns := 10"), "window_start,busy\n0,6\n10,10\n20,0\n");
+    assert_eq!(busy("window_ns := 10, idle := NULL"), "window_start,busy\n0,10\n10,10\n20,0\n");
+    assert_eq!(busy("window_ns := '10'"), busy("window_ns := 10.0"));
+    assert_eq!(busy("window_ns := '10'"), busy("window_ns := 10"));
+    for (bad, says) in [
+        ("'2ms'", "window_ns must be a positive integer number of ns"),
+        ("2.5", "window_ns must be a positive integer number of ns"),
+        ("-1", "window_ns must be a positive integer number of ns"),
+        ("1e19", "window_ns must be at most 10^18 ns"),
+    ] {
+        for format in ["csv", "json", "table"] {
+            let out = run(
+                tmp.path(),
+                &[
+                    "sql",
+                    "--archive",
+                    "db",
+                    "--format",
+                    format,
+                    "-c",
+                    &format!("FROM cpu_load(window_ns := {bad})"),
+                ],
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{bad}: {err}");
+            assert!(err.contains(says) && !err.contains("Binder Error"), "{bad}: {err}");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{bad} {format}: nothing printed");
+        }
+    }
+}
