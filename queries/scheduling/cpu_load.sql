@@ -17,11 +17,11 @@
 -- At most 10,000,000 rows (windows × cores, over the captures computed): a window that
 -- would make more is an error.
 -- Window numbers are floor(ts / window) (times may be negative; `//` truncates toward 0).
--- The parameters as given in SQL are checked once, by cpu_load below, before the macro that
--- does the work sees them: a window that is not an integer number of ns (text such as
--- '2ms', a fraction) is an error naming the parameter, not a DuckDB binder error about
--- range(), and a NULL idle pattern counts nothing as idle (ILIKE NULL would exclude every
--- process and show every core at 0).
+-- In SQL, window_ns is a whole number of ns (ns('2ms') converts a duration): text such as
+-- '2ms', a fraction, zero or a negative number is an error naming window_ns; idle := NULL
+-- counts no process as idle. (cpu_load checks its parameters and hands them to _cpu_load,
+-- which does the work: given as is, text or a fraction failed in DuckDB's binder with a
+-- list of range() candidates, and ILIKE NULL excluded every process, every core at 0.)
 CREATE OR REPLACE TEMP MACRO _cpu_load(window_ns := 1000000, idle := '%idle%', capture := NULL) AS TABLE
 WITH picked AS (
     SELECT * FROM captures WHERE capture IS NULL OR capture_id = capture
