@@ -900,3 +900,41 @@ fn cpu_load_parameters_in_sql_are_checked_by_name() {
         }
     }
 }
+
+/// semaphore_contention's wait and hold statistics leave out the requests whose wait or
+/// hold the capture does not show whole, and say how many: a request still waiting when the
+/// capture ended (the longest wait of all, maybe) is not a wait of 0.
+#[test]
+fn semaphore_contention_says_which_waits_and_holds_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    // TA: M from 0 to 2 (no wait). TL: M from 5 to the end. TH: asks at 6 and waits until the
+    // end (20), polling. Two captures with the same names: the second has TH served at 9
+    // (TL releases M then) and nothing left out.
+    let head =
+        "0,STI,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n0,TA,0,SEM,M,0,requestsemaphore\n\
+                0,TA,0,SEM,M,0,assigned\n2,TA,0,SEM,M,0,released\n3,Core_0,0,T,TA,0,terminate\n\
+                4,STI,0,T,TL,0,activate\n4,Core_0,0,T,TL,0,start\n5,TL,0,SEM,M,0,requestsemaphore\n\
+                5,TL,0,SEM,M,0,assigned\n6,STI,0,T,TH,0,activate\n6,Core_1,0,T,TH,0,start\n\
+                6,TH,0,SEM,M,0,requestsemaphore\n6,TH,0,SEM,M,0,waiting\n6,Core_1,0,T,TH,0,poll\n";
+    std::fs::write(tmp.path().join("cut.btf"), format!("{head}20,Core_0,0,T,TL,0,terminate\n"))
+        .unwrap();
+    std::fs::write(
+        tmp.path().join("whole.btf"),
+        format!(
+            "{head}9,TL,0,SEM,M,0,released\n9,TH,0,SEM,M,0,assigned\n9,Core_1,0,T,TH,0,run\n\
+             10,TH,0,SEM,M,0,released\n11,Core_1,0,T,TH,0,terminate\n20,Core_0,0,T,TL,0,terminate\n"
+        ),
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "cut.btf", "whole.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT capture_id, requests, contended_requests, wait_max, waits_left_out, hold_max, \
+             holds_left_out, most_waiting_process FROM semaphore_contention"
+        ),
+        "capture_id,requests,contended_requests,wait_max,waits_left_out,hold_max,holds_left_out,\
+         most_waiting_process\n1,3,1,0,1,2,1,\n2,3,1,3,0,4,0,TH\n"
+    );
+}
