@@ -436,6 +436,15 @@ pub fn write_stream<E>(
 ) -> Result<usize, StreamError<E>> {
     let io = StreamError::from;
     let mut total = 0;
+    // The first batch is read before anything is written: a statement that fails as it
+    // starts to run (an analysis refusing its parameter, a conversion error in the first
+    // rows) leaves standard output empty, not a lone CSV header or an unclosed JSON `[`.
+    let mut stream = stream.peekable();
+    if let Some(Err(_)) = stream.peek() {
+        if let Some(Err(e)) = stream.next() {
+            return Err(StreamError::Query(e));
+        }
+    }
     match layout {
         Layout::Csv => {
             csv_header(w, schema).map_err(io)?;

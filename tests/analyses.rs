@@ -852,3 +852,125 @@ fn priority_inversions_follow_a_queue_to_the_end_of_the_trace() {
          W1,12,23,H,Core_0,X,12,18\nW2,15,,H,Core_0,X,15,15\nW2,15,,W1,Core_1,Y,40,20\n"
     );
 }
+
+/// deadline_summary, like every statistic over instances, says how many instances it left
+/// out (DESIGN: "statistics use complete instances and say how many were left out"), and
+/// lists a task none of whose instances could be judged rather than dropping it.
+#[test]
+fn deadline_summary_says_how_many_instances_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    // TA: three complete instances (period 10) and a fourth cut by the end of the capture.
+    // TB: activated once (no period, no file rule): nothing to judge it by. TC: no activate
+    // at all (the capture began while it ran). TD: twice, both complete, the last one late.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "0,STI,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n2,Core_0,0,T,TA,0,terminate\n\
+         0,Core_1,0,T,TC,0,start\n3,Core_1,0,T,TC,0,terminate\n\
+         4,STI,0,T,TB,0,activate\n4,Core_1,0,T,TB,0,start\n6,Core_1,0,T,TB,0,terminate\n\
+         10,STI,0,T,TA,1,activate\n10,Core_0,0,T,TA,1,start\n12,STI,0,T,TD,0,activate\n\
+         12,Core_1,0,T,TD,0,start\n13,Core_0,0,T,TA,1,terminate\n14,Core_1,0,T,TD,0,terminate\n\
+         15,STI,0,T,TD,1,activate\n15,Core_1,0,T,TD,1,start\n19,Core_1,0,T,TD,1,terminate\n\
+         20,STI,0,T,TA,2,activate\n20,Core_0,0,T,TA,2,start\n21,Core_0,0,T,TA,2,terminate\n\
+         30,STI,0,T,TA,3,activate\n30,Core_0,0,T,TA,3,start\n31,Core_0,0,T,TA,3,preempt\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT entity, instances, instances_left_out, misses, miss_ratio, worst_lateness, \
+             deadline_source FROM deadline_summary"
+        ),
+        "entity,instances,instances_left_out,misses,miss_ratio,worst_lateness,deadline_source\n\
+         TA,3,1,0,0,-7,implicit-period\nTB,0,1,,,,\nTC,0,1,,,,\nTD,2,0,1,0.5,1,implicit-period\n"
+    );
+}
+
+/// cpu_load's parameters in SQL: a window given as text with a unit, or as a fraction of a
+/// ns, is refused by name (not a DuckDB binder error about range()), with nothing on
+/// standard output; an integral one as text or decimal is that number; a NULL idle pattern
+/// counts nothing as idle (ILIKE NULL excluded every process: every core at 0).
+#[test]
+fn cpu_load_parameters_in_sql_are_checked_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Core_0: T1 runs 0..6, the idle task 6..10, T1 again 10..20.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "0,STI,0,T,T1,0,activate\n0,Core_0,0,T,T1,0,start\n6,Core_0,0,T,T1,0,preempt\n\
+         6,Core_0,0,T,IDLE,0,resume\n10,Core_0,0,T,IDLE,0,preempt\n10,Core_0,0,T,T1,0,resume\n\
+         20,Core_0,0,T,T1,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let busy = |args: &str| {
+        util::csv(tmp.path(), "db", &format!("SELECT window_start, busy FROM cpu_load({args})"))
+    };
+    assert_eq!(busy("window_ns := 10"), "window_start,busy\n0,6\n10,10\n20,0\n");
+    assert_eq!(busy("window_ns := 10, idle := NULL"), "window_start,busy\n0,10\n10,10\n20,0\n");
+    assert_eq!(busy("window_ns := '10'"), busy("window_ns := 10.0"));
+    assert_eq!(busy("window_ns := '10'"), busy("window_ns := 10"));
+    for (bad, says) in [
+        ("'2ms'", "window_ns must be a positive integer number of ns"),
+        ("2.5", "window_ns must be a positive integer number of ns"),
+        ("-1", "window_ns must be a positive integer number of ns"),
+        ("1e19", "window_ns must be at most 10^18 ns"),
+    ] {
+        for format in ["csv", "json", "table"] {
+            let out = run(
+                tmp.path(),
+                &[
+                    "sql",
+                    "--archive",
+                    "db",
+                    "--format",
+                    format,
+                    "-c",
+                    &format!("FROM cpu_load(window_ns := {bad})"),
+                ],
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{bad}: {err}");
+            assert!(err.contains(says) && !err.contains("Binder Error"), "{bad}: {err}");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{bad} {format}: nothing printed");
+        }
+    }
+}
+
+/// semaphore_contention's wait and hold statistics leave out the requests whose wait or
+/// hold the capture does not show whole, and say how many: a request still waiting when the
+/// capture ended (the longest wait of all, maybe) is not a wait of 0.
+#[test]
+fn semaphore_contention_says_which_waits_and_holds_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    // TA: M from 0 to 2 (no wait). TL: M from 5 to the end. TH: asks at 6 and waits until the
+    // end (20), polling. Two captures with the same names: the second has TH served at 9
+    // (TL releases M then) and nothing left out.
+    let head =
+        "0,STI,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n0,TA,0,SEM,M,0,requestsemaphore\n\
+                0,TA,0,SEM,M,0,assigned\n2,TA,0,SEM,M,0,released\n3,Core_0,0,T,TA,0,terminate\n\
+                4,STI,0,T,TL,0,activate\n4,Core_0,0,T,TL,0,start\n5,TL,0,SEM,M,0,requestsemaphore\n\
+                5,TL,0,SEM,M,0,assigned\n6,STI,0,T,TH,0,activate\n6,Core_1,0,T,TH,0,start\n\
+                6,TH,0,SEM,M,0,requestsemaphore\n6,TH,0,SEM,M,0,waiting\n6,Core_1,0,T,TH,0,poll\n";
+    std::fs::write(tmp.path().join("cut.btf"), format!("{head}20,Core_0,0,T,TL,0,terminate\n"))
+        .unwrap();
+    std::fs::write(
+        tmp.path().join("whole.btf"),
+        format!(
+            "{head}9,TL,0,SEM,M,0,released\n9,TH,0,SEM,M,0,assigned\n9,Core_1,0,T,TH,0,run\n\
+             10,TH,0,SEM,M,0,released\n11,Core_1,0,T,TH,0,terminate\n20,Core_0,0,T,TL,0,terminate\n"
+        ),
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "cut.btf", "whole.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT capture_id, requests, contended_requests, wait_max, waits_left_out, hold_max, \
+             holds_left_out, most_waiting_process FROM semaphore_contention"
+        ),
+        "capture_id,requests,contended_requests,wait_max,waits_left_out,hold_max,holds_left_out,\
+         most_waiting_process\n1,3,1,0,1,2,1,\n2,3,1,3,0,4,0,TH\n"
+    );
+}

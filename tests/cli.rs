@@ -541,6 +541,32 @@ fn sql_errors_name_the_script_and_the_line() {
     );
     assert!(stderr(&out).contains("<stdin>: line 2: Parser Error"), "{}", stderr(&out));
 
+    // A statement that fails in its first rows prints nothing: no lone CSV header, no
+    // unclosed JSON `[`; the statements before it print in full.
+    for format in ["csv", "json", "table"] {
+        let failed = run(
+            tmp.path(),
+            &[
+                "sql",
+                "--archive",
+                "db",
+                "--format",
+                format,
+                "-c",
+                "SELECT 5 AS five",
+                "-c",
+                "SELECT CAST(x AS INT) AS zzz FROM (VALUES ('z'), ('1')) t(x)",
+            ],
+        );
+        assert_eq!(failed.status.code(), Some(1), "{format}");
+        assert!(stderr(&failed).contains("Conversion Error"), "{format}: {}", stderr(&failed));
+        let alone = ok(
+            tmp.path(),
+            &["sql", "--archive", "db", "--format", format, "-c", "SELECT 5 AS five"],
+        );
+        assert_eq!(String::from_utf8_lossy(&failed.stdout), alone, "{format}");
+    }
+
     // Statements that answer only with a status print nothing, in any form.
     let quiet = "CREATE TABLE t AS SELECT 1 AS a; DROP TABLE t; SET threads = 1; \
                  ATTACH ':memory:' AS m; DETACH m; BEGIN; COMMIT";

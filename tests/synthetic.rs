@@ -1756,6 +1756,9 @@ fn synthetic_cut_run_counts_what_it_leaves_out() {
                 .unwrap();
         ok(dir, &["ingest", "--archive", "db", "synth.btf"]);
         let mut want = Vec::new();
+        // deadline_summary judges the complete instances that have a deadline: with no
+        // deadline file, those of a process activated at least twice (an implicit period).
+        let mut want_deadlines = Vec::new();
         let mut left_out = 0;
         for p in &truth.processes {
             let activated = truth.activations.iter().filter(|a| a.process == p.name).count();
@@ -1763,6 +1766,8 @@ fn synthetic_cut_run_counts_what_it_leaves_out() {
             left_out += activated - complete;
             if activated > 0 {
                 want.push(vec![is(&p.name), is(complete), is(activated - complete)]);
+                let judged = if activated > 1 { complete } else { 0 };
+                want_deadlines.push(vec![is(&p.name), is(judged), is(activated - judged)]);
             }
         }
         assert!(left_out > 0, "the cut leaves instances under way");
@@ -1774,6 +1779,8 @@ fn synthetic_cut_run_counts_what_it_leaves_out() {
             let got = rows_of(dir, &["sql", "-c", &format!("SELECT * FROM {q}")]);
             diffs.extend(compare(q, &got, &cols, 1, want.clone()));
         }
+        let got = rows_of(dir, &["sql", "-c", "SELECT * FROM deadline_summary"]);
+        diffs.extend(compare("deadline_summary", &got, &cols, 1, want_deadlines));
         let run = Run::new(dir, &truth, stats.last_ts);
         diffs.extend(instance_diffs(dir, &truth.instances));
         diffs.extend(cut_diffs(&run));

@@ -10,9 +10,11 @@
 -- @column wait_avg  mean wait (1 decimal), ns
 -- @column wait_max  longest wait, ns
 -- @column wait_p99  99th percentile of waits, ns
+-- @column waits_left_out  requests whose wait the capture does not show (not in the wait statistics): never assigned within it (still waiting at its end, or given up), or asked before it began
 -- @column hold_total  sum of released - assigned, ns
 -- @column hold_avg  mean hold (1 decimal), ns
 -- @column hold_max  longest hold, ns
+-- @column holds_left_out  assigned requests whose hold the capture does not show (not in the hold statistics): still held at its end
 -- @column longest_holding_process  process of the longest hold
 -- @column most_waiting_process  process with the largest total wait
 -- @column locked_time  time the semaphore was full or overfull, ns
@@ -21,6 +23,9 @@
 -- it had to wait (a waiting/queued step, the semaphore went overfull, or wait > 0). Time
 -- locked and overfull come from the semaphore's own state events (ready, lock, unlock,
 -- overfull, full, ...); they are NULL when the trace logs only the processes' side.
+-- Wait and hold statistics use the requests whose wait (hold) the capture shows from end to
+-- end, and say how many were left out: a request still waiting when the capture ended (the
+-- longest wait may be among them) is in waits_left_out, not in wait_max.
 CREATE OR REPLACE TEMP VIEW semaphore_contention AS
 WITH r AS (
     SELECT capture_id, semaphore,
@@ -30,7 +35,9 @@ WITH r AS (
            count(*) FILTER (WHERE contended) AS contended_requests,
            sum(wait) AS wait_total, round(avg(wait), 1) AS wait_avg, max(wait) AS wait_max,
            quantile_disc(wait, 0.99) AS wait_p99,
+           count(*) FILTER (WHERE (request_ts IS NOT NULL OR assigned_ts IS NOT NULL) AND wait IS NULL) AS waits_left_out,
            sum(hold) AS hold_total, round(avg(hold), 1) AS hold_avg, max(hold) AS hold_max,
+           count(*) FILTER (WHERE assigned_ts IS NOT NULL AND hold IS NULL) AS holds_left_out,
            arg_max(process, hold) AS longest_holding_process
     FROM lock_requests GROUP BY capture_id, semaphore
 ), w AS (
@@ -54,7 +61,8 @@ SELECT capture_id, semaphore,
        coalesce(requests, 0) AS requests, coalesce(contended_requests, 0) AS contended_requests,
        round(contended_requests / nullif(requests, 0), 4) AS contention_ratio,
        coalesce(overfull_episodes, 0) AS overfull_episodes,
-       wait_total, wait_avg, wait_max, wait_p99, hold_total, hold_avg, hold_max,
+       wait_total, wait_avg, wait_max, wait_p99, coalesce(waits_left_out, 0) AS waits_left_out,
+       hold_total, hold_avg, hold_max, coalesce(holds_left_out, 0) AS holds_left_out,
        longest_holding_process, most_waiting_process, locked_time, overfull_time
 FROM r
 FULL OUTER JOIN s USING (capture_id, semaphore)

@@ -17,7 +17,12 @@
 -- At most 10,000,000 rows (windows × cores, over the captures computed): a window that
 -- would make more is an error.
 -- Window numbers are floor(ts / window) (times may be negative; `//` truncates toward 0).
-CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%', capture := NULL) AS TABLE
+-- In SQL, window_ns is a whole number of ns (ns('2ms') converts a duration): text such as
+-- '2ms', a fraction, zero or a negative number is an error naming window_ns; idle := NULL
+-- counts no process as idle. (cpu_load checks its parameters and hands them to _cpu_load,
+-- which does the work: given as is, text or a fraction failed in DuckDB's binder with a
+-- list of range() candidates, and ILIKE NULL excluded every process, every core at 0.)
+CREATE OR REPLACE TEMP MACRO _cpu_load(window_ns := 1000000, idle := '%idle%', capture := NULL) AS TABLE
 WITH picked AS (
     SELECT * FROM captures WHERE capture IS NULL OR capture_id = capture
 ), cores AS (
@@ -35,16 +40,19 @@ WITH picked AS (
     -- billions of rows, run for minutes and fill memory.
     SELECT CASE
         WHEN window_ns IS NULL OR window_ns <= 0
-            THEN error('cpu_load: window_ns must be a positive number of ns')
+            THEN error('cpu_load: window_ns must be a positive integer number of ns (a duration with a unit: ns(''2ms''))')
         -- Windows are added to times and to themselves: near 2^63 that overflows.
         WHEN window_ns > 1000000000000000000
             THEN error('cpu_load: window_ns must be at most 10^18 ns (about 31 years)')
-        WHEN coalesce(sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n), 0) > 10000000
+        WHEN n_rows > 10000000
             THEN error(printf('cpu_load: a %d ns window makes %d rows (windows × cores); at most 10,000,000 (use a longer window%s)',
-                              window_ns, sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n),
-                              CASE WHEN capture IS NULL AND count(*) > 1 THEN ', or capture := ID for one capture' ELSE '' END))
+                              window_ns, n_rows,
+                              CASE WHEN capture IS NULL AND n_captures > 1 THEN ', or capture := ID for one capture' ELSE '' END))
         ELSE true END AS ok
-    FROM picked p JOIN (SELECT capture_id, count(*) AS n FROM cores GROUP BY capture_id) c USING (capture_id)
+    -- The parameters only inside the aggregates here: cpu_load passes them as expressions.
+    FROM (SELECT coalesce(sum(((p.ts_max - p.ts_min) // greatest(window_ns, 1) + 1) * c.n), 0) AS n_rows,
+                 count(*) AS n_captures
+          FROM picked p JOIN (SELECT capture_id, count(*) AS n FROM cores GROUP BY capture_id) c USING (capture_id))
 ), occ AS (
     SELECT i.capture_id, c.cid, ts, ts + dur AS te
     FROM intervals i JOIN cores c ON c.capture_id = i.capture_id AND c.core = i.core
@@ -71,3 +79,13 @@ SELECT g.capture_id, g.core, g.k * window_ns AS window_start, (g.k + 1) * window
 FROM grid g
 LEFT JOIN busy b ON b.cid = g.cid AND b.k = g.k
 ORDER BY g.cid, g.k;
+CREATE OR REPLACE TEMP MACRO cpu_load(window_ns := 1000000, idle := '%idle%', capture := NULL) AS TABLE
+SELECT * FROM _cpu_load(
+    -- An integer (or integral text or decimal): that number; one past BIGINT: just over the
+    -- limit; anything else NULL. The guard refuses both by name.
+    window_ns := CASE WHEN TRY_CAST(window_ns AS DECIMAL(38, 9)) > 1000000000000000000
+                      THEN 1000000000000000001
+                      WHEN TRY_CAST(window_ns AS DECIMAL(38, 9)) = TRY_CAST(window_ns AS BIGINT)
+                      THEN TRY_CAST(window_ns AS BIGINT) END,
+    idle := coalesce(CAST(idle AS VARCHAR), ''),
+    capture := CAST(capture AS BIGINT));
