@@ -824,3 +824,39 @@ fn a_miss_behind_a_preempted_holder_names_who_ran_instead() {
     assert!(later > 0, "no miss behind a later holder of a queue: {misses:?}");
     assert!(kept_off > 0, "no miss behind a preempted holder: {misses:?}");
 }
+
+/// The semaphore table says which requests its statistics leave out: a request still
+/// waiting when the capture ends has no wait, and a hold not released has no length.
+#[test]
+fn the_semaphore_table_says_what_its_statistics_leave_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("s.btf"),
+        "#timeScale ns\n0,STI,0,T,H,0,activate\n0,Core_0,0,T,H,0,start\n\
+         0,STI,0,T,W,0,activate\n0,Core_1,0,T,W,0,start\n\
+         5,H,0,SEM,S,0,requestsemaphore\n5,H,0,SEM,S,0,assigned\n\
+         8,W,0,SEM,S,0,requestsemaphore\n8,W,0,SEM,S,0,waiting\n8,Core_1,0,T,W,0,poll\n\
+         20,H,0,SEM,T2,0,requestsemaphore\n20,H,0,SEM,T2,0,assigned\n\
+         22,H,0,SEM,T2,0,released\n30,Core_0,0,T,H,0,preempt\n",
+    )
+    .unwrap();
+    ok(dir, &["ingest", "--archive", "db", "s.btf"]);
+    ok(dir, &["report", "--archive", "db", "-o", "r.md"]);
+    ok(dir, &["report", "--archive", "db", "-o", "r.html"]);
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    for text in [&md, &html] {
+        assert!(
+            text.contains("still waiting at its end, given up, or asked before it began): S 1."),
+            "{text}"
+        );
+        assert!(
+            text.contains("Not in hold max: holds still held at the end of the capture: S 1."),
+            "{text}"
+        );
+        let said: Vec<_> = text.lines().filter(|l| l.contains("Not in ")).collect();
+        assert_eq!(said.len(), 2, "{text}");
+        assert!(said.iter().all(|l| !l.contains("T2")), "T2 left nothing out: {said:?}");
+    }
+}

@@ -157,6 +157,9 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
             let _ = writeln!(s, "<td>{}</td></tr>", esc(&text(row, "most_waiting_process")));
         }
         s.push_str("</table>\n");
+        for line in super::semaphores_left_out(&r.semaphores) {
+            let _ = writeln!(s, "<p>{}</p>", esc(&line));
+        }
     }
 }
 

@@ -235,6 +235,9 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
             let _ = writeln!(s, "| {} | {} |", cell(&name), cells.join(" | "));
         }
         s.push('\n');
+        for line in super::semaphores_left_out(&r.semaphores) {
+            let _ = writeln!(s, "{line}\n");
+        }
     }
 }
 

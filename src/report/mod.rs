@@ -290,6 +290,32 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
     Ok(())
 }
 
+/// What the semaphore table's statistics leave out, one sentence per column that left out
+/// something, `SEM_A 2, SEM_B 1` per semaphore (`semaphore_contention.waits_left_out` and
+/// `holds_left_out`); empty when nothing was.
+pub fn semaphores_left_out(rows: &[Row]) -> Vec<String> {
+    let list = |col: &str| {
+        let items: Vec<String> = rows
+            .iter()
+            .filter(|r| num(r, col).is_some_and(|n| n > 0.0))
+            .map(|r| format!("{} {}", text(r, "semaphore"), text(r, col)))
+            .collect();
+        items.join(", ")
+    };
+    let mut said = Vec::new();
+    let waits = list("waits_left_out");
+    if !waits.is_empty() {
+        said.push(format!(
+            "Not in the wait columns: requests the capture does not show served (still waiting at its end, given up, or asked before it began): {waits}."
+        ));
+    }
+    let holds = list("holds_left_out");
+    if !holds.is_empty() {
+        said.push(format!("Not in hold max: holds still held at the end of the capture: {holds}."));
+    }
+    said
+}
+
 /// The number in column `col` of `row` (None for NULL or missing).
 pub fn num(row: &Row, col: &str) -> Option<f64> {
     row.get(col).and_then(Value::as_f64)
