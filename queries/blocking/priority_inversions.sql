@@ -41,7 +41,8 @@
 -- was handed the semaphore while off its core and waits for its core (ready by `release`,
 -- not by `preempt`).
 -- How: a queue's holders are the `blockers` grants of the semaphore (in the order they were
--- assigned) from `blocked_by`'s, checked as above; the occupancies come from one scan of the
+-- assigned) before the request's own (the last ones when it was not served), checked as
+-- above, the first being `blocked_by`'s; the occupancies come from one scan of the
 -- process states, which gives the holders' preemptions and resumes and what ran instead;
 -- what ran is matched to the windows through 2^20 ns buckets of its start.
 --   SELECT waiter, ran, count(*), sum(delay) FROM priority_inversions GROUP BY ALL ORDER BY 4 DESC;
