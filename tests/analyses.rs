@@ -974,3 +974,39 @@ fn semaphore_contention_says_which_waits_and_holds_it_left_out() {
          most_waiting_process\n1,3,1,0,1,2,1,\n2,3,1,3,0,4,0,TH\n"
     );
 }
+
+/// Two captures of one trace in one archive (the same names, the same times):
+/// `priority_inversions` gives each the rows the trace gives alone, queues included, and
+/// mixes nothing (every join and window of it is per capture).
+#[test]
+fn priority_inversions_keep_captures_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cfg = tracedb::synth::SynthConfig {
+        isrs: 4,
+        duration_ns: 100_000_000,
+        counting_slots: 1,
+        preemptible_locks: true,
+        ..tracedb::synth::SynthConfig::default()
+    };
+    tracedb::synth::write_btf(std::fs::File::create(dir.join("m.btf")).unwrap(), &cfg).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "m.btf"]);
+    ok(dir, &["ingest", "--archive", "db", "m.btf", "--force", "--name", "again"]);
+    let q = |sql: &str| util::csv(dir, "db", sql);
+    let rows = |id: i64| {
+        q(&format!(
+            "SELECT * EXCLUDE (capture_id) FROM priority_inversions WHERE capture_id = {id}"
+        ))
+    };
+    let first = rows(1);
+    assert_eq!(first, rows(2));
+    ok(dir, &["ingest", "--archive", "alone", "m.btf"]);
+    let alone = util::csv(dir, "alone", "SELECT * EXCLUDE (capture_id) FROM priority_inversions");
+    assert_eq!(first, alone);
+    let queued = q("SELECT count(*) FROM priority_inversions p JOIN lock_requests l \
+                    ON l.capture_id = p.capture_id AND l.semaphore = p.semaphore \
+                    AND l.process = p.waiter AND l.process_instance = p.waiter_instance \
+                    AND l.request_ts = p.request_ts WHERE l.capture_id = 1 AND l.blockers > 1");
+    let queued: usize = queued.lines().nth(1).unwrap().parse().unwrap();
+    assert!(queued > 0 && first.lines().count() > queued, "{first}");
+}
