@@ -220,6 +220,9 @@ pub struct Deriver<O: Output> {
     /// Processes that resumed on another core while running, waiting at that time for the
     /// preempt from the core they left (see `process::move_by_resume`).
     moves: Vec<process::PendingMove>,
+    /// Processes another task took the core from with no preempt, waiting at that time for
+    /// their own end there (see `process::end_displaced`) before a `core_conflict` is said.
+    conflicts: Vec<process::PendingConflict>,
     sems: FastMap<Sym, semaphore::Sem>,
     requests: FastMap<Sym, Vec<semaphore::Request>>,
     signals: FastMap<Sym, semaphore::Signal>,
@@ -292,6 +295,7 @@ impl<O: Output> Deriver<O> {
             pending_ends_ts: i64::MIN,
             resumes: Vec::new(),
             moves: Vec::new(),
+            conflicts: Vec::new(),
             sems: FastMap::default(),
             requests: FastMap::default(),
             signals: FastMap::default(),
@@ -546,6 +550,7 @@ impl<O: Output> Deriver<O> {
     pub fn finish(mut self) -> Result<(Summary, O)> {
         self.resume_pending(None)?;
         self.report_moves(None)?;
+        self.report_conflicts(None)?;
         self.report_pending_ends()?;
         let mut end = self.last_ts.unwrap_or(0);
         if let Some((_, hi)) = self.ts_range {
@@ -742,6 +747,9 @@ impl<O: Output> Sink for Deriver<O> {
         }
         if !self.moves.is_empty() {
             self.report_moves(Some(ts))?;
+        }
+        if !self.conflicts.is_empty() {
+            self.report_conflicts(Some(ts))?;
         }
 
         let source = self.names.intern(ev.source);

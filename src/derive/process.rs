@@ -189,6 +189,17 @@ pub(super) struct PendingMove {
     message: String,
 }
 
+/// A `core_conflict` of `occupy` (another task took the core of a running process), said
+/// once nothing else happens at that time: the displaced process's own terminate or wait
+/// at that instant, written after the other's start, shows there was none (see
+/// `end_displaced`).
+pub(super) struct PendingConflict {
+    key: (Sym, i64),
+    ts: i64,
+    pos: Pos,
+    message: String,
+}
+
 /// A process to resume on `core` (see `Deriver::resumes`), with the ISR's leaving event.
 pub(super) struct PendingResume {
     core: Sym,
@@ -334,14 +345,17 @@ impl<O: Output> Deriver<O> {
             if let Some(slot) = p.core.and_then(|c| self.cores.get_mut(&c)) {
                 slot.interrupted.retain(|(k, _)| *k != key);
             }
+            // Its preempt at the instant another task took its core, written after that
+            // one's start: no conflict.
+            self.conflicts.retain(|c| !(c.key == key && c.ts == a.ts));
         }
         true
     }
 
-    /// A process an ISR took the core from at this instant (`occupy`: no preempt in the
-    /// trace) terminating or waiting at the same instant: it ran until now and left the core
-    /// by this event, and the ISR took the core as it left, the two written the other way
-    /// round. The implied preemption is undone (its running interval ends with this event,
+    /// A process an ISR (or another task, a `core_conflict`) took the core from at this
+    /// instant (`occupy`: no preempt in the trace) terminating or waiting at the same
+    /// instant: it ran until now and left the core by this event, and the other took the
+    /// core as it left, the two written the other way round. The implied preemption is undone (its running interval ends with this event,
     /// no preemption counted) and the processes it had interrupted itself, an ISR
     /// tail-chained by the next, stay interrupted, now by that ISR. True when so.
     fn end_displaced(&mut self, key: (Sym, i64), state: PState, a: Act) -> bool {
@@ -354,12 +368,19 @@ impl<O: Output> Deriver<O> {
             return false;
         }
         let Some(slot) = self.cores.get_mut(&core) else { return false };
-        let Some(i) = slot.interrupted.iter().rposition(|(k, _)| *k == key) else { return false };
-        let (_, by) = slot.interrupted.remove(i);
-        for entry in &mut slot.interrupted {
-            if entry.1 == key {
-                entry.1 = by;
+        if let Some(i) = slot.interrupted.iter().rposition(|(k, _)| *k == key) {
+            let (_, by) = slot.interrupted.remove(i);
+            for entry in &mut slot.interrupted {
+                if entry.1 == key {
+                    entry.1 = by;
+                }
             }
+        } else if let Some(i) = self.conflicts.iter().position(|c| c.key == key && c.ts == a.ts) {
+            // Not an ISR's arrival: a task that took the core at this instant, its start
+            // written before this end: no conflict after all.
+            self.conflicts.remove(i);
+        } else {
+            return false;
         }
         let implied = p.since_action;
         if let Some(p) = self.procs.get_mut(&key) {
@@ -446,6 +467,19 @@ impl<O: Output> Deriver<O> {
         self.moves = later;
         for m in now {
             self.diag(Severity::Warning, "invalid_transition", m.pos, m.ts, m.message)?;
+        }
+        Ok(())
+    }
+
+    /// Reports the `core_conflict`s (`occupy`) that no end of the displaced process at the
+    /// same instant explained: those from before `before`, or all.
+    pub(super) fn report_conflicts(&mut self, before: Option<i64>) -> Result<()> {
+        let due = |c: &PendingConflict| before.is_none_or(|ts| c.ts < ts);
+        let (now, later): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.conflicts).into_iter().partition(due);
+        self.conflicts = later;
+        for c in now {
+            self.diag(Severity::Warning, "core_conflict", c.pos, c.ts, c.message)?;
         }
         Ok(())
     }
@@ -762,7 +796,12 @@ impl<O: Output> Deriver<O> {
                 self.names.resolve(core),
                 if running_here { "; that one is taken as preempted" } else { "" }
             );
-            self.diag(Severity::Warning, "core_conflict", a.pos, a.ts, msg)?;
+            if running_here {
+                let c = PendingConflict { key: displaced, ts: a.ts, pos: a.pos, message: msg };
+                self.conflicts.push(c);
+            } else {
+                self.diag(Severity::Warning, "core_conflict", a.pos, a.ts, msg)?;
+            }
         }
         if running_here {
             self.displace(displaced, a)?;

@@ -1027,6 +1027,44 @@ fn an_isr_without_a_preempt_of_the_task_interrupts_it() {
     assert_eq!(diag_count(&s, "invalid_transition"), 0);
 }
 
+/// A task's start written before the end (terminate, wait, preempt) of the task it replaces
+/// on that core at the same instant: the two happened together, so no conflict, no invented
+/// preemption, and the instance that ended is complete. An end at a later time is still a
+/// conflict.
+#[test]
+fn a_start_written_before_the_end_it_follows_at_one_instant_is_no_conflict() {
+    let trace = |end: &str, at: u32| {
+        format!(
+            "0,STI,0,T,TA,0,activate\n0,Core_0,0,T,TA,0,start\n5,STI,0,T,TB,0,activate\n\
+             10,Core_0,0,T,TB,0,start\n{at},Core_0,0,T,TA,0,{end}\n20,Core_0,0,T,TB,0,terminate\n"
+        )
+    };
+    for (end, ta) in [
+        ("terminate", "TA#0 rt=Some(10) net=10 complete=true"),
+        ("wait", "TA#0 rt=None net=10 complete=false"),
+        ("preempt", "TA#0 rt=None net=10 complete=false"),
+    ] {
+        let (s, rows) = derive(&trace(end, 10));
+        for kind in ["core_conflict", "invalid_transition"] {
+            assert_eq!(diag_count(&s, kind), 0, "{end}: {kind}");
+        }
+        assert!(rows.instances.iter().any(|i| i == ta), "{end}: {:?}", rows.instances);
+        let preempts = u32::from(end == "preempt");
+        let want = format!(
+            "TA#0 net=10 ready={} preempt={preempts} migr=0",
+            if end == "preempt" { 10 } else { 0 }
+        );
+        assert_eq!(metric(&rows, "TA#0"), want, "{end}");
+        let ta: Vec<_> = rows.interval_cores.iter().filter(|i| i.starts_with("TA#0")).collect();
+        assert!(ta.iter().any(|i| i.as_str() == "TA#0 running [0,10) @Core_0"), "{end}: {ta:?}");
+        let ready = ta.iter().any(|i| i.starts_with("TA#0 ready"));
+        assert_eq!(ready, end == "preempt", "{end}: {ta:?}");
+    }
+    // TA ends at 12, two units after TB took its core: a conflict, as before.
+    let (s, _) = derive(&trace("terminate", 12));
+    assert_eq!(diag_count(&s, "core_conflict"), 1);
+}
+
 #[test]
 fn tail_chained_isrs_interrupt_the_task_once() {
     // ISR2 takes the core the instant ISR1 leaves it: the task does not run in between,
