@@ -982,14 +982,7 @@ fn semaphore_contention_says_which_waits_and_holds_it_left_out() {
 fn priority_inversions_keep_captures_apart() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let cfg = tracedb::synth::SynthConfig {
-        isrs: 4,
-        duration_ns: 100_000_000,
-        counting_slots: 1,
-        preemptible_locks: true,
-        ..tracedb::synth::SynthConfig::default()
-    };
-    tracedb::synth::write_btf(std::fs::File::create(dir.join("m.btf")).unwrap(), &cfg).unwrap();
+    util::write_mutex_trace(dir, 100);
     ok(dir, &["ingest", "--archive", "db", "m.btf"]);
     ok(dir, &["ingest", "--archive", "db", "m.btf", "--force", "--name", "again"]);
     let q = |sql: &str| util::csv(dir, "db", sql);

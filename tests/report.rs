@@ -1,7 +1,7 @@
 //! `tracedb report`: each form on the sample archive, its numbers checked against the
 //! analyses' own output (`tracedb query --format csv`), the HTML rendered by headless
 //! Chromium, and the `--baseline` gate (exit status 3 naming the slower task).
-use crate::util::{ok, run, scalar};
+use crate::util::{self, ok, run, scalar};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -773,14 +773,7 @@ fn a_paraver_capture_without_state_records_says_so_instead_of_an_empty_table() {
 fn a_miss_behind_a_preempted_holder_names_who_ran_instead() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let cfg = tracedb::synth::SynthConfig {
-        isrs: 4,
-        duration_ns: 200_000_000,
-        counting_slots: 1,
-        preemptible_locks: true,
-        ..tracedb::synth::SynthConfig::default()
-    };
-    tracedb::synth::write_btf(std::fs::File::create(dir.join("m.btf")).unwrap(), &cfg).unwrap();
+    util::write_mutex_trace(dir, 200);
     ok(dir, &["ingest", "--archive", "db", "m.btf"]);
     std::fs::write(dir.join("d.csv"), "TASK_1MS_*,100us\n").unwrap();
     let r = report_json(dir, &["--deadlines", "d.csv"]);

@@ -94,3 +94,16 @@ pub fn first_line_then_close(dir: &Path, args: &[&str]) -> (String, Output) {
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
     (first, child.wait_with_output().unwrap())
 }
+
+/// Writes `dir/m.btf`, a synthetic system whose one-slot semaphores are mutexes with
+/// preemptible holders and queued waiters (`SynthConfig::preemptible_locks`), `ms` long.
+pub fn write_mutex_trace(dir: &Path, ms: i64) {
+    let cfg = tracedb::synth::SynthConfig {
+        isrs: 4,
+        duration_ns: ms * 1_000_000,
+        counting_slots: 1,
+        preemptible_locks: true,
+        ..tracedb::synth::SynthConfig::default()
+    };
+    tracedb::synth::write_btf(std::fs::File::create(dir.join("m.btf")).unwrap(), &cfg).unwrap();
+}
