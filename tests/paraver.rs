@@ -79,10 +79,8 @@ fn check(dir: &Path, id: usize, expected: Counts, what: &str) {
     assert_eq!(lost, "0", "{what}: no record lost");
 }
 
-#[test]
-fn shared_paraver_captures_ingest_with_every_record() {
-    let Some(root) = util::shared_datasets() else { return };
-    let tmp = tempfile::tempdir().unwrap();
+/// The `.prv` files of ../shared/datasets/paraver, sorted.
+fn shared_prv_files(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(root.join("paraver"))
         .unwrap()
         .flatten()
@@ -90,6 +88,14 @@ fn shared_paraver_captures_ingest_with_every_record() {
         .filter(|p| p.extension().is_some_and(|e| e == "prv"))
         .collect();
     files.sort();
+    files
+}
+
+#[test]
+fn shared_paraver_captures_ingest_with_every_record() {
+    let Some(root) = util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let files = shared_prv_files(&root);
     assert!(files.len() >= 2, "expected the Extrae samples");
     for (i, f) in files.iter().enumerate() {
         ok(tmp.path(), &["ingest", "--archive", "db", f.to_str().unwrap()]);
@@ -522,12 +528,7 @@ fn shared_captures_give_each_channel_value_the_time_a_naive_reading_gives() {
     // so the intervals can be compared with the naive reading of the text.
     let Some(root) = util::shared_datasets() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let mut files: Vec<_> = std::fs::read_dir(root.join("paraver"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "prv"))
-        .collect();
+    let mut files = shared_prv_files(&root);
     for d in std::fs::read_dir(root.join("ovni")).unwrap().flatten() {
         files.push(d.path().join("ovni/thread.prv"));
         files.push(d.path().join("ovni/cpu.prv"));

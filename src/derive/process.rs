@@ -200,6 +200,15 @@ pub(super) struct PendingConflict {
     message: String,
 }
 
+/// Takes out of `items` those whose time is before `before` (all with None): pending
+/// same-instant decisions whose instant has passed.
+fn take_due<T>(items: &mut Vec<T>, before: Option<i64>, ts: impl Fn(&T) -> i64) -> Vec<T> {
+    let (now, later) =
+        std::mem::take(items).into_iter().partition(|i| before.is_none_or(|b| ts(i) < b));
+    *items = later;
+    now
+}
+
 /// A process to resume on `core` (see `Deriver::resumes`), with the ISR's leaving event.
 pub(super) struct PendingResume {
     core: Sym,
@@ -461,11 +470,7 @@ impl<O: Output> Deriver<O> {
     /// Reports the moves (`move_by_resume`) whose preempt did not come: those from before
     /// `before`, or all.
     pub(super) fn report_moves(&mut self, before: Option<i64>) -> Result<()> {
-        let due = |m: &PendingMove| before.is_none_or(|ts| m.ts < ts);
-        let (now, later): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.moves).into_iter().partition(due);
-        self.moves = later;
-        for m in now {
+        for m in take_due(&mut self.moves, before, |m| m.ts) {
             self.diag(Severity::Warning, "invalid_transition", m.pos, m.ts, m.message)?;
         }
         Ok(())
@@ -474,11 +479,7 @@ impl<O: Output> Deriver<O> {
     /// Reports the `core_conflict`s (`occupy`) that no end of the displaced process at the
     /// same instant explained: those from before `before`, or all.
     pub(super) fn report_conflicts(&mut self, before: Option<i64>) -> Result<()> {
-        let due = |c: &PendingConflict| before.is_none_or(|ts| c.ts < ts);
-        let (now, later): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.conflicts).into_iter().partition(due);
-        self.conflicts = later;
-        for c in now {
+        for c in take_due(&mut self.conflicts, before, |c| c.ts) {
             self.diag(Severity::Warning, "core_conflict", c.pos, c.ts, c.message)?;
         }
         Ok(())
