@@ -315,6 +315,15 @@ fn cpu_load_windows_of_negative_times_and_zero_length_occupancies() {
     ));
     let got: Vec<String> = load[1..].iter().map(|r| r[2..6].join(",")).collect();
     assert_eq!(got, ["-200,-100,50,0.5", "-100,0,80,0.8", "0,100,0,0"]);
+    // isr.btf spans 0..40: with 20 ns windows it ends with the window 20..40, not with an
+    // empty one starting at its last instant.
+    let load = |window: &str| {
+        let args = ["query", "cpu_load", "--archive", "db", "--capture", "2", "--format", "csv"];
+        let rows = parse_csv(&ok(tmp.path(), &[&args[..], &["--param", window]].concat()));
+        rows[1..].iter().map(|r| r[2..6].join(",")).collect::<Vec<_>>()
+    };
+    assert_eq!(load("window=20ns"), ["0,20,20,1", "20,40,20,1"]);
+    assert_eq!(load("window=30ns"), ["0,30,30,1", "30,60,10,0.3333"]);
     let pairs = parse_csv(&ok(
         tmp.path(),
         &["query", "preemption_pairs", "--archive", "db", "--capture", "2", "--format", "csv"],
@@ -906,8 +915,8 @@ fn cpu_load_parameters_in_sql_are_checked_by_name() {
     let busy = |args: &str| {
         util::csv(tmp.path(), "db", &format!("SELECT window_start, busy FROM cpu_load({args})"))
     };
-    assert_eq!(busy("window_ns := 10"), "window_start,busy\n0,6\n10,10\n20,0\n");
-    assert_eq!(busy("window_ns := 10, idle := NULL"), "window_start,busy\n0,10\n10,10\n20,0\n");
+    assert_eq!(busy("window_ns := 10"), "window_start,busy\n0,6\n10,10\n");
+    assert_eq!(busy("window_ns := 10, idle := NULL"), "window_start,busy\n0,10\n10,10\n");
     assert_eq!(busy("window_ns := '10'"), busy("window_ns := 10.0"));
     assert_eq!(busy("window_ns := '10'"), busy("window_ns := 10"));
     for (bad, says) in [

@@ -11,7 +11,8 @@
 -- @column load  busy / window length, 0..1 (4 decimals)
 -- CPU load of a core over a window = time a non-idle process runs on it (running or
 -- polling: an active wait uses the core) / window length. Windows cover the capture from
--- its first to its last event; the first and last window may be partly outside it.
+-- its first to its last event; the first and last window may be partly outside it (a
+-- capture ending exactly on a window boundary ends with the window before that boundary).
 -- In SQL: `SELECT * FROM cpu_load(window_ns := 500000, idle := '%idle%')`; `capture := ID`
 -- computes one capture only (what `--capture` passes), much faster in an archive of many.
 -- At most 10,000,000 rows (windows × cores, over the captures computed): a window that
@@ -59,11 +60,14 @@ WITH picked AS (
     WHERE channel = 'running' AND dur > 0 AND NOT (state ILIKE idle) AND (SELECT ok FROM guard)
       AND (capture IS NULL OR i.capture_id = capture)
 ), spans AS (
-    SELECT capture_id, ts_min, ts_max FROM picked WHERE ts_min IS NOT NULL AND (SELECT ok FROM guard)
+    -- A capture that ends exactly on a window boundary ends with the window before it (its
+    -- last instant is that window's end), not with an empty window after it.
+    SELECT capture_id, ts_min, greatest(ts_max - 1, ts_min) AS last
+    FROM picked WHERE ts_min IS NOT NULL AND (SELECT ok FROM guard)
 ), grid AS (
     SELECT c.capture_id, c.cid, c.core,
            unnest(range((s.ts_min - ((s.ts_min % window_ns) + window_ns) % window_ns) // window_ns,
-                        (s.ts_max - ((s.ts_max % window_ns) + window_ns) % window_ns) // window_ns + 1)) AS k
+                        (s.last - ((s.last % window_ns) + window_ns) % window_ns) // window_ns + 1)) AS k
     FROM cores c JOIN spans s ON s.capture_id = c.capture_id
 ), pieces AS (
     SELECT capture_id, cid, ts, te,

@@ -394,10 +394,11 @@ pub fn nice_window(raw: i64) -> i64 {
 }
 
 /// The nicest window giving at most [`LOAD_POINTS`] windows per core over `from..=to`:
-/// `cpu_load` numbers windows from ⌊from / w⌋ to ⌊to / w⌋, both included, which is one or
-/// two more than the span divided by the window.
+/// `cpu_load` numbers windows from ⌊from / w⌋ to ⌊(to − 1) / w⌋ (to ⌊from / w⌋ when
+/// `to` = `from`), both included, which is up to two more than the span divided by the window.
 fn load_window(from: i64, to: i64) -> i64 {
-    let windows = |w: i64| to.div_euclid(w) - from.div_euclid(w) + 1;
+    let last = to.saturating_sub(1).max(from);
+    let windows = |w: i64| last.div_euclid(w) - from.div_euclid(w) + 1;
     // Times lie within ±2^62 ns, so the span fits in an i64, but not with more added to it.
     let span = to.saturating_sub(from).max(0);
     let mut w = nice_window(span / LOAD_POINTS + i64::from(span % LOAD_POINTS != 0));
@@ -609,14 +610,17 @@ mod tests {
         assert_eq!(nice_window(665_000), 1_000_000);
         assert_eq!(nice_window(1_500_000), 2_000_000);
         assert_eq!(nice_window(3_000_000), 5_000_000);
-        // The grid includes both ends' windows: a 150 ms span needs 2 ms windows, not 1 ms.
-        assert_eq!(load_window(0, 150_000_000), 2_000_000);
+        // The grid includes both ends' windows, but not one that starts at the capture's
+        // last instant: 0..150 ms fits 150 windows of 1 ms, one more ns needs 2 ms ones.
+        assert_eq!(load_window(0, 150_000_000), 1_000_000);
+        assert_eq!(load_window(0, 150_000_001), 2_000_000);
+        assert_eq!(load_window(-1, 150_000_000), 2_000_000);
         let edge = (1i64 << 62) - 1;
         for (from, to) in
             [(0, 149_000_000), (999_999, 150_999_999), (-7, 3), (5, 5), (0, 1 << 40), (-edge, edge)]
         {
             let w = load_window(from, to);
-            let windows = to.div_euclid(w) - from.div_euclid(w) + 1;
+            let windows = (to - 1).max(from).div_euclid(w) - from.div_euclid(w) + 1;
             assert!(windows <= LOAD_POINTS, "{from}..{to}: {w} ns gives {windows}");
         }
     }
