@@ -1012,3 +1012,52 @@ fn priority_inversions_keep_captures_apart() {
     let queued: usize = queued.lines().nth(1).unwrap().parse().unwrap();
     assert!(queued > 0 && first.lines().count() > queued, "{first}");
 }
+
+/// An instance still unfinished when the capture ends, its deadline already passed, missed
+/// it whatever its terminate would have been: deadline_misses lists it (lateness NULL) and
+/// deadline_summary counts it. Instances activated at one instant all take the time to the
+/// next activation after that instant as their implicit deadline (it was 0 for all but the
+/// last of them, a miss for any instance that ran at all).
+#[test]
+fn unfinished_instances_past_their_deadline_are_misses_and_bursts_share_a_period() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A: two activations at 0, one at 12, two at 20 (the last of those late: 11 > 8).
+    // H: its instance 2 (deadline 10, up to the next activation) and 3 (the period before
+    // it, 10) are unfinished at the capture's end, 31. W: its second instance is unfinished
+    // but within its deadline (20 + 20 > 31): left out. K: activated once, at the end.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,S,0,T,A,1,activate\n0,S,0,T,A,2,activate\n0,C0,0,T,A,1,start\n\
+         0,S,0,T,H,1,activate\n0,C1,0,T,H,1,start\n0,S,0,T,W,1,activate\n0,C2,0,T,W,1,start\n\
+         5,C0,0,T,A,1,terminate\n5,C0,0,T,A,2,start\n5,C2,0,T,W,1,terminate\n\
+         10,C1,0,T,H,1,terminate\n10,S,0,T,H,2,activate\n10,C1,0,T,H,2,start\n\
+         12,C0,0,T,A,2,terminate\n12,S,0,T,A,3,activate\n12,C0,0,T,A,3,start\n\
+         15,C0,0,T,A,3,terminate\n20,S,0,T,A,4,activate\n20,S,0,T,A,5,activate\n\
+         20,C0,0,T,A,4,start\n20,S,0,T,H,3,activate\n20,S,0,T,W,2,activate\n\
+         20,C2,0,T,W,2,start\n22,C0,0,T,A,4,terminate\n22,C0,0,T,A,5,start\n\
+         31,C0,0,T,A,5,terminate\n31,S,0,T,K,1,activate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT entity, instance, activate_ts, terminate_ts, response_time, deadline, \
+             deadline_source, lateness FROM deadline_misses"
+        ),
+        "entity,instance,activate_ts,terminate_ts,response_time,deadline,deadline_source,lateness\n\
+         H,2,10,,,10,implicit-period,\nA,5,20,31,11,8,implicit-period,3\n\
+         H,3,20,,,10,implicit-period,\n"
+    );
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT entity, instances, instances_left_out, misses, miss_ratio, worst_lateness \
+             FROM deadline_summary"
+        ),
+        "entity,instances,instances_left_out,misses,miss_ratio,worst_lateness\n\
+         A,5,0,1,0.2,3\nH,3,0,2,0.6667,0\nK,0,1,,,\nW,1,1,0,0,-15\n"
+    );
+}

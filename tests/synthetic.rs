@@ -1757,16 +1757,35 @@ fn synthetic_cut_run_counts_what_it_leaves_out() {
         ok(dir, &["ingest", "--archive", "db", "synth.btf"]);
         let mut want = Vec::new();
         // deadline_summary judges the complete instances that have a deadline: with no
-        // deadline file, those of a process activated at least twice (an implicit period).
+        // deadline file, those of a process activated at least twice (an implicit period);
+        // and the cut ones whose deadline passed before the trace's last line (a miss
+        // whenever they would end). The deadline: the time to the next activation at a
+        // later instant, for the last one the time since the one before.
         let mut want_deadlines = Vec::new();
         let mut left_out = 0;
+        let mut unfinished_misses = 0;
         for p in &truth.processes {
-            let activated = truth.activations.iter().filter(|a| a.process == p.name).count();
+            let acts: Vec<_> = truth.activations.iter().filter(|a| a.process == p.name).collect();
+            let activated = acts.len();
             let complete = truth.instances.iter().filter(|i| i.entity == p.name).count();
             left_out += activated - complete;
             if activated > 0 {
                 want.push(vec![is(&p.name), is(complete), is(activated - complete)]);
-                let judged = if activated > 1 { complete } else { 0 };
+                let deadline = |at: i64| {
+                    let next = acts.iter().map(|a| a.activate_ts).filter(|&t| t > at).min();
+                    let prev = acts.iter().map(|a| a.activate_ts).filter(|&t| t < at).max();
+                    next.map(|n| n - at).or(prev.map(|p| at - p))
+                };
+                let missed = truth
+                    .cut
+                    .iter()
+                    .filter(|c| c.entity == p.name)
+                    .filter(|c| {
+                        deadline(c.activate_ts).is_some_and(|d| stats.last_ts > c.activate_ts + d)
+                    })
+                    .count();
+                unfinished_misses += missed;
+                let judged = if activated > 1 { complete + missed } else { 0 };
                 want_deadlines.push(vec![is(&p.name), is(judged), is(activated - judged)]);
             }
         }
@@ -1798,7 +1817,8 @@ fn synthetic_cut_run_counts_what_it_leaves_out() {
         let migrated = cut.iter().filter(|c| c.migrations > 0).count();
         println!(
             "{cfg:?}: {} instances cut ({} never started, {} parking, {queued} queued and \
-             {event_waits} waiting for an event, {migrated} migrated), {held_c} SEM_C slots held",
+             {event_waits} waiting for an event, {migrated} migrated, {unfinished_misses} past \
+             their deadline), {held_c} SEM_C slots held",
             cut.len(),
             in_state("active"),
             in_state("parking"),

@@ -4,11 +4,11 @@
 -- @param deadlines file -  deadline file applied at query time (see deadline_misses)
 -- @column capture_id  capture
 -- @column entity  task or ISR
--- @column instances  complete instances that have a deadline (the instances judged)
--- @column instances_left_out  instances not judged: not complete in the capture, or with no deadline (no file rule matches and the task was activated only once)
--- @column misses  instances with lateness > 0 (NULL when none was judged)
+-- @column instances  instances judged: complete ones that have a deadline, and unfinished ones whose deadline passed before the capture ended
+-- @column instances_left_out  instances not judged: incomplete in the capture (and not past their deadline), or with no deadline (no file rule matches and the task was activated only once)
+-- @column misses  instances with lateness > 0, and unfinished ones past their deadline (NULL when none was judged)
 -- @column miss_ratio  misses / instances (4 decimals; NULL when none was judged)
--- @column worst_lateness  largest lateness, ns (negative: the closest call still met its deadline)
+-- @column worst_lateness  largest lateness of the instances that terminated, ns (negative: the closest call still met its deadline; an unfinished miss has no lateness)
 -- @column deadline_source  where the deadlines came from: file, implicit-period, or mixed (NULL when none was judged)
 -- Deadlines and lateness as in deadline_misses. Misses the trace records itself (S.Ha.R.K.
 -- `task_deadline_miss`, deadline_source = recorded in deadline_misses) are not counted
@@ -22,7 +22,7 @@ CREATE OR REPLACE TEMP VIEW deadline_summary AS
 WITH judged AS (
     SELECT capture_id, entity,
            count(*) AS instances,
-           count(*) FILTER (WHERE lateness > 0) AS misses,
+           count(*) FILTER (WHERE lateness > 0 OR NOT complete) AS misses,
            max(lateness) AS worst_lateness,
            -- deadline_source is never NULL here: min <> max is count(DISTINCT ...) > 1 without
            -- a second aggregation.
