@@ -1061,3 +1061,43 @@ fn unfinished_instances_past_their_deadline_are_misses_and_bursts_share_a_period
          A,5,0,1,0.2,3\nH,3,0,2,0.6667,0\nK,0,1,,,\nW,1,1,0,0,-15\n"
     );
 }
+
+/// Deadline rules of equal rank: between globs of one length the one with fewer `*` wins
+/// (`T?` is narrower than `T*`), whichever line comes first; one pattern inserted twice
+/// into param_deadlines takes the shorter deadline; a file giving one pattern two
+/// deadlines is refused naming both lines.
+#[test]
+fn tied_deadline_rules_have_one_winner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = "0,S,0,T,TA,0,activate\n1,Core_0,0,T,TA,0,start\n50,Core_0,0,T,TA,0,terminate\n\
+                 100,S,0,T,TA,1,activate\n101,Core_0,0,T,TA,1,start\n180,Core_0,0,T,TA,1,terminate\n";
+    std::fs::write(tmp.path().join("t.btf"), trace).unwrap();
+    std::fs::write(tmp.path().join("a.csv"), "T*,100ns\nT?,20ns\n").unwrap();
+    std::fs::write(tmp.path().join("b.csv"), "T?,20ns\nT*,100ns\n").unwrap();
+    std::fs::write(tmp.path().join("c.csv"), "T?,20ns\nX,1ms\nT?,30ns\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    for file in ["a.csv", "b.csv"] {
+        let rows = parse_csv(&ok(
+            tmp.path(),
+            &["query", "deadline_misses", "--archive", "db", "--format", "csv", "--param"]
+                .into_iter()
+                .chain([format!("deadlines={file}").as_str()])
+                .collect::<Vec<_>>(),
+        ));
+        let got: Vec<String> = rows[1..].iter().map(|r| format!("{} {}", r[6], r[8])).collect();
+        assert_eq!(got, ["20 30", "20 60"], "{file}");
+    }
+    let sql = "INSERT INTO param_deadlines VALUES ('TA', 45), ('TA', 90); \
+               SELECT instance, deadline, lateness FROM deadline_misses";
+    assert_eq!(
+        util::csv(tmp.path(), "db", sql),
+        "Count\n2\ninstance,deadline,lateness\n0,45,5\n1,45,35\n"
+    );
+    let out = run(
+        tmp.path(),
+        &["query", "deadline_misses", "--archive", "db", "--param", "deadlines=c.csv"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("c.csv: line 3: 'T?' is given 30 ns here and 20 ns at line 1"), "{err}");
+}

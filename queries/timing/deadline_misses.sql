@@ -11,8 +11,9 @@
 -- @column deadline_source  file (a deadline file, at query or ingest time), implicit-period (time to the next activation), recorded (the trace says so)
 -- @column lateness  terminate - (activate + deadline), ns; > 0 for every judged row, NULL for an unfinished instance (recorded: terminate - miss time, >= 0, NULL when the instance did not terminate in the capture)
 -- Deadline of an instance: from a deadline file when one of its patterns matches the
--- entity (an exact name beats a glob, a longer glob beats a shorter one; a file given with
--- `--param deadlines=FILE` beats one given at ingest), else the implicit deadline: the
+-- entity (an exact name beats a glob, a longer glob beats a shorter one, then the one with
+-- fewer `*`, then fewer `?`; a file given with `--param deadlines=FILE` beats one given at
+-- ingest), else the implicit deadline: the
 -- entity's activation period, i.e. the time to its next activation (the last instance of
 -- a capture uses the period before it; instances activated at one instant all take the
 -- time to the next activation at a later instant). lateness = terminate - (activate +
@@ -68,7 +69,14 @@ WITH runs AS (
     WHERE (i.entity_type IN ('T', 'I', 'ISR')) IS TRUE AND i.activate_ts IS NOT NULL
 ), best AS (
     SELECT n.capture_id, n.entity,
-           arg_max(r.deadline, r.prio * 1000000 + (r.pattern = n.entity)::INTEGER * 100000 + length(r.pattern)) AS deadline
+           -- Ranked: the query-time file, an exact name, a longer pattern; between patterns
+           -- of one length, fewer `*` then fewer `?` (T? is narrower than T*); then, so that
+           -- the answer never depends on the order rows were read, the pattern's text and
+           -- the shorter deadline (one pattern given twice in param_deadlines).
+           arg_max(r.deadline, (r.prio, r.pattern = n.entity, length(r.pattern),
+                                -(length(r.pattern) - length(replace(r.pattern, '*', ''))),
+                                -(length(r.pattern) - length(replace(r.pattern, '?', ''))),
+                                r.pattern, -r.deadline)) AS deadline
     FROM names n
     JOIN rules r ON (r.capture_id IS NULL OR r.capture_id = n.capture_id)
         AND (n.entity = r.pattern OR n.entity GLOB r.pattern)

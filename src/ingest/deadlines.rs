@@ -3,7 +3,9 @@
 //! ignored, the entity may be a glob (`*`, `?`, `[...]`). A first line that is a CSV header
 //! (`entity,deadline`, any case) is skipped. A line that cannot be read is a
 //! fatal error naming the file and line: a deadline file is small and hand-written, and a
-//! silently ignored deadline would hide misses.
+//! silently ignored deadline would hide misses. So is one pattern given two different
+//! deadlines (which one applies would be a guess); given twice with the same deadline, it
+//! is kept once.
 use crate::model::time::parse_duration_ns;
 use crate::{Error, Result};
 use std::path::Path;
@@ -16,7 +18,9 @@ pub fn read(path: &Path) -> Result<Vec<(String, i64)>> {
 
 /// Parses the text of a deadline file named `path` (for messages).
 pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
-    let mut out = Vec::new();
+    let mut out: Vec<(String, i64)> = Vec::new();
+    // Pattern -> (line, deadline) of its first appearance.
+    let mut seen: std::collections::HashMap<String, (usize, i64)> = Default::default();
     let mut first = true;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -26,29 +30,45 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
         if std::mem::take(&mut first) && is_header(line) {
             continue;
         }
-        let pos = format!("line {}", i + 1);
+        let pos = || format!("line {}", i + 1);
         let Some((entity, deadline)) = line.rsplit_once(',') else {
             return Err(Error::input(
                 path,
-                pos,
+                pos(),
                 format!("expected 'entity,deadline' (e.g. TASK_10MS,10ms), found '{line}'"),
             ));
         };
         let entity = entity.trim();
         if entity.is_empty() {
-            return Err(Error::input(path, pos, "empty entity name"));
+            return Err(Error::input(path, pos(), "empty entity name"));
         }
         let ns = parse_duration_ns(deadline).filter(|v| *v > 0).ok_or_else(|| {
             Error::input(
                 path,
-                pos,
+                pos(),
                 format!(
                     "deadline '{}' is not a positive duration such as 10ms, 250us, 2s",
                     deadline.trim()
                 ),
             )
         })?;
-        out.push((entity.to_string(), ns));
+        match seen.get(entity) {
+            Some(&(_, earlier)) if earlier == ns => continue,
+            Some(&(at, earlier)) => {
+                return Err(Error::input(
+                    path,
+                    pos(),
+                    format!(
+                        "'{entity}' is given {ns} ns here and {earlier} ns at line {at}: which \
+                         one applies would be a guess"
+                    ),
+                ));
+            }
+            None => {
+                seen.insert(entity.to_string(), (i + 1, ns));
+                out.push((entity.to_string(), ns));
+            }
+        }
     }
     Ok(out)
 }
@@ -85,5 +105,17 @@ mod tests {
         let d = parse("# from a spreadsheet\nEntity, Deadline\nA,1ms\n", "d.csv").unwrap();
         assert_eq!(d, [("A".to_string(), 1_000_000)]);
         assert!(parse("A,1ms\nentity,deadline\n", "d.csv").is_err());
+    }
+
+    #[test]
+    fn a_pattern_given_two_deadlines_is_refused_and_one_given_twice_kept_once() {
+        let e = parse("A,10ms\nB*,1ms\n# again\nB*, 2ms\n", "d.csv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.csv: line 4: 'B*' is given 2000000 ns here and 1000000 ns at line 2: which one \
+             applies would be a guess"
+        );
+        let d = parse("A,10ms\nB,1ms\nA,10000us\n", "d.csv").unwrap();
+        assert_eq!(d, [("A".to_string(), 10_000_000), ("B".into(), 1_000_000)]);
     }
 }
