@@ -267,6 +267,27 @@ const POST_NO_SENDER: &[Field] = &[
     (QCtr, "Free"),
     (QCtr, "Min"),
 ];
+/// A post that was refused: its last counter is the margin the poster asked for (`Mar`),
+/// not the fewest free entries so far (`Min`), as QSPY prints it.
+const POST_ATTEMPT: &[Field] = &[
+    (Time, ""),
+    (Obj, "Sdr"),
+    (Sig, "Sig"),
+    (Obj, "Obj"),
+    (U8, "Pool"),
+    (U8, "Ref"),
+    (QCtr, "Free"),
+    (QCtr, "Mar"),
+];
+const EQ_POST_ATTEMPT: &[Field] = &[
+    (Time, ""),
+    (Sig, "Sig"),
+    (Obj, "Obj"),
+    (U8, "Pool"),
+    (U8, "Ref"),
+    (QCtr, "Free"),
+    (QCtr, "Mar"),
+];
 const GET: &[Field] =
     &[(Time, ""), (Sig, "Sig"), (Obj, "Obj"), (U8, "Pool"), (U8, "Ref"), (QCtr, "Free")];
 const GET_LAST: &[Field] = &[(Time, ""), (Sig, "Sig"), (Obj, "Obj"), (U8, "Pool"), (U8, "Ref")];
@@ -277,6 +298,7 @@ const ADD: &[Field] = &[(Time, ""), (Obj, "Obj"), (U8, "Pri")];
 const EQ_INIT: &[Field] = &[(Obj, "Obj"), (QCtr, "Len")];
 const MP_INIT: &[Field] = &[(Obj, "Obj"), (PCtr, "Blocks")];
 const MP_GET: &[Field] = &[(Time, ""), (Obj, "Obj"), (PCtr, "Free"), (PCtr, "Min")];
+const MP_GET_ATTEMPT: &[Field] = &[(Time, ""), (Obj, "Obj"), (PCtr, "Free"), (PCtr, "Mar")];
 const MP_PUT: &[Field] = &[(Time, ""), (Obj, "Obj"), (PCtr, "Free")];
 const NEW: &[Field] = &[(Time, ""), (ESize, "Size"), (Sig, "Sig")];
 const PUBLISH: &[Field] = &[(Time, ""), (Obj, "Sdr"), (Sig, "Sig"), (U8, "Pool"), (U8, "Ref")];
@@ -427,9 +449,9 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
         42 => spec("QF_ISR_EXIT", T_NEST_PRI, IsrExit),
         43 => spec("QF_INT_DISABLE", T_NEST_PRI, Plain),
         44 => spec("QF_INT_ENABLE", T_NEST_PRI, Plain),
-        45 => spec("QF_ACTIVE_POST_ATTEMPT", POST, Ao),
-        46 => spec("QF_EQUEUE_POST_ATTEMPT", POST_NO_SENDER, Queue),
-        47 => spec("QF_MPOOL_GET_ATTEMPT", MP_GET, Pool),
+        45 => spec("QF_ACTIVE_POST_ATTEMPT", POST_ATTEMPT, Ao),
+        46 => spec("QF_EQUEUE_POST_ATTEMPT", EQ_POST_ATTEMPT, Queue),
+        47 => spec("QF_MPOOL_GET_ATTEMPT", MP_GET_ATTEMPT, Pool),
         // QSPY 7.2 reads 48/49 as the old mutex records before QP 7.1.0.
         48 if version >= 710 => spec("SCHED_PREEMPT", T_U8_U8, Plain),
         48 => spec("MUTEX_LOCK", T_MUTEX, Plain),

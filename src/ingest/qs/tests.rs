@@ -578,3 +578,38 @@ fn records_moved_between_qp_releases_decode_as_qspy_decodes_them() {
     assert_eq!(moved_records(700).get(6).map(String::as_str), Some("MUTEX_LOCK|Pro=3,Ceil=4"));
     assert_eq!(moved_records(734).get(6).map(String::as_str), Some("SCHED_PREEMPT|Pri=3,Prev=4"));
 }
+
+#[test]
+fn attempts_carry_the_margin_asked_for_not_the_minimum() {
+    // QSPY prints the last counter of the _ATTEMPT records as `Mar=` (the margin the
+    // poster asked for), of the plain records as `Min=` (the fewest free entries so far).
+    let (ao, pool) = (0x2000_0100u32.to_le_bytes(), 0x2000_0300u32.to_le_bytes());
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(61, &cat(&[&ao, b"ao\0"]));
+    g.rec(61, &cat(&[&pool, b"pool\0"]));
+    // ACTIVE_POST_ATTEMPT: t, sender 0, signal 7, AO, pool 1, ref 0, free 2, margin 3.
+    g.rec(45, &cat(&[&[10, 0], &[0; 4], &[7, 0], &ao, &[1, 0, 2, 3]]));
+    // EQUEUE_POST_ATTEMPT: t, signal 7, queue, pool 1, ref 0, free 2, margin 3.
+    g.rec(46, &cat(&[&[11, 0], &[7, 0], &ao, &[1, 0, 2, 3]]));
+    // MPOOL_GET_ATTEMPT: t, pool, free 1 (2 bytes), margin 4 (2 bytes).
+    g.rec(47, &cat(&[&[12, 0], &pool, &[1, 0, 4, 0]]));
+    // MPOOL_GET: t, pool, free 1, minimum 0.
+    g.rec(24, &cat(&[&[13, 0], &pool, &[1, 0, 0, 0]]));
+    let r = run(&g.out, &QsOptions::default());
+    let notes: Vec<String> = r
+        .events
+        .iter()
+        .skip(3)
+        .map(|e| e.split('|').skip(3).take(2).collect::<Vec<_>>().join("|"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "QF_ACTIVE_POST_ATTEMPT|Sdr=NULL,Sig=00000007,Obj=ao,Pool=1,Ref=0,Free=2,Mar=3",
+            "QF_EQUEUE_POST_ATTEMPT|Sig=00000007,Obj=ao,Pool=1,Ref=0,Free=2,Mar=3",
+            "QF_MPOOL_GET_ATTEMPT|Obj=pool,Free=1,Mar=4",
+            "QF_MPOOL_GET|Obj=pool,Free=1,Min=0",
+        ]
+    );
+}
