@@ -317,6 +317,51 @@ mod tests {
         }
     }
 
+    /// Hands out its bytes `n` at a time, as a pipe or a decompressor may.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            let (head, tail) = self.0.split_at(n);
+            buf.get_mut(..n).unwrap().copy_from_slice(head);
+            self.0 = tail;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn records_split_across_reads_anywhere_are_whole() {
+        // Escapes in seq, payload and checksum, a resync tail before, idle flags between.
+        let mut wire = vec![0x31, 0x7D, 0x7E, 0x7E];
+        wire.extend(encode(&[0x7D, 0x40, 0x7E, 0x7D, 0x01]));
+        wire.extend(encode(&[0x7E, 0x08, 0x7D]));
+        wire.push(0x7E);
+        wire.extend(encode(&[0x01, 0x80]));
+        let shape = |items: Vec<Item>| -> Vec<String> {
+            items
+                .into_iter()
+                .map(|i| match i {
+                    Item::Frame(f) => format!("{:?}@{}#{}", f.bytes, f.offset, f.number),
+                    Item::Problem(d) => format!("{}@{:?}", d.kind, d.pos),
+                })
+                .collect()
+        };
+        let whole = shape(items(&wire));
+        assert_eq!(
+            whole,
+            ["resync@Byte(0)", "[125, 64, 126, 125, 1]@4#2", "[126, 8, 125]@14#3", "[1, 128]@22#4",]
+        );
+        for n in 1..wire.len() {
+            let mut d = Deframer::new(Trickle(&wire, n));
+            let mut got = Vec::new();
+            while let Some(i) = d.next_item().unwrap() {
+                got.push(i);
+            }
+            assert_eq!(shape(got), whole, "reads of {n} bytes");
+        }
+    }
+
     #[test]
     fn too_short_and_too_long_and_cut_tail() {
         let mut wire = encode(&[1, 8, 0]);

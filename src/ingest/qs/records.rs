@@ -267,6 +267,27 @@ const POST_NO_SENDER: &[Field] = &[
     (QCtr, "Free"),
     (QCtr, "Min"),
 ];
+/// A post that was refused: its last counter is the margin the poster asked for (`Mar`),
+/// not the fewest free entries so far (`Min`), as QSPY prints it.
+const POST_ATTEMPT: &[Field] = &[
+    (Time, ""),
+    (Obj, "Sdr"),
+    (Sig, "Sig"),
+    (Obj, "Obj"),
+    (U8, "Pool"),
+    (U8, "Ref"),
+    (QCtr, "Free"),
+    (QCtr, "Mar"),
+];
+const EQ_POST_ATTEMPT: &[Field] = &[
+    (Time, ""),
+    (Sig, "Sig"),
+    (Obj, "Obj"),
+    (U8, "Pool"),
+    (U8, "Ref"),
+    (QCtr, "Free"),
+    (QCtr, "Mar"),
+];
 const GET: &[Field] =
     &[(Time, ""), (Sig, "Sig"), (Obj, "Obj"), (U8, "Pool"), (U8, "Ref"), (QCtr, "Free")];
 const GET_LAST: &[Field] = &[(Time, ""), (Sig, "Sig"), (Obj, "Obj"), (U8, "Pool"), (U8, "Ref")];
@@ -277,6 +298,7 @@ const ADD: &[Field] = &[(Time, ""), (Obj, "Obj"), (U8, "Pri")];
 const EQ_INIT: &[Field] = &[(Obj, "Obj"), (QCtr, "Len")];
 const MP_INIT: &[Field] = &[(Obj, "Obj"), (PCtr, "Blocks")];
 const MP_GET: &[Field] = &[(Time, ""), (Obj, "Obj"), (PCtr, "Free"), (PCtr, "Min")];
+const MP_GET_ATTEMPT: &[Field] = &[(Time, ""), (Obj, "Obj"), (PCtr, "Free"), (PCtr, "Mar")];
 const MP_PUT: &[Field] = &[(Time, ""), (Obj, "Obj"), (PCtr, "Free")];
 const NEW: &[Field] = &[(Time, ""), (ESize, "Size"), (Sig, "Sig")];
 const PUBLISH: &[Field] = &[(Time, ""), (Obj, "Sdr"), (Sig, "Sig"), (U8, "Pool"), (U8, "Ref")];
@@ -306,7 +328,10 @@ const TICK_4: &[Field] = &[(TCtr, "Ctr")];
 const T_NEST: &[Field] = &[(Time, ""), (U8, "Nest")];
 const T_NEST_PRI: &[Field] = &[(Time, ""), (U8, "Nest"), (U8, "Pri")];
 const T_U8_U8: &[Field] = &[(Time, ""), (U8, "Pri"), (U8, "Prev")];
-const T_CEIL: &[Field] = &[(Time, ""), (U8, "Ceil"), (U8, "Prev")];
+/// The ceiling before and after (QSPY: `Ceil=0->5`).
+const T_CEIL: &[Field] = &[(Time, ""), (U8, "Ceil"), (U8, "->")];
+/// QP 6.x mutex records: the priority and the ceiling (QSPY: `Pro=3,Ceil=4`).
+const T_MUTEX: &[Field] = &[(Time, ""), (U8, "Pro"), (U8, "Ceil")];
 const T_PRI: &[Field] = &[(Time, ""), (U8, "Prev")];
 const SEM: &[Field] = &[(Time, ""), (Obj, "Obj"), (U8, "Thr"), (U8, "Cnt")];
 const MTX: &[Field] = &[(Time, ""), (Obj, "Obj"), (U8, "Hldr"), (U8, "Nest")];
@@ -357,7 +382,12 @@ impl Era {
 /// (user records, `rec >= QS_USER`, are decoded by the caller).
 pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
     let era = Era::of(version);
+    // Record names before QP 6.6 (`QF_ACTIVE_POST_FIFO`).
     let old = era <= Era::Qp55;
+    // Layouts QSPY reads the old way before QP 6.2.0 (`version < 620U`): 10/11
+    // ACTIVE_ADD/REMOVE, 18 EQUEUE_INIT, 23 MPOOL_INIT, 38 TIMEEVT_CTR; from 6.2 the deferred
+    // event records and NEW_REF/DELETE_REF (qpc 6.3.6 qs.h has them, with QS_USER still 70).
+    let pre62 = version < 620;
     let v5 = version >= 500;
     use Role::*;
     Some(match rec {
@@ -376,9 +406,9 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
         7 => spec("QEP_IGNORED", T_SIG_OBJ_FUN, Sm),
         8 => spec("QEP_DISPATCH", T_SIG_OBJ_FUN, Sm),
         9 => spec("QEP_UNHANDLED", &[(Sig, "Sig"), (Obj, "Obj"), (Fun, "State")], Sm),
-        10 if old => spec("QF_ACTIVE_ADD", ADD, Ao),
+        10 if pre62 => spec("QF_ACTIVE_ADD", ADD, Ao),
         10 => spec("QF_ACTIVE_DEFER", DEFER, Ao),
-        11 if old => spec("QF_ACTIVE_REMOVE", ADD, Ao),
+        11 if pre62 => spec("QF_ACTIVE_REMOVE", ADD, Ao),
         11 => spec("QF_ACTIVE_RECALL", DEFER, Ao),
         12 => spec("QF_ACTIVE_SUBSCRIBE", T_SIG_OBJ, Ao),
         13 => spec("QF_ACTIVE_UNSUBSCRIBE", T_SIG_OBJ, Ao),
@@ -387,19 +417,20 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
         15 => spec("QF_ACTIVE_POST_LIFO", POST_NO_SENDER, PostLifo),
         16 => spec("QF_ACTIVE_GET", GET, Get),
         17 => spec("QF_ACTIVE_GET_LAST", GET_LAST, Get),
-        18 if old => spec("QF_EQUEUE_INIT", EQ_INIT, Queue),
+        18 if pre62 => spec("QF_EQUEUE_INIT", EQ_INIT, Queue),
         18 => spec("QF_ACTIVE_RECALL_ATTEMPT", T_OBJ_OBJ, Ao),
         19 if old => spec("QF_EQUEUE_POST_FIFO", POST_NO_SENDER, Queue),
         19 => spec("QF_EQUEUE_POST", POST_NO_SENDER, Queue),
         20 => spec("QF_EQUEUE_POST_LIFO", POST_NO_SENDER, Queue),
         21 => spec("QF_EQUEUE_GET", GET, Queue),
         22 => spec("QF_EQUEUE_GET_LAST", GET_LAST, Queue),
-        23 if old => spec("QF_MPOOL_INIT", MP_INIT, Pool),
-        23 if era >= Era::Qp7 => spec("QF_NEW_ATTEMPT", NEW, Plain),
+        23 if pre62 => spec("QF_MPOOL_INIT", MP_INIT, Pool),
+        // Reserved in 6.2..6.8; QF_NEW_ATTEMPT in qpc 6.9.2's qs.h (and QSPY 7).
+        23 if era >= Era::Qp69 => spec("QF_NEW_ATTEMPT", NEW, Plain),
         24 => spec("QF_MPOOL_GET", MP_GET, Pool),
         25 => spec("QF_MPOOL_PUT", MP_PUT, Pool),
         26 => spec("QF_PUBLISH", PUBLISH, Plain),
-        27 if !old => spec("QF_NEW_REF", EVT_REF, Plain),
+        27 if !pre62 => spec("QF_NEW_REF", EVT_REF, Plain),
         28 => spec("QF_NEW", NEW, Plain),
         29 => spec("QF_GC_ATTEMPT", EVT_REF, Plain),
         30 => spec("QF_GC", EVT_REF, Plain),
@@ -410,7 +441,7 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
         35 => spec("QF_TIMEEVT_DISARM", if v5 { TE_ARM } else { TE_ARM_4 }, Timer),
         36 => spec("QF_TIMEEVT_REARM", if v5 { TE_REARM } else { TE_REARM_4 }, Timer),
         37 => spec("QF_TIMEEVT_POST", if v5 { TE_POST } else { TE_POST_4 }, Timer),
-        38 if old => spec("QF_TIMEEVT_CTR", if v5 { TE_ARM } else { TE_ARM_4 }, Timer),
+        38 if pre62 => spec("QF_TIMEEVT_CTR", if v5 { TE_ARM } else { TE_ARM_4 }, Timer),
         38 => spec("QF_DELETE_REF", EVT_REF, Plain),
         39 => spec("QF_CRIT_ENTRY", T_NEST, CritEntry),
         40 => spec("QF_CRIT_EXIT", T_NEST, CritExit),
@@ -418,13 +449,14 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
         42 => spec("QF_ISR_EXIT", T_NEST_PRI, IsrExit),
         43 => spec("QF_INT_DISABLE", T_NEST_PRI, Plain),
         44 => spec("QF_INT_ENABLE", T_NEST_PRI, Plain),
-        45 => spec("QF_ACTIVE_POST_ATTEMPT", POST, Ao),
-        46 => spec("QF_EQUEUE_POST_ATTEMPT", POST_NO_SENDER, Queue),
-        47 => spec("QF_MPOOL_GET_ATTEMPT", MP_GET, Pool),
-        48 if era >= Era::Qp7 => spec("SCHED_PREEMPT", T_U8_U8, Plain),
-        48 => spec("MUTEX_LOCK", T_CEIL, Plain),
-        49 if era >= Era::Qp7 => spec("SCHED_RESTORE", T_U8_U8, Plain),
-        49 => spec("MUTEX_UNLOCK", T_CEIL, Plain),
+        45 => spec("QF_ACTIVE_POST_ATTEMPT", POST_ATTEMPT, Ao),
+        46 => spec("QF_EQUEUE_POST_ATTEMPT", EQ_POST_ATTEMPT, Queue),
+        47 => spec("QF_MPOOL_GET_ATTEMPT", MP_GET_ATTEMPT, Pool),
+        // QSPY 7.2 reads 48/49 as the old mutex records before QP 7.1.0.
+        48 if version >= 710 => spec("SCHED_PREEMPT", T_U8_U8, Plain),
+        48 => spec("MUTEX_LOCK", T_MUTEX, Plain),
+        49 if version >= 710 => spec("SCHED_RESTORE", T_U8_U8, Plain),
+        49 => spec("MUTEX_UNLOCK", T_MUTEX, Plain),
         50 if era < Era::Qp55 => spec("QK_MUTEX_LOCK", T_CEIL, Plain),
         50 => spec("SCHED_LOCK", T_CEIL, Plain),
         51 if era < Era::Qp55 => spec("QK_MUTEX_UNLOCK", T_CEIL, Plain),
@@ -433,8 +465,8 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
         52 => spec("SCHED_NEXT", T_U8_U8, Plain),
         53 if era >= Era::Qp55 => spec("SCHED_IDLE", T_PRI, Plain),
         54 if era >= Era::Qp7 => spec("ENUM_DICT", NONE, Dict),
-        // Layout not seen in any reference kept here: time, then the rest as hex.
-        54 if era >= Era::Qp55 => spec("SCHED_RESUME", T_REST, Plain),
+        // QSPY 6.9: t, the resumed priority, the one before (`Prio=1->2`).
+        54 if era >= Era::Qp55 => spec("SCHED_RESUME", T_U8_U8, Plain),
         55 if era >= Era::Qp55 => spec("QEP_TRAN_HIST", OBJ_SRC_DST, SmState),
         56 if (Era::Qp55..Era::Qp8).contains(&era) => spec("QEP_TRAN_EP", OBJ_SRC_DST, Sm),
         57 if (Era::Qp55..Era::Qp8).contains(&era) => spec("QEP_TRAN_XP", OBJ_SRC_DST, Sm),
@@ -454,7 +486,7 @@ pub fn spec_of(rec: u8, version: u16) -> Option<Spec> {
             Link,
         ),
         67 if era == Era::Qp5Early => spec("TEST_RUN", REST, Link),
-        67 if era >= Era::Qp66 => spec("QUERY_DATA", T_REST, Link),
+        67 if !pre62 => spec("QUERY_DATA", T_REST, Link),
         68 if era == Era::Qp5Early => spec("TEST_FAIL", REST, Link),
         68 if era >= Era::Qp55 => spec("PEEK_DATA", T_REST, Link),
         69 if era >= Era::Qp5Early => spec("ASSERT_FAIL", ASSERT, Link),
@@ -502,51 +534,74 @@ mod tests {
 
     #[test]
     fn record_ids_move_with_the_version() {
-        // 10/11, 18, 23, 27, 38, 48/49, 54, 56/57, 67, 70, 71, 81 per FORMATS.md's table.
-        let rows: &[(u8, [&str; 5])] = &[
+        // 10/11, 18, 23, 27, 38, 48/49, 54, 56/57, 67, 70, 71, 81 per FORMATS.md's table,
+        // with the releases QSPY (6.9.0, 7.2.1) and qpc's qs.h (6.3.6, 6.9.2) move them in:
+        // 6.2 for the deferred-event records, 6.9 for QF_NEW_ATTEMPT, 7.1 for SCHED_PREEMPT.
+        let versions = [610u16, 650, 680, 694, 700, 734, 812];
+        let (add, defer, rcla) = ("QF_ACTIVE_ADD", "QF_ACTIVE_DEFER", "QF_ACTIVE_RECALL_ATTEMPT");
+        let (del, mtx, pre) = ("QF_DELETE_REF", "MUTEX_LOCK", "SCHED_PREEMPT");
+        let (new, res, en) = ("QF_NEW_ATTEMPT", "SCHED_RESUME", "ENUM_DICT");
+        let rows: &[(u8, [&str; 7])] = &[
+            (10, [add, defer, defer, defer, defer, defer, defer]),
+            (18, ["QF_EQUEUE_INIT", rcla, rcla, rcla, rcla, rcla, rcla]),
+            (23, ["QF_MPOOL_INIT", "-", "-", new, new, new, new]),
             (
-                10,
+                27,
                 [
-                    "QF_ACTIVE_ADD",
-                    "QF_ACTIVE_DEFER",
-                    "QF_ACTIVE_DEFER",
-                    "QF_ACTIVE_DEFER",
-                    "QF_ACTIVE_DEFER",
+                    "-",
+                    "QF_NEW_REF",
+                    "QF_NEW_REF",
+                    "QF_NEW_REF",
+                    "QF_NEW_REF",
+                    "QF_NEW_REF",
+                    "QF_NEW_REF",
+                ],
+            ),
+            (38, ["QF_TIMEEVT_CTR", del, del, del, del, del, del]),
+            (48, [mtx, mtx, mtx, mtx, mtx, pre, pre]),
+            (54, [res, res, res, res, en, en, en]),
+            (
+                56,
+                [
+                    "QEP_TRAN_EP",
+                    "QEP_TRAN_EP",
+                    "QEP_TRAN_EP",
+                    "QEP_TRAN_EP",
+                    "QEP_TRAN_EP",
+                    "QEP_TRAN_EP",
+                    "-",
                 ],
             ),
             (
-                18,
+                67,
                 [
-                    "QF_EQUEUE_INIT",
-                    "QF_ACTIVE_RECALL_ATTEMPT",
-                    "QF_ACTIVE_RECALL_ATTEMPT",
-                    "QF_ACTIVE_RECALL_ATTEMPT",
-                    "QF_ACTIVE_RECALL_ATTEMPT",
+                    "-",
+                    "QUERY_DATA",
+                    "QUERY_DATA",
+                    "QUERY_DATA",
+                    "QUERY_DATA",
+                    "QUERY_DATA",
+                    "QUERY_DATA",
                 ],
             ),
-            (23, ["QF_MPOOL_INIT", "-", "-", "QF_NEW_ATTEMPT", "QF_NEW_ATTEMPT"]),
-            (27, ["-", "QF_NEW_REF", "QF_NEW_REF", "QF_NEW_REF", "QF_NEW_REF"]),
+            (70, ["-", "-", "-", "QF_RUN", "QF_RUN", "QF_RUN", "QF_RUN"]),
+            (71, ["-", "-", "-", "-", "SEM_TAKE", "SEM_TAKE", "SEM_TAKE"]),
             (
-                38,
+                80,
                 [
-                    "QF_TIMEEVT_CTR",
-                    "QF_DELETE_REF",
-                    "QF_DELETE_REF",
-                    "QF_DELETE_REF",
-                    "QF_DELETE_REF",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "MTX_UNLOCK_ATTEMPT",
+                    "MTX_UNLOCK_ATTEMPT",
+                    "MTX_UNLOCK_ATTEMPT",
                 ],
             ),
-            (48, ["MUTEX_LOCK", "MUTEX_LOCK", "MUTEX_LOCK", "SCHED_PREEMPT", "SCHED_PREEMPT"]),
-            (54, ["SCHED_RESUME", "SCHED_RESUME", "SCHED_RESUME", "ENUM_DICT", "ENUM_DICT"]),
-            (56, ["QEP_TRAN_EP", "QEP_TRAN_EP", "QEP_TRAN_EP", "QEP_TRAN_EP", "-"]),
-            (67, ["-", "QUERY_DATA", "QUERY_DATA", "QUERY_DATA", "QUERY_DATA"]),
-            (70, ["-", "-", "QF_RUN", "QF_RUN", "QF_RUN"]),
-            (71, ["-", "-", "-", "SEM_TAKE", "SEM_TAKE"]),
-            (80, ["-", "-", "-", "MTX_UNLOCK_ATTEMPT", "MTX_UNLOCK_ATTEMPT"]),
-            (81, ["-", "-", "-", "-", "QF_ACTIVE_DEFER_ATTEMPT"]),
+            (81, ["-", "-", "-", "-", "-", "-", "QF_ACTIVE_DEFER_ATTEMPT"]),
         ];
         for (rec, names) in rows {
-            for (v, want) in [650u16, 680, 694, 734, 812].iter().zip(names) {
+            for (v, want) in versions.iter().zip(names) {
                 assert_eq!(name(*rec, *v), *want, "record {rec} in QP {v}");
             }
         }

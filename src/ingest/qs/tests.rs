@@ -42,9 +42,13 @@ impl Gen {
         self
     }
     fn target_info(&mut self) -> &mut Self {
-        // reset, QP 694; sig 2 / evt 2, queue 1 / tevt 2, blk 2 / pool ctr 2, obj 4 / fun 4,
-        // tstamp 2; max active 8, ...; built 24-01-01 00:00:00.
-        self.rec(64, &[0xFF, 0xB6, 0x02, 0x22, 0x21, 0x22, 0x44, 0x02, 8, 0x21, 0, 0, 0, 1, 1, 24])
+        self.target_info_of(694)
+    }
+    fn target_info_of(&mut self, version: u16) -> &mut Self {
+        // reset, QP `version`; sig 2 / evt 2, queue 1 / tevt 2, blk 2 / pool ctr 2, obj 4 /
+        // fun 4, tstamp 2; max active 8, ...; built 24-01-01 00:00:00.
+        let [lo, hi] = version.to_le_bytes();
+        self.rec(64, &[0xFF, lo, hi, 0x22, 0x21, 0x22, 0x44, 0x02, 8, 0x21, 0, 0, 0, 1, 1, 24])
     }
 }
 
@@ -508,5 +512,104 @@ fn a_target_info_with_unusable_sizes_is_reported_and_ignored() {
         ["byte 26: target info with unusable object pointer size 0 (expected 1, 2 or 4 or 8): \
           the configuration in use (QP 6.9.4 -T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2) is kept at \
           byte 26 (frame 3)"]
+    );
+}
+
+/// The records whose layout changed between QP releases, written as a target of QP
+/// `version` writes them (`-T2 -O4 -S2`), and the `action|note` of each.
+fn moved_records(version: u16) -> Vec<String> {
+    let (ao, q) = (0x2000_0100u32.to_le_bytes(), 0x2000_0200u32.to_le_bytes());
+    let mut g = Gen::new();
+    g.target_info_of(version);
+    g.rec(61, &cat(&[&ao, b"ao\0"]));
+    g.rec(61, &cat(&[&q, b"q\0"]));
+    // ACTIVE_DEFER and ACTIVE_RECALL: t, AO, queue, signal 7, pool 1, ref.
+    g.rec(10, &cat(&[&[10, 0], &ao, &q, &[7, 0, 1, 2]]));
+    g.rec(11, &cat(&[&[11, 0], &ao, &q, &[7, 0, 1, 1]]));
+    // ACTIVE_RECALL_ATTEMPT: t, AO, queue.
+    g.rec(18, &cat(&[&[12, 0], &ao, &q]));
+    // QF_NEW_ATTEMPT: t, event size 6, signal 7.
+    g.rec(23, &[13, 0, 6, 0, 7, 0]);
+    // QF_NEW_REF and QF_DELETE_REF: t, signal 7, pool 1, ref.
+    g.rec(27, &[14, 0, 7, 0, 1, 2]);
+    g.rec(38, &[15, 0, 7, 0, 1, 1]);
+    // 48: MUTEX_LOCK (t, prio, ceiling) before QP 7.1, SCHED_PREEMPT (t, new, prev) since.
+    g.rec(48, &[16, 0, 3, 4]);
+    // SCHED_LOCK: t, the ceiling before, the ceiling after.
+    g.rec(50, &[17, 0, 0, 5]);
+    // 54: SCHED_RESUME (t, resumed prio, prio before) before QP 7.
+    g.rec(54, &[18, 0, 2, 1]);
+    let r = run(&g.out, &QsOptions::default());
+    r.events
+        .iter()
+        .skip(3)
+        .map(|e| e.split('|').skip(3).take(2).collect::<Vec<_>>().join("|"))
+        .collect()
+}
+
+#[test]
+fn records_moved_between_qp_releases_decode_as_qspy_decodes_them() {
+    // QP 6.2 to 6.5 (qpc 6.3.6 qs.h; QSPY decodes 10, 11, 18 and 38 the new way from
+    // 6.2.0): deferred events, not ACTIVE_ADD/REMOVE, EQUEUE_INIT and TIMEEVT_CTR; 23 is
+    // still reserved and 54 is SCHED_RESUME.
+    assert_eq!(
+        moved_records(636),
+        [
+            "QF_ACTIVE_DEFER|Obj=ao,Que=q,Sig=00000007,Pool=1,Ref=2",
+            "QF_ACTIVE_RECALL|Obj=ao,Que=q,Sig=00000007,Pool=1,Ref=1",
+            "QF_ACTIVE_RECALL_ATTEMPT|Obj=ao,Que=q",
+            "REC_23|0D 00 06 00 07 00",
+            "QF_NEW_REF|Sig=00000007,Pool=1,Ref=2",
+            "QF_DELETE_REF|Sig=00000007,Pool=1,Ref=1",
+            "MUTEX_LOCK|Pro=3,Ceil=4",
+            "SCHED_LOCK|Ceil=0->5",
+            "SCHED_RESUME|Pri=2,Prev=1",
+        ]
+    );
+    // Before 6.2 the old meanings.
+    let old = moved_records(610);
+    assert_eq!(old.first().map(String::as_str), Some("QF_ACTIVE_ADD|Obj=ao,Pri=0"));
+    // QP 6.9 (qpc 6.9.2 qs.h): 23 is QF_NEW_ATTEMPT.
+    assert_eq!(
+        moved_records(694).get(3).map(String::as_str),
+        Some("QF_NEW_ATTEMPT|Size=6,Sig=00000007")
+    );
+    // QSPY 7.2 reads 48 as MUTEX_LOCK before QP 7.1.0, SCHED_PREEMPT from it.
+    assert_eq!(moved_records(700).get(6).map(String::as_str), Some("MUTEX_LOCK|Pro=3,Ceil=4"));
+    assert_eq!(moved_records(734).get(6).map(String::as_str), Some("SCHED_PREEMPT|Pri=3,Prev=4"));
+}
+
+#[test]
+fn attempts_carry_the_margin_asked_for_not_the_minimum() {
+    // QSPY prints the last counter of the _ATTEMPT records as `Mar=` (the margin the
+    // poster asked for), of the plain records as `Min=` (the fewest free entries so far).
+    let (ao, pool) = (0x2000_0100u32.to_le_bytes(), 0x2000_0300u32.to_le_bytes());
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(61, &cat(&[&ao, b"ao\0"]));
+    g.rec(61, &cat(&[&pool, b"pool\0"]));
+    // ACTIVE_POST_ATTEMPT: t, sender 0, signal 7, AO, pool 1, ref 0, free 2, margin 3.
+    g.rec(45, &cat(&[&[10, 0], &[0; 4], &[7, 0], &ao, &[1, 0, 2, 3]]));
+    // EQUEUE_POST_ATTEMPT: t, signal 7, queue, pool 1, ref 0, free 2, margin 3.
+    g.rec(46, &cat(&[&[11, 0], &[7, 0], &ao, &[1, 0, 2, 3]]));
+    // MPOOL_GET_ATTEMPT: t, pool, free 1 (2 bytes), margin 4 (2 bytes).
+    g.rec(47, &cat(&[&[12, 0], &pool, &[1, 0, 4, 0]]));
+    // MPOOL_GET: t, pool, free 1, minimum 0.
+    g.rec(24, &cat(&[&[13, 0], &pool, &[1, 0, 0, 0]]));
+    let r = run(&g.out, &QsOptions::default());
+    let notes: Vec<String> = r
+        .events
+        .iter()
+        .skip(3)
+        .map(|e| e.split('|').skip(3).take(2).collect::<Vec<_>>().join("|"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "QF_ACTIVE_POST_ATTEMPT|Sdr=NULL,Sig=00000007,Obj=ao,Pool=1,Ref=0,Free=2,Mar=3",
+            "QF_EQUEUE_POST_ATTEMPT|Sig=00000007,Obj=ao,Pool=1,Ref=0,Free=2,Mar=3",
+            "QF_MPOOL_GET_ATTEMPT|Obj=pool,Free=1,Mar=4",
+            "QF_MPOOL_GET|Obj=pool,Free=1,Min=0",
+        ]
     );
 }
