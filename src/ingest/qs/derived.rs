@@ -404,6 +404,7 @@ impl Reader<'_> {
     /// A target reset: dictionaries start over; open states, ISRs and posts end here.
     pub(super) fn reset(&mut self, f: &Frame) -> Result<()> {
         self.resets += 1;
+        self.after_reset = true;
         // Pending posts end with the names they had.
         self.close(Some(self.ts), f.pos())?;
         self.obj.clear();

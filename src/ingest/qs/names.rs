@@ -33,8 +33,19 @@ impl Reader<'_> {
     /// their last instant (the record is kept).
     pub(super) fn time(&mut self, raw: u64, f: &Frame) -> Result<i64> {
         let bits = 8 * u32::from(self.cfg.tstamp);
+        let after_reset = std::mem::take(&mut self.after_reset);
         if let Some(last) = self.last_raw {
-            if raw < last {
+            if raw < last && after_reset {
+                // The target reset and its counter started over: the time goes on from the
+                // last time seen (plus the ticks since the reset), not 2^bits later as if
+                // the counter had wrapped.
+                self.epoch = self.epoch.saturating_add(last);
+                let m = format!(
+                    "after the target reset the timestamp started over ({raw} ticks, the last \
+                     before it {last}): times go on from the last time seen"
+                );
+                self.diag(f, Severity::Info, "time_restarted", m)?;
+            } else if raw < last {
                 self.epoch = self.epoch.saturating_add(1u64.checked_shl(bits).unwrap_or(0));
                 self.wraps += 1;
                 if self.first_wrap.is_none() {

@@ -37,6 +37,8 @@ pub(super) struct Reader<'a> {
     pub(super) epoch: u64,
     pub(super) wraps: u64,
     pub(super) first_wrap: Option<(Pos, String)>,
+    /// A target reset came since the last timed record: its counter may start over.
+    pub(super) after_reset: bool,
     pub(super) ts: i64,
     // Sequence.
     pub(super) seq: Option<u8>,
@@ -110,6 +112,7 @@ impl<'a> Reader<'a> {
             epoch: 0,
             wraps: 0,
             first_wrap: None,
+            after_reset: false,
             ts: 0,
             seq: None,
             frames: 0,

@@ -613,3 +613,43 @@ fn attempts_carry_the_margin_asked_for_not_the_minimum() {
         ]
     );
 }
+
+#[test]
+fn a_counter_that_starts_over_at_a_target_reset_is_not_a_wrap() {
+    let user_times = |g: &Gen| {
+        let r = run(&g.out, &QsOptions::default());
+        let ts: Vec<String> = r
+            .events
+            .iter()
+            .filter(|e| e.contains("|USER_100|"))
+            .map(|e| e.split('|').next().unwrap().to_string())
+            .collect();
+        (ts, r)
+    };
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(100, &50_000u16.to_le_bytes());
+    g.seq = 0;
+    g.target_info(); // the target resets: its counter starts over
+    g.rec(100, &20u16.to_le_bytes());
+    g.rec(100, &30u16.to_le_bytes());
+    g.rec(100, &10u16.to_le_bytes()); // a real wrap later on
+    let (ts, r) = user_times(&g);
+    assert_eq!(ts, ["50000", "50020", "50030", "115546"]);
+    assert_eq!(
+        diags_of(&r, "time_restarted"),
+        ["byte 46: after the target reset the timestamp started over (20 ticks, the last before \
+          it 50000): times go on from the last time seen at byte 46 (frame 4)"]
+    );
+    assert_eq!(diags_of(&r, "time_wrapped").len(), 1, "{:?}", r.diags);
+    // A reset whose counter runs on (a free-running timer) changes nothing.
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(100, &50_000u16.to_le_bytes());
+    g.seq = 0;
+    g.target_info();
+    g.rec(100, &50_100u16.to_le_bytes());
+    let (ts, r) = user_times(&g);
+    assert_eq!(ts, ["50000", "50100"]);
+    assert!(diags_of(&r, "time_restarted").is_empty() && diags_of(&r, "time_wrapped").is_empty());
+}
