@@ -202,11 +202,7 @@ impl<'a> Mapper<'a> {
         if self.scale.is_some() {
             return Ok(());
         }
-        let cpm = recs
-            .iter()
-            .find(|r| r.code() == 0x10 && r.par2().is_some_and(|p| p > 0))
-            .map(|r| u64::from(r.par2))
-            .or(self.first_cpm);
+        let cpm = recs.iter().find_map(rate_of).map(u64::from).or(self.first_cpm);
         let scale = match (cpm, self.tick_rate) {
             (Some(c), given) => {
                 if let Some(hz) = given {
@@ -234,7 +230,7 @@ impl<'a> Mapper<'a> {
                     "unknown_cycle_rate",
                     Pos::None,
                     None,
-                    "the log has no cycles_per_msec record: times are raw TSC cycles \
+                    "the log gives no rate (no cycles_per_msec record, no trace_start with a par2): times are raw TSC cycles \
                      (captures.time_unit = tick); give --tick-rate HZ (cycles per second) to \
                      get nanoseconds"
                         .into(),
@@ -547,16 +543,18 @@ impl<'a> Mapper<'a> {
                 self.diag(Severity::DataLoss, "blackout", r.pos(), Some(ts), msg)?;
                 self.plain(r, ts, CORE, -1)
             }
-            0x10 => {
+            0x10 | 0x20 => {
                 match (r.par2(), self.scale) {
+                    (Some(0), _) if code == 0x20 => {}
                     (Some(c), Some(Scale::PerMs(used))) if u64::from(c) != used => {
                         let m = format!(
-                            "cycles_per_msec {c} differs from the first one, {used}, which \
-                             scales the whole log"
+                            "{} {c} cycles per ms differs from the first rate, {used}, which \
+                             scales the whole log",
+                            action_of(r)
                         );
                         self.diag(Severity::Info, "cycle_rate_changed", r.pos(), Some(ts), m)?;
                     }
-                    (None, _) => self.fast_unmapped += 1,
+                    (None, _) if code == 0x10 => self.fast_unmapped += 1,
                     _ => {}
                 }
                 self.plain(r, ts, CORE, -1)
@@ -841,6 +839,14 @@ impl<'a> Mapper<'a> {
         self.in_file(0);
         Ok(self.sink)
     }
+}
+
+/// The cycles per ms a record gives: `cycles_per_msec`'s par2, and `trace_start`'s, where
+/// the kernel's demos log `clk_per_msec` (`TRACER_LOGEVENT(FTrace_EVT_trace_start, ctx,
+/// clk_per_msec)`; `cycles_per_msec` itself is logged only when the CPU frequency changes).
+/// Not 0 (FTrace.h calls trace_start's par2 empty) nor stale (the fast variant).
+pub(super) fn rate_of(r: &Rec) -> Option<u32> {
+    matches!(r.code(), 0x10 | 0x20).then(|| r.par2()).flatten().filter(|c| *c > 0)
 }
 
 /// Whether the task `ctx`, running when its epilogue `i` is logged, loses the CPU: the

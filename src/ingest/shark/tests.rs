@@ -292,6 +292,28 @@ fn the_cycle_rate_scales_exactly_with_no_overflow() {
     assert_eq!(kinds(&o), ["tick_rate_ignored", "time_out_of_range"]);
 }
 
+/// The kernel's demos start the tracer with `TRACER_LOGEVENT(FTrace_EVT_trace_start,
+/// ctx, clk_per_msec)` and log `cycles_per_msec` only when the CPU frequency changes (DVS):
+/// a log with no `cycles_per_msec` still has its rate, in its `trace_start`.
+#[test]
+fn the_rate_of_trace_start_scales_a_log_with_no_cycles_per_msec() {
+    let mut b = rec(0x20, 5, 1_000, 2_000); // 2,000 cycles per ms: a cycle is 500 ns
+    b.extend(rec(0x01, 1, 3_000, 0));
+    b.extend(rec(0x10, 0, 5_000, 4_000)); // the frequency doubles later: said, not used
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(7), ..Default::default() });
+    assert_eq!(o.unit, Some(TimeUnit::Ns));
+    assert!(o.events[0].starts_with("500000 "), "{:?}", o.events);
+    assert!(o.events[1].starts_with("1500000 "), "{:?}", o.events);
+    assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "2000".into())), "{:?}", o.meta);
+    assert_eq!(kinds(&o), ["tick_rate_ignored", "cycle_rate_changed"]);
+    // A trace_start whose par2 is 0 (FTrace.h's comment: empty) or stale gives no rate.
+    let mut b = rec(0x20, 5, 1_000, 0);
+    b.extend(rec(0x8020, 5, 2_000, 2_000));
+    let o = ingest(&b, &SharkOptions::default());
+    assert_eq!(o.unit, Some(TimeUnit::Tick));
+    assert_eq!(kinds(&o), ["unknown_cycle_rate"]);
+}
+
 #[test]
 fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
     let mut b = rec(0x03, 1, 10, 0);
