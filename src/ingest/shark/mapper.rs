@@ -13,9 +13,11 @@
 //! | `task_end_cycle`, `task_sleep`, `task_end` (ctx) | `terminate` of the open instance (a queued one is open next) |
 //! | `task_deadline_miss` (ctx) | kept as is on the open instance; on instance -1 when none is open |
 //! | `interrupt_start` / `interrupt_end` (n) | `activate` + `start` / `terminate` of ISR `IRQ<n>` (nesting allowed) |
-//! | `mutex_wait` (ctx, m) | `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
+//! | `mutex_wait` (ctx, m) | blocking (the next record schedules another task): `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
 //! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited) |
+//! | `mutex_wait` not blocking (the kernel logs both) | `requestsemaphore` + `assigned` |
 //! | `mutex_unlock` (ctx, m) | `released` |
+//! | `mutex_post` (ctx, m) | `released` when the task holds it, else kept as is; frees the first task blocked on it (`release` + `assigned`) |
 //! | `CLI` / `STI` | kept as is; the core's `interrupts` channel is `disabled` from CLI to STI |
 //! | anything else | kept as is: action = the record's name, source = its task or `Core_0` |
 use super::record::{self, Rec};
@@ -23,7 +25,7 @@ use super::SharkOptions;
 use crate::ingest::{Diagnostic, Severity, Sink, Span};
 use crate::model::{Event, Pos, TimeUnit, MAX_ABS_NS};
 use crate::Result;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// The one core of a S.Ha.R.K. system (i386), named as BTF names cores.
 pub const CORE: &str = "Core_0";
@@ -41,6 +43,11 @@ pub const MAX_ENTITIES: usize = 1 << 16;
 /// Interrupts open at once (nested) at most; a deeper `interrupt_start` is kept as an event
 /// (`interrupt_nesting_too_deep`).
 pub const MAX_NESTING: usize = 256;
+
+/// Semaphores one task is followed holding at once, and tasks followed blocked on one
+/// semaphore (the oldest are forgotten beyond: memory stays bounded).
+const MAX_HELD: usize = 256;
+const MAX_BLOCKED: usize = 4096;
 
 /// How TSC cycles become the tables' time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +79,9 @@ struct Task {
     inst: i64,
     state: St,
     waiting_on: Option<u32>,
+    /// Semaphores (mutexes) assigned to it and not released yet, the latest last (at most
+    /// [`MAX_HELD`]): a `mutex_post` of one of them is its release.
+    holds: Vec<u32>,
     /// Activations logged while an instance was open (the kernel queues them): instances
     /// `inst + 1 ..= inst + queued`, activated already, each started after the one before.
     queued: i64,
@@ -93,6 +103,9 @@ pub(super) struct Mapper<'a> {
     sems: HashSet<u32>,
     /// IRQ numbers declared so far.
     irq_names: HashSet<u16>,
+    /// Contexts blocked in a `mutex_wait` of each semaphore, in the order they blocked (the
+    /// kernel's queue is FIFO): a `mutex_post` frees the first still blocked.
+    blocked: HashMap<u32, VecDeque<u16>>,
     /// The first pid of each context in the whole run (the pre-pass over a run sorted in
     /// windows): a context's records before its first `id` take it.
     first_pid: HashMap<u16, u32>,
@@ -144,6 +157,7 @@ impl<'a> Mapper<'a> {
             sems: HashSet::new(),
             capped: HashMap::new(),
             irq_names: HashSet::new(),
+            blocked: HashMap::new(),
             first_pid: HashMap::new(),
             first_cpm: None,
             ctx_pid: HashMap::new(),
@@ -345,7 +359,14 @@ impl<'a> Mapper<'a> {
         if self.running == Some(ctx) {
             self.running = None;
         }
-        let t = Task { name, inst: -1, state: St::Idle, waiting_on: None, queued: 0 };
+        let t = Task {
+            name,
+            inst: -1,
+            state: St::Idle,
+            waiting_on: None,
+            holds: Vec::new(),
+            queued: 0,
+        };
         self.tasks.insert(ctx, t.clone());
         Ok(t)
     }
@@ -512,7 +533,7 @@ impl<'a> Mapper<'a> {
                 self.diag(Severity::Warning, "miss_without_instance", r.pos(), Some(ts), m)?;
                 self.plain(r, ts, &t.name, -1)
             }
-            0x46 | 0x16 | 0x36 => self.mutex(r, ts, i, points),
+            0x46 | 0x16 | 0x36 | 0x56 => self.mutex(recs, r, ts, i, points),
             0x24 => {
                 self.cli_since.get_or_insert(ts);
                 self.plain(r, ts, CORE, -1)
@@ -699,6 +720,7 @@ impl<'a> Mapper<'a> {
 
     fn mutex(
         &mut self,
+        recs: &[Rec],
         r: &Rec,
         ts: i64,
         i: usize,
@@ -731,6 +753,12 @@ impl<'a> Mapper<'a> {
             me.emit(r, ts, &task, inst, ("SEM", &sem, -1), action, &note, None)
         };
         match r.code() {
+            0x46 if !blocks(recs, i, ctx) => {
+                // A semaphore wait that did not block (the kernel logs both): taken at once.
+                sem_event(self, "requestsemaphore", false)?;
+                sem_event(self, "assigned", true)?;
+                hold(&mut t, m);
+            }
             0x46 => {
                 sem_event(self, "requestsemaphore", false)?;
                 sem_event(self, "waiting", true)?;
@@ -740,6 +768,12 @@ impl<'a> Mapper<'a> {
                     self.running = None;
                 }
                 t.waiting_on = Some(m);
+                let q = self.blocked.entry(m).or_default();
+                q.retain(|c| *c != ctx);
+                if q.len() >= MAX_BLOCKED {
+                    q.pop_front();
+                }
+                q.push_back(ctx);
             }
             0x16 => {
                 if t.waiting_on == Some(m) {
@@ -752,10 +786,51 @@ impl<'a> Mapper<'a> {
                     sem_event(self, "requestsemaphore", true)?;
                 }
                 sem_event(self, "assigned", false)?;
+                hold(&mut t, m);
             }
-            _ => sem_event(self, "released", false)?,
+            0x56 => {
+                // sem_post: the release of a semaphore the task holds, else a signal (kept
+                // as is); it frees the first task blocked on it, which is assigned it.
+                if let Some(k) = t.holds.iter().rposition(|h| *h == m) {
+                    t.holds.remove(k);
+                    sem_event(self, "released", false)?;
+                } else {
+                    self.plain(r, ts, &t.name, t.inst)?;
+                }
+                self.set_task(ctx, t.clone());
+                self.wake(r, ts, m, &sem)?;
+                return Ok(());
+            }
+            _ => {
+                if let Some(k) = t.holds.iter().rposition(|h| *h == m) {
+                    t.holds.remove(k);
+                }
+                sem_event(self, "released", false)?;
+            }
         }
         self.set_task(ctx, t);
+        Ok(())
+    }
+
+    /// A `mutex_post` of semaphore `m`: the first task still blocked on it is released
+    /// (ready) and assigned it.
+    fn wake(&mut self, r: &Rec, ts: i64, m: u32, sem: &str) -> Result<()> {
+        while let Some(c) = self.blocked.get_mut(&m).and_then(VecDeque::pop_front) {
+            let Some(mut w) = self.tasks.get(&c).cloned() else { continue };
+            if w.waiting_on != Some(m) {
+                continue;
+            }
+            if w.state == St::Waiting {
+                self.proc(r, ts, "T", (&w.name, w.inst), "release", true)?;
+                w.state = St::Ready;
+            }
+            w.waiting_on = None;
+            let note = self.note(r, true);
+            self.emit(r, ts, &w.name, w.inst, ("SEM", sem, -1), "assigned", &note, None)?;
+            hold(&mut w, m);
+            self.set_task(c, w);
+            break;
+        }
         Ok(())
     }
 
@@ -838,6 +913,26 @@ impl<'a> Mapper<'a> {
         }
         self.in_file(0);
         Ok(self.sink)
+    }
+}
+
+/// Notes that task `t` holds semaphore `m` (the oldest hold is forgotten beyond
+/// [`MAX_HELD`]).
+fn hold(t: &mut Task, m: u32) {
+    if t.holds.len() >= MAX_HELD {
+        t.holds.remove(0);
+    }
+    t.holds.push(m);
+}
+
+/// Whether the task `ctx`, whose `mutex_wait` is record `i`, blocks: the kernel's
+/// `sem_wait` logs it whether it blocks or not, and, interrupts off, one that blocks calls
+/// the scheduler at once, so the next record (past the task's own epilogue) is the
+/// scheduling of another task. At the end of the log, with nothing to tell, it blocks.
+fn blocks(recs: &[Rec], i: usize, ctx: u16) -> bool {
+    match recs.iter().skip(i + 1).find(|r| !(r.code() == 0x32 && r.par1 == ctx)) {
+        Some(r) => matches!(r.code(), 0x22 | 0x82) && r.par1 != ctx,
+        None => true,
     }
 }
 

@@ -341,6 +341,55 @@ fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
     assert_eq!(kinds(&o), ["lost_interrupt_end", "lost_interrupt_start"]);
 }
 
+/// The kernel's `sem_wait` logs `mutex_wait` (ctx, semaphore) whether it blocks or not, and
+/// `sem_post` logs `mutex_post`: a wait that does not block is followed by the task's own
+/// records, one that blocks by the scheduler's choice of another task (interrupts are off
+/// in between); the post that frees a blocked task hands it the semaphore.
+#[test]
+fn a_semaphore_wait_blocks_only_when_another_task_is_scheduled_next() {
+    let mut b = rec(0x12, 1, 1, 0);
+    b.extend(rec(0x82, 1, 2, 1));
+    b.extend(rec(0x46, 1, 3, 3)); // sem_wait of ctx 1: the count was 1, it goes on
+    b.extend(rec(0x12, 2, 4, 0));
+    b.extend(rec(0x82, 2, 5, 2)); // ctx 2 takes the CPU
+    b.extend(rec(0x46, 2, 6, 3)); // and blocks on semaphore 3:
+    b.extend(rec(0x82, 1, 7, 1)); // the scheduler picks ctx 1 at once
+    b.extend(rec(0x56, 1, 8, 3)); // sem_post of ctx 1 frees ctx 2
+    b.extend(rec(0x62, 1, 9, 0));
+    b.extend(rec(0x82, 2, 10, 2));
+    b.extend(rec(0x56, 2, 11, 3));
+    b.extend(rec(0x62, 2, 12, 0));
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<String> =
+        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "1 Core_0#-1 T:ctx_1#0 activate",
+            "2 Core_0#-1 T:ctx_1#0 start",
+            "3 ctx_1#0 SEM:mutex_3#-1 requestsemaphore",
+            "3 ctx_1#0 SEM:mutex_3#-1 assigned",
+            "4 Core_0#-1 T:ctx_2#0 activate",
+            "5 Core_0#-1 T:ctx_1#0 preempt",
+            "5 Core_0#-1 T:ctx_2#0 start",
+            "6 ctx_2#0 SEM:mutex_3#-1 requestsemaphore",
+            "6 ctx_2#0 SEM:mutex_3#-1 waiting",
+            "6 Core_0#-1 T:ctx_2#0 wait",
+            "7 Core_0#-1 T:ctx_1#0 resume",
+            "8 ctx_1#0 SEM:mutex_3#-1 released",
+            "8 Core_0#-1 T:ctx_2#0 release",
+            "8 ctx_2#0 SEM:mutex_3#-1 assigned",
+            "9 Core_0#-1 T:ctx_1#0 terminate",
+            "10 Core_0#-1 T:ctx_2#0 resume",
+            "11 ctx_2#0 SEM:mutex_3#-1 released",
+            "12 Core_0#-1 T:ctx_2#0 terminate",
+        ]
+    );
+    assert!(o.events[3].ends_with("implied by mutex_wait par1=1 par2=3"), "{}", o.events[3]);
+    assert!(o.events[12].ends_with("implied by mutex_post par1=1 par2=3"), "{}", o.events[12]);
+    assert!(kinds(&o).is_empty(), "{:?}", o.diags);
+}
+
 #[test]
 fn a_contended_mutex_makes_request_wait_assign_release() {
     let mut b = rec(0x12, 1, 1, 0);
