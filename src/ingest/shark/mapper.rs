@@ -7,6 +7,7 @@
 //! | record | BTF event(s) |
 //! |---|---|
 //! | `task_activate` (ctx) | `activate` of a new instance (while one is open: of the instance queued after it, `activate_while_active`) |
+//! | `task_timer` (ctx, level) | a periodic job's release: `activate` as `task_activate` (EDF's first one, right after a `task_activate`, is kept as is) |
 //! | `task_schedule` (exec_shadow, exec) | as `task_dispatch` of par1 (exec_shadow runs) |
 //! | `task_dispatch` (ctx) | `start` (first run of the instance) or `resume`; implied `preempt` of another task still running, implied `release` of a task waiting on a mutex |
 //! | `task_epilogue` (ctx) | `preempt`, unless the task's next scheduling record is its own dispatch, end or wait (then kept as is) |
@@ -82,6 +83,10 @@ struct Task {
     /// Semaphores (mutexes) assigned to it and not released yet, the latest last (at most
     /// [`MAX_HELD`]): a `mutex_post` of one of them is its release.
     holds: Vec<u32>,
+    /// The open instance was activated by `task_activate` and has not started, and no
+    /// `task_timer` came since: the next `task_timer` is its first release (EDF logs it right
+    /// after the activation), not another job.
+    unreleased: bool,
     /// Activations logged while an instance was open (the kernel queues them): instances
     /// `inst + 1 ..= inst + queued`, activated already, each started after the one before.
     queued: i64,
@@ -365,6 +370,7 @@ impl<'a> Mapper<'a> {
             state: St::Idle,
             waiting_on: None,
             holds: Vec::new(),
+            unreleased: false,
             queued: 0,
         };
         self.tasks.insert(ctx, t.clone());
@@ -457,6 +463,16 @@ impl<'a> Mapper<'a> {
         let ctx = r.par1;
         match code {
             0x12 => self.activate(r, ts, i, points),
+            // task_timer: the release of a periodic job (EDF, CBS, HCBS log each one so).
+            0x92 => {
+                let mut t = self.task(points, ctx, i)?;
+                if t.unreleased && t.state == St::Active {
+                    t.unreleased = false;
+                    self.set_task(ctx, t.clone());
+                    return self.plain(r, ts, &t.name, t.inst);
+                }
+                self.activate(r, ts, i, points)
+            }
             // task_schedule: the scheduler chose exec (par2) and runs exec_shadow (par1, the
             // end of the shadow chain, which differs under priority inheritance): par1 is
             // the task on the CPU, as for task_dispatch.
@@ -480,6 +496,7 @@ impl<'a> Mapper<'a> {
                 }
                 self.proc(r, ts, "T", (&t.name, t.inst), "terminate", false)?;
                 t.waiting_on = None;
+                t.unreleased = false;
                 if t.queued > 0 {
                     // A queued activation: its instance is the task's open one now.
                     t.queued -= 1;
@@ -641,6 +658,7 @@ impl<'a> Mapper<'a> {
         }
         t.inst += 1;
         t.state = St::Active;
+        t.unreleased = r.code() == 0x12;
         self.proc(r, ts, "T", (&t.name, t.inst), "activate", false)?;
         self.set_task(r.par1, t);
         Ok(())
@@ -686,6 +704,7 @@ impl<'a> Mapper<'a> {
         };
         self.proc(r, ts, "T", (&t.name, t.inst), action, false)?;
         t.state = St::Running;
+        t.unreleased = false;
         self.running = Some(ctx);
         self.set_task(ctx, t);
         Ok(())

@@ -259,6 +259,91 @@ fn two_tasks_map_to_btf_transitions_in_time_order() {
     assert_eq!(kinds(&o), Vec::<&str>::new());
 }
 
+/// The kernel's EDF, CBS and HCBS modules log a periodic task's every release as
+/// `task_timer` (ctx, level), not as `task_activate` (logged only by the application's
+/// `task_activate()` call, which EDF follows at once with the first release's `task_timer`):
+/// each release is the activation of a job, the first one's `task_timer` is part of its
+/// `task_activate`, and one logged while a job runs is queued (EDF's `nact`).
+#[test]
+fn task_timer_releases_the_jobs_of_a_periodic_task() {
+    let mut b = Vec::new();
+    for (code, ctx, tsc) in [
+        (0x12, 1, 10), // task_activate()
+        (0x92, 1, 11), // EDF_intern_release of the first job
+        (0x82, 1, 12),
+        (0x62, 1, 20),
+        (0x82, 9, 21),  // the dummy task
+        (0x92, 1, 100), // the end of the period: the next job
+        (0x82, 1, 101),
+        (0x62, 1, 110),
+        (0x82, 9, 111),
+        (0x92, 1, 200),
+        (0x82, 1, 201),
+        (0x92, 1, 300), // released while job 2 still runs: queued
+        (0x62, 1, 310),
+        (0x82, 1, 311),
+        (0x62, 1, 320),
+        (0x82, 9, 321),
+    ] {
+        b.extend(rec(code, ctx, tsc, 0));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<String> = o
+        .events
+        .iter()
+        .map(|e| e.split(" | ").next().unwrap().to_string())
+        .filter(|e| e.contains("T:ctx_1#"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "10 Core_0#-1 T:ctx_1#0 activate",
+            "12 Core_0#-1 T:ctx_1#0 start",
+            "20 Core_0#-1 T:ctx_1#0 terminate",
+            "100 Core_0#-1 T:ctx_1#1 activate",
+            "101 Core_0#-1 T:ctx_1#1 start",
+            "110 Core_0#-1 T:ctx_1#1 terminate",
+            "200 Core_0#-1 T:ctx_1#2 activate",
+            "201 Core_0#-1 T:ctx_1#2 start",
+            "300 Core_0#-1 T:ctx_1#3 activate",
+            "310 Core_0#-1 T:ctx_1#2 terminate",
+            "311 Core_0#-1 T:ctx_1#3 start",
+            "320 Core_0#-1 T:ctx_1#3 terminate",
+        ]
+    );
+    assert!(
+        o.events.iter().any(|e| e == "11 ctx_1#0 - task_timer | par1=1 par2=0"),
+        "{:?}",
+        o.events
+    );
+    assert!(o
+        .events
+        .iter()
+        .any(|e| e == "100 Core_0#-1 T:ctx_1#1 activate | task_timer par1=1 par2=0"));
+    assert_eq!(kinds(&o), ["activate_while_active"], "the queued job is said");
+    // A release while the task_activate'd job runs, and another before the queued job starts:
+    // both are jobs (the first release is only swallowed before its job starts).
+    let mut b = Vec::new();
+    for (code, tsc) in
+        [(0x12, 400), (0x82, 401), (0x92, 410), (0x62, 420), (0x92, 430), (0x82, 431)]
+    {
+        b.extend(rec(code, 2, tsc, 0));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<&str> = o.events.iter().map(|e| e.split(" | ").next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            "400 Core_0#-1 T:ctx_2#0 activate",
+            "401 Core_0#-1 T:ctx_2#0 start",
+            "410 Core_0#-1 T:ctx_2#1 activate",
+            "420 Core_0#-1 T:ctx_2#0 terminate",
+            "430 Core_0#-1 T:ctx_2#2 activate",
+            "431 Core_0#-1 T:ctx_2#1 start",
+        ]
+    );
+}
+
 #[test]
 fn equal_times_keep_file_order() {
     let mut b = Vec::new();
