@@ -15,7 +15,7 @@
 //! | `task_deadline_miss` (ctx) | kept as is on the open instance; on instance -1 when none is open |
 //! | `interrupt_start` / `interrupt_end` (n) | `activate` + `start` / `terminate` of ISR `IRQ<n>` (nesting allowed) |
 //! | `mutex_wait` (ctx, m) | blocking (the next record schedules another task): `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
-//! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited) |
+//! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited); while another task holds `m`: `requestsemaphore` + `waiting` + `wait`, assigned at the task's next dispatch with `m` free |
 //! | `mutex_wait` not blocking (the kernel logs both) | `requestsemaphore` + `assigned` |
 //! | `mutex_unlock` (ctx, m) | `released` |
 //! | `mutex_post` (ctx, m) | `released` when the task holds it, else kept as is; frees the first task blocked on it (`release` + `assigned`) |
@@ -87,6 +87,9 @@ struct Task {
     /// `task_timer` came since: the next `task_timer` is its first release (EDF logs it right
     /// after the activation), not another job.
     unreleased: bool,
+    /// A mutex its `mutex_lock` found held by another task: it takes it when it runs again
+    /// with the mutex free.
+    lock_wait: Option<u32>,
     /// Activations logged while an instance was open (the kernel queues them): instances
     /// `inst + 1 ..= inst + queued`, activated already, each started after the one before.
     queued: i64,
@@ -111,6 +114,8 @@ pub(super) struct Mapper<'a> {
     /// Contexts blocked in a `mutex_wait` of each semaphore, in the order they blocked (the
     /// kernel's queue is FIFO): a `mutex_post` frees the first still blocked.
     blocked: HashMap<u32, VecDeque<u16>>,
+    /// The context each mutex (`mutex_lock`/`mutex_unlock`) is assigned to.
+    owner: HashMap<u32, u16>,
     /// The first pid of each context in the whole run (the pre-pass over a run sorted in
     /// windows): a context's records before its first `id` take it.
     first_pid: HashMap<u16, u32>,
@@ -163,6 +168,7 @@ impl<'a> Mapper<'a> {
             capped: HashMap::new(),
             irq_names: HashSet::new(),
             blocked: HashMap::new(),
+            owner: HashMap::new(),
             first_pid: HashMap::new(),
             first_cpm: None,
             ctx_pid: HashMap::new(),
@@ -371,6 +377,7 @@ impl<'a> Mapper<'a> {
             waiting_on: None,
             holds: Vec::new(),
             unreleased: false,
+            lock_wait: None,
             queued: 0,
         };
         self.tasks.insert(ctx, t.clone());
@@ -497,6 +504,7 @@ impl<'a> Mapper<'a> {
                 self.proc(r, ts, "T", (&t.name, t.inst), "terminate", false)?;
                 t.waiting_on = None;
                 t.unreleased = false;
+                t.lock_wait = None;
                 if t.queued > 0 {
                     // A queued activation: its instance is the task's open one now.
                     t.queued -= 1;
@@ -706,8 +714,24 @@ impl<'a> Mapper<'a> {
         t.state = St::Running;
         t.unreleased = false;
         self.running = Some(ctx);
+        if let Some(m) = t.lock_wait.filter(|m| self.held_by_other(*m, ctx).is_none()) {
+            // Its mutex_lock found the mutex held; it is free now and the task runs: the
+            // kernel's lock loop takes it.
+            t.lock_wait = None;
+            let note = self.note(r, true);
+            let sem = format!("mutex_{m}");
+            self.emit(r, ts, &t.name, t.inst, ("SEM", &sem, -1), "assigned", &note, None)?;
+            hold(&mut t, m);
+            self.owner.insert(m, ctx);
+        }
         self.set_task(ctx, t);
         Ok(())
+    }
+
+    /// The context other than `ctx` that mutex `m` is assigned to, if any.
+    fn held_by_other(&self, m: u32, ctx: u16) -> Option<u16> {
+        let o = *self.owner.get(&m)?;
+        (o != ctx && self.tasks.get(&o).is_some_and(|t| t.holds.contains(&m))).then_some(o)
     }
 
     fn interrupt_end(&mut self, r: &Rec, ts: i64) -> Result<()> {
@@ -794,7 +818,21 @@ impl<'a> Mapper<'a> {
                 }
                 q.push_back(ctx);
             }
+            0x16 if t.waiting_on != Some(m) && self.held_by_other(m, ctx).is_some() => {
+                // mutex_lock() logs before it tries: the mutex is held, the task blocks
+                // (under priority inheritance the holder runs in its place) and takes it
+                // when it runs again once the mutex is free.
+                sem_event(self, "requestsemaphore", false)?;
+                sem_event(self, "waiting", true)?;
+                if t.state == St::Running {
+                    self.proc(r, ts, "T", (&t.name, t.inst), "wait", true)?;
+                    t.state = St::Waiting;
+                    self.running = None;
+                }
+                t.lock_wait = Some(m);
+            }
             0x16 => {
+                self.owner.insert(m, ctx);
                 if t.waiting_on == Some(m) {
                     if t.state == St::Waiting {
                         self.proc(r, ts, "T", (&t.name, t.inst), "release", true)?;
@@ -823,6 +861,9 @@ impl<'a> Mapper<'a> {
             _ => {
                 if let Some(k) = t.holds.iter().rposition(|h| *h == m) {
                     t.holds.remove(k);
+                }
+                if self.owner.get(&m) == Some(&ctx) {
+                    self.owner.remove(&m);
                 }
                 sem_event(self, "released", false)?;
             }

@@ -475,6 +475,64 @@ fn a_semaphore_wait_blocks_only_when_another_task_is_scheduled_next() {
     assert!(kinds(&o).is_empty(), "{:?}", o.diags);
 }
 
+/// The kernel's `mutex_lock()` logs `mutex_lock` before it tries the lock: under priority
+/// inheritance a task that finds the mutex held blocks (the holder runs in its place:
+/// `task_schedule` par1 the holder, par2 the blocked task) and takes the mutex when it runs
+/// again after the holder's `mutex_unlock`. Two tasks never hold one mutex at once.
+#[test]
+fn a_lock_of_a_held_mutex_waits_until_the_task_runs_after_the_unlock() {
+    let m = 0x1000;
+    let mut b = Vec::new();
+    for (code, p1, tsc, p2) in [
+        (0x12, 1, 1, 0),
+        (0x82, 1, 2, 1),
+        (0x16, 1, 3, m), // ctx 1 locks the free mutex
+        (0x12, 2, 4, 0),
+        (0x82, 2, 5, 2),
+        (0x16, 2, 6, m), // ctx 2 finds it held: blocks
+        (0x82, 1, 7, 2), // exec_shadow ctx 1 runs for exec ctx 2
+        (0x25, 1, 8, 2), // inheritance
+        (0x36, 1, 9, m),
+        (0x82, 2, 10, 2), // ctx 2 runs again: it takes the mutex
+        (0x36, 2, 11, m),
+        (0x62, 2, 12, 0),
+        (0x82, 1, 13, 1),
+        (0x62, 1, 14, 0),
+    ] {
+        b.extend(rec(code, p1, tsc, p2));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<&str> = o.events.iter().map(|e| e.split(" | ").next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            "1 Core_0#-1 T:ctx_1#0 activate",
+            "2 Core_0#-1 T:ctx_1#0 start",
+            "3 ctx_1#0 SEM:mutex_4096#-1 requestsemaphore",
+            "3 ctx_1#0 SEM:mutex_4096#-1 assigned",
+            "4 Core_0#-1 T:ctx_2#0 activate",
+            "5 Core_0#-1 T:ctx_1#0 preempt",
+            "5 Core_0#-1 T:ctx_2#0 start",
+            "6 ctx_2#0 SEM:mutex_4096#-1 requestsemaphore",
+            "6 ctx_2#0 SEM:mutex_4096#-1 waiting",
+            "6 Core_0#-1 T:ctx_2#0 wait",
+            "7 Core_0#-1 T:ctx_1#0 resume",
+            "8 ctx_1#0 - inheritance",
+            "9 ctx_1#0 SEM:mutex_4096#-1 released",
+            "10 Core_0#-1 T:ctx_1#0 preempt",
+            "10 Core_0#-1 T:ctx_2#0 release",
+            "10 Core_0#-1 T:ctx_2#0 resume",
+            "10 ctx_2#0 SEM:mutex_4096#-1 assigned",
+            "11 ctx_2#0 SEM:mutex_4096#-1 released",
+            "12 Core_0#-1 T:ctx_2#0 terminate",
+            "13 Core_0#-1 T:ctx_1#0 resume",
+            "14 Core_0#-1 T:ctx_1#0 terminate",
+        ]
+    );
+    assert!(o.events[16].ends_with("implied by task_schedule par1=2 par2=2"), "{}", o.events[16]);
+    assert!(kinds(&o).is_empty(), "{:?}", o.diags);
+}
+
 #[test]
 fn a_contended_mutex_makes_request_wait_assign_release() {
     let mut b = rec(0x12, 1, 1, 0);
