@@ -255,9 +255,9 @@ impl<'a> Mapper<'a> {
                     "unknown_cycle_rate",
                     Pos::None,
                     None,
-                    "the log gives no rate (no cycles_per_msec record, no trace_start with a par2): times are raw TSC cycles \
-                     (captures.time_unit = tick); give --tick-rate HZ (cycles per second) to \
-                     get nanoseconds"
+                    "the log gives no rate (no cycles_per_msec record, no trace_start with a \
+                     par2): times are raw TSC cycles (captures.time_unit = tick); give \
+                     --tick-rate HZ (cycles per second) to get nanoseconds"
                         .into(),
                 )?;
                 Scale::Tick
