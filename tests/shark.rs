@@ -2,7 +2,8 @@
 //! sample exists) whose tables are worked out by hand: two periodic tasks, an interrupt, a
 //! mutex contended once, a recorded deadline miss, two chunk files (the second a wrapped
 //! cyclic chunk with empty slots), a fast-variant record; then a truncated file, the UDP
-//! form, --strict, reingest, export, and a random file that is not taken for S.Ha.R.K.
+//! form, --strict, reingest, export, and a random file that is not taken for S.Ha.R.K.;
+//! and a log as the kernel's own logging sites write it.
 use crate::util::{csv, ok, run, scalar};
 use std::path::Path;
 
@@ -99,6 +100,88 @@ fn diags(dir: &Path, id: u32) -> String {
 const INSTANCES: &str = "SELECT entity, instance, activate_ts, start_ts, terminate_ts, \
     response_time, start_delay, net_exec, ready_time, waiting_time, preemptions, complete \
     FROM instances ORDER BY entity, instance";
+
+/// A log as the kernel's sources write it (not as this suite's other runs model it): the
+/// rate in `trace_start` (the demos' `clk_per_msec`), ids, an EDF task whose jobs are
+/// released by `task_timer` (late once: a recorded miss and a queued job), a low-priority
+/// task holding a priority-inheritance mutex (`mutex_lock` logged before the lock is
+/// tried), a semaphore wait that does not block, and the dummy task; tables by hand.
+#[test]
+fn a_log_as_the_kernel_writes_it_gives_hand_checked_tables() {
+    const M: u32 = 0x001A_2B3C; // a mutex_t's address
+    let recs: &[(u16, u16, u64, u32)] = &[
+        (0x20, 3, 0, 1000), // trace_start: 1000 cycles per ms, a cycle is 1 us
+        (0x60, 3, 1, 0),    // dummy task, pid 0
+        (0x60, 5, 1, 1),    // low-priority task, pid 1
+        (0x60, 6, 1, 2),    // EDF task, pid 2
+        (0x12, 5, 100, 0),
+        (0x82, 5, 101, 5),
+        (0x16, 5, 200, M), // task_1 locks the free mutex
+        (0x12, 6, 300, 0), // task_activate() of the EDF task...
+        (0x92, 6, 301, 0), // ...and its first release
+        (0x82, 6, 302, 6),
+        (0x16, 6, 400, M), // held by task_1: task_2 blocks
+        (0x82, 5, 401, 6), // task_1 runs for it
+        (0x25, 5, 402, 6),
+        (0x36, 5, 600, M),
+        (0x82, 6, 601, 6), // task_2 runs again and takes the mutex
+        (0x36, 6, 700, M),
+        (0x46, 6, 750, 9), // sem_wait that does not block
+        (0x56, 6, 760, 9), // sem_post
+        (0x62, 6, 800, 0),
+        (0x82, 5, 801, 5),
+        (0x62, 5, 900, 0),
+        (0x82, 3, 901, 3),
+        (0x92, 6, 1301, 0), // the next period's job
+        (0x82, 6, 1302, 6),
+        (0xB2, 6, 2300, 0), // still running at its deadline
+        (0x92, 6, 2301, 0), // the next job is queued
+        (0x62, 6, 2400, 0),
+        (0x82, 6, 2401, 6),
+        (0x62, 6, 2500, 0),
+        (0x82, 3, 2501, 3),
+        (0x30, 0, 3000, 0),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let bytes: Vec<u8> = recs.iter().flat_map(|&(t, p1, tsc, p2)| rec(t, p1, tsc, p2)).collect();
+    std::fs::write(d.join("0trace.dat"), bytes).unwrap();
+    ok(d, &["ingest", "--archive", "db", "0trace.dat"]);
+    assert_eq!(
+        csv(d, "db", "SELECT time_unit, ts_min, ts_max FROM captures"),
+        "time_unit,ts_min,ts_max\nns,0,3000000\n"
+    );
+    // task_1: runs 101-302, 401-601, 801-900 (net 500 us), ready 302-401 and 601-801.
+    // task_2 job 0: starts 302, blocked 400-601 (waiting 201), runs to 800 (net 98 + 199).
+    // Job 1: 1301-2400 (response 1099, net 1098); job 2 queued at 2301, runs 2401-2500.
+    // The dummy task (no activation): 901-1302 and 2501 to the end, 3000; ready between.
+    assert_eq!(
+        csv(d, "db", INSTANCES),
+        "entity,instance,activate_ts,start_ts,terminate_ts,response_time,start_delay,net_exec,ready_time,waiting_time,preemptions,complete
+task_0,0,,901000,,,,900000,1199000,0,1,false
+task_1,0,100000,101000,900000,800000,1000,500000,299000,0,2,true
+task_2,0,300000,302000,800000,500000,2000,297000,0,201000,0,true
+task_2,1,1301000,1302000,2400000,1099000,1000,1098000,0,0,0,true
+task_2,2,2301000,2401000,2500000,199000,100000,99000,0,0,0,true
+"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT semaphore, process, process_instance, request_ts, assigned_ts, released_ts, wait, hold, contended, blocked_by FROM lock_requests ORDER BY request_ts"),
+        "semaphore,process,process_instance,request_ts,assigned_ts,released_ts,wait,hold,contended,blocked_by
+mutex_1715004,task_1,0,200000,200000,600000,0,400000,false,
+mutex_1715004,task_2,0,400000,601000,700000,201000,99000,true,task_1
+mutex_9,task_2,0,750000,750000,760000,0,10000,false,
+"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT entity, instance, deadline_source FROM deadline_misses WHERE deadline_source = 'recorded'"),
+        "entity,instance,deadline_source\ntask_2,1,recorded\n"
+    );
+    assert_eq!(
+        diags(d, 1),
+        "kind,severity,n\nactivate_while_active,info,1\nunknown_prior_state,info,1\n"
+    );
+}
 
 #[test]
 fn a_generated_run_of_two_chunk_files_gives_hand_checked_tables() {

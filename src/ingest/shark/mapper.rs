@@ -7,15 +7,18 @@
 //! | record | BTF event(s) |
 //! |---|---|
 //! | `task_activate` (ctx) | `activate` of a new instance (while one is open: of the instance queued after it, `activate_while_active`) |
+//! | `task_timer` (ctx, level) | a periodic job's release: `activate` as `task_activate` (EDF's first one, right after a `task_activate`, is kept as is) |
 //! | `task_schedule` (exec_shadow, exec) | as `task_dispatch` of par1 (exec_shadow runs) |
 //! | `task_dispatch` (ctx) | `start` (first run of the instance) or `resume`; implied `preempt` of another task still running, implied `release` of a task waiting on a mutex |
 //! | `task_epilogue` (ctx) | `preempt`, unless the task's next scheduling record is its own dispatch, end or wait (then kept as is) |
 //! | `task_end_cycle`, `task_sleep`, `task_end` (ctx) | `terminate` of the open instance (a queued one is open next) |
 //! | `task_deadline_miss` (ctx) | kept as is on the open instance; on instance -1 when none is open |
 //! | `interrupt_start` / `interrupt_end` (n) | `activate` + `start` / `terminate` of ISR `IRQ<n>` (nesting allowed) |
-//! | `mutex_wait` (ctx, m) | `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
-//! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited) |
+//! | `mutex_wait` (ctx, m) | blocking (the next record schedules another task): `requestsemaphore` + `waiting` on SEM `mutex_<m>`, and `wait` of the task |
+//! | `mutex_lock` (ctx, m) | `assigned` (after an implied `requestsemaphore` when no wait came first; after an implied `release` of the task when it waited); while another task holds `m`: `requestsemaphore` + `waiting` + `wait`, assigned at the task's next dispatch with `m` free |
+//! | `mutex_wait` not blocking (the kernel logs both) | `requestsemaphore` + `assigned` |
 //! | `mutex_unlock` (ctx, m) | `released` |
+//! | `mutex_post` (ctx, m) | `released` when the task holds it, else kept as is; frees the first task blocked on it (`release` + `assigned`) |
 //! | `CLI` / `STI` | kept as is; the core's `interrupts` channel is `disabled` from CLI to STI |
 //! | anything else | kept as is: action = the record's name, source = its task or `Core_0` |
 use super::record::{self, Rec};
@@ -23,7 +26,7 @@ use super::SharkOptions;
 use crate::ingest::{Diagnostic, Severity, Sink, Span};
 use crate::model::{Event, Pos, TimeUnit, MAX_ABS_NS};
 use crate::Result;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// The one core of a S.Ha.R.K. system (i386), named as BTF names cores.
 pub const CORE: &str = "Core_0";
@@ -41,6 +44,11 @@ pub const MAX_ENTITIES: usize = 1 << 16;
 /// Interrupts open at once (nested) at most; a deeper `interrupt_start` is kept as an event
 /// (`interrupt_nesting_too_deep`).
 pub const MAX_NESTING: usize = 256;
+
+/// Semaphores one task is followed holding at once, and tasks followed blocked on one
+/// semaphore (the oldest are forgotten beyond: memory stays bounded).
+const MAX_HELD: usize = 256;
+const MAX_BLOCKED: usize = 4096;
 
 /// How TSC cycles become the tables' time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +80,16 @@ struct Task {
     inst: i64,
     state: St,
     waiting_on: Option<u32>,
+    /// Semaphores (mutexes) assigned to it and not released yet, the latest last (at most
+    /// [`MAX_HELD`]): a `mutex_post` of one of them is its release.
+    holds: Vec<u32>,
+    /// The open instance was activated by `task_activate` and has not started, and no
+    /// `task_timer` came since: the next `task_timer` is its first release (EDF logs it right
+    /// after the activation), not another job.
+    unreleased: bool,
+    /// A mutex its `mutex_lock` found held by another task: it takes it when it runs again
+    /// with the mutex free.
+    lock_wait: Option<u32>,
     /// Activations logged while an instance was open (the kernel queues them): instances
     /// `inst + 1 ..= inst + queued`, activated already, each started after the one before.
     queued: i64,
@@ -93,6 +111,11 @@ pub(super) struct Mapper<'a> {
     sems: HashSet<u32>,
     /// IRQ numbers declared so far.
     irq_names: HashSet<u16>,
+    /// Contexts blocked in a `mutex_wait` of each semaphore, in the order they blocked (the
+    /// kernel's queue is FIFO): a `mutex_post` frees the first still blocked.
+    blocked: HashMap<u32, VecDeque<u16>>,
+    /// The context each mutex (`mutex_lock`/`mutex_unlock`) is assigned to.
+    owner: HashMap<u32, u16>,
     /// The first pid of each context in the whole run (the pre-pass over a run sorted in
     /// windows): a context's records before its first `id` take it.
     first_pid: HashMap<u16, u32>,
@@ -144,6 +167,8 @@ impl<'a> Mapper<'a> {
             sems: HashSet::new(),
             capped: HashMap::new(),
             irq_names: HashSet::new(),
+            blocked: HashMap::new(),
+            owner: HashMap::new(),
             first_pid: HashMap::new(),
             first_cpm: None,
             ctx_pid: HashMap::new(),
@@ -202,11 +227,7 @@ impl<'a> Mapper<'a> {
         if self.scale.is_some() {
             return Ok(());
         }
-        let cpm = recs
-            .iter()
-            .find(|r| r.code() == 0x10 && r.par2().is_some_and(|p| p > 0))
-            .map(|r| u64::from(r.par2))
-            .or(self.first_cpm);
+        let cpm = recs.iter().find_map(rate_of).map(u64::from).or(self.first_cpm);
         let scale = match (cpm, self.tick_rate) {
             (Some(c), given) => {
                 if let Some(hz) = given {
@@ -234,9 +255,9 @@ impl<'a> Mapper<'a> {
                     "unknown_cycle_rate",
                     Pos::None,
                     None,
-                    "the log has no cycles_per_msec record: times are raw TSC cycles \
-                     (captures.time_unit = tick); give --tick-rate HZ (cycles per second) to \
-                     get nanoseconds"
+                    "the log gives no rate (no cycles_per_msec record, no trace_start with a \
+                     par2): times are raw TSC cycles (captures.time_unit = tick); give \
+                     --tick-rate HZ (cycles per second) to get nanoseconds"
                         .into(),
                 )?;
                 Scale::Tick
@@ -349,7 +370,16 @@ impl<'a> Mapper<'a> {
         if self.running == Some(ctx) {
             self.running = None;
         }
-        let t = Task { name, inst: -1, state: St::Idle, waiting_on: None, queued: 0 };
+        let t = Task {
+            name,
+            inst: -1,
+            state: St::Idle,
+            waiting_on: None,
+            holds: Vec::new(),
+            unreleased: false,
+            lock_wait: None,
+            queued: 0,
+        };
         self.tasks.insert(ctx, t.clone());
         Ok(t)
     }
@@ -440,6 +470,16 @@ impl<'a> Mapper<'a> {
         let ctx = r.par1;
         match code {
             0x12 => self.activate(r, ts, i, points),
+            // task_timer: the release of a periodic job (EDF, CBS, HCBS log each one so).
+            0x92 => {
+                let mut t = self.task(points, ctx, i)?;
+                if t.unreleased && t.state == St::Active {
+                    t.unreleased = false;
+                    self.set_task(ctx, t.clone());
+                    return self.plain(r, ts, &t.name, t.inst);
+                }
+                self.activate(r, ts, i, points)
+            }
             // task_schedule: the scheduler chose exec (par2) and runs exec_shadow (par1, the
             // end of the shadow chain, which differs under priority inheritance): par1 is
             // the task on the CPU, as for task_dispatch.
@@ -463,6 +503,8 @@ impl<'a> Mapper<'a> {
                 }
                 self.proc(r, ts, "T", (&t.name, t.inst), "terminate", false)?;
                 t.waiting_on = None;
+                t.unreleased = false;
+                t.lock_wait = None;
                 if t.queued > 0 {
                     // A queued activation: its instance is the task's open one now.
                     t.queued -= 1;
@@ -516,7 +558,7 @@ impl<'a> Mapper<'a> {
                 self.diag(Severity::Warning, "miss_without_instance", r.pos(), Some(ts), m)?;
                 self.plain(r, ts, &t.name, -1)
             }
-            0x46 | 0x16 | 0x36 => self.mutex(r, ts, i, points),
+            0x46 | 0x16 | 0x36 | 0x56 => self.mutex(recs, r, ts, i, points),
             0x24 => {
                 self.cli_since.get_or_insert(ts);
                 self.plain(r, ts, CORE, -1)
@@ -547,16 +589,18 @@ impl<'a> Mapper<'a> {
                 self.diag(Severity::DataLoss, "blackout", r.pos(), Some(ts), msg)?;
                 self.plain(r, ts, CORE, -1)
             }
-            0x10 => {
+            0x10 | 0x20 => {
                 match (r.par2(), self.scale) {
+                    (Some(0), _) if code == 0x20 => {}
                     (Some(c), Some(Scale::PerMs(used))) if u64::from(c) != used => {
                         let m = format!(
-                            "cycles_per_msec {c} differs from the first one, {used}, which \
-                             scales the whole log"
+                            "{} {c} cycles per ms differs from the first rate, {used}, which \
+                             scales the whole log",
+                            action_of(r)
                         );
                         self.diag(Severity::Info, "cycle_rate_changed", r.pos(), Some(ts), m)?;
                     }
-                    (None, _) => self.fast_unmapped += 1,
+                    (None, _) if code == 0x10 => self.fast_unmapped += 1,
                     _ => {}
                 }
                 self.plain(r, ts, CORE, -1)
@@ -622,6 +666,7 @@ impl<'a> Mapper<'a> {
         }
         t.inst += 1;
         t.state = St::Active;
+        t.unreleased = r.code() == 0x12;
         self.proc(r, ts, "T", (&t.name, t.inst), "activate", false)?;
         self.set_task(r.par1, t);
         Ok(())
@@ -667,9 +712,26 @@ impl<'a> Mapper<'a> {
         };
         self.proc(r, ts, "T", (&t.name, t.inst), action, false)?;
         t.state = St::Running;
+        t.unreleased = false;
         self.running = Some(ctx);
+        if let Some(m) = t.lock_wait.filter(|m| self.held_by_other(*m, ctx).is_none()) {
+            // Its mutex_lock found the mutex held; it is free now and the task runs: the
+            // kernel's lock loop takes it.
+            t.lock_wait = None;
+            let note = self.note(r, true);
+            let sem = format!("mutex_{m}");
+            self.emit(r, ts, &t.name, t.inst, ("SEM", &sem, -1), "assigned", &note, None)?;
+            hold(&mut t, m);
+            self.owner.insert(m, ctx);
+        }
         self.set_task(ctx, t);
         Ok(())
+    }
+
+    /// The context other than `ctx` that mutex `m` is assigned to, if any.
+    fn held_by_other(&self, m: u32, ctx: u16) -> Option<u16> {
+        let o = *self.owner.get(&m)?;
+        (o != ctx && self.tasks.get(&o).is_some_and(|t| t.holds.contains(&m))).then_some(o)
     }
 
     fn interrupt_end(&mut self, r: &Rec, ts: i64) -> Result<()> {
@@ -701,6 +763,7 @@ impl<'a> Mapper<'a> {
 
     fn mutex(
         &mut self,
+        recs: &[Rec],
         r: &Rec,
         ts: i64,
         i: usize,
@@ -733,6 +796,12 @@ impl<'a> Mapper<'a> {
             me.emit(r, ts, &task, inst, ("SEM", &sem, -1), action, &note, None)
         };
         match r.code() {
+            0x46 if !blocks(recs, i, ctx) => {
+                // A semaphore wait that did not block (the kernel logs both): taken at once.
+                sem_event(self, "requestsemaphore", false)?;
+                sem_event(self, "assigned", true)?;
+                hold(&mut t, m);
+            }
             0x46 => {
                 sem_event(self, "requestsemaphore", false)?;
                 sem_event(self, "waiting", true)?;
@@ -742,8 +811,28 @@ impl<'a> Mapper<'a> {
                     self.running = None;
                 }
                 t.waiting_on = Some(m);
+                let q = self.blocked.entry(m).or_default();
+                q.retain(|c| *c != ctx);
+                if q.len() >= MAX_BLOCKED {
+                    q.pop_front();
+                }
+                q.push_back(ctx);
+            }
+            0x16 if t.waiting_on != Some(m) && self.held_by_other(m, ctx).is_some() => {
+                // mutex_lock() logs before it tries: the mutex is held, the task blocks
+                // (under priority inheritance the holder runs in its place) and takes it
+                // when it runs again once the mutex is free.
+                sem_event(self, "requestsemaphore", false)?;
+                sem_event(self, "waiting", true)?;
+                if t.state == St::Running {
+                    self.proc(r, ts, "T", (&t.name, t.inst), "wait", true)?;
+                    t.state = St::Waiting;
+                    self.running = None;
+                }
+                t.lock_wait = Some(m);
             }
             0x16 => {
+                self.owner.insert(m, ctx);
                 if t.waiting_on == Some(m) {
                     if t.state == St::Waiting {
                         self.proc(r, ts, "T", (&t.name, t.inst), "release", true)?;
@@ -754,10 +843,54 @@ impl<'a> Mapper<'a> {
                     sem_event(self, "requestsemaphore", true)?;
                 }
                 sem_event(self, "assigned", false)?;
+                hold(&mut t, m);
             }
-            _ => sem_event(self, "released", false)?,
+            0x56 => {
+                // sem_post: the release of a semaphore the task holds, else a signal (kept
+                // as is); it frees the first task blocked on it, which is assigned it.
+                if let Some(k) = t.holds.iter().rposition(|h| *h == m) {
+                    t.holds.remove(k);
+                    sem_event(self, "released", false)?;
+                } else {
+                    self.plain(r, ts, &t.name, t.inst)?;
+                }
+                self.set_task(ctx, t.clone());
+                self.wake(r, ts, m, &sem)?;
+                return Ok(());
+            }
+            _ => {
+                if let Some(k) = t.holds.iter().rposition(|h| *h == m) {
+                    t.holds.remove(k);
+                }
+                if self.owner.get(&m) == Some(&ctx) {
+                    self.owner.remove(&m);
+                }
+                sem_event(self, "released", false)?;
+            }
         }
         self.set_task(ctx, t);
+        Ok(())
+    }
+
+    /// A `mutex_post` of semaphore `m`: the first task still blocked on it is released
+    /// (ready) and assigned it.
+    fn wake(&mut self, r: &Rec, ts: i64, m: u32, sem: &str) -> Result<()> {
+        while let Some(c) = self.blocked.get_mut(&m).and_then(VecDeque::pop_front) {
+            let Some(mut w) = self.tasks.get(&c).cloned() else { continue };
+            if w.waiting_on != Some(m) {
+                continue;
+            }
+            if w.state == St::Waiting {
+                self.proc(r, ts, "T", (&w.name, w.inst), "release", true)?;
+                w.state = St::Ready;
+            }
+            w.waiting_on = None;
+            let note = self.note(r, true);
+            self.emit(r, ts, &w.name, w.inst, ("SEM", sem, -1), "assigned", &note, None)?;
+            hold(&mut w, m);
+            self.set_task(c, w);
+            break;
+        }
         Ok(())
     }
 
@@ -841,6 +974,34 @@ impl<'a> Mapper<'a> {
         self.in_file(0);
         Ok(self.sink)
     }
+}
+
+/// Notes that task `t` holds semaphore `m` (the oldest hold is forgotten beyond
+/// [`MAX_HELD`]).
+fn hold(t: &mut Task, m: u32) {
+    if t.holds.len() >= MAX_HELD {
+        t.holds.remove(0);
+    }
+    t.holds.push(m);
+}
+
+/// Whether the task `ctx`, whose `mutex_wait` is record `i`, blocks: the kernel's
+/// `sem_wait` logs it whether it blocks or not, and, interrupts off, one that blocks calls
+/// the scheduler at once, so the next record (past the task's own epilogue) is the
+/// scheduling of another task. At the end of the log, with nothing to tell, it blocks.
+fn blocks(recs: &[Rec], i: usize, ctx: u16) -> bool {
+    match recs.iter().skip(i + 1).find(|r| !(r.code() == 0x32 && r.par1 == ctx)) {
+        Some(r) => matches!(r.code(), 0x22 | 0x82) && r.par1 != ctx,
+        None => true,
+    }
+}
+
+/// The cycles per ms a record gives: `cycles_per_msec`'s par2, and `trace_start`'s, where
+/// the kernel's demos log `clk_per_msec` (`TRACER_LOGEVENT(FTrace_EVT_trace_start, ctx,
+/// clk_per_msec)`; `cycles_per_msec` itself is logged only when the CPU frequency changes).
+/// Not 0 (FTrace.h calls trace_start's par2 empty) nor stale (the fast variant).
+pub(super) fn rate_of(r: &Rec) -> Option<u32> {
+    matches!(r.code(), 0x10 | 0x20).then(|| r.par2()).flatten().filter(|c| *c > 0)
 }
 
 /// Whether the task `ctx`, running when its epilogue `i` is logged, loses the CPU: the

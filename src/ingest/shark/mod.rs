@@ -275,8 +275,8 @@ impl Run<'_> {
                             *e = (r.tsc, pid);
                         }
                     }
-                    (0x10, Some(c)) if c > 0 && cpm.is_none_or(|(t, _)| r.tsc < t) => {
-                        cpm = Some((r.tsc, c));
+                    _ if mapper::rate_of(&r).is_some() && cpm.is_none_or(|(t, _)| r.tsc < t) => {
+                        cpm = mapper::rate_of(&r).map(|c| (r.tsc, c));
                     }
                     _ => {}
                 }

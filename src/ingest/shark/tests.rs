@@ -259,6 +259,91 @@ fn two_tasks_map_to_btf_transitions_in_time_order() {
     assert_eq!(kinds(&o), Vec::<&str>::new());
 }
 
+/// The kernel's EDF, CBS and HCBS modules log a periodic task's every release as
+/// `task_timer` (ctx, level), not as `task_activate` (logged only by the application's
+/// `task_activate()` call, which EDF follows at once with the first release's `task_timer`):
+/// each release is the activation of a job, the first one's `task_timer` is part of its
+/// `task_activate`, and one logged while a job runs is queued (EDF's `nact`).
+#[test]
+fn task_timer_releases_the_jobs_of_a_periodic_task() {
+    let mut b = Vec::new();
+    for (code, ctx, tsc) in [
+        (0x12, 1, 10), // task_activate()
+        (0x92, 1, 11), // EDF_intern_release of the first job
+        (0x82, 1, 12),
+        (0x62, 1, 20),
+        (0x82, 9, 21),  // the dummy task
+        (0x92, 1, 100), // the end of the period: the next job
+        (0x82, 1, 101),
+        (0x62, 1, 110),
+        (0x82, 9, 111),
+        (0x92, 1, 200),
+        (0x82, 1, 201),
+        (0x92, 1, 300), // released while job 2 still runs: queued
+        (0x62, 1, 310),
+        (0x82, 1, 311),
+        (0x62, 1, 320),
+        (0x82, 9, 321),
+    ] {
+        b.extend(rec(code, ctx, tsc, 0));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<String> = o
+        .events
+        .iter()
+        .map(|e| e.split(" | ").next().unwrap().to_string())
+        .filter(|e| e.contains("T:ctx_1#"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "10 Core_0#-1 T:ctx_1#0 activate",
+            "12 Core_0#-1 T:ctx_1#0 start",
+            "20 Core_0#-1 T:ctx_1#0 terminate",
+            "100 Core_0#-1 T:ctx_1#1 activate",
+            "101 Core_0#-1 T:ctx_1#1 start",
+            "110 Core_0#-1 T:ctx_1#1 terminate",
+            "200 Core_0#-1 T:ctx_1#2 activate",
+            "201 Core_0#-1 T:ctx_1#2 start",
+            "300 Core_0#-1 T:ctx_1#3 activate",
+            "310 Core_0#-1 T:ctx_1#2 terminate",
+            "311 Core_0#-1 T:ctx_1#3 start",
+            "320 Core_0#-1 T:ctx_1#3 terminate",
+        ]
+    );
+    assert!(
+        o.events.iter().any(|e| e == "11 ctx_1#0 - task_timer | par1=1 par2=0"),
+        "{:?}",
+        o.events
+    );
+    assert!(o
+        .events
+        .iter()
+        .any(|e| e == "100 Core_0#-1 T:ctx_1#1 activate | task_timer par1=1 par2=0"));
+    assert_eq!(kinds(&o), ["activate_while_active"], "the queued job is said");
+    // A release while the task_activate'd job runs, and another before the queued job starts:
+    // both are jobs (the first release is only swallowed before its job starts).
+    let mut b = Vec::new();
+    for (code, tsc) in
+        [(0x12, 400), (0x82, 401), (0x92, 410), (0x62, 420), (0x92, 430), (0x82, 431)]
+    {
+        b.extend(rec(code, 2, tsc, 0));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<&str> = o.events.iter().map(|e| e.split(" | ").next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            "400 Core_0#-1 T:ctx_2#0 activate",
+            "401 Core_0#-1 T:ctx_2#0 start",
+            "410 Core_0#-1 T:ctx_2#1 activate",
+            "420 Core_0#-1 T:ctx_2#0 terminate",
+            "430 Core_0#-1 T:ctx_2#2 activate",
+            "431 Core_0#-1 T:ctx_2#1 start",
+        ]
+    );
+}
+
 #[test]
 fn equal_times_keep_file_order() {
     let mut b = Vec::new();
@@ -292,6 +377,28 @@ fn the_cycle_rate_scales_exactly_with_no_overflow() {
     assert_eq!(kinds(&o), ["tick_rate_ignored", "time_out_of_range"]);
 }
 
+/// The kernel's demos start the tracer with `TRACER_LOGEVENT(FTrace_EVT_trace_start,
+/// ctx, clk_per_msec)` and log `cycles_per_msec` only when the CPU frequency changes (DVS):
+/// a log with no `cycles_per_msec` still has its rate, in its `trace_start`.
+#[test]
+fn the_rate_of_trace_start_scales_a_log_with_no_cycles_per_msec() {
+    let mut b = rec(0x20, 5, 1_000, 2_000); // 2,000 cycles per ms: a cycle is 500 ns
+    b.extend(rec(0x01, 1, 3_000, 0));
+    b.extend(rec(0x10, 0, 5_000, 4_000)); // the frequency doubles later: said, not used
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(7), ..Default::default() });
+    assert_eq!(o.unit, Some(TimeUnit::Ns));
+    assert!(o.events[0].starts_with("500000 "), "{:?}", o.events);
+    assert!(o.events[1].starts_with("1500000 "), "{:?}", o.events);
+    assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "2000".into())), "{:?}", o.meta);
+    assert_eq!(kinds(&o), ["tick_rate_ignored", "cycle_rate_changed"]);
+    // A trace_start whose par2 is 0 (FTrace.h's comment: empty) or stale gives no rate.
+    let mut b = rec(0x20, 5, 1_000, 0);
+    b.extend(rec(0x8020, 5, 2_000, 2_000));
+    let o = ingest(&b, &SharkOptions::default());
+    assert_eq!(o.unit, Some(TimeUnit::Tick));
+    assert_eq!(kinds(&o), ["unknown_cycle_rate"]);
+}
+
 #[test]
 fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
     let mut b = rec(0x03, 1, 10, 0);
@@ -317,6 +424,113 @@ fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
         ]
     );
     assert_eq!(kinds(&o), ["lost_interrupt_end", "lost_interrupt_start"]);
+}
+
+/// The kernel's `sem_wait` logs `mutex_wait` (ctx, semaphore) whether it blocks or not, and
+/// `sem_post` logs `mutex_post`: a wait that does not block is followed by the task's own
+/// records, one that blocks by the scheduler's choice of another task (interrupts are off
+/// in between); the post that frees a blocked task hands it the semaphore.
+#[test]
+fn a_semaphore_wait_blocks_only_when_another_task_is_scheduled_next() {
+    let mut b = rec(0x12, 1, 1, 0);
+    b.extend(rec(0x82, 1, 2, 1));
+    b.extend(rec(0x46, 1, 3, 3)); // sem_wait of ctx 1: the count was 1, it goes on
+    b.extend(rec(0x12, 2, 4, 0));
+    b.extend(rec(0x82, 2, 5, 2)); // ctx 2 takes the CPU
+    b.extend(rec(0x46, 2, 6, 3)); // and blocks on semaphore 3:
+    b.extend(rec(0x82, 1, 7, 1)); // the scheduler picks ctx 1 at once
+    b.extend(rec(0x56, 1, 8, 3)); // sem_post of ctx 1 frees ctx 2
+    b.extend(rec(0x62, 1, 9, 0));
+    b.extend(rec(0x82, 2, 10, 2));
+    b.extend(rec(0x56, 2, 11, 3));
+    b.extend(rec(0x62, 2, 12, 0));
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<String> =
+        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "1 Core_0#-1 T:ctx_1#0 activate",
+            "2 Core_0#-1 T:ctx_1#0 start",
+            "3 ctx_1#0 SEM:mutex_3#-1 requestsemaphore",
+            "3 ctx_1#0 SEM:mutex_3#-1 assigned",
+            "4 Core_0#-1 T:ctx_2#0 activate",
+            "5 Core_0#-1 T:ctx_1#0 preempt",
+            "5 Core_0#-1 T:ctx_2#0 start",
+            "6 ctx_2#0 SEM:mutex_3#-1 requestsemaphore",
+            "6 ctx_2#0 SEM:mutex_3#-1 waiting",
+            "6 Core_0#-1 T:ctx_2#0 wait",
+            "7 Core_0#-1 T:ctx_1#0 resume",
+            "8 ctx_1#0 SEM:mutex_3#-1 released",
+            "8 Core_0#-1 T:ctx_2#0 release",
+            "8 ctx_2#0 SEM:mutex_3#-1 assigned",
+            "9 Core_0#-1 T:ctx_1#0 terminate",
+            "10 Core_0#-1 T:ctx_2#0 resume",
+            "11 ctx_2#0 SEM:mutex_3#-1 released",
+            "12 Core_0#-1 T:ctx_2#0 terminate",
+        ]
+    );
+    assert!(o.events[3].ends_with("implied by mutex_wait par1=1 par2=3"), "{}", o.events[3]);
+    assert!(o.events[12].ends_with("implied by mutex_post par1=1 par2=3"), "{}", o.events[12]);
+    assert!(kinds(&o).is_empty(), "{:?}", o.diags);
+}
+
+/// The kernel's `mutex_lock()` logs `mutex_lock` before it tries the lock: under priority
+/// inheritance a task that finds the mutex held blocks (the holder runs in its place:
+/// `task_schedule` par1 the holder, par2 the blocked task) and takes the mutex when it runs
+/// again after the holder's `mutex_unlock`. Two tasks never hold one mutex at once.
+#[test]
+fn a_lock_of_a_held_mutex_waits_until_the_task_runs_after_the_unlock() {
+    let m = 0x1000;
+    let mut b = Vec::new();
+    for (code, p1, tsc, p2) in [
+        (0x12, 1, 1, 0),
+        (0x82, 1, 2, 1),
+        (0x16, 1, 3, m), // ctx 1 locks the free mutex
+        (0x12, 2, 4, 0),
+        (0x82, 2, 5, 2),
+        (0x16, 2, 6, m), // ctx 2 finds it held: blocks
+        (0x82, 1, 7, 2), // exec_shadow ctx 1 runs for exec ctx 2
+        (0x25, 1, 8, 2), // inheritance
+        (0x36, 1, 9, m),
+        (0x82, 2, 10, 2), // ctx 2 runs again: it takes the mutex
+        (0x36, 2, 11, m),
+        (0x62, 2, 12, 0),
+        (0x82, 1, 13, 1),
+        (0x62, 1, 14, 0),
+    ] {
+        b.extend(rec(code, p1, tsc, p2));
+    }
+    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let lines: Vec<&str> = o.events.iter().map(|e| e.split(" | ").next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            "1 Core_0#-1 T:ctx_1#0 activate",
+            "2 Core_0#-1 T:ctx_1#0 start",
+            "3 ctx_1#0 SEM:mutex_4096#-1 requestsemaphore",
+            "3 ctx_1#0 SEM:mutex_4096#-1 assigned",
+            "4 Core_0#-1 T:ctx_2#0 activate",
+            "5 Core_0#-1 T:ctx_1#0 preempt",
+            "5 Core_0#-1 T:ctx_2#0 start",
+            "6 ctx_2#0 SEM:mutex_4096#-1 requestsemaphore",
+            "6 ctx_2#0 SEM:mutex_4096#-1 waiting",
+            "6 Core_0#-1 T:ctx_2#0 wait",
+            "7 Core_0#-1 T:ctx_1#0 resume",
+            "8 ctx_1#0 - inheritance",
+            "9 ctx_1#0 SEM:mutex_4096#-1 released",
+            "10 Core_0#-1 T:ctx_1#0 preempt",
+            "10 Core_0#-1 T:ctx_2#0 release",
+            "10 Core_0#-1 T:ctx_2#0 resume",
+            "10 ctx_2#0 SEM:mutex_4096#-1 assigned",
+            "11 ctx_2#0 SEM:mutex_4096#-1 released",
+            "12 Core_0#-1 T:ctx_2#0 terminate",
+            "13 Core_0#-1 T:ctx_1#0 resume",
+            "14 Core_0#-1 T:ctx_1#0 terminate",
+        ]
+    );
+    assert!(o.events[16].ends_with("implied by task_schedule par1=2 par2=2"), "{}", o.events[16]);
+    assert!(kinds(&o).is_empty(), "{:?}", o.diags);
 }
 
 #[test]
@@ -564,6 +778,10 @@ fn mutated_dumps_never_panic() {
         (0x12, 2, 80, 0),
         (0x15, 2, 90, 0),
         (0x46, 2, 95, 5),
+        (0x82, 1, 96, 2),
+        (0x56, 1, 97, 5),
+        (0x16, 2, 98, 5),
+        (0x92, 2, 99, 0),
         (0x03, 14, 100, 0),
         (0x13, 14, 110, 0),
         (0x36, 1, 120, 5),
