@@ -795,6 +795,17 @@ impl<'a> Mapper<'a> {
             let note = me.note(r, implied);
             me.emit(r, ts, &task, inst, ("SEM", &sem, -1), action, &note, None)
         };
+        // A contended request: the task waits (off its core when it was running).
+        let block = |me: &mut Self, t: &mut Task| -> Result<()> {
+            sem_event(me, "requestsemaphore", false)?;
+            sem_event(me, "waiting", true)?;
+            if t.state == St::Running {
+                me.proc(r, ts, "T", (&t.name, t.inst), "wait", true)?;
+                t.state = St::Waiting;
+                me.running = None;
+            }
+            Ok(())
+        };
         match r.code() {
             0x46 if !blocks(recs, i, ctx) => {
                 // A semaphore wait that did not block (the kernel logs both): taken at once.
@@ -803,13 +814,7 @@ impl<'a> Mapper<'a> {
                 hold(&mut t, m);
             }
             0x46 => {
-                sem_event(self, "requestsemaphore", false)?;
-                sem_event(self, "waiting", true)?;
-                if t.state == St::Running {
-                    self.proc(r, ts, "T", (&t.name, t.inst), "wait", true)?;
-                    t.state = St::Waiting;
-                    self.running = None;
-                }
+                block(self, &mut t)?;
                 t.waiting_on = Some(m);
                 let q = self.blocked.entry(m).or_default();
                 q.retain(|c| *c != ctx);
@@ -822,13 +827,7 @@ impl<'a> Mapper<'a> {
                 // mutex_lock() logs before it tries: the mutex is held, the task blocks
                 // (under priority inheritance the holder runs in its place) and takes it
                 // when it runs again once the mutex is free.
-                sem_event(self, "requestsemaphore", false)?;
-                sem_event(self, "waiting", true)?;
-                if t.state == St::Running {
-                    self.proc(r, ts, "T", (&t.name, t.inst), "wait", true)?;
-                    t.state = St::Waiting;
-                    self.running = None;
-                }
+                block(self, &mut t)?;
                 t.lock_wait = Some(m);
             }
             0x16 => {
