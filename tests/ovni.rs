@@ -860,3 +860,86 @@ fn what_ovni_refuses_in_the_runtime_models_is_said() {
     // The nOS-V events are kept.
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM events WHERE action LIKE 'VH%'"), "2");
 }
+
+/// Metadata of a thread declaring mark type 1 `Phase` (`chan`: stack or single) with the
+/// value labels `labels` (JSON object text).
+fn mark_meta(chan: &str, labels: &str) -> String {
+    format!(
+        r#"{{ "version": 3, "ovni": {{ "app_id": 1, "loom_cpus": [{{"index": 0, "phyid": 0}}, {{"index": 1, "phyid": 1}}],
+  "mark": {{ "1": {{ "title": "Phase", "chan_type": "{chan}", "labels": {labels} }} }}, "finished": 1 }} }}"#
+    )
+}
+
+#[test]
+fn mark_labels_declared_by_different_threads_are_all_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Each thread labels the value it uses (libovni writes a thread's ovni_mark_label calls
+    // into that thread's stream.json; ovni's emulator merges the labels of all threads).
+    let a = W::new(false).ohx(1000, 0).mark("OM[", 1100, 1, 1).mark("OM]", 1200, 1, 1).ev(
+        "OHe",
+        2000,
+        &[],
+    );
+    let b = W::new(false).ohx(1000, 1).mark("OM[", 1100, 2, 1).mark("OM]", 1200, 2, 1).ev(
+        "OHe",
+        2000,
+        &[],
+    );
+    put_meta(d, 9, 10, &a, &mark_meta("stack", r#"{"1": "one"}"#));
+    put_meta(d, 9, 11, &b, &mark_meta("stack", r#"{"2": "two"}"#));
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        chan(d, "Phase"),
+        "entity,state,ts,dur,open\nCPU 0.0,one,100,100,false\nCPU 0.1,two,100,100,false\n\
+         TH 1.10,one,100,100,false\nTH 1.11,two,100,100,false\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}
+
+#[test]
+fn declarations_of_one_mark_type_that_disagree_are_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let a = W::new(false).ohx(1000, 0).ev("OHe", 2000, &[]);
+    // Thread 11 declares type 1 a single channel, and value 1 with another label: ovni's
+    // emulator refuses both; the first declaration (thread 10's) is kept.
+    put_meta(d, 9, 10, &a, &mark_meta("stack", r#"{"1": "one"}"#));
+    put_meta(d, 9, 11, &a, &mark_meta("single", r#"{"1": "uno", "2": "two"}"#));
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    let msgs = csv(d, "db", "SELECT kind, message FROM diagnostics ORDER BY message");
+    assert_eq!(msgs.lines().filter(|l| l.starts_with("bad_metadata,")).count(), 2, "{msgs}");
+    assert!(msgs.contains("channel type single") && msgs.contains("'uno'"), "{msgs}");
+}
+
+#[test]
+fn a_mark_operation_its_channel_type_refuses_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Type 1 is a stack: OM= is refused by ovni's emulator (chan_set on a stack channel);
+    // as a single channel, OM[ and OM] would be.
+    let w = W::new(false)
+        .ohx(1000, 0)
+        .mark("OM[", 1100, 5, 1)
+        .mark("OM=", 1200, 7, 1)
+        .mark("OM]", 1300, 7, 1)
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &w, &mark_meta("stack", "{}"));
+    let w2 = W::new(false).ohx(1000, 0).mark("OM[", 1100, 5, 1).mark("OM]", 1300, 5, 1).ev(
+        "OHe",
+        2000,
+        &[],
+    );
+    put_meta(&d.join("s"), 9, 10, &w2, &mark_meta("single", "{}"));
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    ok(d, &["ingest", "--archive", "db", d.join("s").to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT capture_id, ts, kind FROM diagnostics ORDER BY ALL"),
+        "capture_id,ts,kind\n1,200,bad_mark\n2,100,bad_mark\n2,300,bad_mark\n"
+    );
+    // Applied all the same: the set replaces the stack, the push and pop work as on a stack.
+    assert_eq!(
+        csv(d, "db", "SELECT capture_id, state, ts, dur FROM intervals WHERE channel = 'Phase' AND entity_type = 'THREAD' ORDER BY ALL"),
+        "capture_id,state,ts,dur\n1,5,100,100\n1,7,200,100\n2,5,100,200\n"
+    );
+}

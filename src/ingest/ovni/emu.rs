@@ -534,6 +534,18 @@ impl Model {
             return warn(sink, "bad_mark", at, msg);
         }
         let name = self.th_name(th);
+        // ovni's emulator sets only a single channel and pushes and pops only a stack one
+        // (`chan_set`/`chan_push`/`chan_pop` refuse the other type, and it stops): said, and
+        // applied all the same (a set replaces the whole stack).
+        let stack = self.marks.get(&ty).is_some_and(|m| m.stack);
+        if stack == (op == b'=') {
+            let (what, kind) = if stack { ("sets", "stack") } else { ("pushes or pops", "single") };
+            let msg = format!(
+                "{name} {what} mark {value} of type {ty}, a {kind} channel (metadata chan_type; \
+                 ovni's emulator refuses it and stops): applied all the same"
+            );
+            warn(sink, "bad_mark", at, msg)?;
+        }
         let Some(t) = self.threads.get_mut(th) else { return Ok(()) };
         let stack = t.marks.entry(ty).or_default();
         match op {

@@ -273,6 +273,7 @@ pub fn read_with<R: Read>(
     // shared by its threads).
     let mut read_json: HashMap<PathBuf, String> = HashMap::new();
     let mut metas = Vec::new();
+    let mut marks: BTreeMap<i64, meta::MarkType> = BTreeMap::new();
     let shower = Shower {
         root: inputs.first().and_then(|(s, _)| root_of(s)),
         shown_root: inputs.first().and_then(|(s, _)| shown_root_of(s)),
@@ -318,6 +319,25 @@ pub fn read_with<R: Read>(
         for p in std::mem::take(&mut m.problems) {
             bad_metadata(sink, Pos::None, p)?;
         }
+        // The mark types of all threads make one table, as in ovni's emulator (a thread's
+        // `ovni_mark_label` calls are in its own metadata): labels add up; a declaration
+        // that disagrees with an earlier one is said, and the earlier one kept.
+        for (t, mt) in &m.marks {
+            match marks.get_mut(t) {
+                None => {
+                    marks.insert(*t, mt.clone());
+                }
+                Some(old) => {
+                    for p in meta::merge_mark(old, mt) {
+                        bad_metadata(
+                            sink,
+                            Pos::None,
+                            format!("{}: mark type {t}: {p}", s.relpath),
+                        )?;
+                    }
+                }
+            }
+        }
         if m.finished == Some(false) {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
@@ -350,12 +370,6 @@ pub fn read_with<R: Read>(
     loom_names.dedup();
     let mut cpus = Vec::new();
     let mut looms = Vec::new();
-    let mut marks = BTreeMap::new();
-    for m in &metas {
-        for (t, mt) in &m.marks {
-            marks.entry(*t).or_insert_with(|| mt.clone());
-        }
-    }
     for (li, name) in loom_names.iter().enumerate() {
         let mut list: Vec<(i64, i64)> = Vec::new();
         for ((s, _), m) in inputs.iter().zip(&metas) {
