@@ -668,6 +668,11 @@ fn advance<R: Read>(
         }
     };
     c.events += 1;
+    if let Some(mut d) = c.reader.take_warning() {
+        name_stream(sink, src, i, &c.shown);
+        d.message = format!("{}: {}", c.relpath, d.message);
+        sink.diagnostic(d)?;
+    }
     let jumbo = ev.jumbo.as_ref().map_or(0, Vec::len);
     if jumbo > 0 && held.saturating_add(jumbo) > MAX_JUMBO_HELD {
         name_stream(sink, src, i, &c.shown);

@@ -587,3 +587,34 @@ fn mutated_streams_never_panic() {
     }
     assert!(runs > 1000, "{runs} runs");
 }
+
+#[test]
+fn a_jumbo_event_is_framed_by_its_size_whatever_its_low_flag_bits_say() {
+    // ovni's reader (ovni_payload_size) takes a jumbo event's payload as the u32 size and
+    // that many bytes, whatever the low nibble of its flags; libovni writes 3 there.
+    let w = W::new(false).ohx(0, -1);
+    let mut data = w.u32(1).to_vec();
+    data.extend(b"lbl\0");
+    let mut b = w.jumbo("VYc", 1, &data).ev("OHe", 2, &[]).bytes;
+    let at = 8 + 28;
+    b[at] = 0x10;
+    let mut r = StreamReader::new(&b[8..], Endian::Little);
+    assert_eq!(&r.next_event().unwrap().unwrap().mcv, b"OHx");
+    let ev = r.next_event().unwrap().unwrap();
+    assert_eq!((&ev.mcv, ev.jumbo.as_deref()), (b"VYc", Some(data.as_slice())));
+    let warn = r.take_warning().unwrap();
+    assert_eq!(
+        (warn.kind, warn.severity, warn.pos),
+        ("malformed_event", Severity::Warning, Pos::Byte(36))
+    );
+    assert!(warn.message.contains("0x10"), "{}", warn.message);
+    assert_eq!(&r.next_event().unwrap().unwrap().mcv, b"OHe");
+    assert!(r.take_warning().is_none());
+    assert!(r.next_event().unwrap().is_none());
+    // Through the reader: all three events, the task type known, one warning.
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events.len(), 3, "{:?}", rec.events);
+    assert!(rec.events[1].contains("creates task type 1 with label \"lbl\""), "{:?}", rec.events);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["malformed_event"]);
+}
