@@ -564,9 +564,13 @@ pub fn read_with<R: Read>(
         };
         let at = At { ts: applied, pos };
         let core_before = model.cpu_of(thread).map(str::to_string);
-        // The ovni model's events whose payload did not decode change nothing.
+        // The ovni model's events whose payload did not decode change nothing, but for an
+        // `OHx` with at least its cpu, all ovni's emulator reads of it.
+        let short_execute = if decoded.is_none() { spec::execute_cpu(&ev, endian) } else { None };
         if matches!(lookup, Lookup::Known(_)) || ev.data().is_empty() {
             model.apply(thread, ev.mcv, decoded, at, sink)?;
+        } else if let Some(d) = &short_execute {
+            model.apply(thread, ev.mcv, Some(d), at, sink)?;
         }
         let core = model.cpu_of(thread).map(str::to_string).or(core_before);
         let name = model.threads.get(thread).map(|t| t.name.clone()).unwrap_or_default();

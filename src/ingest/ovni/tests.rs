@@ -618,3 +618,27 @@ fn a_jumbo_event_is_framed_by_its_size_whatever_its_low_flag_bits_say() {
     let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
     assert_eq!(kinds, ["malformed_event"]);
 }
+
+#[test]
+fn an_execute_with_a_short_payload_still_runs_the_thread_on_its_cpu() {
+    // ovni's emulator needs only the i32 cpu of OHx (payload of at least 4 bytes); an 8-byte
+    // one (cpu, tid) is not what its table says (said once) but the thread runs all the same.
+    let w = W::new(false);
+    let mut p = w.u32(u32::MAX).to_vec();
+    p.extend(w.u32(7));
+    let b = w.ev("OHx", 10, &p).ev("OHe", 20, &[]).bytes;
+    let rec = run(vec![(1, b)]);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["unknown_event"]);
+    assert!(
+        rec.sets.iter().any(|s| s == "0 TH 1.1 Thread: thread state=1 Running"),
+        "{:?}",
+        rec.sets
+    );
+    assert_eq!(rec.events[0], "0|TH 1.1|-1|OHx|ff ff ff ff 07 00 00 00|None|vCPU 0.*");
+    // A payload too short for the cpu changes nothing (and the end is then out of place).
+    let b = W::new(false).ev("OHx", 10, &[1, 0]).ev("OHe", 20, &[]).bytes;
+    let rec = run(vec![(1, b)]);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["unknown_event", "bad_thread_transition"]);
+}
