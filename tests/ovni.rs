@@ -943,3 +943,35 @@ fn a_mark_operation_its_channel_type_refuses_is_said() {
         "capture_id,state,ts,dur\n1,5,100,100\n1,7,200,100\n2,5,100,200\n"
     );
 }
+
+#[test]
+fn an_affinity_change_ovni_refuses_changes_no_cpu_and_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Thread 10 moves thread 11 after 11 ended, and thread 12 before 12 ran; thread 12 sets
+    // its own affinity before it runs. ovni's emulator refuses all three (pre_affinity_*).
+    let oar = |w: &W, cpu: u32, tid: u32| {
+        let mut p = w.n32(cpu).to_vec();
+        p.extend(w.n32(tid));
+        p
+    };
+    let w = W::new(false);
+    let (p11, p12) = (oar(&w, 1, 11), oar(&w, 1, 12));
+    let a = w.ohx(1000, 0).ev("OAr", 1500, &p11).ev("OAr", 1600, &p12).ev("OHe", 2000, &[]);
+    let b = W::new(false).ohx(1000, 1).ev("OHe", 1100, &[]);
+    let c = W::new(false).ev("OAs", 1550, &1u32.to_le_bytes()).ohx(1700, 1).ev("OHe", 1800, &[]);
+    put(d, "host", 9, 10, &a);
+    put(d, "host", 9, 11, &b);
+    put(d, "host", 9, 12, &c);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT ts, kind FROM diagnostics ORDER BY ALL"),
+        "ts,kind\n500,bad_affinity\n550,bad_affinity\n600,bad_affinity\n"
+    );
+    // No thread gets a CPU from them: 11 has none after its end, 12 none before it runs.
+    assert_eq!(
+        chan(d, "Thread: CPU affinity"),
+        "entity,state,ts,dur,open\nTH 2.10,CPU 0.0,0,1000,false\nTH 2.11,CPU 0.1,0,100,false\n\
+         TH 2.12,CPU 0.1,700,100,false\n"
+    );
+}

@@ -382,7 +382,21 @@ impl Model {
             b"OHc" => self.transition(th, &[St::Running], St::Cooling, &code, at, sink)?,
             b"OHw" => self.transition(th, &[St::Paused], St::Warming, &code, at, sink)?,
             b"OAs" => {
-                if let Some(idx) = d.and_then(|d| d.int("cpu")) {
+                let (state, has_cpu) = self
+                    .threads
+                    .get(th)
+                    .map_or((St::Unknown, false), |t| (t.state, t.cpu.is_some()));
+                if !state.active() || !has_cpu {
+                    // ovni's `pre_affinity_set` refuses it (and its emulator stops).
+                    let msg = format!(
+                        "{} OAs while the thread is {}{}: ovni's emulator refuses it; ignored, \
+                         the thread's CPU is unchanged",
+                        self.th_name(th),
+                        state.label(),
+                        if has_cpu { "" } else { " with no CPU" }
+                    );
+                    warn(sink, "bad_affinity", at, msg)?;
+                } else if let Some(idx) = d.and_then(|d| d.int("cpu")) {
                     if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
                         self.attach(th, c);
                     }
@@ -394,7 +408,25 @@ impl Model {
                     .threads
                     .iter()
                     .position(|t| t.loom == loom && tid == Some(i128::from(t.tid)));
+                let refused = remote.and_then(|r| self.threads.get(r)).and_then(|t| {
+                    // ovni's `pre_affinity_remote` refuses a thread that is Dead, has not
+                    // run yet or has no CPU (and its emulator stops).
+                    let bad = matches!(t.state, St::Dead | St::Unknown) || t.cpu.is_none();
+                    bad.then(|| (t.name.clone(), t.state, t.cpu.is_some()))
+                });
                 match (remote, d.and_then(|d| d.int("cpu"))) {
+                    (Some(_), Some(_)) if refused.is_some() => {
+                        let (name, state, has_cpu) =
+                            refused.unwrap_or((String::new(), St::Unknown, false));
+                        let msg = format!(
+                            "{} OAr moves {name} while it is {}{}: ovni's emulator refuses it; \
+                             ignored, the thread's CPU is unchanged",
+                            self.th_name(th),
+                            state.label(),
+                            if has_cpu { "" } else { " with no CPU" }
+                        );
+                        warn(sink, "bad_affinity", at, msg)?;
+                    }
                     (Some(r), Some(idx)) => {
                         other = Some(r);
                         self.moved = Some(r);
