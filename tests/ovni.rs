@@ -975,3 +975,31 @@ fn an_affinity_change_ovni_refuses_changes_no_cpu_and_is_said() {
          TH 2.12,CPU 0.1,700,100,false\n"
     );
 }
+
+#[test]
+fn loom_cpus_that_clash_are_said_and_the_first_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Thread 10 lists two indices with phyid 3; thread 11 lists index 0 as phyid 7. Each
+    // CPU is one row in ovni's emulator, which refuses both; here the first one is kept.
+    let m10 = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 3}, {"index": 1, "phyid": 3}], "finished": 1 } }"#;
+    let m11 = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 7}, {"index": 2, "phyid": 2}], "finished": 1 } }"#;
+    let a = W::new(false).ohx(1000, 0).ev("OHe", 2000, &[]);
+    let b = W::new(false).ohx(1000, 2).ev("OHe", 1500, &[]);
+    put_meta(d, 9, 10, &a, m10);
+    put_meta(d, 9, 11, &b, m11);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    let msgs = csv(d, "db", "SELECT kind, message FROM diagnostics ORDER BY message");
+    assert_eq!(msgs.lines().filter(|l| l.starts_with("bad_metadata,")).count(), 2, "{msgs}");
+    assert_eq!(msgs.lines().count(), 3, "{msgs}");
+    // Each CPU its own row: the loom's CPUs by phyid, then its virtual CPU.
+    assert_eq!(
+        csv(d, "db", "SELECT name FROM entities WHERE type = 'CPU' ORDER BY entity_id"),
+        "name\nCPU 0.2\nCPU 0.3\nvCPU 0.*\n"
+    );
+    assert_eq!(
+        chan(d, "3"),
+        "entity,state,ts,dur,open\nCPU 0.2,1,0,500,false\nCPU 0.2,0,500,500,true\n\
+         CPU 0.3,1,0,1000,false\nCPU 0.3,0,1000,0,true\n"
+    );
+}

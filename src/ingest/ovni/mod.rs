@@ -374,9 +374,20 @@ pub fn read_with<R: Read>(
         let mut list: Vec<(i64, i64)> = Vec::new();
         for ((s, _), m) in inputs.iter().zip(&metas) {
             if &s.loom == name {
-                for c in &m.loom_cpus {
-                    if !list.iter().any(|(i, _)| *i == c.0) {
-                        list.push(*c);
+                for &(index, phyid) in &m.loom_cpus {
+                    // One CPU per index and per physical id (ovni's emulator refuses a second
+                    // CPU with a phyid, and a loom whose streams disagree): the first kept.
+                    let clash = list.iter().find(|&&(i, p)| (i == index) != (p == phyid));
+                    if let Some(&(i, p)) = clash {
+                        sink.source_file(&shown_of(s));
+                        let msg = format!(
+                            "{}: loom_cpus lists CPU index {index} with phyid {phyid}, where the \
+                             loom's metadata already has index {i} with phyid {p}: not used",
+                            s.relpath
+                        );
+                        bad_metadata(sink, Pos::None, msg)?;
+                    } else if !list.contains(&(index, phyid)) {
+                        list.push((index, phyid));
                     }
                 }
             }
