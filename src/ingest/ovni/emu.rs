@@ -360,9 +360,10 @@ impl Model {
         match &mcv {
             b"OHx" => {
                 let cpu = d.and_then(|d| d.int("cpu"));
-                // ovni refuses to execute only a thread that is already running.
-                let not_running = [St::Unknown, St::Paused, St::Dead, St::Cooling, St::Warming];
-                self.transition(th, &not_running, St::Running, &code, at, sink)?;
+                // ovni executes only a thread with no CPU: before its first OHx or after its
+                // OHe (`pre_thread_execute` refuses a running one, `thread_set_cpu` one that
+                // has a CPU, as Paused, Cooling and Warming threads do).
+                self.transition(th, &[St::Unknown, St::Dead], St::Running, &code, at, sink)?;
                 if let Some(idx) = cpu {
                     if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
                         self.attach(th, c);

@@ -642,3 +642,27 @@ fn an_execute_with_a_short_payload_still_runs_the_thread_on_its_cpu() {
     let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
     assert_eq!(kinds, ["unknown_event", "bad_thread_transition"]);
 }
+
+#[test]
+fn an_execute_of_a_thread_that_has_a_cpu_is_said() {
+    // ovni's emulator executes a thread only when it has no CPU (before its first OHx, or
+    // after its OHe: thread_set_cpu refuses a second one); a Paused thread has its CPU.
+    let b = W::new(false)
+        .ohx(0, -1)
+        .ev("OHp", 10, &[])
+        .ohx(20, -1)
+        .ev("OHe", 30, &[])
+        .ohx(40, -1)
+        .ev("OHe", 50, &[])
+        .bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.diags.len(), 1, "{:?}", rec.diags);
+    assert_eq!(rec.diags[0].0, "bad_thread_transition");
+    assert!(rec.diags[0].1.contains("TH 1.1 OHx in state Paused"), "{}", rec.diags[0].1);
+    // Taken as running from there, as the other transitions are.
+    assert!(
+        rec.sets.iter().any(|s| s == "20 TH 1.1 Thread: thread state=1 Running"),
+        "{:?}",
+        rec.sets
+    );
+}
