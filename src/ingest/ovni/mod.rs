@@ -494,6 +494,7 @@ pub fn read_with<R: Read>(
         advance(&mut cursors, &mut heads, &mut held, &mut heap, &mut src, i, sink)?;
     }
     let mut unknown: HashSet<[u8; 3]> = HashSet::new();
+    let mut unknown_models: HashSet<u8> = HashSet::new();
     let mut tasks = tasks::Tasks::new(procs.iter().map(|(l, p)| format!("{l}/proc.{p}")).collect());
     while let Some(Reverse((key, i))) = heap.pop() {
         let Some((ev, _)) = heads.get_mut(i).and_then(Option::take) else { continue };
@@ -573,6 +574,22 @@ pub fn read_with<R: Read>(
                 )
             }
         };
+        if let Some(name) = spec::underived_model(ev.mcv[0]) {
+            if unknown_models.insert(ev.mcv[0]) {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "unmodelled_event",
+                    pos,
+                    ts: Some(ts),
+                    message: format!(
+                        "{relpath}: {} is an event of ovni's {name} model, from which tracedb \
+                         derives no channel (ovni's emulator does): its events are kept in \
+                         events only (reported once per model)",
+                        ev.mcv_text()
+                    ),
+                })?;
+            }
+        }
         let at = At { ts: applied, pos };
         let core_before = model.cpu_of(thread).map(str::to_string);
         // The ovni model's events whose payload did not decode change nothing, but for an

@@ -377,3 +377,16 @@ pub fn execute_cpu(ev: &RawEvent, endian: Endian) -> Option<Decoded> {
     let cpu = i128::from(endian.u32(b) as i32);
     Some(Decoded { note: String::new(), fields: vec![("cpu", Field::Int(cpu))] })
 }
+
+/// The name of an ovni model whose events tracedb keeps but derives no channel from (MPI,
+/// OpenMP, TAMPI, nODES, kernel), for a model letter.
+pub fn underived_model(m: u8) -> Option<&'static str> {
+    match m {
+        b'M' => Some("MPI"),
+        b'P' => Some("OpenMP"),
+        b'T' => Some("TAMPI"),
+        b'D' => Some("nODES"),
+        b'K' => Some("kernel"),
+        _ => None,
+    }
+}

@@ -666,3 +666,20 @@ fn an_execute_of_a_thread_that_has_a_cpu_is_said() {
         rec.sets
     );
 }
+
+#[test]
+fn events_of_a_model_with_no_channels_here_are_kept_and_said_once_per_model() {
+    // MPI (`MUf`/`MUF`) and kernel (`KCO`) events: rows in events, one info per model.
+    let b = W::new(false)
+        .ohx(0, -1)
+        .ev("MUf", 10, &[])
+        .ev("MUF", 20, &[])
+        .ev("KCO", 30, &[])
+        .ev("OHe", 40, &[])
+        .bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events.len(), 5);
+    let d: Vec<_> = rec.diags.iter().map(|d| (d.0.as_str(), d.1.contains("MPI"))).collect();
+    assert_eq!(d, [("unmodelled_event", true), ("unmodelled_event", false)]);
+    assert!(rec.diags[1].1.contains("KCO is an event of ovni's kernel model"), "{:?}", rec.diags);
+}
