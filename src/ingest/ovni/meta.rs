@@ -270,7 +270,17 @@ impl Meta {
                     self.problems.push(format!("{shown}: mark type '{ty}' is not a number"));
                     continue;
                 };
-                let title = m.get("title").and_then(|t| t.as_str()).unwrap_or("").to_string();
+                let title = match m.get("title").and_then(|t| t.as_str()) {
+                    Some(t) if !t.is_empty() => t.to_string(),
+                    _ => {
+                        // ovni's emulator refuses a mark type without a title; a channel
+                        // named '' would be hard to ask for.
+                        self.problems.push(format!(
+                            "{shown}: mark type {t} has no title: its channel is named 'Mark {t}'"
+                        ));
+                        format!("Mark {t}")
+                    }
+                };
                 let stack = m.get("chan_type").and_then(|t| t.as_str()) == Some("stack");
                 let mut labels = BTreeMap::new();
                 for (k, l) in m.get("labels").and_then(|l| l.as_object()).into_iter().flatten() {

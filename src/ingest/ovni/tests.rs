@@ -683,3 +683,12 @@ fn events_of_a_model_with_no_channels_here_are_kept_and_said_once_per_model() {
     assert_eq!(d, [("unmodelled_event", true), ("unmodelled_event", false)]);
     assert!(rec.diags[1].1.contains("KCO is an event of ovni's kernel model"), "{:?}", rec.diags);
 }
+
+#[test]
+fn a_mark_type_without_a_title_is_said_and_named_by_its_number() {
+    let mut m = meta::Meta::default();
+    m.merge_json(r#"{"ovni": {"mark": {"4": {"chan_type": "stack"}}}}"#, "s.json");
+    assert_eq!(m.problems.len(), 1, "{:?}", m.problems);
+    assert!(m.problems[0].contains("mark type 4 has no title"), "{:?}", m.problems);
+    assert_eq!(m.marks[&4].title, "Mark 4");
+}
