@@ -362,12 +362,43 @@ pub fn read_with<R: Read>(
         }
         None => (HashMap::new(), None),
     };
+    let off_path = root.as_ref().map(|r| shower.show(&r.join(CLOCK_OFFSETS)));
+    let had_offsets = off_file.is_some();
     outcome.companions.extend(off_file);
 
     // The system: looms sorted by name, their CPUs by physical id then the virtual CPU.
     let mut loom_names: Vec<String> = inputs.iter().map(|(s, _)| s.loom.clone()).collect();
     loom_names.sort();
     loom_names.dedup();
+    // As ovni's emulator: several looms without offsets is said (their clocks may not
+    // agree), and an offset whose host is no loom's (which it refuses) too.
+    if let Some(shown) = &off_path {
+        sink.source_file(shown);
+        if !had_offsets && loom_names.len() > 1 {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "no_clock_offsets",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "{} looms and no {CLOCK_OFFSETS} (ovnisync's table) beside them: each \
+                     loom's clocks are taken as they are, which aligns them only if the nodes \
+                     share a clock",
+                    loom_names.len()
+                ),
+            })?;
+        }
+        let mut hosts: Vec<&String> = offsets.keys().collect();
+        hosts.sort();
+        for h in hosts {
+            let one = HashMap::from([(h.clone(), 0i64)]);
+            if !loom_names.iter().any(|l| offset_of(&one, l).is_some()) {
+                let msg =
+                    format!("{shown}: host '{h}' is no loom's (loom.{h}): its offset is not used");
+                bad_metadata(sink, Pos::None, msg)?;
+            }
+        }
+    }
     let mut cpus = Vec::new();
     let mut looms = Vec::new();
     for (li, name) in loom_names.iter().enumerate() {
