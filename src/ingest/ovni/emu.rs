@@ -360,9 +360,10 @@ impl Model {
         match &mcv {
             b"OHx" => {
                 let cpu = d.and_then(|d| d.int("cpu"));
-                // ovni refuses to execute only a thread that is already running.
-                let not_running = [St::Unknown, St::Paused, St::Dead, St::Cooling, St::Warming];
-                self.transition(th, &not_running, St::Running, &code, at, sink)?;
+                // ovni executes only a thread with no CPU: before its first OHx or after its
+                // OHe (`pre_thread_execute` refuses a running one, `thread_set_cpu` one that
+                // has a CPU, as Paused, Cooling and Warming threads do).
+                self.transition(th, &[St::Unknown, St::Dead], St::Running, &code, at, sink)?;
                 if let Some(idx) = cpu {
                     if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
                         self.attach(th, c);
@@ -382,7 +383,21 @@ impl Model {
             b"OHc" => self.transition(th, &[St::Running], St::Cooling, &code, at, sink)?,
             b"OHw" => self.transition(th, &[St::Paused], St::Warming, &code, at, sink)?,
             b"OAs" => {
-                if let Some(idx) = d.and_then(|d| d.int("cpu")) {
+                let (state, has_cpu) = self
+                    .threads
+                    .get(th)
+                    .map_or((St::Unknown, false), |t| (t.state, t.cpu.is_some()));
+                if !state.active() || !has_cpu {
+                    // ovni's `pre_affinity_set` refuses it (and its emulator stops).
+                    let msg = format!(
+                        "{} OAs while the thread is {}{}: ovni's emulator refuses it; ignored, \
+                         the thread's CPU is unchanged",
+                        self.th_name(th),
+                        state.label(),
+                        if has_cpu { "" } else { " with no CPU" }
+                    );
+                    warn(sink, "bad_affinity", at, msg)?;
+                } else if let Some(idx) = d.and_then(|d| d.int("cpu")) {
                     if let Some(c) = self.find_cpu(loom, idx, th, at, sink)? {
                         self.attach(th, c);
                     }
@@ -394,7 +409,25 @@ impl Model {
                     .threads
                     .iter()
                     .position(|t| t.loom == loom && tid == Some(i128::from(t.tid)));
+                let refused = remote.and_then(|r| self.threads.get(r)).and_then(|t| {
+                    // ovni's `pre_affinity_remote` refuses a thread that is Dead, has not
+                    // run yet or has no CPU (and its emulator stops).
+                    let bad = matches!(t.state, St::Dead | St::Unknown) || t.cpu.is_none();
+                    bad.then(|| (t.name.clone(), t.state, t.cpu.is_some()))
+                });
                 match (remote, d.and_then(|d| d.int("cpu"))) {
+                    (Some(_), Some(_)) if refused.is_some() => {
+                        let (name, state, has_cpu) =
+                            refused.unwrap_or((String::new(), St::Unknown, false));
+                        let msg = format!(
+                            "{} OAr moves {name} while it is {}{}: ovni's emulator refuses it; \
+                             ignored, the thread's CPU is unchanged",
+                            self.th_name(th),
+                            state.label(),
+                            if has_cpu { "" } else { " with no CPU" }
+                        );
+                        warn(sink, "bad_affinity", at, msg)?;
+                    }
                     (Some(r), Some(idx)) => {
                         other = Some(r);
                         self.moved = Some(r);
@@ -534,6 +567,18 @@ impl Model {
             return warn(sink, "bad_mark", at, msg);
         }
         let name = self.th_name(th);
+        // ovni's emulator sets only a single channel and pushes and pops only a stack one
+        // (`chan_set`/`chan_push`/`chan_pop` refuse the other type, and it stops): said, and
+        // applied all the same (a set replaces the whole stack).
+        let stack = self.marks.get(&ty).is_some_and(|m| m.stack);
+        if stack == (op == b'=') {
+            let (what, kind) = if stack { ("sets", "stack") } else { ("pushes or pops", "single") };
+            let msg = format!(
+                "{name} {what} mark {value} of type {ty}, a {kind} channel (metadata chan_type; \
+                 ovni's emulator refuses it and stops): applied all the same"
+            );
+            warn(sink, "bad_mark", at, msg)?;
+        }
         let Some(t) = self.threads.get_mut(th) else { return Ok(()) };
         let stack = t.marks.entry(ty).or_default();
         match op {

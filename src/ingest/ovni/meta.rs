@@ -270,7 +270,17 @@ impl Meta {
                     self.problems.push(format!("{shown}: mark type '{ty}' is not a number"));
                     continue;
                 };
-                let title = m.get("title").and_then(|t| t.as_str()).unwrap_or("").to_string();
+                let title = match m.get("title").and_then(|t| t.as_str()) {
+                    Some(t) if !t.is_empty() => t.to_string(),
+                    _ => {
+                        // ovni's emulator refuses a mark type without a title; a channel
+                        // named '' would be hard to ask for.
+                        self.problems.push(format!(
+                            "{shown}: mark type {t} has no title: its channel is named 'Mark {t}'"
+                        ));
+                        format!("Mark {t}")
+                    }
+                };
                 let stack = m.get("chan_type").and_then(|t| t.as_str()) == Some("stack");
                 let mut labels = BTreeMap::new();
                 for (k, l) in m.get("labels").and_then(|l| l.as_object()).into_iter().flatten() {
@@ -280,7 +290,11 @@ impl Meta {
                 }
                 let mt = MarkType { title, stack, labels };
                 match self.marks.get_mut(&t) {
-                    Some(old) => old.labels.extend(mt.labels),
+                    Some(old) => {
+                        for p in merge_mark(old, &mt) {
+                            self.problems.push(format!("{shown}: mark type {t}: {p}"));
+                        }
+                    }
                     None => {
                         self.marks.insert(t, mt);
                     }
@@ -288,4 +302,39 @@ impl Meta {
             }
         }
     }
+}
+
+/// Adds the declaration `new` of a mark type to the one known, `old`: its labels of values
+/// not labelled yet. What disagrees (title, channel type, another label for a value, which
+/// ovni's emulator refuses) is left as `old` has it, and said in the messages returned.
+pub fn merge_mark(old: &mut MarkType, new: &MarkType) -> Vec<String> {
+    let mut problems = Vec::new();
+    if new.title != old.title {
+        problems.push(format!(
+            "declared with title '{}' where another thread's metadata says '{}': '{}' is kept",
+            new.title, old.title, old.title
+        ));
+    }
+    if new.stack != old.stack {
+        let ty = |s: bool| if s { "stack" } else { "single" };
+        problems.push(format!(
+            "declared with channel type {} where another thread's metadata says {}: {} is kept",
+            ty(new.stack),
+            ty(old.stack),
+            ty(old.stack)
+        ));
+    }
+    for (v, l) in &new.labels {
+        match old.labels.get(v) {
+            None => {
+                old.labels.insert(*v, l.clone());
+            }
+            Some(o) if o != l => problems.push(format!(
+                "value {v} labelled '{l}' where another thread's metadata says '{o}': '{o}' is \
+                 kept"
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
 }

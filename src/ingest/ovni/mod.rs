@@ -273,6 +273,7 @@ pub fn read_with<R: Read>(
     // shared by its threads).
     let mut read_json: HashMap<PathBuf, String> = HashMap::new();
     let mut metas = Vec::new();
+    let mut marks: BTreeMap<i64, meta::MarkType> = BTreeMap::new();
     let shower = Shower {
         root: inputs.first().and_then(|(s, _)| root_of(s)),
         shown_root: inputs.first().and_then(|(s, _)| shown_root_of(s)),
@@ -318,6 +319,25 @@ pub fn read_with<R: Read>(
         for p in std::mem::take(&mut m.problems) {
             bad_metadata(sink, Pos::None, p)?;
         }
+        // The mark types of all threads make one table, as in ovni's emulator (a thread's
+        // `ovni_mark_label` calls are in its own metadata): labels add up; a declaration
+        // that disagrees with an earlier one is said, and the earlier one kept.
+        for (t, mt) in &m.marks {
+            match marks.get_mut(t) {
+                None => {
+                    marks.insert(*t, mt.clone());
+                }
+                Some(old) => {
+                    for p in meta::merge_mark(old, mt) {
+                        bad_metadata(
+                            sink,
+                            Pos::None,
+                            format!("{}: mark type {t}: {p}", s.relpath),
+                        )?;
+                    }
+                }
+            }
+        }
         if m.finished == Some(false) {
             sink.diagnostic(Diagnostic {
                 severity: Severity::Info,
@@ -342,27 +362,63 @@ pub fn read_with<R: Read>(
         }
         None => (HashMap::new(), None),
     };
+    let off_path = root.as_ref().map(|r| shower.show(&r.join(CLOCK_OFFSETS)));
+    let had_offsets = off_file.is_some();
     outcome.companions.extend(off_file);
 
     // The system: looms sorted by name, their CPUs by physical id then the virtual CPU.
     let mut loom_names: Vec<String> = inputs.iter().map(|(s, _)| s.loom.clone()).collect();
     loom_names.sort();
     loom_names.dedup();
-    let mut cpus = Vec::new();
-    let mut looms = Vec::new();
-    let mut marks = BTreeMap::new();
-    for m in &metas {
-        for (t, mt) in &m.marks {
-            marks.entry(*t).or_insert_with(|| mt.clone());
+    // As ovni's emulator: several looms without offsets is said (their clocks may not
+    // agree), and an offset whose host is no loom's (which it refuses) too.
+    if let Some(shown) = &off_path {
+        sink.source_file(shown);
+        if !had_offsets && loom_names.len() > 1 {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "no_clock_offsets",
+                pos: Pos::None,
+                ts: None,
+                message: format!(
+                    "{} looms and no {CLOCK_OFFSETS} (ovnisync's table) beside them: each \
+                     loom's clocks are taken as they are, which aligns them only if the nodes \
+                     share a clock",
+                    loom_names.len()
+                ),
+            })?;
+        }
+        let mut hosts: Vec<&String> = offsets.keys().collect();
+        hosts.sort();
+        for h in hosts {
+            let one = HashMap::from([(h.clone(), 0i64)]);
+            if !loom_names.iter().any(|l| offset_of(&one, l).is_some()) {
+                let msg =
+                    format!("{shown}: host '{h}' is no loom's (loom.{h}): its offset is not used");
+                bad_metadata(sink, Pos::None, msg)?;
+            }
         }
     }
+    let mut cpus = Vec::new();
+    let mut looms = Vec::new();
     for (li, name) in loom_names.iter().enumerate() {
         let mut list: Vec<(i64, i64)> = Vec::new();
         for ((s, _), m) in inputs.iter().zip(&metas) {
             if &s.loom == name {
-                for c in &m.loom_cpus {
-                    if !list.iter().any(|(i, _)| *i == c.0) {
-                        list.push(*c);
+                for &(index, phyid) in &m.loom_cpus {
+                    // One CPU per index and per physical id (ovni's emulator refuses a second
+                    // CPU with a phyid, and a loom whose streams disagree): the first kept.
+                    let clash = list.iter().find(|&&(i, p)| (i == index) != (p == phyid));
+                    if let Some(&(i, p)) = clash {
+                        sink.source_file(&shown_of(s));
+                        let msg = format!(
+                            "{}: loom_cpus lists CPU index {index} with phyid {phyid}, where the \
+                             loom's metadata already has index {i} with phyid {p}: not used",
+                            s.relpath
+                        );
+                        bad_metadata(sink, Pos::None, msg)?;
+                    } else if !list.contains(&(index, phyid)) {
+                        list.push((index, phyid));
                     }
                 }
             }
@@ -469,6 +525,7 @@ pub fn read_with<R: Read>(
         advance(&mut cursors, &mut heads, &mut held, &mut heap, &mut src, i, sink)?;
     }
     let mut unknown: HashSet<[u8; 3]> = HashSet::new();
+    let mut unknown_models: HashSet<u8> = HashSet::new();
     let mut tasks = tasks::Tasks::new(procs.iter().map(|(l, p)| format!("{l}/proc.{p}")).collect());
     while let Some(Reverse((key, i))) = heap.pop() {
         let Some((ev, _)) = heads.get_mut(i).and_then(Option::take) else { continue };
@@ -548,11 +605,31 @@ pub fn read_with<R: Read>(
                 )
             }
         };
+        if let Some(name) = spec::underived_model(ev.mcv[0]) {
+            if unknown_models.insert(ev.mcv[0]) {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "unmodelled_event",
+                    pos,
+                    ts: Some(ts),
+                    message: format!(
+                        "{relpath}: {} is an event of ovni's {name} model, from which tracedb \
+                         derives no channel (ovni's emulator does): its events are kept in \
+                         events only (reported once per model)",
+                        ev.mcv_text()
+                    ),
+                })?;
+            }
+        }
         let at = At { ts: applied, pos };
         let core_before = model.cpu_of(thread).map(str::to_string);
-        // The ovni model's events whose payload did not decode change nothing.
+        // The ovni model's events whose payload did not decode change nothing, but for an
+        // `OHx` with at least its cpu, all ovni's emulator reads of it.
+        let short_execute = if decoded.is_none() { spec::execute_cpu(&ev, endian) } else { None };
         if matches!(lookup, Lookup::Known(_)) || ev.data().is_empty() {
             model.apply(thread, ev.mcv, decoded, at, sink)?;
+        } else if let Some(d) = &short_execute {
+            model.apply(thread, ev.mcv, Some(d), at, sink)?;
         }
         let core = model.cpu_of(thread).map(str::to_string).or(core_before);
         let name = model.threads.get(thread).map(|t| t.name.clone()).unwrap_or_default();
@@ -654,6 +731,11 @@ fn advance<R: Read>(
         }
     };
     c.events += 1;
+    if let Some(mut d) = c.reader.take_warning() {
+        name_stream(sink, src, i, &c.shown);
+        d.message = format!("{}: {}", c.relpath, d.message);
+        sink.diagnostic(d)?;
+    }
     let jumbo = ev.jumbo.as_ref().map_or(0, Vec::len);
     if jumbo > 0 && held.saturating_add(jumbo) > MAX_JUMBO_HELD {
         name_stream(sink, src, i, &c.shown);

@@ -366,3 +366,27 @@ fn fill(text: &str, fields: &[(&'static str, Field)]) -> String {
 pub fn hex(data: &[u8]) -> String {
     data.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
 }
+
+/// What ovni's emulator reads of an `OHx` whose payload is not the table's 16 bytes: the
+/// i32 cpu, when there are at least its 4 bytes (`pre_thread_execute` needs no more).
+pub fn execute_cpu(ev: &RawEvent, endian: Endian) -> Option<Decoded> {
+    if ev.mcv != *b"OHx" || ev.jumbo.is_some() {
+        return None;
+    }
+    let b = take::<4>(ev.data(), 0)?;
+    let cpu = i128::from(endian.u32(b) as i32);
+    Some(Decoded { note: String::new(), fields: vec![("cpu", Field::Int(cpu))] })
+}
+
+/// The name of an ovni model whose events tracedb keeps but derives no channel from (MPI,
+/// OpenMP, TAMPI, nODES, kernel), for a model letter.
+pub fn underived_model(m: u8) -> Option<&'static str> {
+    match m {
+        b'M' => Some("MPI"),
+        b'P' => Some("OpenMP"),
+        b'T' => Some("TAMPI"),
+        b'D' => Some("nODES"),
+        b'K' => Some("kernel"),
+        _ => None,
+    }
+}

@@ -163,12 +163,14 @@ pub struct StreamReader<R> {
     endian: Endian,
     offset: u64,
     done: bool,
+    /// A problem with the event last returned that did not stop the reading.
+    warning: Option<Diagnostic>,
 }
 
 impl<R: Read> StreamReader<R> {
     /// A reader of the events after the header (already read) of a stream in `endian`.
     pub fn new(inner: R, endian: Endian) -> Self {
-        StreamReader { inner, endian, offset: HEADER_LEN, done: false }
+        StreamReader { inner, endian, offset: HEADER_LEN, done: false, warning: None }
     }
 
     /// Byte order.
@@ -176,9 +178,15 @@ impl<R: Read> StreamReader<R> {
         self.endian
     }
 
+    /// A problem with the event last returned that did not stop the reading (taken once).
+    pub fn take_warning(&mut self) -> Option<Diagnostic> {
+        self.warning.take()
+    }
+
     /// The next event; `Ok(None)` at the end. A cut event or a read error ends the stream
     /// with the diagnostic returned in `Err` (what was read before stays).
     pub fn next_event(&mut self) -> Result<Option<RawEvent>, Diagnostic> {
+        self.warning = None;
         if self.done {
             return Ok(None);
         }
@@ -195,7 +203,15 @@ impl<R: Read> StreamReader<R> {
         let [flags, m, c, v, k0, k1, k2, k3, k4, k5, k6, k7] = h;
         let clock = self.endian.u64([k0, k1, k2, k3, k4, k5, k6, k7]);
         let code = flags & 0x0f;
-        let size = if code == 0 { 0 } else { usize::from(code) + 1 };
+        // A jumbo event's payload is its 4-byte size whatever the low bits say (ovni's
+        // `ovni_payload_size` does not look at them; libovni writes 3 there).
+        let size = if flags & JUMBO != 0 {
+            4
+        } else if code == 0 {
+            0
+        } else {
+            usize::from(code) + 1
+        };
         let mut ev = RawEvent {
             mcv: [m, c, v],
             clock,
@@ -222,17 +238,18 @@ impl<R: Read> StreamReader<R> {
         pos += size as u64;
         if flags & JUMBO != 0 {
             let [a, b, c2, d, ..] = ev.payload;
-            if size != 4 {
-                self.done = true;
-                return Err(Diagnostic {
-                    severity: Severity::DataLoss,
+            if code != 3 {
+                self.warning = Some(Diagnostic {
+                    severity: Severity::Warning,
                     kind: "malformed_event",
                     pos: Pos::Byte(start),
                     ts: None,
                     message: format!(
-                        "a jumbo event ({}) with a {size}-byte payload instead of the 4-byte \
-                         size: the rest of the stream cannot be framed and is lost",
-                        ev.mcv_text()
+                        "a jumbo event ({}) with flags {flags:#04x}: the low bits give a \
+                         {size_told}-byte payload where libovni writes the 4-byte size; read as \
+                         ovni's reader reads it, the size and that many bytes",
+                        ev.mcv_text(),
+                        size_told = if code == 0 { 0 } else { u32::from(code) + 1 }
                     ),
                 });
             }

@@ -587,3 +587,108 @@ fn mutated_streams_never_panic() {
     }
     assert!(runs > 1000, "{runs} runs");
 }
+
+#[test]
+fn a_jumbo_event_is_framed_by_its_size_whatever_its_low_flag_bits_say() {
+    // ovni's reader (ovni_payload_size) takes a jumbo event's payload as the u32 size and
+    // that many bytes, whatever the low nibble of its flags; libovni writes 3 there.
+    let w = W::new(false).ohx(0, -1);
+    let mut data = w.u32(1).to_vec();
+    data.extend(b"lbl\0");
+    let mut b = w.jumbo("VYc", 1, &data).ev("OHe", 2, &[]).bytes;
+    let at = 8 + 28;
+    b[at] = 0x10;
+    let mut r = StreamReader::new(&b[8..], Endian::Little);
+    assert_eq!(&r.next_event().unwrap().unwrap().mcv, b"OHx");
+    let ev = r.next_event().unwrap().unwrap();
+    assert_eq!((&ev.mcv, ev.jumbo.as_deref()), (b"VYc", Some(data.as_slice())));
+    let warn = r.take_warning().unwrap();
+    assert_eq!(
+        (warn.kind, warn.severity, warn.pos),
+        ("malformed_event", Severity::Warning, Pos::Byte(36))
+    );
+    assert!(warn.message.contains("0x10"), "{}", warn.message);
+    assert_eq!(&r.next_event().unwrap().unwrap().mcv, b"OHe");
+    assert!(r.take_warning().is_none());
+    assert!(r.next_event().unwrap().is_none());
+    // Through the reader: all three events, the task type known, one warning.
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events.len(), 3, "{:?}", rec.events);
+    assert!(rec.events[1].contains("creates task type 1 with label \"lbl\""), "{:?}", rec.events);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["malformed_event"]);
+}
+
+#[test]
+fn an_execute_with_a_short_payload_still_runs_the_thread_on_its_cpu() {
+    // ovni's emulator needs only the i32 cpu of OHx (payload of at least 4 bytes); an 8-byte
+    // one (cpu, tid) is not what its table says (said once) but the thread runs all the same.
+    let w = W::new(false);
+    let mut p = w.u32(u32::MAX).to_vec();
+    p.extend(w.u32(7));
+    let b = w.ev("OHx", 10, &p).ev("OHe", 20, &[]).bytes;
+    let rec = run(vec![(1, b)]);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["unknown_event"]);
+    assert!(
+        rec.sets.iter().any(|s| s == "0 TH 1.1 Thread: thread state=1 Running"),
+        "{:?}",
+        rec.sets
+    );
+    assert_eq!(rec.events[0], "0|TH 1.1|-1|OHx|ff ff ff ff 07 00 00 00|None|vCPU 0.*");
+    // A payload too short for the cpu changes nothing (and the end is then out of place).
+    let b = W::new(false).ev("OHx", 10, &[1, 0]).ev("OHe", 20, &[]).bytes;
+    let rec = run(vec![(1, b)]);
+    let kinds: Vec<_> = rec.diags.iter().map(|d| d.0.as_str()).collect();
+    assert_eq!(kinds, ["unknown_event", "bad_thread_transition"]);
+}
+
+#[test]
+fn an_execute_of_a_thread_that_has_a_cpu_is_said() {
+    // ovni's emulator executes a thread only when it has no CPU (before its first OHx, or
+    // after its OHe: thread_set_cpu refuses a second one); a Paused thread has its CPU.
+    let b = W::new(false)
+        .ohx(0, -1)
+        .ev("OHp", 10, &[])
+        .ohx(20, -1)
+        .ev("OHe", 30, &[])
+        .ohx(40, -1)
+        .ev("OHe", 50, &[])
+        .bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.diags.len(), 1, "{:?}", rec.diags);
+    assert_eq!(rec.diags[0].0, "bad_thread_transition");
+    assert!(rec.diags[0].1.contains("TH 1.1 OHx in state Paused"), "{}", rec.diags[0].1);
+    // Taken as running from there, as the other transitions are.
+    assert!(
+        rec.sets.iter().any(|s| s == "20 TH 1.1 Thread: thread state=1 Running"),
+        "{:?}",
+        rec.sets
+    );
+}
+
+#[test]
+fn events_of_a_model_with_no_channels_here_are_kept_and_said_once_per_model() {
+    // MPI (`MUf`/`MUF`) and kernel (`KCO`) events: rows in events, one info per model.
+    let b = W::new(false)
+        .ohx(0, -1)
+        .ev("MUf", 10, &[])
+        .ev("MUF", 20, &[])
+        .ev("KCO", 30, &[])
+        .ev("OHe", 40, &[])
+        .bytes;
+    let rec = run(vec![(1, b)]);
+    assert_eq!(rec.events.len(), 5);
+    let d: Vec<_> = rec.diags.iter().map(|d| (d.0.as_str(), d.1.contains("MPI"))).collect();
+    assert_eq!(d, [("unmodelled_event", true), ("unmodelled_event", false)]);
+    assert!(rec.diags[1].1.contains("KCO is an event of ovni's kernel model"), "{:?}", rec.diags);
+}
+
+#[test]
+fn a_mark_type_without_a_title_is_said_and_named_by_its_number() {
+    let mut m = meta::Meta::default();
+    m.merge_json(r#"{"ovni": {"mark": {"4": {"chan_type": "stack"}}}}"#, "s.json");
+    assert_eq!(m.problems.len(), 1, "{:?}", m.problems);
+    assert!(m.problems[0].contains("mark type 4 has no title"), "{:?}", m.problems);
+    assert_eq!(m.marks[&4].title, "Mark 4");
+}
