@@ -854,3 +854,27 @@ fn the_semaphore_table_says_what_its_statistics_leave_out() {
         assert!(said.iter().all(|l| !l.contains("T2")), "T2 left nothing out: {said:?}");
     }
 }
+
+/// A task hung past its deadline when the capture ended is among the report's misses, its
+/// blank response time and lateness explained in both forms.
+#[test]
+fn an_instance_unfinished_past_its_deadline_is_a_reported_miss() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // H is activated every 10 ns; its instance 1 starts at 10 and is still running at 40.
+    let trace = "#timeScale ns\n0,S,0,T,H,0,activate\n0,Core_0,0,T,H,0,start\n\
+                 5,Core_0,0,T,H,0,terminate\n10,S,0,T,H,1,activate\n10,Core_0,0,T,H,1,start\n\
+                 20,S,0,T,H,2,activate\n40,S,0,T,X,0,activate\n";
+    std::fs::write(d.join("t.btf"), trace).unwrap();
+    ok(d, &["ingest", "--archive", "db", "t.btf"]);
+    ok(d, &["report", "--archive", "db", "-o", "r.md"]);
+    ok(d, &["report", "--archive", "db", "-o", "r.html"]);
+    let md = std::fs::read_to_string(d.join("r.md")).unwrap();
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    let note = "2 of them had not terminated when the capture ended, past their deadline";
+    assert!(md.contains("2 misses, worst lateness first") && md.contains(note), "{md}");
+    assert!(md.contains("| H | 1 | 10 |  | 10 |  |"), "{md}");
+    assert!(html.contains(note), "{html}");
+    let json = report_json(d, &[]);
+    assert_eq!(json["deadline_misses_total"].as_u64(), Some(2), "{json}");
+}

@@ -116,6 +116,9 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
             }
         );
         let shown: Vec<Row> = r.deadline_misses.iter().take(100).cloned().collect();
+        if let Some(note) = super::unfinished_misses_note(&shown) {
+            let _ = writeln!(s, "<p>{}</p>", esc(&note));
+        }
         table(
             s,
             &shown,

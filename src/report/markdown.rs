@@ -182,6 +182,9 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
             }
         );
         let shown: Vec<Row> = r.deadline_misses.iter().take(50).cloned().collect();
+        if let Some(note) = super::unfinished_misses_note(&shown) {
+            let _ = writeln!(s, "{note}\n");
+        }
         table(
             s,
             &shown,

@@ -316,6 +316,21 @@ pub fn semaphores_left_out(rows: &[Row]) -> Vec<String> {
     said
 }
 
+/// The sentence under a deadline-miss table with instances that had not terminated when
+/// the capture ended (their response time and lateness are blank); None when there are none.
+pub fn unfinished_misses_note(shown: &[Row]) -> Option<String> {
+    let n = shown
+        .iter()
+        .filter(|r| num(r, "terminate_ts").is_none() && num(r, "activate_ts").is_some())
+        .count();
+    (n > 0).then(|| {
+        format!(
+            "{n} of them had not terminated when the capture ended, past their deadline: their \
+             response time and lateness are blank."
+        )
+    })
+}
+
 /// The number in column `col` of `row` (None for NULL or missing).
 pub fn num(row: &Row, col: &str) -> Option<f64> {
     row.get(col).and_then(Value::as_f64)
