@@ -210,6 +210,38 @@ impl<'a> Reader<'a> {
             Error::input(self.path, "", format!("QS target configuration: unusable {e}"))
         })?;
         self.cfg = cfg;
+        // A .dic saved for another build of the target (or other sizes) names other
+        // addresses: as QSPY does, its dictionaries are not used (pointers are shown as
+        // numbers rather than under another object's name).
+        if let (Some(t), Some(d)) = (&in_band, self.comp.dic.as_ref()) {
+            let other_build = d.build.as_deref().filter(|b| *b != t.build);
+            let other_sizes = from_dic.filter(|c| sizes(c) != sizes(&t.config));
+            if other_build.is_some() || other_sizes.is_some() {
+                let shown = self.comp.path.as_ref().map(|p| p.display().to_string());
+                let why = match (other_build, other_sizes) {
+                    (Some(b), _) => format!("build {b}, the target's is {}", t.build),
+                    (None, Some(c)) => {
+                        format!("sizes {}, the target's are {}", sizes(&c), sizes(&t.config))
+                    }
+                    (None, None) => String::new(),
+                };
+                self.dic_obj.clear();
+                self.dic_fun.clear();
+                self.dic_usr.clear();
+                self.dic_sig.clear();
+                self.sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "dic_mismatch",
+                    pos: Pos::None,
+                    ts: None,
+                    message: format!(
+                        "{} is for another target ({why}): its dictionaries are not used; the \
+                         target's own dictionary records name what they name",
+                        shown.as_deref().unwrap_or("the .dic")
+                    ),
+                })?;
+            }
+        }
         if cfg.version < 690 {
             for m in [&mut self.dic_obj, &mut self.dic_fun] {
                 m.rename(|v| dict_name(v.as_bytes(), cfg.version));

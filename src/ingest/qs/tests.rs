@@ -653,3 +653,34 @@ fn a_counter_that_starts_over_at_a_target_reset_is_not_a_wrap() {
     assert_eq!(ts, ["50000", "50100"]);
     assert!(diags_of(&r, "time_restarted").is_empty() && diags_of(&r, "time_wrapped").is_empty());
 }
+
+#[test]
+fn a_dic_of_another_build_or_other_sizes_is_not_used() {
+    let mut g = Gen::new();
+    g.target_info(); // built 240101_000000, sizes -T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2
+    g.rec(1, &cat(&[&SM, &S_A]));
+    let entry = |opts: &str| {
+        let comp = Companion {
+            dic: Some(Dic::parse(&format!("{opts}\nObj-Dic:\n4\n0x7E7D0010 Philo\n***\n"))),
+            ..Companion::default()
+        };
+        let mut sink = Rec::default();
+        read(&g.out[..], "x.bin", &QsOptions::default(), &comp, &mut sink).unwrap();
+        let entry = sink.events.iter().find(|e| e.contains("STATE_ENTRY")).cloned().unwrap();
+        (entry, diags_of(&sink, "dic_mismatch").into_iter().map(String::from).collect::<Vec<_>>())
+    };
+    let same = "-v694 -T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2 -t240101_000000";
+    let (e, d) = entry(same);
+    assert!(e.starts_with("0|Philo|"), "{e}");
+    assert!(d.is_empty(), "{d:?}");
+    let (e, d) = entry("-v694 -T2 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2 -t240202_101010");
+    assert!(e.starts_with("0|0x7E7D0010|"), "{e}");
+    assert_eq!(
+        d,
+        [": the .dic is for another target (build 240202_101010, the target's is 240101_000000): \
+          its dictionaries are not used; the target's own dictionary records name what they name"]
+    );
+    let (e, d) = entry("-v694 -T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2");
+    assert!(e.starts_with("0|0x7E7D0010|"), "{e}");
+    assert!(d[0].contains("(sizes -T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2, the target's are -T2"));
+}
