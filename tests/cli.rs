@@ -218,6 +218,13 @@ fn unknown_format_and_usage_errors() {
     let empty = run(tmp.path(), &["ingest", "--archive", "db", "empty.btf"]);
     assert_eq!(empty.status.code(), Some(1));
     assert!(stderr(&empty).contains("empty.btf: empty file"), "{}", stderr(&empty));
+    // Whatever format is named: an empty file alone is no capture (it was one of 0 events).
+    for format in ["btf", "shark", "qs", "prv"] {
+        let empty =
+            run(tmp.path(), &["ingest", "--archive", "db", "--format", format, "empty.btf"]);
+        assert_eq!(empty.status.code(), Some(1), "{format}");
+        assert!(stderr(&empty).contains("empty.btf: empty file"), "{format}: {}", stderr(&empty));
+    }
 
     let missing = run(tmp.path(), &["ingest", "--archive", "db", "nope.btf"]);
     assert_eq!(missing.status.code(), Some(1));

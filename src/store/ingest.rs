@@ -355,7 +355,12 @@ fn run(
         let mut input = Input::open_copying(path, copy).map_err(|e| Error::io(path, e))?;
         let prefix =
             input.peek(64 << 10).map_err(|e| Error::input(&shown, "", e.to_string()))?.to_vec();
-        if prefix.is_empty() && input.damage().is_none() && opts.format.is_none() {
+        // An empty file alone is no capture whatever its format; in a capture of several
+        // files (S.Ha.R.K. chunks) the format reader decides.
+        if prefix.is_empty()
+            && input.damage().is_none()
+            && (opts.format.is_none() || paths.len() == 1)
+        {
             return Err(Error::input(&shown, "", "empty file: no trace to ingest"));
         }
         let f = format_of(&prefix, &shown, opts).map_err(|e| match (e, input.damage()) {
