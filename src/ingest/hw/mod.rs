@@ -150,10 +150,13 @@ pub fn sniff(prefix: &[u8]) -> bool {
         .is_some_and(is_export_header)
 }
 
-/// Reads an export from `lines` into `sink`; `path` names it in messages.
+/// Reads an export from `lines` into `sink`; `path` names it in messages. `reopen` is the
+/// file `lines` reads, when it may be read again: rows are then merged in time order per
+/// core when the file is not in one time order (see [`reader::Reader::rows`]).
 pub fn read<R: Read>(
     lines: &mut LineReader<R>,
     path: &str,
+    reopen: Option<&Path>,
     comp: &Companions,
     sink: &mut dyn Sink,
 ) -> Result<()> {
@@ -195,7 +198,7 @@ pub fn read<R: Read>(
         }
     }
     let mut r = reader::Reader::start(lines, path, &comp.map, comp.symbols.as_ref(), sink)?;
-    r.rows(lines, sink)
+    r.rows(lines, reopen, sink)
 }
 
 #[cfg(test)]

@@ -42,8 +42,14 @@ impl Rec {
 fn run_with(text: &str, map: &str, syms: Option<Symbols>) -> Rec {
     let comp =
         Companions { map: Mapping::parse(map).unwrap(), symbols: syms, ..Companions::default() };
+    // Read as the ingest reads it: from a file that can be read again (rows merged per core
+    // when they need it).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, text).unwrap();
     let mut sink = Rec::default();
-    read(&mut LineReader::new(text.as_bytes()), "t.csv", &comp, &mut sink).unwrap();
+    let mut lines = LineReader::new(std::fs::File::open(&path).unwrap());
+    read(&mut lines, "t.csv", Some(&path), &comp, &mut sink).unwrap();
     sink
 }
 
@@ -237,7 +243,7 @@ fn without_a_mapping_file_addresses_are_hex_and_data_decimal() {
     let comp = Companions::default();
     let mut sink = Rec::default();
     let text = b"Type,Address,Data,Timestamp\nData,1000,0x10,5\nData,D:20,16,6\n";
-    read(&mut LineReader::new(&text[..]), "t.csv", &comp, &mut sink).unwrap();
+    read(&mut LineReader::new(&text[..]), "t.csv", None, &comp, &mut sink).unwrap();
     assert_eq!(
         sink.events,
         [
@@ -252,14 +258,15 @@ fn without_a_mapping_file_addresses_are_hex_and_data_decimal() {
 fn a_header_without_a_time_column_or_a_mapped_column_missing_is_fatal() {
     let comp = Companions::default();
     let mut sink = Rec::default();
-    let e = read(&mut LineReader::new(&b"a,b\n1,2\n"[..]), "x.csv", &comp, &mut sink).unwrap_err();
+    let e = read(&mut LineReader::new(&b"a,b\n1,2\n"[..]), "x.csv", None, &comp, &mut sink)
+        .unwrap_err();
     assert!(e.to_string().starts_with("x.csv: line 1: no time column in the header (a, b)"), "{e}");
     let comp = Companions {
         map: Mapping::parse(r#"{"columns": {"time": "when"}}"#).unwrap(),
         ..Companions::default()
     };
-    let e =
-        read(&mut LineReader::new(&b"# c\nTime,b\n"[..]), "x.csv", &comp, &mut sink).unwrap_err();
+    let e = read(&mut LineReader::new(&b"# c\nTime,b\n"[..]), "x.csv", None, &comp, &mut sink)
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "x.csv: line 2: mapping: columns.time: no column named 'when' in the header (Time, b)"
@@ -804,9 +811,15 @@ fn a_header_row_beyond_the_line_bound_is_refused() {
     text.push_str(&"x".repeat(crate::ingest::lines::MAX_LINE));
     text.push_str("\n1,Info,\n");
     let mut sink = Rec::default();
-    let e = read(&mut LineReader::new(text.as_bytes()), "t.csv", &Companions::default(), &mut sink)
-        .unwrap_err()
-        .to_string();
+    let e = read(
+        &mut LineReader::new(text.as_bytes()),
+        "t.csv",
+        None,
+        &Companions::default(),
+        &mut sink,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("t.csv: line 1: header row longer than 16777216 bytes"), "{e}");
 }
 
@@ -826,7 +839,7 @@ fn mutated_exports_never_panic() {
     };
     let go = |b: &[u8]| {
         let mut sink = Rec::default();
-        read(&mut LineReader::new(b), "t.csv", &comp, &mut sink).map(|_| sink)
+        read(&mut LineReader::new(b), "t.csv", None, &comp, &mut sink).map(|_| sink)
     };
     let whole = go(text.as_bytes()).unwrap();
     assert!(whole.system().len() >= 10, "{:#?}", whole.system());
