@@ -1,6 +1,6 @@
 //! The row loop: header, fields, time, symbols, one `events` row per record, then the
 //! system events the mapping makes of it.
-use super::super::input::SmallInput;
+use super::super::input::{Compression, SmallInput};
 use super::super::lines::LineReader;
 use super::super::{Diagnostic, Severity, Sink};
 use super::clock::{midpoint, Base, Clock, TimeError};
@@ -314,9 +314,8 @@ impl<'a> Reader<'a> {
             return self.drain(&mut s, sink);
         };
         let plan = self.scan(lines, sink)?;
-        let open = |p: &Path| -> Result<LineReader<SmallInput>> {
-            let input = SmallInput::open(p).map_err(|e| Error::io(p, e))?;
-            Ok(LineReader::new(input))
+        let open = |p: &Path| -> Result<LineReader<Reopened>> {
+            Ok(LineReader::new(Reopened::open(p).map_err(|e| Error::io(p, e))?))
         };
         if !plan.merge {
             sink.meta("hw.order", "file");
@@ -335,7 +334,7 @@ impl<'a> Reader<'a> {
         for _ in &plan.spans {
             readers.push(open(path)?);
         }
-        let mut streams: Vec<Stream<'_, SmallInput>> = readers
+        let mut streams: Vec<Stream<'_, Reopened>> = readers
             .iter_mut()
             .zip(&plan.spans)
             .enumerate()
@@ -385,8 +384,13 @@ impl<'a> Reader<'a> {
     /// The stream of a row whose core field is `core`, by its core's name: one of the first
     /// [`MAX_STREAMS`] - 1 cores, else the shared last one.
     fn stream_of(&self, core: &str) -> Option<usize> {
-        let name = self.core_name(core);
-        self.streams.get(name.as_str()).copied().or(self.rest)
+        let text = core.trim();
+        let name = match self.map.cores.get(text) {
+            _ if text.is_empty() => DEFAULT_CORE,
+            Some(n) => n.as_str(),
+            None => text,
+        };
+        self.streams.get(name).copied().or(self.rest)
     }
 
     /// The first pass: every row's core and (absolute times) time, without diagnostics but
@@ -486,6 +490,18 @@ impl<'a> Reader<'a> {
                 }
                 continue;
             }
+            if let (Some(id), Some(i)) = (s.id, self.cols.core) {
+                // Another stream's row, told from its bytes without decoding the line (a
+                // row with quotes or a core that is not UTF-8 is looked at below).
+                if memchr::memchr(b'"', line).is_none() {
+                    let field = line.split(|b| *b == self.delim).nth(i).unwrap_or_default();
+                    if let Ok(core) = std::str::from_utf8(field) {
+                        if self.stream_of(core) != Some(id) {
+                            continue;
+                        }
+                    }
+                }
+            }
             let (text, utf8) = match std::str::from_utf8(line) {
                 Ok(t) => (std::borrow::Cow::Borrowed(t), true),
                 Err(_) => (String::from_utf8_lossy(line), false),
@@ -496,13 +512,21 @@ impl<'a> Reader<'a> {
             if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
-            let (fields, open_quote) = split(text, self.delim);
-            if let Some(id) = s.id {
-                let core = self.cols.core.and_then(|i| fields.get(i)).map_or("", |f| f.as_str());
-                if self.stream_of(core) != Some(id) {
+            if let (Some(id), Some(i)) = (s.id, self.cols.core) {
+                // Every reader looks at every row of its span: the core field is found
+                // without splitting the row when it has no quotes (split trims the same).
+                let mine = if text.contains('"') {
+                    let (fields, _) = split(text, self.delim);
+                    self.stream_of(fields.get(i).map_or("", |f| f.as_str())) == Some(id)
+                } else {
+                    let core = text.split(char::from(self.delim)).nth(i).unwrap_or("");
+                    self.stream_of(core) == Some(id)
+                };
+                if !mine {
                     continue;
                 }
             }
+            let (fields, open_quote) = split(text, self.delim);
             if !utf8 {
                 super::super::lines::text_of(line, Pos::Line(number), "row", sink)?;
             }
@@ -861,6 +885,37 @@ impl<'a> Reader<'a> {
             })?;
         }
         Ok(Some(name))
+    }
+}
+
+/// The export read again: a plain file as it is (no hash: the first pass made it), a
+/// compressed one decoded with a small read-ahead.
+enum Reopened {
+    Plain(std::fs::File),
+    Packed(Box<SmallInput>),
+}
+
+impl Reopened {
+    fn open(path: &Path) -> std::io::Result<Reopened> {
+        let mut file = std::fs::File::open(path)?;
+        let mut magic = Vec::new();
+        (&mut file).take(6).read_to_end(&mut magic)?;
+        let plain = Compression::sniff(&magic) == Compression::None;
+        if plain {
+            std::io::Seek::rewind(&mut file)?;
+            Ok(Reopened::Plain(file))
+        } else {
+            Ok(Reopened::Packed(Box::new(SmallInput::open(path)?)))
+        }
+    }
+}
+
+impl Read for Reopened {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Reopened::Plain(f) => f.read(buf),
+            Reopened::Packed(s) => s.read(buf),
+        }
     }
 }
 
