@@ -18,6 +18,11 @@
 //! runnable and ISR instances, and writes to mapped variables are signal writes
 //! (`system.rs`). Times are absolute, deltas, or timestamp messages with the rows between
 //! them at the midpoint (`clock.rs`).
+//!
+//! Rows need not be in one time order: each core's rows are a stream, and when the file is
+//! not in time order (or lists its cores one after another with delta or marker times) the
+//! streams are read again from the file, one reader each, and merged by time, ties in file
+//! order (`reader.rs`, `Reader::rows`).
 mod clock;
 mod columns;
 mod elf;
