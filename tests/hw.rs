@@ -175,7 +175,9 @@ fn reingest_rebuilds_the_capture_from_its_kept_elf_and_mapping() {
 #[test]
 fn bad_rows_and_time_going_backwards_are_diagnostics_and_strict_fails() {
     let mut rows = ROWS.to_vec();
-    rows.insert(3, (90, "Core1", "Data", "0xZZ", "", "1"));
+    // Backwards within its own core (Core1 was at 50): a row earlier than one of another
+    // core is not out of order, rows are merged per core.
+    rows.insert(3, (40, "Core1", "Data", "0xZZ", "", "1"));
     rows.insert(5, (80, "Core0", "Info", "", "", ""));
     let tmp = ingested(&rows);
     let d = tmp.path();
@@ -192,7 +194,7 @@ fn bad_rows_and_time_going_backwards_are_diagnostics_and_strict_fails() {
         "SELECT kind, severity, position FROM diagnostics WHERE capture_id = 2 AND severity <> \
          'info' ORDER BY length(position), position, kind",
     );
-    // Line 5: 90 cycles after 100, and a bad address; line 7: 80 after 90.
+    // Line 5: 40 cycles after Core1's 50, and a bad address; line 7: 80 after Core0's 100.
     assert_eq!(
         diags,
         "kind,severity,position\n\
@@ -214,8 +216,8 @@ fn bad_rows_and_time_going_backwards_are_diagnostics_and_strict_fails() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(
-            "bad.csv: line 5: time 900 ns is before the previous row's 1000 ns; row kept, states \
-             use 1000 ns (warning `time_backwards`: --strict stops the ingest here)"
+            "bad.csv: line 5: time 400 ns is before the previous row's 500 ns; row kept, states \
+             use 500 ns (warning `time_backwards`: --strict stops the ingest here)"
         ),
         "{err}"
     );
@@ -343,4 +345,92 @@ fn the_duplicate_check_counts_the_elf_and_mapping_given() {
     assert!(ingest(&[]).contains("capture 4 'trace'"));
     assert!(ingest(&[]).contains("identical to capture 4"));
     assert_eq!(crate::util::scalar(d, "db", "SELECT count(*) FROM captures"), "4");
+}
+
+/// The 2-core export of [`ROWS`] listed core by core (all of Core0's records, then
+/// Core1's), plain and gzip-compressed, gives the tables of the interleaved one.
+#[test]
+fn an_export_listed_core_by_core_gives_the_tables_of_the_interleaved_one() {
+    let interleaved = ingested(ROWS);
+    let want = tables(interleaved.path());
+    let mut by_core = ROWS.to_vec();
+    by_core.sort_by_key(|r| r.1);
+    let tmp = ingested(&by_core);
+    let d = tmp.path();
+    assert_eq!(tables(d), want);
+    let order = csv(d, "db", "SELECT meta->>'hw.order' AS o FROM captures");
+    assert_eq!(order, "o\nmerged per core (2 streams)\n");
+    // The events are in time order, the records of one time in file order.
+    let ts = csv(
+        d,
+        "db",
+        "SELECT count(*) FROM (SELECT ts < lag(ts) OVER (ORDER BY seq) AS b FROM events) WHERE b",
+    );
+    assert_eq!(ts, "count_star()\n0\n");
+    // Compressed: read again from the start by each core's reader.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, export(&by_core).as_bytes()).unwrap();
+    std::fs::write(d.join("trace.csv.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::remove_dir_all(d.join("db")).unwrap();
+    ok(
+        d,
+        &[
+            "ingest",
+            "--archive",
+            "db",
+            "--hw-elf",
+            "app.elf",
+            "--hw-map",
+            "map.json",
+            "trace.csv.gz",
+        ],
+    );
+    assert_eq!(tables(d), want);
+}
+
+/// Core0's rows at 100, 300, 500 ns, then Core1's at 150 and 250: worked out by hand.
+#[test]
+fn core_blocks_run_each_task_when_its_rows_say() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let map = r#"{"current_task": {"0x20000000": "Core_0", "0x20000004": "Core_1"},
+                  "cores": {"Core0": "Core_0", "Core1": "Core_1"},
+                  "tasks": {"1": "T_A0", "2": "T_B0", "3": "T_A1"}, "idle": ["0"]}"#;
+    std::fs::write(d.join("map.json"), map).unwrap();
+    let text = "Index,Source,Type,Address,Destination,Timestamp [ns],Data\n\
+                0,Core0,Data,0x20000000,,100,1\n\
+                1,Core0,Data,0x20000000,,300,2\n\
+                2,Core0,Data,0x20000000,,500,0\n\
+                3,Core1,Data,0x20000004,,150,3\n\
+                4,Core1,Data,0x20000004,,250,0\n";
+    std::fs::write(d.join("blocks.csv"), text).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--hw-map", "map.json", "blocks.csv"]);
+    let instances = csv(
+        d,
+        "db",
+        "SELECT entity, instance, activate_ts, start_ts, core, net_exec, preemptions, complete \
+         FROM instances ORDER BY entity",
+    );
+    assert_eq!(
+        instances,
+        "entity,instance,activate_ts,start_ts,core,net_exec,preemptions,complete\n\
+         T_A0,0,100,100,Core_0,200,1,false\n\
+         T_A1,0,150,150,Core_1,100,1,false\n\
+         T_B0,0,300,300,Core_0,200,1,false\n"
+    );
+    let running = csv(
+        d,
+        "db",
+        "SELECT entity, state, ts, dur, open FROM intervals WHERE channel = 'running' \
+         ORDER BY entity, ts",
+    );
+    assert_eq!(
+        running,
+        "entity,state,ts,dur,open\n\
+         Core_0,T_A0,100,200,false\n\
+         Core_0,T_B0,300,200,false\n\
+         Core_1,T_A1,150,100,false\n"
+    );
+    let diags = csv(d, "db", "SELECT kind FROM diagnostics ORDER BY kind");
+    assert_eq!(diags, "kind\n", "no time_backwards");
 }

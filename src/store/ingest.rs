@@ -434,7 +434,7 @@ fn run(
                 Format::Hw => {
                     // The ELF and mapping are part of the capture, hashed and kept with it.
                     let comp = hw::Companions::load(&opts.hw)?;
-                    hw::read(&mut lines, &shown, &comp, &mut deriver)?;
+                    hw::read(&mut lines, &shown, Some(path), &comp, &mut deriver)?;
                     for (k, kept) in comp.files() {
                         let p = k.path.display().to_string();
                         if let Some(keeper) = keeper.as_mut() {

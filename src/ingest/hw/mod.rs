@@ -18,6 +18,11 @@
 //! runnable and ISR instances, and writes to mapped variables are signal writes
 //! (`system.rs`). Times are absolute, deltas, or timestamp messages with the rows between
 //! them at the midpoint (`clock.rs`).
+//!
+//! Rows need not be in one time order: each core's rows are a stream, and when the file is
+//! not in time order (or lists its cores one after another with delta or marker times) the
+//! streams are read again from the file, one reader each, and merged by time, ties in file
+//! order (`reader.rs`, `Reader::rows`).
 mod clock;
 mod columns;
 mod elf;
@@ -150,10 +155,13 @@ pub fn sniff(prefix: &[u8]) -> bool {
         .is_some_and(is_export_header)
 }
 
-/// Reads an export from `lines` into `sink`; `path` names it in messages.
+/// Reads an export from `lines` into `sink`; `path` names it in messages. `reopen` is the
+/// file `lines` reads, when it may be read again: rows are then merged in time order per
+/// core when the file is not in one time order (see [`reader::Reader::rows`]).
 pub fn read<R: Read>(
     lines: &mut LineReader<R>,
     path: &str,
+    reopen: Option<&Path>,
     comp: &Companions,
     sink: &mut dyn Sink,
 ) -> Result<()> {
@@ -195,7 +203,7 @@ pub fn read<R: Read>(
         }
     }
     let mut r = reader::Reader::start(lines, path, &comp.map, comp.symbols.as_ref(), sink)?;
-    r.rows(lines, sink)
+    r.rows(lines, reopen, sink)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The row loop: header, fields, time, symbols, one `events` row per record, then the
 //! system events the mapping makes of it.
+use super::super::input::{Compression, SmallInput};
 use super::super::lines::LineReader;
 use super::super::{Diagnostic, Severity, Sink};
 use super::clock::{midpoint, Base, Clock, TimeError};
@@ -10,8 +11,9 @@ use super::map::{Encoding, Mapping};
 use super::system::{At, Entry, System};
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Read;
+use std::path::Path;
 
 /// Rows held between two timestamp messages (marker encoding) before they are given the
 /// last one's time: the bound on what a marker-less stretch can hold in memory.
@@ -25,6 +27,22 @@ pub const MAX_CORES: usize = 1 << 12;
 
 /// The core of rows whose own core is beyond [`MAX_CORES`] (their core is in the note).
 pub const OTHER_CORE: &str = "Core_other";
+
+/// Streams merged at most: the first cores have one each, further cores share the last
+/// (their rows in file order). Each costs a reader of the file (a 1 MiB line buffer, up to
+/// 16 MiB for a long line) and up to [`MAX_PENDING`] rows held between timestamp messages.
+pub const MAX_STREAMS: usize = 16;
+
+/// A `malformed_line` for a line cut at the line bound.
+fn malformed(line: u64, sink: &mut dyn Sink) -> Result<()> {
+    sink.diagnostic(Diagnostic {
+        severity: Severity::Error,
+        kind: "malformed_line",
+        pos: Pos::Line(line),
+        ts: None,
+        message: format!("line longer than {} bytes; skipped", super::super::lines::MAX_LINE),
+    })
+}
 
 /// What a record is, from its type (and access) text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,18 +116,16 @@ pub struct Reader<'a> {
     cols: Columns,
     delim: u8,
     width: usize,
-    clock: Clock,
+    encoding: Encoding,
+    base: Base,
     system: System,
     cores: BTreeSet<String>,
-    /// Rows waiting for the next timestamp message (marker encoding).
-    pending: Vec<Record>,
+    /// Cores with a stream of their own when rows are merged per core (first pass).
+    streams: BTreeMap<String, usize>,
+    /// The stream of cores beyond [`MAX_STREAMS`] - 1.
+    rest: Option<usize>,
     /// Unknown task values reported already.
     unknown_values: BTreeSet<i128>,
-    /// Rows before the first timestamp message: first line, count, and how many of them
-    /// were placed at 0 because more than [`MAX_PENDING`] waited.
-    before_first: Option<(u64, u64, u64)>,
-    /// Rows after the last timestamp message: first line, count.
-    after_last: Option<(u64, u64)>,
     /// The unit times are in once read (`ns`, or `cycles` of unknown rate).
     unit: &'static str,
     /// Rows read.
@@ -253,20 +269,139 @@ impl<'a> Reader<'a> {
             cols,
             delim,
             width,
-            clock: Clock::new(encoding, base),
+            encoding,
+            base,
             system: System::default(),
             cores: BTreeSet::new(),
-            pending: Vec::new(),
+            streams: BTreeMap::new(),
+            rest: None,
             unknown_values: BTreeSet::new(),
-            before_first: None,
-            after_last: None,
             unit: if base == Base::Cycles(None) { "cycles" } else { "ns" },
             rows: 0,
         })
     }
 
-    /// Reads every row after the header.
-    pub fn rows<R: Read>(&mut self, lines: &mut LineReader<R>, sink: &mut dyn Sink) -> Result<()> {
+    /// Reads every row after the header. With a core column and `reopen` (the export's
+    /// path) a regular file, a first pass over `lines` finds the cores and whether the file
+    /// is in one time order; rows are then read again from the file, one reader per core
+    /// when they need merging ([`Plan`]). Otherwise rows are taken in file order from
+    /// `lines`.
+    pub fn rows<R: Read>(
+        &mut self,
+        lines: &mut LineReader<R>,
+        reopen: Option<&Path>,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let reopen = match (reopen, self.cols.core.is_some()) {
+            (Some(p), true) if std::fs::metadata(p).is_ok_and(|m| m.is_file()) => Some(p),
+            (Some(_), true) => {
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "no_prepass",
+                    pos: Pos::None,
+                    ts: None,
+                    message: "the export is not a regular file (a pipe?) and cannot be read \
+                              twice: rows are taken in file order, not merged per core"
+                        .into(),
+                })?;
+                None
+            }
+            _ => None,
+        };
+        let Some(path) = reopen else {
+            sink.meta("hw.order", "file");
+            let mut s = Stream::new(lines, None, (0, u64::MAX), self.timing(), true);
+            return self.drain(&mut s, sink);
+        };
+        let plan = self.scan(lines, sink)?;
+        let open = |p: &Path| -> Result<LineReader<Reopened>> {
+            Ok(LineReader::new(Reopened::open(p).map_err(|e| Error::io(p, e))?))
+        };
+        if !plan.merge {
+            sink.meta("hw.order", "file");
+            let Some(&(first, last)) = plan.spans.first() else {
+                return self.finish(sink);
+            };
+            let span = plan.spans.iter().fold((first, last), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+            let mut lines = open(path)?;
+            let mut s = Stream::new(&mut lines, None, span, self.timing(), false);
+            return self.drain(&mut s, sink);
+        }
+        sink.meta("hw.order", &format!("merged per core ({} streams)", plan.spans.len()));
+        self.streams = plan.names;
+        self.rest = plan.rest;
+        let mut readers = Vec::new();
+        for _ in &plan.spans {
+            readers.push(open(path)?);
+        }
+        let mut streams: Vec<Stream<'_, Reopened>> = readers
+            .iter_mut()
+            .zip(&plan.spans)
+            .enumerate()
+            .map(|(i, (l, &span))| Stream::new(l, Some(i), span, self.timing(), false))
+            .collect();
+        loop {
+            let mut best: Option<(usize, (i64, u64))> = None;
+            for (i, s) in streams.iter_mut().enumerate() {
+                self.fill(s, sink)?;
+                if let Some(t) = s.queue.front() {
+                    let k = (t.key, t.rec.pos);
+                    if best.is_none_or(|(_, b)| k < b) {
+                        best = Some((i, k));
+                    }
+                }
+            }
+            let Some(t) = best.and_then(|(i, _)| streams.get_mut(i)?.queue.pop_front()) else {
+                break;
+            };
+            self.emit(t.rec, t.ts, sink)?;
+        }
+        self.finish(sink)
+    }
+
+    /// A clock and marker state for one stream.
+    fn timing(&self) -> Timing {
+        Timing {
+            clock: Clock::new(self.encoding, self.base),
+            pending: Vec::new(),
+            before_first: None,
+            after_last: None,
+            unit: self.unit,
+            key: i64::MIN,
+        }
+    }
+
+    /// Every row of one stream, in its order.
+    fn drain<R: Read>(&mut self, s: &mut Stream<'_, R>, sink: &mut dyn Sink) -> Result<()> {
+        loop {
+            self.fill(s, sink)?;
+            let Some(t) = s.queue.pop_front() else { break };
+            self.emit(t.rec, t.ts, sink)?;
+        }
+        self.finish(sink)
+    }
+
+    /// The stream of a row whose core field is `core`, by its core's name: one of the first
+    /// [`MAX_STREAMS`] - 1 cores, else the shared last one.
+    fn stream_of(&self, core: &str) -> Option<usize> {
+        let text = core.trim();
+        let name = match self.map.cores.get(text) {
+            _ if text.is_empty() => DEFAULT_CORE,
+            Some(n) => n.as_str(),
+            None => text,
+        };
+        self.streams.get(name).copied().or(self.rest)
+    }
+
+    /// The first pass: every row's core and (absolute times) time, without diagnostics but
+    /// those of lines no stream reads (cut lines, a lost input).
+    fn scan<R: Read>(&mut self, lines: &mut LineReader<R>, sink: &mut dyn Sink) -> Result<Plan> {
+        let mut plan = Plan::default();
+        let mut clock = Clock::new(Encoding::Absolute, self.base);
+        let mut sorted = true;
+        let mut last_ts: Option<i64> = None;
+        let mut prev: Option<usize> = None;
+        let mut changes = 0u64;
         loop {
             let (line, number, truncated) = match lines.next_line() {
                 Ok(Some(l)) => l,
@@ -276,35 +411,139 @@ impl<'a> Reader<'a> {
                     break;
                 }
             };
-            let pos = Pos::Line(number);
             if truncated {
-                sink.diagnostic(Diagnostic {
-                    severity: Severity::Error,
-                    kind: "malformed_line",
-                    pos,
-                    ts: None,
-                    message: format!(
-                        "line longer than {} bytes; skipped",
-                        super::super::lines::MAX_LINE
-                    ),
-                })?;
+                malformed(number, sink)?;
                 continue;
             }
-            let text = super::super::lines::text_of(line, pos, "row", sink)?;
+            let text = String::from_utf8_lossy(line);
+            let text = text.trim_end_matches(['\r', '\n']);
+            if text.trim().is_empty() || text.trim_start().starts_with('#') {
+                continue;
+            }
+            let (fields, _) = split(text, self.delim);
+            let field = |i: Option<usize>| i.and_then(|i| fields.get(i)).map_or("", |f| f.as_str());
+            let name = self.core_name(field(self.cols.core));
+            let id = match plan.names.get(name.as_str()) {
+                Some(&id) => id,
+                None if plan.names.len() + 1 < MAX_STREAMS => {
+                    let id = plan.spans.len();
+                    plan.names.insert(name, id);
+                    plan.spans.push((number, number));
+                    id
+                }
+                None => *plan.rest.get_or_insert_with(|| {
+                    plan.spans.push((number, number));
+                    plan.spans.len() - 1
+                }),
+            };
+            if let Some(span) = plan.spans.get_mut(id) {
+                span.1 = number;
+            }
+            if prev.is_some_and(|p| p != id) {
+                changes += 1;
+            }
+            prev = Some(id);
+            if self.encoding == Encoding::Absolute && sorted {
+                if let Ok(r) = clock.read(field(self.cols.time)) {
+                    sorted = last_ts.is_none_or(|l| r.ns >= l);
+                    last_ts = Some(r.ns);
+                }
+            }
+        }
+        // Each core one block: a file listed core by core.
+        let blocks = changes + 1 == plan.spans.len() as u64;
+        plan.merge = plan.spans.len() > 1
+            && match self.encoding {
+                Encoding::Absolute => !sorted,
+                Encoding::Delta | Encoding::Marker => blocks,
+            };
+        Ok(plan)
+    }
+
+    /// Reads rows of stream `s` until one is timed (or its end).
+    fn fill<R: Read>(&mut self, s: &mut Stream<'_, R>, sink: &mut dyn Sink) -> Result<()> {
+        while s.queue.is_empty() && !s.done {
+            let (line, number, truncated) = match s.lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => {
+                    s.end(sink)?;
+                    break;
+                }
+                Err(e) => {
+                    if s.direct {
+                        super::super::input_lost(sink, s.lines.line_number(), &e)?;
+                    }
+                    s.end(sink)?;
+                    break;
+                }
+            };
+            if number < s.span.0 {
+                continue;
+            }
+            if number > s.span.1 {
+                s.end(sink)?;
+                break;
+            }
+            if truncated {
+                if s.direct {
+                    malformed(number, sink)?;
+                }
+                continue;
+            }
+            if let (Some(id), Some(i)) = (s.id, self.cols.core) {
+                // Another stream's row, told from its bytes without decoding the line (a
+                // row with quotes or a core that is not UTF-8 is looked at below).
+                if memchr::memchr(b'"', line).is_none() {
+                    let field = line.split(|b| *b == self.delim).nth(i).unwrap_or_default();
+                    if let Ok(core) = std::str::from_utf8(field) {
+                        if self.stream_of(core) != Some(id) {
+                            continue;
+                        }
+                    }
+                }
+            }
+            let (text, utf8) = match std::str::from_utf8(line) {
+                Ok(t) => (std::borrow::Cow::Borrowed(t), true),
+                Err(_) => (String::from_utf8_lossy(line), false),
+            };
             // Only the line end goes: a tab-delimited row's empty first or last field is a
             // field (the fields themselves are trimmed when split).
             let text = text.trim_end_matches(['\r', '\n']);
             if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
-            let rec = self.record(text, number, sink)?;
-            self.row(rec, sink)?;
+            if let (Some(id), Some(i)) = (s.id, self.cols.core) {
+                // Every reader looks at every row of its span: the core field is found
+                // without splitting the row when it has no quotes (split trims the same).
+                let mine = if text.contains('"') {
+                    let (fields, _) = split(text, self.delim);
+                    self.stream_of(fields.get(i).map_or("", |f| f.as_str())) == Some(id)
+                } else {
+                    let core = text.split(char::from(self.delim)).nth(i).unwrap_or("");
+                    self.stream_of(core) == Some(id)
+                };
+                if !mine {
+                    continue;
+                }
+            }
+            let (fields, open_quote) = split(text, self.delim);
+            if !utf8 {
+                super::super::lines::text_of(line, Pos::Line(number), "row", sink)?;
+            }
+            let rec = self.record(fields, open_quote, number, sink)?;
+            self.rows += 1;
+            s.timing.row(rec, sink, &mut s.queue)?;
         }
-        self.finish(sink)
+        Ok(())
     }
 
-    fn record(&self, text: &str, line: u64, sink: &mut dyn Sink) -> Result<Record> {
-        let (mut fields, open_quote) = split(text, self.delim);
+    fn record(
+        &self,
+        mut fields: Vec<String>,
+        open_quote: bool,
+        line: u64,
+        sink: &mut dyn Sink,
+    ) -> Result<Record> {
         if fields.len() != self.width || open_quote {
             let what = if open_quote {
                 "a quote is not closed (records do not span lines): the field runs to the end \
@@ -348,174 +587,25 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Times a record, holding it while it waits for a timestamp message.
-    fn row(&mut self, rec: Record, sink: &mut dyn Sink) -> Result<()> {
-        self.rows += 1;
-        let pos = Pos::Line(rec.pos);
-        let marker = self.clock.encoding == Encoding::Marker;
-        if marker && rec.time.trim().is_empty() {
-            return self.hold(rec, sink);
-        }
-        let prev = self.clock.last;
-        let ts = match self.clock.read(&rec.time) {
-            Ok(r) => {
-                if r.floored {
-                    sink.diagnostic(Diagnostic {
-                        severity: Severity::Info,
-                        kind: "precision_lost",
-                        pos,
-                        ts: Some(r.ns),
-                        message: format!("time '{}' floored to {} ns", rec.time, r.ns),
-                    })?;
-                }
-                if let Some(last) = r.backwards {
-                    sink.diagnostic(Diagnostic {
-                        severity: Severity::Warning,
-                        kind: "time_backwards",
-                        pos,
-                        ts: Some(r.ns),
-                        message: format!(
-                            "time {} {u} is before the previous row's {last} {u}; row kept, \
-                             states use {last} {u}",
-                            r.ns,
-                            u = self.unit
-                        ),
-                    })?;
-                }
-                r.ns
-            }
-            Err(TimeError::Bad(m) | TimeError::Range(m)) => {
-                let at = prev.unwrap_or(0);
-                let message = if marker {
-                    format!("{m}; row kept between the timestamp messages around it")
-                } else {
-                    format!("{m}; row kept at the previous row's time ({at} {})", self.unit)
-                };
-                sink.diagnostic(Diagnostic {
-                    severity: Severity::Warning,
-                    kind: "bad_time",
-                    pos,
-                    ts: Some(at),
-                    message,
-                })?;
-                if marker {
-                    // Not a timestamp message after all: a row between two.
-                    return self.hold(rec, sink);
-                }
-                at
-            }
-        };
-        if marker {
-            let waiting = std::mem::take(&mut self.pending);
-            if let (Some(first), None) = (waiting.first(), prev) {
-                self.count_before_first(first.pos, waiting.len(), 0);
-            }
-            for r in waiting {
-                let t = prev.map_or(ts, |p| midpoint(p, ts));
-                self.emit(r, t, sink)?;
-            }
-        }
-        self.emit(rec, ts, sink)
-    }
-
-    /// Holds a row until the next timestamp message (marker encoding); more than
-    /// [`MAX_PENDING`] held are placed now: at the last message's time, or, before the
-    /// first message, at 0 (its time is not known yet).
-    fn hold(&mut self, rec: Record, sink: &mut dyn Sink) -> Result<()> {
-        if self.pending.len() >= MAX_PENDING {
-            let at = self.clock.last.unwrap_or(0);
-            let first = self.pending.first().map_or(rec.pos, |r| r.pos);
-            let last = self.pending.last().map_or(rec.pos, |r| r.pos);
-            let n = self.pending.len();
-            let u = self.unit;
-            let message = if self.clock.last.is_some() {
-                format!(
-                    "more than {MAX_PENDING} rows since the last timestamp message: lines \
-                     {first} to {last} take its time ({at} {u}) instead of the midpoint to the \
-                     next"
-                )
-            } else {
-                self.count_before_first(first, n, n);
-                format!(
-                    "more than {MAX_PENDING} rows before the first timestamp message: lines \
-                     {first} to {last} are placed at 0 {u} (the message's time is not known \
-                     yet)"
-                )
-            };
-            sink.diagnostic(Diagnostic {
-                severity: Severity::Warning,
-                kind: "marker_gap_too_long",
-                pos: Pos::Line(rec.pos),
-                ts: Some(at),
-                message,
-            })?;
-            for r in std::mem::take(&mut self.pending) {
-                self.emit(r, at, sink)?;
-            }
-        }
-        self.pending.push(rec);
-        Ok(())
-    }
-
-    fn count_before_first(&mut self, line: u64, n: usize, at_zero: usize) {
-        let e = self.before_first.get_or_insert((line, 0, 0));
-        e.1 += n as u64;
-        e.2 += at_zero as u64;
-    }
-
     fn finish(&mut self, sink: &mut dyn Sink) -> Result<()> {
-        let waiting = std::mem::take(&mut self.pending);
-        if let Some(first) = waiting.first() {
-            if self.clock.last.is_some() {
-                self.after_last = Some((first.pos, waiting.len() as u64));
-            } else {
-                self.count_before_first(first.pos, waiting.len(), waiting.len());
-            }
-        }
-        let at = self.clock.last.unwrap_or(0);
-        for r in waiting {
-            self.emit(r, at, sink)?;
-        }
-        let u = self.unit;
-        let before = self.before_first.take().map(|(line, n, zero)| {
-            let message = if self.clock.last.is_none() {
-                format!("{n} rows and no timestamp message at all: they are all at 0 {u}")
-            } else if zero > 0 {
-                format!(
-                    "{n} rows before the first timestamp message: the first {zero} are at 0 {u} \
-                     (more than {MAX_PENDING} waited: marker_gap_too_long), the rest take its \
-                     time"
-                )
-            } else {
-                format!("{n} rows before the first timestamp message take its time")
-            };
-            (line, message)
-        });
-        let after = self.after_last.take().map(|(line, n)| {
-            (line, format!("{n} rows after the last timestamp message take its time ({at} {u})"))
-        });
-        for (line, message) in before.into_iter().chain(after) {
-            sink.diagnostic(Diagnostic {
-                severity: Severity::Info,
-                kind: "unbracketed_rows",
-                pos: Pos::Line(line),
-                ts: None,
-                message,
-            })?;
-        }
         self.system.finish(sink)?;
         sink.meta("hw.rows", &self.rows.to_string());
         Ok(())
     }
 
-    /// The core of a row, and whether it is one beyond [`MAX_CORES`] (then [`OTHER_CORE`]).
-    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> Result<(String, bool)> {
-        let text = rec.core.trim();
-        let name = if text.is_empty() {
+    /// The name of the core a row's core field names.
+    fn core_name(&self, text: &str) -> String {
+        let text = text.trim();
+        if text.is_empty() {
             DEFAULT_CORE.to_string()
         } else {
             self.map.cores.get(text).cloned().unwrap_or_else(|| text.to_string())
-        };
+        }
+    }
+
+    /// The core of a row, and whether it is one beyond [`MAX_CORES`] (then [`OTHER_CORE`]).
+    fn core_of(&mut self, rec: &Record, sink: &mut dyn Sink) -> Result<(String, bool)> {
+        let name = self.core_name(&rec.core);
         if !self.cores.contains(&name) && self.cores.len() >= MAX_CORES {
             if !self.cores.contains(OTHER_CORE) {
                 sink.diagnostic(Diagnostic {
@@ -795,5 +885,266 @@ impl<'a> Reader<'a> {
             })?;
         }
         Ok(Some(name))
+    }
+}
+
+/// The export read again: a plain file as it is (no hash: the first pass made it), a
+/// compressed one decoded with a small read-ahead.
+enum Reopened {
+    Plain(std::fs::File),
+    Packed(Box<SmallInput>),
+}
+
+impl Reopened {
+    fn open(path: &Path) -> std::io::Result<Reopened> {
+        let mut file = std::fs::File::open(path)?;
+        let mut magic = Vec::new();
+        (&mut file).take(6).read_to_end(&mut magic)?;
+        let plain = Compression::sniff(&magic) == Compression::None;
+        if plain {
+            std::io::Seek::rewind(&mut file)?;
+            Ok(Reopened::Plain(file))
+        } else {
+            Ok(Reopened::Packed(Box::new(SmallInput::open(path)?)))
+        }
+    }
+}
+
+impl Read for Reopened {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Reopened::Plain(f) => f.read(buf),
+            Reopened::Packed(s) => s.read(buf),
+        }
+    }
+}
+
+/// A record with its time, and the time the merge orders it by: the latest its stream has
+/// reached (a row earlier than the one before it in its stream keeps its place there).
+struct Timed {
+    rec: Record,
+    ts: i64,
+    key: i64,
+}
+
+/// What the first pass found: the line span of each stream's rows, the cores with their own
+/// stream, the one shared by further cores, and whether rows need merging.
+#[derive(Default)]
+struct Plan {
+    spans: Vec<(u64, u64)>,
+    names: BTreeMap<String, usize>,
+    rest: Option<usize>,
+    merge: bool,
+}
+
+/// One reader of rows: the whole file in its order (`id` none), or the rows of one stream.
+struct Stream<'l, R> {
+    lines: &'l mut LineReader<R>,
+    id: Option<usize>,
+    /// Lines of its first and last row.
+    span: (u64, u64),
+    timing: Timing,
+    queue: VecDeque<Timed>,
+    done: bool,
+    /// Reading the export's first (only) pass: says what lines it cannot read.
+    direct: bool,
+}
+
+impl<'l, R: Read> Stream<'l, R> {
+    fn new(
+        lines: &'l mut LineReader<R>,
+        id: Option<usize>,
+        span: (u64, u64),
+        timing: Timing,
+        direct: bool,
+    ) -> Self {
+        Stream { lines, id, span, timing, queue: VecDeque::new(), done: false, direct }
+    }
+
+    fn end(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        self.done = true;
+        self.timing.finish(sink, &mut self.queue)
+    }
+}
+
+/// The clock of one stream, with the rows it holds between timestamp messages.
+struct Timing {
+    clock: Clock,
+    /// Rows waiting for the next timestamp message (marker encoding).
+    pending: Vec<Record>,
+    /// Rows before the first timestamp message: first line, count, and how many of them
+    /// were placed at 0 because more than [`MAX_PENDING`] waited.
+    before_first: Option<(u64, u64, u64)>,
+    /// Rows after the last timestamp message: first line, count.
+    after_last: Option<(u64, u64)>,
+    /// The unit times are in once read (`ns`, or `cycles` of unknown rate).
+    unit: &'static str,
+    /// Latest time given out.
+    key: i64,
+}
+
+impl Timing {
+    fn out(&mut self, rec: Record, ts: i64, out: &mut VecDeque<Timed>) {
+        self.key = self.key.max(ts);
+        out.push_back(Timed { rec, ts, key: self.key });
+    }
+
+    /// Times a record, holding it while it waits for a timestamp message.
+    fn row(&mut self, rec: Record, sink: &mut dyn Sink, out: &mut VecDeque<Timed>) -> Result<()> {
+        let pos = Pos::Line(rec.pos);
+        let marker = self.clock.encoding == Encoding::Marker;
+        if marker && rec.time.trim().is_empty() {
+            return self.hold(rec, sink, out);
+        }
+        let prev = self.clock.last;
+        let ts = match self.clock.read(&rec.time) {
+            Ok(r) => {
+                if r.floored {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Info,
+                        kind: "precision_lost",
+                        pos,
+                        ts: Some(r.ns),
+                        message: format!("time '{}' floored to {} ns", rec.time, r.ns),
+                    })?;
+                }
+                if let Some(last) = r.backwards {
+                    sink.diagnostic(Diagnostic {
+                        severity: Severity::Warning,
+                        kind: "time_backwards",
+                        pos,
+                        ts: Some(r.ns),
+                        message: format!(
+                            "time {} {u} is before the previous row's {last} {u}; row kept, \
+                             states use {last} {u}",
+                            r.ns,
+                            u = self.unit
+                        ),
+                    })?;
+                }
+                r.ns
+            }
+            Err(TimeError::Bad(m) | TimeError::Range(m)) => {
+                let at = prev.unwrap_or(0);
+                let message = if marker {
+                    format!("{m}; row kept between the timestamp messages around it")
+                } else {
+                    format!("{m}; row kept at the previous row's time ({at} {})", self.unit)
+                };
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: "bad_time",
+                    pos,
+                    ts: Some(at),
+                    message,
+                })?;
+                if marker {
+                    // Not a timestamp message after all: a row between two.
+                    return self.hold(rec, sink, out);
+                }
+                at
+            }
+        };
+        if marker {
+            let waiting = std::mem::take(&mut self.pending);
+            if let (Some(first), None) = (waiting.first(), prev) {
+                self.count_before_first(first.pos, waiting.len(), 0);
+            }
+            for r in waiting {
+                let t = prev.map_or(ts, |p| midpoint(p, ts));
+                self.out(r, t, out);
+            }
+        }
+        self.out(rec, ts, out);
+        Ok(())
+    }
+
+    /// Holds a row until the next timestamp message (marker encoding); more than
+    /// [`MAX_PENDING`] held are placed now: at the last message's time, or, before the
+    /// first message, at 0 (its time is not known yet).
+    fn hold(&mut self, rec: Record, sink: &mut dyn Sink, out: &mut VecDeque<Timed>) -> Result<()> {
+        if self.pending.len() >= MAX_PENDING {
+            let at = self.clock.last.unwrap_or(0);
+            let first = self.pending.first().map_or(rec.pos, |r| r.pos);
+            let last = self.pending.last().map_or(rec.pos, |r| r.pos);
+            let n = self.pending.len();
+            let u = self.unit;
+            let message = if self.clock.last.is_some() {
+                format!(
+                    "more than {MAX_PENDING} rows since the last timestamp message: lines \
+                     {first} to {last} take its time ({at} {u}) instead of the midpoint to the \
+                     next"
+                )
+            } else {
+                self.count_before_first(first, n, n);
+                format!(
+                    "more than {MAX_PENDING} rows before the first timestamp message: lines \
+                     {first} to {last} are placed at 0 {u} (the message's time is not known \
+                     yet)"
+                )
+            };
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "marker_gap_too_long",
+                pos: Pos::Line(rec.pos),
+                ts: Some(at),
+                message,
+            })?;
+            for r in std::mem::take(&mut self.pending) {
+                self.out(r, at, out);
+            }
+        }
+        self.pending.push(rec);
+        Ok(())
+    }
+
+    fn count_before_first(&mut self, line: u64, n: usize, at_zero: usize) {
+        let e = self.before_first.get_or_insert((line, 0, 0));
+        e.1 += n as u64;
+        e.2 += at_zero as u64;
+    }
+
+    /// Places the rows still held and says what was unbracketed.
+    fn finish(&mut self, sink: &mut dyn Sink, out: &mut VecDeque<Timed>) -> Result<()> {
+        let waiting = std::mem::take(&mut self.pending);
+        if let Some(first) = waiting.first() {
+            if self.clock.last.is_some() {
+                self.after_last = Some((first.pos, waiting.len() as u64));
+            } else {
+                self.count_before_first(first.pos, waiting.len(), waiting.len());
+            }
+        }
+        let at = self.clock.last.unwrap_or(0);
+        for r in waiting {
+            self.out(r, at, out);
+        }
+        let u = self.unit;
+        let before = self.before_first.take().map(|(line, n, zero)| {
+            let message = if self.clock.last.is_none() {
+                format!("{n} rows and no timestamp message at all: they are all at 0 {u}")
+            } else if zero > 0 {
+                format!(
+                    "{n} rows before the first timestamp message: the first {zero} are at 0 {u} \
+                     (more than {MAX_PENDING} waited: marker_gap_too_long), the rest take its \
+                     time"
+                )
+            } else {
+                format!("{n} rows before the first timestamp message take its time")
+            };
+            (line, message)
+        });
+        let after = self.after_last.take().map(|(line, n)| {
+            (line, format!("{n} rows after the last timestamp message take its time ({at} {u})"))
+        });
+        for (line, message) in before.into_iter().chain(after) {
+            sink.diagnostic(Diagnostic {
+                severity: Severity::Info,
+                kind: "unbracketed_rows",
+                pos: Pos::Line(line),
+                ts: None,
+                message,
+            })?;
+        }
+        Ok(())
     }
 }
