@@ -1726,3 +1726,33 @@ fn an_export_to_parquet_does_not_hold_the_capture_in_memory() {
         "true"
     );
 }
+
+#[test]
+fn chrome_json_puts_an_event_without_a_target_on_its_sources_track() {
+    // Audit: the QS records about their source alone (target NULL: a QF scheduler lock, a
+    // pool's put) were instants on a track named "", in the "Other" process.
+    let Some(root) = crate::util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let qs = root.join("qs/qp694-dpp-qpc.bin");
+    ok(d, &["ingest", "--archive", "db", qs.to_str().unwrap()]);
+    let targetless = scalar(d, "db", "SELECT count(*) FROM events WHERE target IS NULL");
+    assert_ne!(targetless, "0", "the sample has records without a target");
+    ok(d, &["export", "1", "--archive", "db", "--to", "chrome-json", "t.json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let key = |e: &serde_json::Value| (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap());
+    let names: std::collections::HashMap<(i64, i64), &str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| (key(e), e["args"]["name"].as_str().unwrap()))
+        .collect();
+    assert!(!names.values().any(|n| n.is_empty()), "a track without a name: {names:?}");
+    // Each instant is on the track of its target, or of its source when it has none.
+    let instants: Vec<_> = events.iter().filter(|e| e["ph"] == "i").collect();
+    let own = instants.iter().filter(|e| names[&key(e)] == e["args"]["source"]).count();
+    let expected =
+        scalar(d, "db", "SELECT count(*) FROM events WHERE coalesce(target, source) = source");
+    assert_eq!(own.to_string(), expected);
+}

@@ -473,11 +473,14 @@ fn write_chrome_json(
             Ok(())
         },
     )?;
-    // Instants: the other events, on their target's track.
+    // Instants: the other events, on their target's track; one about its source alone (a
+    // QS tick, dictionary or ISR record: target NULL) on its source's, as in the BTF export
+    // (it was on a track named "").
     each_batch(
         conn,
         &format!(
-            "SELECT target, action, ts, note, source, target_type, value FROM events \
+            "SELECT coalesce(target, source), action, ts, note, source, \
+             CASE WHEN target IS NULL THEN source_type ELSE target_type END, value FROM events \
              WHERE capture_id = {id} \
              AND NOT (target_type IN ('T', 'I', 'ISR', 'R') AND action IN \
                  ('start', 'resume', 'preempt', 'terminate', 'run', 'poll', 'wait', 'suspend')) \
