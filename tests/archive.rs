@@ -1756,3 +1756,32 @@ fn chrome_json_puts_an_event_without_a_target_on_its_sources_track() {
         scalar(d, "db", "SELECT count(*) FROM events WHERE coalesce(target, source) = source");
     assert_eq!(own.to_string(), expected);
 }
+
+#[test]
+fn btf_export_keeps_header_keys_with_a_dot_and_an_entity_type_block() {
+    // Audit: every key holding a dot was left out of the export's header, so a free
+    // `#my.key` and the rows of an `#entityType` block (kept as `entitytype.<id>`) were lost
+    // from `captures.meta` on the way back.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("h.btf"),
+        "#version 2.1.0\n#my.key some value\n#entityType\n#-0 T\n#-1 C\n\
+         0,S,0,T,A,0,activate\n1,Core_0,0,T,A,0,start\n2,Core_0,0,T,A,0,terminate\n",
+    )
+    .unwrap();
+    round_trip(d, &d.join("h.btf"), "back.btf");
+    let meta = |a: &str| {
+        scalar(
+            d,
+            a,
+            "SELECT json_object('k', json_extract_string(meta, '$.\"my.key\"'), \
+             't0', json_extract_string(meta, '$.\"entitytype.0\"'), \
+             't1', json_extract_string(meta, '$.\"entitytype.1\"')) FROM captures",
+        )
+    };
+    assert_eq!(meta("a.tdb"), r#""{""k"":""some value"",""t0"":""T"",""t1"":""C""}""#);
+    assert_eq!(meta("a.tdb"), meta("b.tdb"));
+    let back = std::fs::read_to_string(d.join("back.btf")).unwrap();
+    assert!(back.contains("#my.key some value\n#entityType\n#-0 T\n#-1 C\n"), "{back}");
+}

@@ -297,15 +297,25 @@ fn write_btf(
 
 /// The source header's own lines (`#creationDate`, `#inputFile`, `#createdBy`, free keys) from
 /// a BTF capture's `meta`, so that they survive an export: all but those the export writes
-/// itself (`#version`, `#creator`, `#timeScale`) and the entity tables. The reader keeps
-/// keys lower-cased; BTF's own come back in BTF's spelling.
+/// itself (`#version`, `#creator`, `#timeScale`) and the entity tables, but for an
+/// `#entityType` block, which comes back as one. The reader keeps keys lower-cased; BTF's
+/// own come back in BTF's spelling.
 fn carried_header(meta: &str) -> String {
     let Ok(serde_json::Value::Object(m)) = serde_json::from_str(meta) else {
         return String::new();
     };
     let mut out = String::new();
+    // An `#entityType` block's rows (`#-0 T`), kept as `entitytype.<id>`: written back as
+    // that block, after the free lines. A free key may hold a dot (`#my.key`) too.
+    let mut entity_types = String::new();
     for (k, v) in &m {
-        let skip = ["version", "creator", "timescale"].contains(&k.as_str()) || k.contains('.');
+        if let (Some(id), Some(v)) = (k.strip_prefix("entitytype."), v.as_str()) {
+            if id.parse::<i64>().is_ok() {
+                entity_types.push_str(&format!("#-{id} {}\n", v.replace(['\n', '\r'], " ")));
+                continue;
+            }
+        }
+        let skip = ["version", "creator", "timescale"].contains(&k.as_str());
         let Some(v) = v.as_str().filter(|_| !skip && !k.is_empty()) else { continue };
         let key = match k.as_str() {
             "creationdate" => "creationDate",
@@ -316,6 +326,10 @@ fn carried_header(meta: &str) -> String {
         // A header line ends at its line break, and its key at the first blank.
         let key = key.replace([' ', '\t', '\n', '\r'], "_");
         out.push_str(&format!("#{key} {}\n", v.replace(['\n', '\r'], " ")));
+    }
+    if !entity_types.is_empty() {
+        out.push_str("#entityType\n");
+        out.push_str(&entity_types);
     }
     out
 }
