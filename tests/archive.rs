@@ -1677,3 +1677,111 @@ fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
     assert_eq!(scalar(d, "big.tdb", rows), before);
     assert!(ok(d, &["verify", "--archive", "big.tdb"]).starts_with("ok: 1 captures"));
 }
+
+/// Peak resident memory, in KiB, of `tracedb args` run in `dir` (the child's own
+/// `ru_maxrss`, from `wait4`: other tests' children do not count). Asserts it succeeded.
+#[allow(clippy::zombie_processes)] // reaped by the wait4 below, which std does not know of
+fn peak_kib(dir: &Path, args: &[&str]) -> i64 {
+    let child = std::process::Command::new(crate::util::bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `status` and `usage` are valid for writes; `usage` is read only once wait4 has
+    // filled it in (all-zero bytes are a valid rusage anyway).
+    let usage = unsafe {
+        assert_eq!(libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()), pid);
+        usage.assume_init()
+    };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "tracedb {args:?} failed");
+    usage.ru_maxrss
+}
+
+#[test]
+fn an_export_to_parquet_does_not_hold_the_capture_in_memory() {
+    // Audit: with DuckDB's two threads, COPY ... TO parquet buffered what one had read ahead
+    // of the other's writing, up to whole tables: 397 MB for the 50 MB trace here, 1.3 GB for
+    // 200 MB, growing with the capture (it would pass the machine's memory at some 50 M
+    // events). One thread keeps the archive's order without the buffer: about 110 MB at any
+    // size.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let cfg = tracedb::synth::SynthConfig { target_bytes: Some(50 << 20), ..Default::default() };
+    tracedb::synth::write_btf(std::fs::File::create(d.join("t.btf")).unwrap(), &cfg).unwrap();
+    ok(d, &["ingest", "--archive", "db", "t.btf", "--no-keep-source"]);
+    let peak = peak_kib(d, &["export", "1", "--archive", "db", "--to", "parquet", "out"]);
+    assert!(peak < 250_000, "export to parquet peaked at {peak} KiB");
+    // Every row.
+    assert_eq!(
+        scalar(
+            d,
+            "db",
+            "SELECT count(*) = (SELECT count(*) FROM events) FROM 'out/events.parquet'"
+        ),
+        "true"
+    );
+}
+
+#[test]
+fn chrome_json_puts_an_event_without_a_target_on_its_sources_track() {
+    // Audit: the QS records about their source alone (target NULL: a QF scheduler lock, a
+    // pool's put) were instants on a track named "", in the "Other" process.
+    let Some(root) = crate::util::shared_datasets() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let qs = root.join("qs/qp694-dpp-qpc.bin");
+    ok(d, &["ingest", "--archive", "db", qs.to_str().unwrap()]);
+    let targetless = scalar(d, "db", "SELECT count(*) FROM events WHERE target IS NULL");
+    assert_ne!(targetless, "0", "the sample has records without a target");
+    ok(d, &["export", "1", "--archive", "db", "--to", "chrome-json", "t.json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let key = |e: &serde_json::Value| (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap());
+    let names: std::collections::HashMap<(i64, i64), &str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| (key(e), e["args"]["name"].as_str().unwrap()))
+        .collect();
+    assert!(!names.values().any(|n| n.is_empty()), "a track without a name: {names:?}");
+    // Each instant is on the track of its target, or of its source when it has none.
+    let instants: Vec<_> = events.iter().filter(|e| e["ph"] == "i").collect();
+    let own = instants.iter().filter(|e| names[&key(e)] == e["args"]["source"]).count();
+    let expected =
+        scalar(d, "db", "SELECT count(*) FROM events WHERE coalesce(target, source) = source");
+    assert_eq!(own.to_string(), expected);
+}
+
+#[test]
+fn btf_export_keeps_header_keys_with_a_dot_and_an_entity_type_block() {
+    // Audit: every key holding a dot was left out of the export's header, so a free
+    // `#my.key` and the rows of an `#entityType` block (kept as `entitytype.<id>`) were lost
+    // from `captures.meta` on the way back.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("h.btf"),
+        "#version 2.1.0\n#my.key some value\n#entityType\n#-0 T\n#-1 C\n\
+         0,S,0,T,A,0,activate\n1,Core_0,0,T,A,0,start\n2,Core_0,0,T,A,0,terminate\n",
+    )
+    .unwrap();
+    round_trip(d, &d.join("h.btf"), "back.btf");
+    let meta = |a: &str| {
+        scalar(
+            d,
+            a,
+            "SELECT json_object('k', json_extract_string(meta, '$.\"my.key\"'), \
+             't0', json_extract_string(meta, '$.\"entitytype.0\"'), \
+             't1', json_extract_string(meta, '$.\"entitytype.1\"')) FROM captures",
+        )
+    };
+    assert_eq!(meta("a.tdb"), r#""{""k"":""some value"",""t0"":""T"",""t1"":""C""}""#);
+    assert_eq!(meta("a.tdb"), meta("b.tdb"));
+    let back = std::fs::read_to_string(d.join("back.btf")).unwrap();
+    assert!(back.contains("#my.key some value\n#entityType\n#-0 T\n#-1 C\n"), "{back}");
+}

@@ -52,6 +52,7 @@ pub fn run(args: Args) -> Result<()> {
         );
         return Err(crate::Error::Archive { path: archive.dir.clone(), message });
     }
+    export::bound_memory(&conn)?;
     if args.to != Target::Parquet {
         warn_of_losses(&conn, entry.capture_id)?;
         if entry.time_unit == "tick" {

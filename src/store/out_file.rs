@@ -26,6 +26,15 @@ fn made_dirs() -> MutexGuard<'static, Vec<PathBuf>> {
     MADE_DIRS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The directory DuckDB spills an export's sorts to ([`super::export::bound_memory`]): DuckDB
+/// removes it when the connection closes; an export ended by a signal does not get there.
+static SPILL_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Lists `dir` as the directory an export's sorts spill to, for [`discard_all`].
+pub fn spill_dir(dir: &Path) {
+    *SPILL_DIR.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(dir.to_path_buf());
+}
+
 /// Creates the directory `dir` (and its parents) for an export's files; when it is new, it
 /// is listed, so that an export interrupted or failed takes it back ([`discard_dir`]).
 pub fn create_dir(dir: &Path) -> Result<()> {
@@ -59,6 +68,9 @@ pub fn discard_all() {
     }
     for d in made_dirs().drain(..) {
         let _ = std::fs::remove_dir(d);
+    }
+    if let Some(d) = SPILL_DIR.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        let _ = std::fs::remove_dir_all(d);
     }
     // Held until the process ends.
     std::mem::forget(list);
