@@ -45,6 +45,16 @@ fn ingest(bytes: &[u8], opts: &SharkOptions) -> Out {
     out
 }
 
+/// `bytes` read at 1 GHz (one cycle = 1 ns), so that times are the TSC values written.
+fn ingest_ns(bytes: &[u8]) -> Out {
+    ingest(bytes, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() })
+}
+
+/// The head of each event (`ts source target action`), without its note.
+fn heads(o: &Out) -> Vec<String> {
+    o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect()
+}
+
 fn kinds(o: &Out) -> Vec<&str> {
     o.diags.iter().map(|(k, _)| k.as_str()).collect()
 }
@@ -287,7 +297,7 @@ fn task_timer_releases_the_jobs_of_a_periodic_task() {
     ] {
         b.extend(rec(code, ctx, tsc, 0));
     }
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let o = ingest_ns(&b);
     let lines: Vec<String> = o
         .events
         .iter()
@@ -329,7 +339,7 @@ fn task_timer_releases_the_jobs_of_a_periodic_task() {
     {
         b.extend(rec(code, 2, tsc, 0));
     }
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let o = ingest_ns(&b);
     let lines: Vec<&str> = o.events.iter().map(|e| e.split(" | ").next().unwrap()).collect();
     assert_eq!(
         lines,
@@ -350,7 +360,7 @@ fn equal_times_keep_file_order() {
     for p in [5u16, 1, 3] {
         b.extend(rec(0x01, p, 7, 0));
     }
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let o = ingest_ns(&b);
     let ipoints: Vec<&str> = o.events.iter().map(|e| e.split(" | ").nth(1).unwrap()).collect();
     assert_eq!(ipoints, ["par1=5 par2=0", "par1=1 par2=0", "par1=3 par2=0"]);
     assert!(o.meta.contains(&("shark.tick_rate_hz".into(), "1000000000".into())));
@@ -405,7 +415,7 @@ fn interrupts_nest_and_a_lost_end_is_closed_with_the_outer_one() {
     b.extend(rec(0x03, 2, 12, 0));
     b.extend(rec(0x13, 1, 15, 0));
     b.extend(rec(0x13, 7, 16, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let o = ingest_ns(&b);
     let acts: Vec<String> = o
         .events
         .iter()
@@ -444,9 +454,8 @@ fn a_semaphore_wait_blocks_only_when_another_task_is_scheduled_next() {
     b.extend(rec(0x82, 2, 10, 2));
     b.extend(rec(0x56, 2, 11, 3));
     b.extend(rec(0x62, 2, 12, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
-    let lines: Vec<String> =
-        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    let o = ingest_ns(&b);
+    let lines = heads(&o);
     assert_eq!(
         lines,
         [
@@ -501,7 +510,7 @@ fn a_lock_of_a_held_mutex_waits_until_the_task_runs_after_the_unlock() {
     ] {
         b.extend(rec(code, p1, tsc, p2));
     }
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let o = ingest_ns(&b);
     let lines: Vec<&str> = o.events.iter().map(|e| e.split(" | ").next().unwrap()).collect();
     assert_eq!(
         lines,
@@ -545,9 +554,8 @@ fn a_contended_mutex_makes_request_wait_assign_release() {
     b.extend(rec(0x36, 1, 8, 9));
     b.extend(rec(0x16, 2, 8, 9)); // granted to ctx 2
     b.extend(rec(0x8036, 2, 9, 0)); // fast unlock: the mutex is not known
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
-    let lines: Vec<String> =
-        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    let o = ingest_ns(&b);
+    let lines = heads(&o);
     assert_eq!(
         lines,
         [
@@ -582,7 +590,7 @@ fn blackouts_cli_sti_numevents_and_unknown_codes_are_reported() {
     b.extend(rec(0x0C, 0, 26, 0));
     b.extend(rec(0x70, 0, 27, 99));
     b.extend(rec(0x24, 0, 30, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
+    let o = ingest_ns(&b);
     assert_eq!(
         o.spans,
         ["interrupts Core_0 disabled [10,14)", "interrupts Core_0 disabled [30,open)"]
@@ -601,9 +609,8 @@ fn ids_name_tasks_also_for_records_before_them() {
     // The context gets another pid: a new task from then on.
     b.extend(rec(0x02, 5, 3, 43));
     b.extend(rec(0x12, 5, 4, 0));
-    let o = ingest(&b, &SharkOptions { tick_rate: Some(1_000_000_000), ..Default::default() });
-    let lines: Vec<String> =
-        o.events.iter().map(|e| e.split(" | ").next().unwrap().to_string()).collect();
+    let o = ingest_ns(&b);
+    let lines = heads(&o);
     assert_eq!(
         lines,
         [
