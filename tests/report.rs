@@ -91,6 +91,7 @@ fn json_figures_equal_the_analyses_output() {
         let row = by(&rt, e).unwrap_or_else(|| panic!("{e} not in response_times"));
         for col in [
             "instances",
+            "instances_left_out",
             "response_time_min",
             "response_time_avg",
             "response_time_p99",
@@ -121,6 +122,16 @@ fn json_figures_equal_the_analyses_output() {
         }
         let p = by(&pr, e).unwrap();
         assert_eq!(json_num(&t["preemptions"]), csv_num(&p, "preemptions"), "{e} preemptions");
+    }
+    // CPU time: every instance's time running, complete or not.
+    let cpu = sql_json(
+        dir,
+        "SELECT entity, sum(net_exec) AS t FROM instances WHERE entity_type IN ('T', 'I') GROUP BY entity",
+    );
+    assert_eq!(cpu.len(), tasks.len());
+    for c in &cpu {
+        let t = tasks.iter().find(|t| t["entity"] == c["entity"]).unwrap();
+        assert_eq!(json_num(&t["cpu_time"]), json_num(&c["t"]), "{} cpu_time", c["entity"]);
     }
     // Someone blocks in this capture, so the blocking figures are not all zero by accident.
     assert!(tasks.iter().any(|t| t["blocking_total"].as_f64().unwrap_or(0.0) > 0.0));
@@ -877,4 +888,50 @@ fn an_instance_unfinished_past_its_deadline_is_a_reported_miss() {
     assert!(html.contains(note), "{html}");
     let json = report_json(d, &[]);
     assert_eq!(json["deadline_misses_total"].as_u64(), Some(2), "{json}");
+}
+
+#[test]
+fn the_task_table_says_what_it_left_out_and_gives_every_instance_cpu_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // A: instance 0 complete (runs 10..30), instance 1 activated at 40, runs 50..60 and
+    // 90..100, not terminated. B: logged only from a resume (no activate), runs 60..90.
+    let trace = "#timeScale ns\n0,Core_0,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n\
+                 30,Core_0,0,T,A,0,terminate\n40,Core_0,0,T,A,1,activate\n\
+                 50,Core_0,0,T,A,1,start\n60,Core_0,0,T,A,1,preempt\n60,Core_0,0,T,B,0,resume\n\
+                 90,Core_0,0,T,B,0,preempt\n90,Core_0,0,T,A,1,resume\n\
+                 100,Core_0,0,STI,tick,0,trigger\n";
+    std::fs::write(d.join("t.btf"), trace).unwrap();
+    ok(d, &["ingest", "--archive", "db", "t.btf"]);
+    let json = report_json(d, &[]);
+    let task = |e: &str| {
+        json["tasks"].as_array().unwrap().iter().find(|t| t["entity"] == e).unwrap().clone()
+    };
+    let (a, b) = (task("A"), task("B"));
+    assert_eq!(
+        (json_num(&a["instances"]), json_num(&a["instances_left_out"])),
+        (Some(1.0), Some(1.0))
+    );
+    assert_eq!(
+        (json_num(&b["instances"]), json_num(&b["instances_left_out"])),
+        (Some(0.0), Some(1.0))
+    );
+    // 20 ns in instance 0, 10 + 10 in instance 1 (running when the capture ends at 100).
+    assert_eq!(json_num(&a["cpu_time"]), Some(40.0));
+    assert_eq!(json_num(&b["cpu_time"]), Some(30.0));
+    assert_eq!(json_num(&a["net_exec_max"]), Some(20.0), "statistics stay over complete instances");
+
+    ok(d, &["report", "--archive", "db", "-o", "r.md"]);
+    ok(d, &["report", "--archive", "db", "-o", "r.html"]);
+    let md = std::fs::read_to_string(d.join("r.md")).unwrap();
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(md.contains("| task | type | instances | left out |"), "{md}");
+    assert!(md.contains("| B | T | 0 | 1 | - |") && md.contains("| 30 ns |\n"), "{md}");
+    let note = "`left out` counts the others (2 in all";
+    assert!(
+        md.contains(note) && md.contains("1 of the 2 tasks and ISRs has no complete instance"),
+        "{md}"
+    );
+    assert!(html.contains("<th>left out</th>") && html.contains("<th>CPU time</th>"), "{html}");
+    assert!(html.contains("counts the others (2 in all"), "{html}");
 }

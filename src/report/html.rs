@@ -107,8 +107,9 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
     } else {
         let _ = writeln!(
             s,
-            "<p>{} misses, worst lateness first{}.</p>",
+            "<p>{} {}, worst lateness first{}.</p>",
             r.deadline_misses_total,
+            if r.deadline_misses_total == 1 { "miss" } else { "misses" },
             if r.deadline_misses_total > 100 {
                 " (the first 100 shown; `tracedb query deadline_misses` lists them all)".to_string()
             } else {
@@ -337,6 +338,9 @@ fn tasks(s: &mut String, r: &Report) {
         s.push_str("</tr>\n");
     }
     s.push_str("</table>\n");
+    if let Some(note) = super::tasks_left_out_note(&r.tasks) {
+        let _ = writeln!(s, "<p>{}</p>", esc(&note));
+    }
 }
 
 /// One figure, with the baseline value and the change below it when comparing.

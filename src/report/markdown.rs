@@ -159,6 +159,9 @@ fn tasks(s: &mut String, r: &Report) {
             let _ = writeln!(s, "| {name} | {} | {} |", t.entity_type, cells.join(" | "));
         }
         s.push('\n');
+        if let Some(note) = super::tasks_left_out_note(&r.tasks) {
+            let _ = writeln!(s, "{note}\n");
+        }
     }
 }
 
@@ -173,8 +176,9 @@ fn misses_and_semaphores(s: &mut String, r: &Report) {
     } else {
         let _ = writeln!(
             s,
-            "{} misses, worst lateness first (ns){}.\n",
+            "{} {}, worst lateness first (ns){}.\n",
             r.deadline_misses_total,
+            if r.deadline_misses_total == 1 { "miss" } else { "misses" },
             if r.deadline_misses_total > 50 {
                 "; the first 50 shown (`tracedb query deadline_misses` lists them all)"
             } else {

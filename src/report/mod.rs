@@ -331,6 +331,41 @@ pub fn unfinished_misses_note(shown: &[Row]) -> Option<String> {
     })
 }
 
+/// The sentence under the task table when its statistics left instances out (DESIGN.md:
+/// statistics use complete instances and say how many were left out); None when none were.
+pub fn tasks_left_out_note(tasks: &[TaskRow]) -> Option<String> {
+    let left: f64 = tasks.iter().filter_map(|t| t.instances_left_out).sum();
+    if left <= 0.0 {
+        return None;
+    }
+    let none = tasks
+        .iter()
+        .filter(|t| t.instances.unwrap_or(0.0) == 0.0 && t.instances_left_out.unwrap_or(0.0) > 0.0)
+        .count();
+    let whole = if none == tasks.len() {
+        format!(
+            " None of the {none} tasks and ISRs has a complete instance (a trace that logs no \
+             activate or terminate, such as an RTOS logger's endless task loops): their response \
+             and execution figures are blank."
+        )
+    } else if none > 0 {
+        format!(
+            " {none} of the {} tasks and ISRs {} no complete instance (a trace that logs no \
+             activate or terminate for them, such as an RTOS logger's endless task loops): their \
+             response and execution figures are blank.",
+            tasks.len(),
+            if none == 1 { "has" } else { "have" }
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "Response times, execution times, blocking and preemptions are over complete instances \
+         only; `left out` counts the others ({left} in all: activate or terminate outside the \
+         capture, or resynchronised after a diagnostic).{whole} CPU time counts every instance."
+    ))
+}
+
 /// The number in column `col` of `row` (None for NULL or missing).
 pub fn num(row: &Row, col: &str) -> Option<f64> {
     row.get(col).and_then(Value::as_f64)
@@ -368,6 +403,24 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
     let deadlines = analysis(conn, "deadline_summary", &[], id)?;
     let blocking = analysis(conn, "blocking", &[], id)?;
     let preemptions = analysis(conn, "preemptions", &[], id)?;
+    // Time running over the whole capture, every instance: the figure a trace whose tasks
+    // never terminate (an RTOS logger's endless task loops) still has.
+    let mut cpu_time = std::collections::HashMap::<String, f64>::new();
+    {
+        let mut stmt = conn.prepare(
+            "SELECT entity, sum(net_exec)::DOUBLE FROM instances \
+             WHERE capture_id = ? AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE GROUP BY entity",
+        )?;
+        let rows = stmt.query_map(duckdb::params![id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<f64>>(1)?))
+        })?;
+        for r in rows {
+            let (e, t) = r?;
+            if let Some(t) = t {
+                cpu_time.insert(e, t);
+            }
+        }
+    }
     let find = |rows: &[Row], e: &str| {
         rows.iter().find(|r| text(r, "entity") == e).cloned().unwrap_or_default()
     };
@@ -378,6 +431,7 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
         out.push(TaskRow {
             entity_type: text(&r, "entity_type"),
             instances: num(&r, "instances"),
+            instances_left_out: num(&r, "instances_left_out"),
             response_time_min: num(&r, "response_time_min"),
             response_time_avg: num(&r, "response_time_avg"),
             response_time_p99: num(&r, "response_time_p99"),
@@ -389,6 +443,7 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
             blocking_total: num(&b, "blocking_total"),
             blocking_max: num(&b, "blocking_max"),
             preemptions: num(&p, "preemptions"),
+            cpu_time: cpu_time.get(&e).copied(),
             entity: e,
         });
     }
@@ -562,7 +617,9 @@ fn definitions() -> Vec<Definition> {
     .map(|q| Definition { name: q.name, text: q.summary })
     .collect();
     let rules = [
-        ("highlight", "the largest value of each task column (RT min and instances aside) is highlighted (bold in Markdown); tasks with deadline misses are marked (their name in bold in Markdown)"),
+        ("left out", "instances of the task not in its statistics (response_times.instances_left_out): activate or terminate outside the capture, or resynchronised after a diagnostic"),
+        ("cpu time", "time the task ran over the whole capture, every instance counted, complete or not (the sum of instances.net_exec)"),
+        ("highlight", "the largest value of each task column (RT min, instances and left out aside) is highlighted (bold in Markdown); tasks with deadline misses are marked (their name in bold in Markdown)"),
         ("cpu load chart", "cpu_load with the smallest 1-2-5 window giving at most 150 windows per core"),
         ("histogram", "response times of the complete instances response_times counts, 20 equal bins from min to max (of both captures when comparing)"),
         (

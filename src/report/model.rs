@@ -68,8 +68,11 @@ pub struct TaskRow {
     pub entity: String,
     /// T, I or ISR.
     pub entity_type: String,
-    /// response_times.instances.
+    /// response_times.instances (complete instances).
     pub instances: Option<f64>,
+    /// response_times.instances_left_out (no activate or terminate in the capture, or
+    /// resynchronised: not in the statistics).
+    pub instances_left_out: Option<f64>,
     /// response_times.response_time_min, ns.
     pub response_time_min: Option<f64>,
     /// response_times.response_time_avg, ns.
@@ -92,11 +95,15 @@ pub struct TaskRow {
     pub blocking_max: Option<f64>,
     /// preemptions.preemptions.
     pub preemptions: Option<f64>,
+    /// Time running over the whole capture, every instance (complete or not): the sum of
+    /// `instances.net_exec`, ns.
+    pub cpu_time: Option<f64>,
 }
 
 /// The task columns shown, with their header and whether they are durations.
 pub const TASK_COLUMNS: &[(&str, &str, bool)] = &[
     ("instances", "instances", false),
+    ("instances_left_out", "left out", false),
     ("response_time_min", "RT min", true),
     ("response_time_avg", "RT avg", true),
     ("response_time_p99", "RT p99", true),
@@ -107,6 +114,7 @@ pub const TASK_COLUMNS: &[(&str, &str, bool)] = &[
     ("blocking_total", "blocking total", true),
     ("blocking_max", "blocking max", true),
     ("preemptions", "preemptions", false),
+    ("cpu_time", "CPU time", true),
 ];
 
 impl TaskRow {
@@ -114,6 +122,7 @@ impl TaskRow {
     pub fn get(&self, name: &str) -> Option<f64> {
         match name {
             "instances" => self.instances,
+            "instances_left_out" => self.instances_left_out,
             "response_time_min" => self.response_time_min,
             "response_time_avg" => self.response_time_avg,
             "response_time_p99" => self.response_time_p99,
@@ -125,6 +134,7 @@ impl TaskRow {
             "blocking_total" => self.blocking_total,
             "blocking_max" => self.blocking_max,
             "preemptions" => self.preemptions,
+            "cpu_time" => self.cpu_time,
             _ => None,
         }
     }
@@ -270,9 +280,10 @@ pub enum Section {
 
 impl Report {
     /// Whether task `t`'s value in `col` is highlighted: the largest non-zero value of its
-    /// column (`instances` and `response_time_min` are never highlighted).
+    /// column (`instances`, `instances_left_out` and `response_time_min` are never
+    /// highlighted).
     pub fn is_column_max(&self, t: &TaskRow, col: &str) -> bool {
-        if matches!(col, "instances" | "response_time_min") {
+        if matches!(col, "instances" | "instances_left_out" | "response_time_min") {
             return false;
         }
         let Some(v) = t.get(col) else { return false };
