@@ -7,7 +7,7 @@ const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-width:
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:28px}\
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}\
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
-.worst{background:#ffe0b3;font-weight:bold}.miss td:first-child{color:#c00;font-weight:bold}\
+.figs td{white-space:nowrap}.worst{background:#ffe0b3;font-weight:bold}.miss td:first-child{color:#c00;font-weight:bold}\
 .was{display:block;color:#777;font-size:10px}.reg{color:#c00;font-weight:bold}.better{color:#080}\
 .alert{background:#fdecea;border:1px solid #e57373;padding:8px 12px}.ok{background:#e8f5e9;border:1px solid #81c784;padding:8px 12px}\
 .grid{display:flex;flex-wrap:wrap;gap:8px}.grid figure{margin:0;border:1px solid #eee;padding:4px}\
@@ -320,7 +320,7 @@ fn tasks(s: &mut String, r: &Report) {
         s.push_str("<p>No task or ISR instances in this capture.</p>\n");
         return;
     }
-    s.push_str("<table><tr><th>task</th><th>type</th>");
+    s.push_str("<table class=\"figs\"><tr><th>task</th><th>type</th>");
     for (_, head, _) in TASK_COLUMNS {
         let _ = write!(s, "<th>{head}</th>");
     }
