@@ -136,6 +136,10 @@ pub(super) struct Runnable {
     /// The last transition was implied by the task; an explicit event saying the same is
     /// folded into it.
     implicit: bool,
+    /// Suspended by its own `suspend` while its task ran (it called another runnable, as
+    /// libBtf and TA Tool Suite write a nested call): its task getting a core back does not
+    /// resume it, its own `resume` does.
+    held: bool,
     row: InstanceRow,
 }
 
@@ -992,6 +996,18 @@ impl<O: Output> Deriver<O> {
         let core = self.procs.get(&task).and_then(|p| p.core);
         for key in list {
             let Some(r) = self.runnables.get(&key) else { continue };
+            if !on_core && r.held && r.since == a.ts {
+                // Its own suspend of this instant, written before its task's preempt (wait,
+                // park): it was suspended with its task, not by a call.
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.held = false;
+                }
+                continue;
+            }
+            if on_core && !r.running && r.held {
+                // Suspended by a call to another runnable: that one's end resumes it.
+                continue;
+            }
             if on_core && r.running && r.since == a.ts {
                 // Resumed (or started) by its own line written before its task's at this
                 // instant: it runs where the task now runs, not where the task ran last.
@@ -1090,8 +1106,16 @@ impl<O: Output> Deriver<O> {
             }
             ("suspend", Some((true, _))) | ("resume", Some((false, _))) => {
                 self.runnable_switch(key, a)?;
+                // A suspend while its task still runs: a call of another runnable.
+                let task_on_core = self
+                    .runnables
+                    .get(&key)
+                    .and_then(|r| r.task)
+                    .and_then(|t| self.procs.get(&t))
+                    .is_some_and(|p| p.state.on_core());
                 if let Some(r) = self.runnables.get_mut(&key) {
                     r.implicit = false;
+                    r.held = action == "suspend" && task_on_core;
                 }
                 Ok(())
             }
@@ -1237,6 +1261,7 @@ impl<O: Output> Deriver<O> {
             task,
             orphan_of,
             implicit: false,
+            held: false,
             row,
         };
         self.runnables.insert(key, r);

@@ -709,6 +709,44 @@ fn a_runnable_called_by_a_runnable_follows_the_callers_task() {
 }
 
 #[test]
+fn a_runnable_suspended_by_its_own_call_waits_for_its_own_resume() {
+    // libBtf (Vector's btf-toolchain) writes a nested call as the caller's `suspend` while
+    // its task runs; the caller's `resume` comes when the callee terminates, not when the
+    // task gets its core back after a preemption.
+    let (s, rows) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n100,Core1,0,C,Core1,0,execute\n\
+         200,Core1,0,T,Task1,0,start\n300,Task1,0,R,Runnable1,0,start\n\
+         400,Task1,0,R,Runnable1,0,suspend\n400,Task1,0,R,Runnable2,0,start\n\
+         500,Task1,0,R,Runnable2,0,suspend\n500,Core1,0,T,Task1,0,preempt\n\
+         600,Core1,0,T,Task1,0,resume\n600,Task1,0,R,Runnable2,0,resume\n\
+         700,Task1,0,R,Runnable2,0,terminate\n700,Task1,0,R,Runnable1,0,resume\n\
+         800,Task1,0,R,Runnable1,0,terminate\n900,Core1,0,T,Task1,0,terminate\n\
+         1000,Core1,0,C,Core1,0,idle\n",
+    );
+    let r1: Vec<_> = rows.intervals.iter().filter(|i| i.contains(" Runnable1 ")).collect();
+    assert_eq!(
+        r1,
+        [
+            "state Runnable1 running [300,400) ",
+            "state Runnable1 suspended [400,700) ",
+            "state Runnable1 running [700,800) "
+        ]
+    );
+    assert!(rows.metrics.contains(&"Runnable1#0 net=200 ready=300 preempt=1 migr=0".into()));
+    assert!(rows.metrics.contains(&"Runnable2#0 net=200 ready=100 preempt=1 migr=0".into()));
+    assert!(rows.metrics.contains(&"Task1#0 net=600 ready=100 preempt=1 migr=0".into()));
+    assert_eq!(s.diag_counts.keys().copied().collect::<Vec<_>>(), ["unknown_prior_state"]);
+    // A runnable's own suspend written before its task's preempt at that instant is the
+    // task's: the task's resume resumes it, whether or not its own resume is logged.
+    let (_, rows) = derive(
+        "0,Core1,0,T,Task1,0,start\n10,Task1,0,R,R1,0,start\n20,Task1,0,R,R1,0,suspend\n\
+         20,Core1,0,T,Task1,0,preempt\n30,Core1,0,T,Task1,0,resume\n\
+         40,Task1,0,R,R1,0,terminate\n50,Core1,0,T,Task1,0,terminate\n",
+    );
+    assert!(rows.metrics.contains(&"R1#0 net=20 ready=10 preempt=1 migr=0".into()));
+}
+
+#[test]
 fn a_runnable_started_before_its_task_is_seen_is_linked_when_it_appears() {
     // The capture starts while TA runs R1; TA's first event is its preempt.
     let (_, rows) = derive(
