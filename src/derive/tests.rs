@@ -862,6 +862,70 @@ fn a_counter_change_splits_a_semaphore_state_and_a_wait_without_request_is_repor
     assert_eq!(diag_count(&s, "request_inferred"), 1);
 }
 
+/// Semaphores as BTF 2.1.5's own example (TA Simulator) and libBtf write them: `ready` then
+/// `free` (libBtf: `free` alone) initialise one, `queued` is the semaphore's own note (TA)
+/// or a step of every request, assigned at once when nothing held it (libBtf). None of it
+/// is an invalid transition, an unknown action or a contention.
+#[test]
+fn semaphores_as_ta_and_libbtf_write_them() {
+    // BTF 2.1.5, "Semaphore events": a mutex taken by C1, then requested by C2.
+    let (s, rows) = derive(
+        "0,      SEM_M, 0, SEM, SEM_M, 0, ready,            0\n\
+         0,      SEM_M, 0, SEM, SEM_M, 0, free,             0\n\
+         3225,   C1,    0, SEM, SEM_M, 0, increment\n\
+         3225,   C1,    0, SEM, SEM_M, 0, requestsemaphore, 0\n\
+         3225,   SEM_M, 0, SEM, SEM_M, 0, queued,           0\n\
+         3225,   SEM_M, 0, SEM, SEM_M, 0, lock,             1\n\
+         3225,   C1,    0, SEM, SEM_M, 0, assigned,         1\n\
+         4225,   C2,    0, SEM, SEM_M, 0, increment\n\
+         4225,   C2,    0, SEM, SEM_M, 0, requestsemaphore, 1\n\
+         4225,   SEM_M, 0, SEM, SEM_M, 0, queued,           1\n\
+         4225,   SEM_M, 0, SEM, SEM_M, 0, overfull,         2\n\
+         4225,   C2,    0, SEM, SEM_M, 0, waiting,          2\n\
+         460031, C1,    0, SEM, SEM_M, 0, released,         2\n\
+         460031, C1,    0, SEM, SEM_M, 0, decrement\n\
+         460031, C2,    0, SEM, SEM_M, 0, assigned,         1\n\
+         460031, SEM_M, 0, SEM, SEM_M, 0, full,             1\n\
+         687875, C2,    0, SEM, SEM_M, 0, released,         1\n\
+         687875, C2,    0, SEM, SEM_M, 0, decrement\n\
+         687875, SEM_M, 0, SEM, SEM_M, 0, unlock,           0\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(
+        rows.locks,
+        [
+            "SEM_M C1 wait=Some(0) hold=Some(456806)",
+            "SEM_M C2 wait=Some(455806) hold=Some(227844) contended"
+        ]
+    );
+    assert_eq!(
+        rows.intervals,
+        [
+            "state SEM_M free [0,3225) ",
+            "state SEM_M full [3225,4225) ",
+            "state SEM_M overfull [4225,460031) ",
+            "state SEM_M full [460031,687875) ",
+            "state SEM_M free [687875,687875) open"
+        ]
+    );
+    // libBtf: `free` first, `queued` from the process before each `assigned`; a request
+    // still queued at the end of the trace waited.
+    let (s, rows) = derive(
+        "#timescale ns\n0,Sem1,0,SEM,Sem1,0,free,0\n200,Task1,0,SEM,Sem1,0,requestsemaphore,0\n\
+         200,Task1,0,SEM,Sem1,0,increment,1\n200,Task1,0,SEM,Sem1,0,queued,1\n\
+         200,Sem1,0,SEM,Sem1,0,lock,1\n200,Task1,0,SEM,Sem1,0,assigned,1\n\
+         300,Isr1,0,SEM,Sem1,0,requestsemaphore,1\n300,Isr1,0,SEM,Sem1,0,increment,2\n\
+         300,Isr1,0,SEM,Sem1,0,queued,2\n400,Task1,0,SEM,Sem1,0,released,1\n\
+         400,Task1,0,SEM,Sem1,0,decrement,0\n400,Sem1,0,SEM,Sem1,0,unlock,0\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(
+        rows.locks,
+        ["Sem1 Task1 wait=Some(0) hold=Some(200)", "Sem1 Isr1 wait=None hold=None contended"]
+    );
+    assert_eq!(rows.intervals[0], "state Sem1 free [0,200) ");
+}
+
 /// A counting semaphore (two slots, as the simulator's `SEM_C` logs it): a request that gets
 /// a free slot is not contended however many slots are taken; one that finds every slot
 /// taken is (its `overfull` step, repeated per extra request, and its `queued` step), and its
