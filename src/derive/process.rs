@@ -75,9 +75,21 @@ pub(super) fn process_transition(action: &str) -> Option<(&'static [PState], PSt
     })
 }
 
-/// Actions on processes that are notifications: no state change, no diagnostic.
-const PROCESS_NOTICES: &[&str] =
-    &["mtalimitexceeded", "interrupt_suspended", "migration", "migrate", "fullmigration"];
+/// Actions on processes that are notifications: no state change, no diagnostic. BTF 2.1.5
+/// lists four migration notices (libBtf writes `enforcedmigration` from the old core then
+/// `fullmigration` from the new one); libBtf also writes `nowait` (a wait that did not
+/// block).
+const PROCESS_NOTICES: &[&str] = &[
+    "mtalimitexceeded",
+    "interrupt_suspended",
+    "migration",
+    "migrate",
+    "fullmigration",
+    "enforcedmigration",
+    "boundedmigration",
+    "phasemigration",
+    "nowait",
+];
 
 /// Adds `dur` spent in `state` to the instance's totals (active time is the start delay,
 /// derived from the timestamps, not a total).

@@ -747,6 +747,24 @@ fn a_runnable_suspended_by_its_own_call_waits_for_its_own_resume() {
 }
 
 #[test]
+fn libbtf_migration_and_nowait_notices_change_nothing() {
+    // libBtf's task migration: the task waits on Core1, `enforcedmigration` from the old
+    // core and `fullmigration` from the new one, then released and resumed on Core2.
+    let (s, rows) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n50,StimuliTask,0,STI,StimuliTask,0,trigger\n\
+         50,StimuliTask,0,T,Task1,0,activate\n100,Core1,0,T,Task1,0,start\n\
+         200,Core1,0,T,Task1,0,wait\n200,Core1,0,T,Task1,0,enforcedmigration\n\
+         200,Core2,0,T,Task1,0,fullmigration\n300,Core2,0,T,Task1,0,release\n\
+         300,Core2,0,T,Task1,0,resume\n350,Core2,0,T,Task1,0,nowait\n\
+         360,Core2,0,T,Task1,0,boundedmigration\n370,Core2,0,T,Task1,0,phasemigration\n\
+         400,Core2,0,T,Task1,0,terminate\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(rows.metrics, ["Task1#0 net=200 ready=0 preempt=0 migr=1"]);
+    assert_eq!(rows.instances, ["Task1#0 rt=Some(350) net=200 complete=true"]);
+}
+
+#[test]
 fn a_runnable_started_before_its_task_is_seen_is_linked_when_it_appears() {
     // The capture starts while TA runs R1; TA's first event is its preempt.
     let (_, rows) = derive(
