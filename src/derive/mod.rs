@@ -397,6 +397,24 @@ impl<O: Output> Deriver<O> {
         self.diag(Severity::Warning, "type_conflict", ev.pos, ts, msg)
     }
 
+    /// BTF 2.1.5's signal initialisation, `0,SIG_X,-1,SIM,SIM,-1,tag,SIG_INIT_VALUE,5`
+    /// (TA Simulator writes one per signal at the start): the signal named as the source
+    /// holds that value from then on, as a `write` would set it. A source known as another
+    /// type than a signal is left alone.
+    fn signal_init_value(&mut self, source: Sym, ts: i64, action: Sym, ev: &Event) -> Result<()> {
+        let Some(text) = ev.note.and_then(|n| n.strip_prefix("SIG_INIT_VALUE,")) else {
+            return Ok(());
+        };
+        let id = self.entity(source, ev.pos);
+        match self.type_of(source) {
+            None => self.set_type_of(id, self.known.sig_type, true),
+            Some(t) if t == self.known.sig_type => {}
+            Some(_) => return Ok(()),
+        }
+        let text = text.trim();
+        self.signal_write(source, ts, action, Some(text), numeric(Some(text)))
+    }
+
     fn type_of(&self, name: Sym) -> Option<Sym> {
         let id = self.entity_ids.get(&name)?;
         self.entities.get(*id)?.entity_type
@@ -836,6 +854,13 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Core => Some(target),
+            Class::Other if ev.action == "tag" && ev.target_type == "SIM" => {
+                self.signal_init_value(source, ts, action, ev)?;
+                match ev.core {
+                    Some(c) => Some(self.names.intern(c)),
+                    None => self.resolve_core(ev, source, target, false)?,
+                }
+            }
             Class::Other => match ev.core {
                 Some(c) => Some(self.names.intern(c)),
                 None => self.resolve_core(ev, source, target, false)?,

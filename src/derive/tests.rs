@@ -944,6 +944,39 @@ fn semaphores_as_ta_and_libbtf_write_them() {
     assert_eq!(rows.intervals[0], "state Sem1 free [0,200) ");
 }
 
+/// BTF 2.1.5's signal initialisation tag (`SIG_INIT_VALUE,<value>`, the signal as the
+/// source of a `SIM` `tag`) gives the signal its value from then on; other tags do not, nor
+/// does one whose source is known as something else.
+#[test]
+fn a_signal_init_value_tag_sets_the_signals_first_value() {
+    let (s, rows) = derive(
+        "0, Ecu_1, -1, SIM, SIM, -1, tag, ECU_INIT\n\
+         0, SIG_Temperature, -1, SIM, SIM, -1, tag, SIG_INIT_VALUE,0\n\
+         0, T1, 0, T, T1, 0, activate\n\
+         5, T1, -1, SIM, SIM, -1, tag, SIG_INIT_VALUE,3\n\
+         120, T1, 0, SIG, SIG_Temperature, 0, write, 5\n\
+         200, T1, 0, SIG, SIG_Other, 0, write, 1\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    let values: Vec<_> = rows
+        .interval_cores
+        .iter()
+        .zip(&rows.interval_values)
+        .filter(|(_, v)| v.starts_with("value "))
+        .map(|(c, v)| format!("{c} {v}"))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            "SIG_Temperature#-1 0 [0,120) @- value 0 Some(0.0)",
+            "SIG_Temperature#-1 5 [120,200) @- value 5 Some(5.0)",
+            "SIG_Other#-1 1 [200,200) @- value 1 Some(1.0)"
+        ]
+    );
+    let sig = s.entities.iter().find(|e| s.names.resolve(e.name) == "SIG_Temperature").unwrap();
+    assert_eq!(sig.entity_type.map(|t| s.names.resolve(t)), Some("SIG"));
+}
+
 /// A counting semaphore (two slots, as the simulator's `SEM_C` logs it): a request that gets
 /// a free slot is not contended however many slots are taken; one that finds every slot
 /// taken is (its `overfull` step, repeated per extra request, and its `queued` step), and its
