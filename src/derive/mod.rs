@@ -204,6 +204,12 @@ pub struct Deriver<O: Output> {
     open_order: std::collections::VecDeque<(Sym, i64)>,
     /// Runnables started by a process instance not seen yet, by that instance.
     orphans: FastMap<(Sym, i64), std::collections::VecDeque<(Sym, i64)>>,
+    /// Runnable entities with no parent yet, started by a source whose type was not known
+    /// then, by that source: a process appearing later is their parent (a capture that
+    /// begins while a task runs runnables that end before the task's first event). One
+    /// entry per runnable entity (`unparented_seen`), so memory is bounded by the names.
+    unparented: FastMap<Sym, Vec<Sym>>,
+    unparented_seen: FastMap<Sym, ()>,
     /// Runnable instances in the order they started (see `MAX_OPEN_RUNNABLES`); entries of
     /// instances ended since are skipped and dropped lazily.
     runnable_order: std::collections::VecDeque<(Sym, i64)>,
@@ -287,6 +293,8 @@ impl<O: Output> Deriver<O> {
             inst_core: FastMap::default(),
             runnable_ended: FastMap::default(),
             orphans: FastMap::default(),
+            unparented: FastMap::default(),
+            unparented_seen: FastMap::default(),
             runnable_order: std::collections::VecDeque::new(),
             open_by_entity: FastMap::default(),
             open_order: std::collections::VecDeque::new(),

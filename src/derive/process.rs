@@ -564,6 +564,16 @@ impl<O: Output> Deriver<O> {
     /// oldest is closed as incomplete, so that a trace whose instances never end (activates
     /// without terminates) keeps memory bounded.
     fn track_open(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
+        if !self.unparented.is_empty() {
+            for r in self.unparented.remove(&key.0).unwrap_or_default() {
+                self.unparented_seen.remove(&r);
+                if let Some(ent) = self.entity_ids.get(&r).copied() {
+                    if let Some(info) = self.entities.get_mut(ent) {
+                        info.parent.get_or_insert(key.0);
+                    }
+                }
+            }
+        }
         let open = self.open_by_entity.entry(key.0).or_default();
         open.push_back(key.1);
         if open.len() > MAX_OPEN_INSTANCES {
@@ -1249,6 +1259,9 @@ impl<O: Output> Deriver<O> {
                     info.parent.get_or_insert(parent);
                 }
             }
+        } else if src_class.is_none() && self.unparented_seen.insert(key.0, ()).is_none() {
+            // Its source may turn out to be a process (see `Deriver::unparented`).
+            self.unparented.entry(a.source).or_default().push(key.0);
         }
         if let Some(c) = a.core {
             self.entity_core.insert(key.0, c);

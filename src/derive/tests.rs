@@ -765,6 +765,24 @@ fn libbtf_migration_and_nowait_notices_change_nothing() {
 }
 
 #[test]
+fn runnables_that_end_before_their_task_is_seen_still_get_it_as_parent() {
+    // libBtf's "start of trace during runnable execution": the task's first event is its
+    // terminate, after its runnables have ended.
+    let (s, _) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n300,Task1,0,R,Runnable2,0,start\n\
+         400,Task1,0,R,Runnable2,0,terminate\n500,Task1,0,R,Runnable1,0,terminate\n\
+         550,Probe,0,R,Runnable3,0,start\n600,Core1,0,T,Task1,0,terminate\n",
+    );
+    let parent = |name: &str| {
+        let e = s.entities.iter().find(|e| s.names.resolve(e.name) == name).unwrap();
+        e.parent.map(|p| s.names.resolve(p).to_string())
+    };
+    assert_eq!(parent("Runnable2").as_deref(), Some("Task1"));
+    assert_eq!(parent("Runnable1").as_deref(), Some("Task1"));
+    assert_eq!(parent("Runnable3"), None, "Probe never shows itself a process");
+}
+
+#[test]
 fn a_runnable_started_before_its_task_is_seen_is_linked_when_it_appears() {
     // The capture starts while TA runs R1; TA's first event is its preempt.
     let (_, rows) = derive(
