@@ -339,16 +339,27 @@ impl<O: Output> Deriver<O> {
                 }
                 if !from.contains(&state) {
                     let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
+                    // A preempt after the process left its core by its own wait (or was
+                    // parked): the switch-out of a logger that writes it after the wait, as
+                    // FreeRTOS's BTF logger does for a task that suspends itself. It takes
+                    // nothing off a core: the process stays waiting (parking) until its
+                    // release, instead of turning ready.
+                    let stays = self.names.resolve(a.action) == "preempt"
+                        && matches!(state, PState::Waiting | PState::Parking);
                     let msg = format!(
-                        "{} of {} instance {inst} in state {} (expected {})",
+                        "{} of {} instance {inst} in state {} (expected {}){}",
                         self.names.resolve(a.action),
                         self.names.resolve(e),
                         state.name(),
-                        expected.join(" or ")
+                        expected.join(" or "),
+                        if stays { format!("; it stays {}", state.name()) } else { String::new() }
                     );
                     self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
                     if let Some(p) = self.procs.get_mut(&key) {
                         p.row.clean = false;
+                    }
+                    if stays {
+                        return Ok(());
                     }
                 }
                 self.leave(key, a)?;

@@ -765,6 +765,34 @@ fn libbtf_migration_and_nowait_notices_change_nothing() {
 }
 
 #[test]
+fn a_preempt_after_a_wait_leaves_the_task_waiting() {
+    // FreeRTOS's BTF logger (gentrace / btf_dump): a task that suspends itself is logged
+    // `wait` (task_suspend), then `preempt` at its switch-out, then `release` (task_resume).
+    let (s, rows) = derive(
+        "#version 2.2.0\n#creator FreeRTOS trace logger\n#createDate Mar  5 2021 10:11:12\n\
+         #timeScale ns\n0,Core_1,0,C,Core_1,0,set_frequence,100000000\n\
+         200,Core_1,0,T,Task1,0,start,task_create\n200,Core_1,0,T,Task1,0,preempt,task_create\n\
+         300,IDLE,0,T,Task1,0,resume,switched_in\n600,Task1,0,T,Task1,0,wait,task_suspend\n\
+         610,Core_1,0,T,Task1,0,preempt,switched_out\n900,IDLE,0,T,Task1,0,release,task_resume\n\
+         920,IDLE,0,T,Task1,0,resume,switched_in\n950,Core_1,0,T,Task1,0,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 1, "the preempt only, not the release");
+    let t1: Vec<_> = rows.intervals.iter().filter(|i| i.starts_with("state Task1 ")).collect();
+    assert_eq!(
+        t1,
+        [
+            "state Task1 running [200,200) ",
+            "state Task1 ready [200,300) ",
+            "state Task1 running [300,600) ",
+            "state Task1 waiting [600,900) ",
+            "state Task1 ready [900,920) ",
+            "state Task1 running [920,950) "
+        ]
+    );
+    assert_eq!(rows.metrics, ["Task1#0 net=330 ready=120 preempt=1 migr=0"]);
+}
+
+#[test]
 fn runnables_that_end_before_their_task_is_seen_still_get_it_as_parent() {
     // libBtf's "start of trace during runnable execution": the task's first event is its
     // terminate, after its runnables have ended.
