@@ -204,6 +204,12 @@ pub struct Deriver<O: Output> {
     open_order: std::collections::VecDeque<(Sym, i64)>,
     /// Runnables started by a process instance not seen yet, by that instance.
     orphans: FastMap<(Sym, i64), std::collections::VecDeque<(Sym, i64)>>,
+    /// Runnable entities with no parent yet, started by a source whose type was not known
+    /// then, by that source: a process appearing later is their parent (a capture that
+    /// begins while a task runs runnables that end before the task's first event). One
+    /// entry per runnable entity (`unparented_seen`), so memory is bounded by the names.
+    unparented: FastMap<Sym, Vec<Sym>>,
+    unparented_seen: FastMap<Sym, ()>,
     /// Runnable instances in the order they started (see `MAX_OPEN_RUNNABLES`); entries of
     /// instances ended since are skipped and dropped lazily.
     runnable_order: std::collections::VecDeque<(Sym, i64)>,
@@ -287,6 +293,8 @@ impl<O: Output> Deriver<O> {
             inst_core: FastMap::default(),
             runnable_ended: FastMap::default(),
             orphans: FastMap::default(),
+            unparented: FastMap::default(),
+            unparented_seen: FastMap::default(),
             runnable_order: std::collections::VecDeque::new(),
             open_by_entity: FastMap::default(),
             open_order: std::collections::VecDeque::new(),
@@ -395,6 +403,24 @@ impl<O: Output> Deriver<O> {
             ev.target_type
         );
         self.diag(Severity::Warning, "type_conflict", ev.pos, ts, msg)
+    }
+
+    /// BTF 2.1.5's signal initialisation, `0,SIG_X,-1,SIM,SIM,-1,tag,SIG_INIT_VALUE,5`
+    /// (TA Simulator writes one per signal at the start): the signal named as the source
+    /// holds that value from then on, as a `write` would set it. A source known as another
+    /// type than a signal is left alone.
+    fn signal_init_value(&mut self, source: Sym, ts: i64, action: Sym, ev: &Event) -> Result<()> {
+        let Some(text) = ev.note.and_then(|n| n.strip_prefix("SIG_INIT_VALUE,")) else {
+            return Ok(());
+        };
+        let id = self.entity(source, ev.pos);
+        match self.type_of(source) {
+            None => self.set_type_of(id, self.known.sig_type, true),
+            Some(t) if t == self.known.sig_type => {}
+            Some(_) => return Ok(()),
+        }
+        let text = text.trim();
+        self.signal_write(source, ts, action, Some(text), numeric(Some(text)))
     }
 
     fn type_of(&self, name: Sym) -> Option<Sym> {
@@ -836,6 +862,13 @@ impl<O: Output> Sink for Deriver<O> {
                 core
             }
             Class::Core => Some(target),
+            Class::Other if ev.action == "tag" && ev.target_type == "SIM" => {
+                self.signal_init_value(source, ts, action, ev)?;
+                match ev.core {
+                    Some(c) => Some(self.names.intern(c)),
+                    None => self.resolve_core(ev, source, target, false)?,
+                }
+            }
             Class::Other => match ev.core {
                 Some(c) => Some(self.names.intern(c)),
                 None => self.resolve_core(ev, source, target, false)?,

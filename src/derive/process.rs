@@ -75,9 +75,21 @@ pub(super) fn process_transition(action: &str) -> Option<(&'static [PState], PSt
     })
 }
 
-/// Actions on processes that are notifications: no state change, no diagnostic.
-const PROCESS_NOTICES: &[&str] =
-    &["mtalimitexceeded", "interrupt_suspended", "migration", "migrate", "fullmigration"];
+/// Actions on processes that are notifications: no state change, no diagnostic. BTF 2.1.5
+/// lists four migration notices (libBtf writes `enforcedmigration` from the old core then
+/// `fullmigration` from the new one); libBtf also writes `nowait` (a wait that did not
+/// block).
+const PROCESS_NOTICES: &[&str] = &[
+    "mtalimitexceeded",
+    "interrupt_suspended",
+    "migration",
+    "migrate",
+    "fullmigration",
+    "enforcedmigration",
+    "boundedmigration",
+    "phasemigration",
+    "nowait",
+];
 
 /// Adds `dur` spent in `state` to the instance's totals (active time is the start delay,
 /// derived from the timestamps, not a total).
@@ -136,6 +148,10 @@ pub(super) struct Runnable {
     /// The last transition was implied by the task; an explicit event saying the same is
     /// folded into it.
     implicit: bool,
+    /// Suspended by its own `suspend` while its task ran (it called another runnable, as
+    /// libBtf and TA Tool Suite write a nested call): its task getting a core back does not
+    /// resume it, its own `resume` does.
+    held: bool,
     row: InstanceRow,
 }
 
@@ -323,16 +339,27 @@ impl<O: Output> Deriver<O> {
                 }
                 if !from.contains(&state) {
                     let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
+                    // A preempt after the process left its core by its own wait (or was
+                    // parked): the switch-out of a logger that writes it after the wait, as
+                    // FreeRTOS's BTF logger does for a task that suspends itself. It takes
+                    // nothing off a core: the process stays waiting (parking) until its
+                    // release, instead of turning ready.
+                    let stays = self.names.resolve(a.action) == "preempt"
+                        && matches!(state, PState::Waiting | PState::Parking);
                     let msg = format!(
-                        "{} of {} instance {inst} in state {} (expected {})",
+                        "{} of {} instance {inst} in state {} (expected {}){}",
                         self.names.resolve(a.action),
                         self.names.resolve(e),
                         state.name(),
-                        expected.join(" or ")
+                        expected.join(" or "),
+                        if stays { format!("; it stays {}", state.name()) } else { String::new() }
                     );
                     self.diag(Severity::Warning, "invalid_transition", a.pos, a.ts, msg)?;
                     if let Some(p) = self.procs.get_mut(&key) {
                         p.row.clean = false;
+                    }
+                    if stays {
+                        return Ok(());
                     }
                 }
                 self.leave(key, a)?;
@@ -548,6 +575,16 @@ impl<O: Output> Deriver<O> {
     /// oldest is closed as incomplete, so that a trace whose instances never end (activates
     /// without terminates) keeps memory bounded.
     fn track_open(&mut self, key: (Sym, i64), a: Act) -> Result<()> {
+        if !self.unparented.is_empty() {
+            for r in self.unparented.remove(&key.0).unwrap_or_default() {
+                self.unparented_seen.remove(&r);
+                if let Some(ent) = self.entity_ids.get(&r).copied() {
+                    if let Some(info) = self.entities.get_mut(ent) {
+                        info.parent.get_or_insert(key.0);
+                    }
+                }
+            }
+        }
         let open = self.open_by_entity.entry(key.0).or_default();
         open.push_back(key.1);
         if open.len() > MAX_OPEN_INSTANCES {
@@ -992,6 +1029,18 @@ impl<O: Output> Deriver<O> {
         let core = self.procs.get(&task).and_then(|p| p.core);
         for key in list {
             let Some(r) = self.runnables.get(&key) else { continue };
+            if !on_core && r.held && r.since == a.ts {
+                // Its own suspend of this instant, written before its task's preempt (wait,
+                // park): it was suspended with its task, not by a call.
+                if let Some(r) = self.runnables.get_mut(&key) {
+                    r.held = false;
+                }
+                continue;
+            }
+            if on_core && !r.running && r.held {
+                // Suspended by a call to another runnable: that one's end resumes it.
+                continue;
+            }
             if on_core && r.running && r.since == a.ts {
                 // Resumed (or started) by its own line written before its task's at this
                 // instant: it runs where the task now runs, not where the task ran last.
@@ -1090,8 +1139,16 @@ impl<O: Output> Deriver<O> {
             }
             ("suspend", Some((true, _))) | ("resume", Some((false, _))) => {
                 self.runnable_switch(key, a)?;
+                // A suspend while its task still runs: a call of another runnable.
+                let task_on_core = self
+                    .runnables
+                    .get(&key)
+                    .and_then(|r| r.task)
+                    .and_then(|t| self.procs.get(&t))
+                    .is_some_and(|p| p.state.on_core());
                 if let Some(r) = self.runnables.get_mut(&key) {
                     r.implicit = false;
+                    r.held = action == "suspend" && task_on_core;
                 }
                 Ok(())
             }
@@ -1213,6 +1270,9 @@ impl<O: Output> Deriver<O> {
                     info.parent.get_or_insert(parent);
                 }
             }
+        } else if src_class.is_none() && self.unparented_seen.insert(key.0, ()).is_none() {
+            // Its source may turn out to be a process (see `Deriver::unparented`).
+            self.unparented.entry(a.source).or_default().push(key.0);
         }
         if let Some(c) = a.core {
             self.entity_core.insert(key.0, c);
@@ -1237,6 +1297,7 @@ impl<O: Output> Deriver<O> {
             task,
             orphan_of,
             implicit: false,
+            held: false,
             row,
         };
         self.runnables.insert(key, r);

@@ -1,15 +1,17 @@
 //! Semaphore states, per-request lock tracking, and signal values.
 //!
 //! A semaphore's own events (source = target): `ready` (→ free), `lock` (free → full),
-//! `used` (free/used → used), `free` (used → free), `lock_used` (used → full), `unlock`
-//! (full → free), `unlock_full` (full → used), `overfull` (full/overfull → overfull),
-//! `full` (overfull → full). Repeating a state (used → used) does not split its interval
-//! unless the note's counter changes.
+//! `used` (free/used → used), `free` (used → free; also → free first, as `ready`, and
+//! free → free: TA writes `ready` then `free`, libBtf only `free`), `lock_used` (used →
+//! full), `unlock` (full → free), `unlock_full` (full → used), `overfull` (full/overfull →
+//! overfull), `full` (overfull → full), `queued` (a note, no change). Repeating a state
+//! (used → used) does not split its interval unless the note's counter changes.
 //!
 //! A process's events on a semaphore (source = the process) make `lock_requests` rows:
-//! `requestsemaphore`/`exclusivesemaphore` open a request, `waiting`/`queued` mark it
-//! contended, `assigned` grants it, `released` closes it. Requests are matched per
-//! (semaphore, process, instance), oldest first.
+//! `requestsemaphore`/`exclusivesemaphore` open a request, `waiting` marks it contended
+//! (`queued` too if it is never assigned: libBtf writes it before every assignment),
+//! `assigned` grants it, `released` closes it. Requests are matched per (semaphore,
+//! process, instance), oldest first.
 use super::process::Act;
 use super::{Deriver, IntervalRow, LockRow, Output, StateText};
 use crate::ingest::Severity;
@@ -45,7 +47,7 @@ fn sem_transition(action: &str) -> Option<(&'static [SemState], SemState)> {
     Some(match action {
         "lock" => (&[Free], Full),
         "used" => (&[Free, Used], Used),
-        "free" => (&[Used], Free),
+        "free" => (&[Used, Free], Free),
         "lock_used" => (&[Used], Full),
         "unlock" => (&[Full], Free),
         "unlock_full" => (&[Full], Used),
@@ -78,6 +80,10 @@ pub(super) struct Request {
     request_ts: Option<i64>,
     assigned_ts: Option<i64>,
     contended: bool,
+    /// A process's `queued` step came: contended only if that request is never assigned
+    /// (libBtf writes `queued` before every `assigned`, at the same instant when there was
+    /// no wait; a later assignment shows the wait as such).
+    queued: bool,
     /// Opened by a `waiting` (or `queued`) with no request before it.
     inferred: bool,
     /// Who held the semaphore while it waited (filled until it is assigned).
@@ -190,6 +196,7 @@ impl Request {
             request_ts: Some(ts),
             assigned_ts: None,
             contended: false,
+            queued: false,
             inferred: false,
             blockers,
         }
@@ -224,8 +231,14 @@ impl<O: Output> Deriver<O> {
             "unlock_full",
             "overfull",
             "full",
+            "queued",
         ];
         let action = super::known(self.names.resolve(a.action), ACTIONS);
+        if action == "queued" {
+            // The semaphore's note that a request is queued (BTF 2.1.5, TA Simulator): the
+            // requests' own steps and `overfull` say whether it waits.
+            return Ok(());
+        }
         let (from, to): (&[SemState], SemState) = if action == "ready" {
             (&[], SemState::Free)
         } else if let Some(t) = sem_transition(action) {
@@ -238,7 +251,8 @@ impl<O: Output> Deriver<O> {
         }
         let current = self.sems.get(&sem).map(|s| s.state);
         match current {
-            None if action != "ready" => {
+            // `free` initialises a semaphore as `ready` does (libBtf writes no `ready`).
+            None if action != "ready" && action != "free" => {
                 let msg = format!(
                     "first event of semaphore {} is {action}: state before it unknown",
                     self.names.resolve(sem)
@@ -357,11 +371,14 @@ impl<O: Output> Deriver<O> {
                 }
             }
             "waiting" | "queued" => {
+                let waiting = action == "waiting";
                 match list.iter_mut().rev().filter(|r| r.assigned_ts.is_none()).find(mine) {
-                    Some(r) => r.contended = true,
+                    Some(r) if waiting => r.contended = true,
+                    Some(r) => r.queued = true,
                     None => {
                         let request = Request {
-                            contended: true,
+                            contended: waiting,
+                            queued: !waiting,
                             inferred: true,
                             ..Request::new(p, i, a.ts, list, &self.names)
                         };
@@ -388,6 +405,7 @@ impl<O: Output> Deriver<O> {
                         request_ts: None,
                         assigned_ts: Some(a.ts),
                         contended: false,
+                        queued: false,
                         inferred: false,
                         blockers: Blockers::default(),
                     }),
@@ -550,7 +568,7 @@ impl<O: Output> Deriver<O> {
             request_ts: r.request_ts,
             assigned_ts: r.assigned_ts,
             released_ts,
-            contended_step: r.contended,
+            contended_step: r.contended || (r.queued && r.assigned_ts.is_none()),
             blocked_by: None,
             blockers: 0,
         };

@@ -709,6 +709,108 @@ fn a_runnable_called_by_a_runnable_follows_the_callers_task() {
 }
 
 #[test]
+fn a_runnable_suspended_by_its_own_call_waits_for_its_own_resume() {
+    // libBtf (Vector's btf-toolchain) writes a nested call as the caller's `suspend` while
+    // its task runs; the caller's `resume` comes when the callee terminates, not when the
+    // task gets its core back after a preemption.
+    let (s, rows) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n100,Core1,0,C,Core1,0,execute\n\
+         200,Core1,0,T,Task1,0,start\n300,Task1,0,R,Runnable1,0,start\n\
+         400,Task1,0,R,Runnable1,0,suspend\n400,Task1,0,R,Runnable2,0,start\n\
+         500,Task1,0,R,Runnable2,0,suspend\n500,Core1,0,T,Task1,0,preempt\n\
+         600,Core1,0,T,Task1,0,resume\n600,Task1,0,R,Runnable2,0,resume\n\
+         700,Task1,0,R,Runnable2,0,terminate\n700,Task1,0,R,Runnable1,0,resume\n\
+         800,Task1,0,R,Runnable1,0,terminate\n900,Core1,0,T,Task1,0,terminate\n\
+         1000,Core1,0,C,Core1,0,idle\n",
+    );
+    let r1: Vec<_> = rows.intervals.iter().filter(|i| i.contains(" Runnable1 ")).collect();
+    assert_eq!(
+        r1,
+        [
+            "state Runnable1 running [300,400) ",
+            "state Runnable1 suspended [400,700) ",
+            "state Runnable1 running [700,800) "
+        ]
+    );
+    assert!(rows.metrics.contains(&"Runnable1#0 net=200 ready=300 preempt=1 migr=0".into()));
+    assert!(rows.metrics.contains(&"Runnable2#0 net=200 ready=100 preempt=1 migr=0".into()));
+    assert!(rows.metrics.contains(&"Task1#0 net=600 ready=100 preempt=1 migr=0".into()));
+    assert_eq!(s.diag_counts.keys().copied().collect::<Vec<_>>(), ["unknown_prior_state"]);
+    // A runnable's own suspend written before its task's preempt at that instant is the
+    // task's: the task's resume resumes it, whether or not its own resume is logged.
+    let (_, rows) = derive(
+        "0,Core1,0,T,Task1,0,start\n10,Task1,0,R,R1,0,start\n20,Task1,0,R,R1,0,suspend\n\
+         20,Core1,0,T,Task1,0,preempt\n30,Core1,0,T,Task1,0,resume\n\
+         40,Task1,0,R,R1,0,terminate\n50,Core1,0,T,Task1,0,terminate\n",
+    );
+    assert!(rows.metrics.contains(&"R1#0 net=20 ready=10 preempt=1 migr=0".into()));
+}
+
+#[test]
+fn libbtf_migration_and_nowait_notices_change_nothing() {
+    // libBtf's task migration: the task waits on Core1, `enforcedmigration` from the old
+    // core and `fullmigration` from the new one, then released and resumed on Core2.
+    let (s, rows) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n50,StimuliTask,0,STI,StimuliTask,0,trigger\n\
+         50,StimuliTask,0,T,Task1,0,activate\n100,Core1,0,T,Task1,0,start\n\
+         200,Core1,0,T,Task1,0,wait\n200,Core1,0,T,Task1,0,enforcedmigration\n\
+         200,Core2,0,T,Task1,0,fullmigration\n300,Core2,0,T,Task1,0,release\n\
+         300,Core2,0,T,Task1,0,resume\n350,Core2,0,T,Task1,0,nowait\n\
+         360,Core2,0,T,Task1,0,boundedmigration\n370,Core2,0,T,Task1,0,phasemigration\n\
+         400,Core2,0,T,Task1,0,terminate\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(rows.metrics, ["Task1#0 net=200 ready=0 preempt=0 migr=1"]);
+    assert_eq!(rows.instances, ["Task1#0 rt=Some(350) net=200 complete=true"]);
+}
+
+#[test]
+fn a_preempt_after_a_wait_leaves_the_task_waiting() {
+    // FreeRTOS's BTF logger (gentrace / btf_dump): a task that suspends itself is logged
+    // `wait` (task_suspend), then `preempt` at its switch-out, then `release` (task_resume).
+    let (s, rows) = derive(
+        "#version 2.2.0\n#creator FreeRTOS trace logger\n#createDate Mar  5 2021 10:11:12\n\
+         #timeScale ns\n0,Core_1,0,C,Core_1,0,set_frequence,100000000\n\
+         200,Core_1,0,T,Task1,0,start,task_create\n200,Core_1,0,T,Task1,0,preempt,task_create\n\
+         300,IDLE,0,T,Task1,0,resume,switched_in\n600,Task1,0,T,Task1,0,wait,task_suspend\n\
+         610,Core_1,0,T,Task1,0,preempt,switched_out\n900,IDLE,0,T,Task1,0,release,task_resume\n\
+         920,IDLE,0,T,Task1,0,resume,switched_in\n950,Core_1,0,T,Task1,0,terminate\n",
+    );
+    assert_eq!(diag_count(&s, "invalid_transition"), 1, "the preempt only, not the release");
+    let t1: Vec<_> = rows.intervals.iter().filter(|i| i.starts_with("state Task1 ")).collect();
+    assert_eq!(
+        t1,
+        [
+            "state Task1 running [200,200) ",
+            "state Task1 ready [200,300) ",
+            "state Task1 running [300,600) ",
+            "state Task1 waiting [600,900) ",
+            "state Task1 ready [900,920) ",
+            "state Task1 running [920,950) "
+        ]
+    );
+    assert_eq!(rows.metrics, ["Task1#0 net=330 ready=120 preempt=1 migr=0"]);
+}
+
+#[test]
+fn runnables_that_end_before_their_task_is_seen_still_get_it_as_parent() {
+    // libBtf's "start of trace during runnable execution": the task's first event is its
+    // terminate, after its runnables have ended.
+    let (s, _) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n300,Task1,0,R,Runnable2,0,start\n\
+         400,Task1,0,R,Runnable2,0,terminate\n500,Task1,0,R,Runnable1,0,terminate\n\
+         550,Probe,0,R,Runnable3,0,start\n600,Core1,0,T,Task1,0,terminate\n",
+    );
+    let parent = |name: &str| {
+        let e = s.entities.iter().find(|e| s.names.resolve(e.name) == name).unwrap();
+        e.parent.map(|p| s.names.resolve(p).to_string())
+    };
+    assert_eq!(parent("Runnable2").as_deref(), Some("Task1"));
+    assert_eq!(parent("Runnable1").as_deref(), Some("Task1"));
+    assert_eq!(parent("Runnable3"), None, "Probe never shows itself a process");
+}
+
+#[test]
 fn a_runnable_started_before_its_task_is_seen_is_linked_when_it_appears() {
     // The capture starts while TA runs R1; TA's first event is its preempt.
     let (_, rows) = derive(
@@ -822,6 +924,103 @@ fn a_counter_change_splits_a_semaphore_state_and_a_wait_without_request_is_repor
     );
     assert_eq!(rows.locks, ["S T1 wait=Some(10) hold=Some(10) contended"]);
     assert_eq!(diag_count(&s, "request_inferred"), 1);
+}
+
+/// Semaphores as BTF 2.1.5's own example (TA Simulator) and libBtf write them: `ready` then
+/// `free` (libBtf: `free` alone) initialise one, `queued` is the semaphore's own note (TA)
+/// or a step of every request, assigned at once when nothing held it (libBtf). None of it
+/// is an invalid transition, an unknown action or a contention.
+#[test]
+fn semaphores_as_ta_and_libbtf_write_them() {
+    // BTF 2.1.5, "Semaphore events": a mutex taken by C1, then requested by C2.
+    let (s, rows) = derive(
+        "0,      SEM_M, 0, SEM, SEM_M, 0, ready,            0\n\
+         0,      SEM_M, 0, SEM, SEM_M, 0, free,             0\n\
+         3225,   C1,    0, SEM, SEM_M, 0, increment\n\
+         3225,   C1,    0, SEM, SEM_M, 0, requestsemaphore, 0\n\
+         3225,   SEM_M, 0, SEM, SEM_M, 0, queued,           0\n\
+         3225,   SEM_M, 0, SEM, SEM_M, 0, lock,             1\n\
+         3225,   C1,    0, SEM, SEM_M, 0, assigned,         1\n\
+         4225,   C2,    0, SEM, SEM_M, 0, increment\n\
+         4225,   C2,    0, SEM, SEM_M, 0, requestsemaphore, 1\n\
+         4225,   SEM_M, 0, SEM, SEM_M, 0, queued,           1\n\
+         4225,   SEM_M, 0, SEM, SEM_M, 0, overfull,         2\n\
+         4225,   C2,    0, SEM, SEM_M, 0, waiting,          2\n\
+         460031, C1,    0, SEM, SEM_M, 0, released,         2\n\
+         460031, C1,    0, SEM, SEM_M, 0, decrement\n\
+         460031, C2,    0, SEM, SEM_M, 0, assigned,         1\n\
+         460031, SEM_M, 0, SEM, SEM_M, 0, full,             1\n\
+         687875, C2,    0, SEM, SEM_M, 0, released,         1\n\
+         687875, C2,    0, SEM, SEM_M, 0, decrement\n\
+         687875, SEM_M, 0, SEM, SEM_M, 0, unlock,           0\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(
+        rows.locks,
+        [
+            "SEM_M C1 wait=Some(0) hold=Some(456806)",
+            "SEM_M C2 wait=Some(455806) hold=Some(227844) contended"
+        ]
+    );
+    assert_eq!(
+        rows.intervals,
+        [
+            "state SEM_M free [0,3225) ",
+            "state SEM_M full [3225,4225) ",
+            "state SEM_M overfull [4225,460031) ",
+            "state SEM_M full [460031,687875) ",
+            "state SEM_M free [687875,687875) open"
+        ]
+    );
+    // libBtf: `free` first, `queued` from the process before each `assigned`; a request
+    // still queued at the end of the trace waited.
+    let (s, rows) = derive(
+        "#timescale ns\n0,Sem1,0,SEM,Sem1,0,free,0\n200,Task1,0,SEM,Sem1,0,requestsemaphore,0\n\
+         200,Task1,0,SEM,Sem1,0,increment,1\n200,Task1,0,SEM,Sem1,0,queued,1\n\
+         200,Sem1,0,SEM,Sem1,0,lock,1\n200,Task1,0,SEM,Sem1,0,assigned,1\n\
+         300,Isr1,0,SEM,Sem1,0,requestsemaphore,1\n300,Isr1,0,SEM,Sem1,0,increment,2\n\
+         300,Isr1,0,SEM,Sem1,0,queued,2\n400,Task1,0,SEM,Sem1,0,released,1\n\
+         400,Task1,0,SEM,Sem1,0,decrement,0\n400,Sem1,0,SEM,Sem1,0,unlock,0\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(
+        rows.locks,
+        ["Sem1 Task1 wait=Some(0) hold=Some(200)", "Sem1 Isr1 wait=None hold=None contended"]
+    );
+    assert_eq!(rows.intervals[0], "state Sem1 free [0,200) ");
+}
+
+/// BTF 2.1.5's signal initialisation tag (`SIG_INIT_VALUE,<value>`, the signal as the
+/// source of a `SIM` `tag`) gives the signal its value from then on; other tags do not, nor
+/// does one whose source is known as something else.
+#[test]
+fn a_signal_init_value_tag_sets_the_signals_first_value() {
+    let (s, rows) = derive(
+        "0, Ecu_1, -1, SIM, SIM, -1, tag, ECU_INIT\n\
+         0, SIG_Temperature, -1, SIM, SIM, -1, tag, SIG_INIT_VALUE,0\n\
+         0, T1, 0, T, T1, 0, activate\n\
+         5, T1, -1, SIM, SIM, -1, tag, SIG_INIT_VALUE,3\n\
+         120, T1, 0, SIG, SIG_Temperature, 0, write, 5\n\
+         200, T1, 0, SIG, SIG_Other, 0, write, 1\n",
+    );
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    let values: Vec<_> = rows
+        .interval_cores
+        .iter()
+        .zip(&rows.interval_values)
+        .filter(|(_, v)| v.starts_with("value "))
+        .map(|(c, v)| format!("{c} {v}"))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            "SIG_Temperature#-1 0 [0,120) @- value 0 Some(0.0)",
+            "SIG_Temperature#-1 5 [120,200) @- value 5 Some(5.0)",
+            "SIG_Other#-1 1 [200,200) @- value 1 Some(1.0)"
+        ]
+    );
+    let sig = s.entities.iter().find(|e| s.names.resolve(e.name) == "SIG_Temperature").unwrap();
+    assert_eq!(sig.entity_type.map(|t| s.names.resolve(t)), Some("SIG"));
 }
 
 /// A counting semaphore (two slots, as the simulator's `SEM_C` logs it): a request that gets

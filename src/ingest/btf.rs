@@ -6,7 +6,8 @@
 //! #version 2.1.0                     header: `#<key> <value>`, keys case-insensitive
 //! #timeScale ns                      ps | ns | us | ms | s, default ns
 //! #entityTypeTable                   table block, rows start with `#-`
-//! #-T TASK_10MS                      (#entityType: `#-<id> <TYPE>`, #entityTable: `#-<id> <name>`)
+//! #-T TASK_10MS                      (#entityType or #typeTable: `#-<id> <TYPE>`,
+//!                                     #entityTable: `#-<id> <name>`)
 //! # a comment                        `# ` anywhere, also between data lines
 //! 0,STI_10MS,0,T,TASK_10MS,0,activate
 //! 10,Core_0,0,T,TASK_10MS,0,start
@@ -36,6 +37,7 @@ const KNOWN_KEYS: &[&str] = &[
     "timescale",
     "inputfile",
     "entitytype",
+    "typetable",
     "entitytable",
     "entitytypetable",
 ];
@@ -181,7 +183,8 @@ impl BtfReader<'_> {
         };
         let key = key.to_ascii_lowercase();
         match key.as_str() {
-            "entitytype" => self.block = Block::EntityType,
+            // `#typeTable` is BTF 2.1.5's name for the block earlier files call `#entityType`.
+            "entitytype" | "typetable" => self.block = Block::EntityType,
             "entitytable" => self.block = Block::EntityTable,
             "entitytypetable" => self.block = Block::EntityTypeTable,
             "timescale" => {
@@ -548,6 +551,22 @@ mod tests {
         );
         let versions: Vec<_> = r.meta.iter().filter(|m| m.0 == "version").collect();
         assert_eq!(versions.last().unwrap().1, "2.1.0");
+    }
+
+    #[test]
+    fn type_table_is_the_entity_type_block() {
+        // BTF 2.1.5's example header: `#typeTable` (earlier files: `#entityType`), then the
+        // entity table and the entity-type table, a comment among the header lines.
+        let r = run("#version 1.0\n#creator TA-Toolsuite 12.06.1\n# Simulation of dualcore\n\
+                     #timeScale ns\n#typeTable\n#-0 T\n#-1 R\n#entityTable\n#-0 Task_1ms\n\
+                     #-2 Runnable_1ms_Init\n#entityTypeTable\n#-T Task_1ms\n\
+                     #-R Runnable_1ms_Init\n0,S,0,T,Task_1ms,0,activate\n");
+        assert!(r.diags.is_empty(), "{:?}", r.diags);
+        assert!(r.meta.contains(&("entitytype.0".into(), "T".into())));
+        assert!(r.meta.contains(&("entitytype.1".into(), "R".into())));
+        assert_eq!(r.decl.len(), 4);
+        assert_eq!(r.decl[3], ("Runnable_1ms_Init".into(), Some("R".into()), None));
+        assert!(sniff(b"#typeTable\n#-0 T\n"));
     }
 
     #[test]
