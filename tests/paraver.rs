@@ -564,3 +564,41 @@ fn shared_captures_give_each_channel_value_the_time_a_naive_reading_gives() {
         assert_eq!(got, expected, "{}", f.display());
     }
 }
+
+#[test]
+fn nanos6_ctf2prv_rows_are_all_cpus_its_virtual_ones_too() {
+    // Nanos6's ctf2prv (scripts/ctf/plugins/paravertrace.py) writes one Paraver "thread" per
+    // CPU: its .row labels them `CPU <id>` for the real CPUs, `LT VCPU <n>` for the leader
+    // thread's virtual CPU and `ET VCPU <n>` for external threads'. All are CPUs, so one
+    // channel is one kind in channel_time, not split between CPU and THREAD.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("trace.prv"),
+        "#Paraver (22/11/26 at 18:00):00000000000000001000_ns:0:1:1(00000000000000000004:1)\n\
+         2:0:1:1:1:100:6400010:1\n2:0:1:1:3:150:6400010:1\n2:0:1:1:4:200:6400010:1\n\
+         2:0:1:1:1:300:6400010:0\n2:0:1:1:3:400:6400010:0\n2:0:1:1:4:600:6400010:0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("trace.pcf"),
+        "STATES_COLOR\n0   {  0,   0,   0}\n\nEVENT_TYPE\n0    6400010    Runtime: Runtime Code\n\
+         VALUES\n1     Runtime\n\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("trace.row"),
+        "LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE 4\nCPU 0\nCPU 1\nLT VCPU 2\nET VCPU 3\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "--strict", "trace.prv"]);
+    assert_eq!(
+        util::csv(d, "db", "SELECT name, type FROM entities ORDER BY entity_id"),
+        "name,type\nCPU 0,CPU\nCPU 1,CPU\nLT VCPU 2,CPU\nET VCPU 3,CPU\n"
+    );
+    // 200 + 250 + 400 ns of Runtime, all on CPUs.
+    assert_eq!(
+        util::csv(d, "db", "SELECT kind, state, entities, time FROM channel_time"),
+        "kind,state,entities,time\nCPU,Runtime,3,850\n"
+    );
+}

@@ -25,7 +25,7 @@
 //!
 //! Mapping: a thread `appl.task.thread` is an entity named by its `.row` THREAD label
 //! (trimmed) or `THREAD a.t.th`, of type THREAD; a row whose label is a CPU's (` CPU 0.0`,
-//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows) is of type CPU. A record's
+//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows; Nanos6's `LT VCPU 4`, `ET VCPU 5`) is of type CPU. A record's
 //! cpu is an entity of type CPU named by its `.row` CPU label or `CPU n`, given as `core`.
 //! A label on several rows of a level gets each row's id appended (`worker (1.1.2)`,
 //! `cpu (2)`), with an info diagnostic: one entity per row. So does a THREAD label equal to
@@ -887,8 +887,11 @@ fn is_ovni_cpu_file(path: &str) -> bool {
     strip_compressed(name) == "cpu.prv"
 }
 
+/// A THREAD row label naming a CPU: ovni's `cpu.row` (` CPU 0.0`, `vCPU 0.*`) and Nanos6's
+/// ctf2prv `.row` (`CPU 3`, and the virtual CPUs of its leader thread and external threads,
+/// `LT VCPU 4`, `ET VCPU 5`) give each CPU a row of the process model.
 fn is_cpu_label(l: &str) -> bool {
-    l.starts_with("CPU ") || l.starts_with("vCPU ")
+    ["CPU ", "vCPU ", "LT VCPU ", "ET VCPU "].iter().any(|p| l.starts_with(p))
 }
 
 struct Reader<'p> {
