@@ -8,7 +8,7 @@
 //! #Paraver (21/01/2022 at 16:37):1616378951_ns:1(20):2:8(1:1,...),12(1:1,...),14
 //!          `date: read to ')'`  end[_ns|_us|_ms]  resources  n_appl  appl...  [,n_comms]
 //!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
-//!   resources: `0` (none: ovni) | `<nodes>(<cpus>,<cpus>...)` | `<nodes>` (1 CPU each)
+//!   resources: `0` (none: ovni), `0()` (none: Extrae) | `<nodes>(<cpus>,...)` | `<nodes>`
 //!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`; Dimemas
 //!   writes `,<n_comms>` after each application that has communicators (added up here)
 //! c:1:1:12:1:2:...                               n_comms communicator lines (c:, C:, i:, I:)
@@ -25,8 +25,9 @@
 //!
 //! Mapping: a thread `appl.task.thread` is an entity named by its `.row` THREAD label
 //! (trimmed) or `THREAD a.t.th`, of type THREAD; a row whose label is a CPU's (` CPU 0.0`,
-//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows; Nanos6's `LT VCPU 4`, `ET VCPU 5`) is of type CPU. A record's
-//! cpu is an entity of type CPU named by its `.row` CPU label or `CPU n`, given as `core`.
+//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows; so do Nanos6's `CPU 3`,
+//! `LT VCPU 4`, `ET VCPU 5`) is of type CPU. A record's cpu is an entity of type CPU named by
+//! its `.row` CPU label or `CPU n`, given as `core`.
 //! A label on several rows of a level gets each row's id appended (`worker (1.1.2)`,
 //! `cpu (2)`), with an info diagnostic: one entity per row. So does a THREAD label equal to
 //! a CPU label, and a label equal to a name made so. Labels after an unreadable application
@@ -404,7 +405,11 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     });
     let resources = fields.get(1).copied().unwrap_or("").trim().to_string();
     let cpus = parse_cpus(&resources);
-    if cpus.is_none() && !matches!(resources.as_str(), "" | "0") {
+    // No resource model: `0`, or `0()` (Extrae's mpi2prv when it knows of no node);
+    // paraver-kernel takes a node count of 0 as none.
+    let no_model = resources.is_empty()
+        || resources.split('(').next().is_some_and(|n| n.trim().parse::<u64>() == Ok(0));
+    if cpus.is_none() && !no_model {
         problems.push((
             Severity::Warning,
             "bad_header",
@@ -1458,8 +1463,14 @@ mod tests {
         let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
         assert_eq!((h.cpus, h.end), (None, 100));
         assert!(problems[0].2.contains("resource model"), "{problems:?}");
-        // No resource model at all is no problem.
-        assert!(parse_header("#Paraver (d):1:0:1:1(1:1)", "t", Pos::Line(1)).unwrap().1.is_empty());
+        // No resource model at all is no problem: `0`, or Extrae's `0()` (mpi2prv writes
+        // `<nodes>(` and then the CPUs of each node, none when it knows of no node), which
+        // paraver-kernel also reads as no model (a node count of 0).
+        for line in ["#Paraver (d):1:0:1:1(1:1)", "#Paraver (d):1_ns:0():1:1(1:1),0"] {
+            let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+            assert!(problems.is_empty(), "{line}: {problems:?}");
+            assert_eq!((h.cpus, h.appls.len()), (None, 1), "{line}");
+        }
     }
 
     #[test]
