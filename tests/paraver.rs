@@ -602,3 +602,41 @@ fn nanos6_ctf2prv_rows_are_all_cpus_its_virtual_ones_too() {
         "kind,state,entities,time\nCPU,Runtime,3,850\n"
     );
 }
+
+#[test]
+fn a_new_format_body_is_read_as_paraver_kernel_reads_it() {
+    // A first line `new format` makes paraver-kernel read the body with TraceBodyIO_v2:
+    // objects are one global thread number, `1`/`2` are a state's begin/end, `3` events,
+    // `d` communications, `4`..`7` the marks of a communication, `8` a global one.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("n.prv"),
+        "new format\n#Paraver (22/11/26 at 19:00):3000_ns:1(2):1:2(2:1,1:1)\n\
+         1:1:1:0:1000:1\n2:1:1:1000:0:1\n1:2:3:0:2000:3\n\
+         3:1:2:500:50000001:3:50000002:7\n3:2:3:600:50000001:0\n\
+         d:1:1:700:710:2:3:800:820:64:5\n4:0\n5:0\n6:0\n7:0\n8:1:1:900:1:1\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "n.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT kind, position FROM diagnostics WHERE kind <> 'missing_companion'"),
+        "kind,position\nglobal_comm_ignored,n.prv:13\n"
+    );
+    // Thread 1 is 1.1.1, thread 2 is 1.1.2, thread 3 is 1.2.1 (the second task).
+    assert_eq!(
+        q("SELECT entity, channel, state, ts, dur, core FROM intervals ORDER BY entity, ts, channel"),
+        "entity,channel,state,ts,dur,core\n\
+         THREAD 1.1.1,state,1,0,1000,CPU 1\n\
+         THREAD 1.1.2,50000001,3,500,2500,CPU 1\n\
+         THREAD 1.1.2,50000002,7,500,2500,CPU 1\n\
+         THREAD 1.2.1,state,3,0,2000,CPU 2\n"
+    );
+    assert_eq!(
+        q("SELECT sender, receiver, send_ts, phys_send_ts, recv_ts, phys_recv_ts, size, tag FROM messages"),
+        "sender,receiver,send_ts,phys_send_ts,recv_ts,phys_recv_ts,size,tag\n\
+         THREAD 1.1.1,THREAD 1.2.1,700,710,800,820,64,5\n"
+    );
+    assert_eq!(q("SELECT count(*) AS n FROM events"), "n\n3\n");
+}

@@ -4,7 +4,10 @@
 //! FORMATS.md section 2):
 //!
 //! ```text
-//! new format                                     optional first line, skipped
+//! new format                                     optional first line: the body is then
+//!                                                paraver-kernel's v2 layout (objects are a
+//!                                                global thread number), translated record by
+//!                                                record ([`new_format_record`])
 //! #Paraver (21/01/2022 at 16:37):1616378951_ns:1(20):2:8(1:1,...),12(1:1,...),14
 //!          `date: read to ')'`  end[_ns|_us|_ms]  resources  n_appl  appl...  [,n_comms]
 //!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
@@ -781,6 +784,23 @@ impl Names {
         format!("row {}", flat + 1)
     }
 
+    /// The `appl:task:thread` (1-based, as a record writes it) of thread `global` (1-based
+    /// over the whole process model, as a "new format" record writes it); `0:0:<global>`,
+    /// which no model has, when the model has no such thread.
+    fn locate(&self, global: &str) -> String {
+        let flat = global.trim().parse::<u64>().ok().and_then(|g| g.checked_sub(1));
+        for (a, tasks) in self.task_base.iter().enumerate() {
+            let Some(flat) = flat else { break };
+            let t = tasks.partition_point(|&(base, _)| base <= flat);
+            if let Some(&(base, n)) = t.checked_sub(1).and_then(|t| tasks.get(t)) {
+                if flat - base < n {
+                    return format!("{}:{t}:{}", a + 1, flat - base + 1);
+                }
+            }
+        }
+        format!("0:0:{}", global.trim())
+    }
+
     /// Name and type of flat row `flat` of thread `a.t.th` (1-based).
     fn row_name(&self, flat: u64, a: i128, t: i128, th: i128) -> (String, &'static str) {
         let label = usize::try_from(flat)
@@ -899,6 +919,60 @@ fn is_cpu_label(l: &str) -> bool {
     ["CPU ", "vCPU ", "LT VCPU ", "ET VCPU "].iter().any(|p| l.starts_with(p))
 }
 
+/// A record of paraver-kernel's "new format" body (`TraceBodyIO_v2`, chosen by a first line
+/// `new format`) as the record of the usual body it stands for, or `None` for one that adds
+/// nothing: a state's end (its begin record has both times) and the send/receive marks of a
+/// communication (`4`..`7`: a communication's index, whose `d` record has its times). Objects
+/// are one global thread number (1-based) there, `appl:task:thread` here.
+/// ```text
+/// 1:cpu:thread:begin:end:state          -> 1:cpu:a:t:th:begin:end:state
+/// 2:cpu:thread:begin:end:state          (state end)  -> None
+/// 3:cpu:thread:time:type:value...       -> 2:cpu:a:t:th:time:type:value...
+/// d:cpu:thread:lsend:psend:cpu:thread:lrecv:precv:size:tag -> 3:cpu:a:t:th:...:cpu:a:t:th:...
+/// 4..7:comm                             -> None
+/// 8:...                                 -> 4:... (global communication)
+/// ```
+/// Anything else is returned as it is (comments, communicator lines, and lines of no known
+/// type, which are reported as such).
+fn new_format_record(text: &str, names: &Names) -> Option<String> {
+    let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
+    let object = |f: &mut std::str::Split<'_, char>| -> Option<String> {
+        let cpu = f.next()?;
+        let thread = f.next()?;
+        Some(format!("{cpu}:{}", names.locate(thread)))
+    };
+    let mut f = rest.split(':');
+    match kind {
+        "2" | "4" | "5" | "6" | "7" => None,
+        "1" | "3" => {
+            let Some(o) = object(&mut f) else { return Some(text.to_string()) };
+            let v1 = if kind == "1" { "1" } else { "2" };
+            Some(
+                std::iter::once(format!("{v1}:{o}"))
+                    .chain(f.map(str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(":"),
+            )
+        }
+        "d" => {
+            let sender = object(&mut f);
+            let times: Vec<&str> = f.by_ref().take(2).collect();
+            let receiver = object(&mut f);
+            match (sender, receiver) {
+                (Some(s), Some(r)) if times.len() == 2 => Some(
+                    std::iter::once(format!("3:{s}:{}:{r}", times.join(":")))
+                        .chain(f.map(str::to_string))
+                        .collect::<Vec<_>>()
+                        .join(":"),
+                ),
+                _ => Some(text.to_string()),
+            }
+        }
+        "8" => Some(format!("4:{rest}")),
+        _ => Some(text.to_string()),
+    }
+}
+
 struct Reader<'p> {
     path: &'p str,
     unit: TimeUnit,
@@ -934,6 +1008,8 @@ pub fn read<R: Read>(
     let mut header: Option<(Header, Pos)> = None;
     let mut reader: Option<Reader<'_>> = None;
     let mut comm_lines = 0u64;
+    // The body is paraver-kernel's "new format" (its first line says so).
+    let mut new_format = false;
     loop {
         let (line, number, truncated) = match lines.next_line() {
             Ok(Some(l)) => l,
@@ -957,6 +1033,7 @@ pub fn read<R: Read>(
         }
         let Some(r) = reader.as_mut() else {
             if header.is_none() && text.eq_ignore_ascii_case("new format") {
+                new_format = true;
                 continue;
             }
             if !text.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("#paraver")) {
@@ -1016,6 +1093,14 @@ pub fn read<R: Read>(
             r.malformed(pos, "line longer than 16 MiB, cut".into(), sink)?;
             continue;
         }
+        let v1;
+        let text = if new_format {
+            let Some(line) = new_format_record(text, &r.names) else { continue };
+            v1 = line;
+            v1.as_str()
+        } else {
+            text
+        };
         match text.as_bytes().first() {
             Some(b'#') => continue,
             // A communicator line is `c:app:comm:size:tasks...` (or `C:`, `i:`, `I:`); any
