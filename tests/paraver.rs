@@ -640,3 +640,31 @@ fn a_new_format_body_is_read_as_paraver_kernel_reads_it() {
     );
     assert_eq!(q("SELECT count(*) AS n FROM events"), "n\n3\n");
 }
+
+#[test]
+fn a_record_ending_with_a_colon_is_read_as_paraver_kernel_reads_it() {
+    // paraver-kernel's reader skips one separator after each number, so a writer that ends
+    // every `:type:value` with a colon (`2:...:10:1:`) loses nothing in Paraver. One field
+    // short is still short.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("c.prv"),
+        "#Paraver (22/11/26 at 19:00):100:0:1:1(2:1)\n\
+         1:0:1:1:1:0:50:1:\n2:0:1:1:2:5:10:1:11:2:\n2:0:1:1:2:7:10:\n\
+         3:0:1:1:1:10:10:0:1:1:2:20:20:8:1:\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "c.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT kind, position FROM diagnostics WHERE kind <> 'missing_companion'"),
+        "kind,position\nmalformed_record,c.prv:4\n"
+    );
+    assert_eq!(
+        q("SELECT ts, action, value FROM events"),
+        "ts,action,value\n5000,10,1\n5000,11,2\n"
+    );
+    assert_eq!(q("SELECT count(*) AS n FROM intervals WHERE channel = 'state'"), "n\n1\n");
+    assert_eq!(q("SELECT size, tag FROM messages"), "size,tag\n8,1\n");
+}

@@ -1161,7 +1161,10 @@ impl Reader<'_> {
     /// Integer fields of a record, or a diagnostic.
     fn fields(&self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<Fields>> {
         let mut out = Fields { words: Vec::with_capacity(16), wide: Vec::new() };
-        for (i, f) in text.split(':').enumerate() {
+        // paraver-kernel skips one separator after each number: a record ending with `:`
+        // (`2:...:10:1:`) is whole there, and is here.
+        let body = text.strip_suffix(':').unwrap_or(text);
+        for (i, f) in body.split(':').enumerate() {
             match parse_value(f.trim()) {
                 Some(v) => match i64::try_from(v) {
                     Ok(w) => out.words.push(w),
