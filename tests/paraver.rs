@@ -668,3 +668,48 @@ fn a_record_ending_with_a_colon_is_read_as_paraver_kernel_reads_it() {
     assert_eq!(q("SELECT count(*) AS n FROM intervals WHERE channel = 'state'"), "n\n1\n");
     assert_eq!(q("SELECT size, tag FROM messages"), "size,tag\n8,1\n");
 }
+
+#[test]
+fn rows_of_a_cpu_view_are_cpus_whatever_the_label_of_its_virtual_cpus() {
+    // A .row whose THREAD level starts with a CPU is a CPU view (one row per CPU), and its
+    // virtual CPUs are CPUs too, whatever their label: ovni's older emulator ends cpu.row
+    // with `UNSET`, an older Nanos6 CTF converter with `LEADER` and `EXT 0` (after
+    // `CPU %2d` labels: `CPU  0`).
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let prv = "#Paraver (19/01/38 at 03:14):00000000000000000500_ns:0:1:1(4:1)\n\
+               2:0:1:1:1:100:3:1\n2:0:1:1:2:100:3:1\n2:0:1:1:3:100:3:1\n2:0:1:1:4:100:3:1\n";
+    for (name, labels) in [
+        ("ovni", "CPU 0.0\nCPU 0.1\nCPU 0.2\nUNSET\n"),
+        ("conv", "CPU  0\nCPU  1\nLEADER\nEXT 0\n"),
+    ] {
+        std::fs::write(d.join(format!("{name}.prv")), prv).unwrap();
+        std::fs::write(
+            d.join(format!("{name}.row")),
+            format!("LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE 4\n{labels}"),
+        )
+        .unwrap();
+        ok(d, &["ingest", "--archive", "db", &format!("{name}.prv")]);
+    }
+    assert_eq!(
+        util::csv(
+            d,
+            "db",
+            "SELECT capture_id, type, count(*) AS n FROM entities GROUP BY ALL ORDER BY ALL"
+        ),
+        "capture_id,type,n\n1,CPU,4\n2,CPU,4\n"
+    );
+    // A thread view (ovni's thread.row) keeps its threads.
+    std::fs::write(d.join("th.prv"), prv).unwrap();
+    std::fs::write(d.join("th.row"), "LEVEL THREAD SIZE 4\nTH 1.1\nTH 1.2\nTH 1.3\nTH 1.4\n")
+        .unwrap();
+    ok(d, &["ingest", "--archive", "db", "th.prv"]);
+    assert_eq!(
+        util::csv(
+            d,
+            "db",
+            "SELECT type, count(*) AS n FROM entities WHERE capture_id = 3 GROUP BY ALL"
+        ),
+        "type,n\nTHREAD,4\n"
+    );
+}

@@ -504,7 +504,8 @@ struct Names {
     thread_labels: Vec<Option<String>>,
     /// Entity names from the `.row` CPU labels, per CPU from 1.
     cpu_labels: Vec<Option<String>>,
-    /// The rows are CPUs even without a `.row` saying so (ovni's `cpu.prv`).
+    /// The rows are CPUs: ovni's `cpu.prv` without a `.row`, or a `.row` whose THREAD level
+    /// starts with a CPU label (a CPU view).
     cpu_rows: bool,
 }
 
@@ -746,6 +747,12 @@ impl Names {
                 &mut notes,
             );
         }
+        // A THREAD level that starts with a CPU is a CPU view (ovni's cpu.row, Nanos6's
+        // ctf2prv): every row is a CPU, its virtual CPUs too whatever their label (`vCPU 0.*`,
+        // `UNSET` in older ovni, `LEADER` and `EXT 0` in an older Nanos6 converter).
+        if names.thread_labels.first().and_then(Option::as_deref).is_some_and(is_cpu_label) {
+            names.cpu_rows = true;
+        }
         notes.all.sort_by_key(|n| n.0);
         let mut notes: Vec<(&'static str, String)> = notes
             .all
@@ -808,7 +815,9 @@ impl Names {
             .and_then(|i| self.thread_labels.get(i))
             .and_then(Option::as_deref);
         match label {
-            Some(l) => (l.to_string(), if is_cpu_label(l) { "CPU" } else { "THREAD" }),
+            Some(l) => {
+                (l.to_string(), if self.cpu_rows || is_cpu_label(l) { "CPU" } else { "THREAD" })
+            }
             None if self.cpu_rows => (format!("CPU ROW {}", flat + 1), "CPU"),
             None => (format!("THREAD {a}.{t}.{th}"), "THREAD"),
         }
