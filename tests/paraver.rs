@@ -713,3 +713,31 @@ fn rows_of_a_cpu_view_are_cpus_whatever_the_label_of_its_virtual_cpus() {
         "type,n\nTHREAD,4\n"
     );
 }
+
+#[test]
+fn a_trace_cut_by_paraver_says_so_in_its_meta() {
+    // Paraver's cutter copies the `#` metadata lines of the trace it cuts and adds its own,
+    // `#<date>:CUTTER:<ORIGINAL|RUNAPP>:"<original trace>":<offset>:<begin>:<end>` (times in
+    // the trace's unit); paraver-kernel adds up the offsets of all the cuts.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("cut.prv"),
+        "#Paraver (22/11/26 at 19:00):500_us:0:1:1(1:1),0\n\
+         #20221121164408:CUTTER:ORIGINAL:\"/runs/a:b/full.prv\":3000:3000:9000\n\
+         # cut.prv: Offset 3000 from full.prv\n\
+         #20221122101010:CUTTER:RUNAPP:\"/runs/a:b/cut1.prv\":1000:1000:1500\n\
+         1:0:1:1:1:0:500:1\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "cut.prv"]);
+    let meta = |key: &str| {
+        scalar(d, "db", &format!("SELECT json_extract_string(meta, '$.\"{key}\"') FROM captures"))
+    };
+    // 3000 + 1000 us.
+    assert_eq!(meta("paraver.cut_offset_ns"), "4000000");
+    assert_eq!(meta("paraver.cut_from"), "/runs/a:b/full.prv");
+    assert_eq!(meta("paraver.cuts"), "2");
+    // Times stay the cut trace's own: the state starts at 0.
+    assert_eq!(scalar(d, "db", "SELECT ts FROM intervals"), "0");
+}

@@ -19,7 +19,8 @@
 //! 2:cpu:appl:task:thread:time:type:value[:type:value]...   events, several per line
 //! 3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag   message
 //! 4:...                                          global communication: ignored (info)
-//! #...                                           comment/metadata line in the body: skipped
+//! #...                                           comment/metadata line in the body: skipped,
+//!                                                the cutter's `#d:CUTTER:...` go to meta
 //! ```
 //!
 //! Ids are 1-based; cpu 0 = no CPU. Times are integers >= 0 in the header's unit, scaled to
@@ -993,6 +994,85 @@ struct Reader<'p> {
     ready: Vec<PendingEvents>,
     /// Fields held in `pending`, bounded by [`EVENT_REORDER_FIELDS`].
     pending_fields: usize,
+    /// The cuts Paraver's cutter recorded in `#...:CUTTER:...` lines ([`Cuts`]).
+    cuts: Cuts,
+}
+
+/// What the `#` metadata lines of a trace cut by Paraver say: each cut adds
+/// `#<date>:CUTTER:<ORIGINAL|RUNAPP>:"<original trace>":<offset>:<begin>:<end>` (times in the
+/// trace's unit) to those of the trace it cut; paraver-kernel (`ParaverMetadataManager`) adds
+/// up their offsets.
+#[derive(Default)]
+struct Cuts {
+    count: u64,
+    /// Sum of the offsets, in the trace's unit.
+    offset: u128,
+    /// The original trace named by the first cut.
+    from: Option<String>,
+}
+
+impl Cuts {
+    /// Takes note of body line `text` (starting with `#`) when it is a cutter record.
+    fn note(&mut self, text: &str) {
+        let fields = metadata_fields(text.get(1..).unwrap_or(""));
+        let [_, action, _, original, offset, _, _] = fields.as_slice() else { return };
+        let Ok(offset) = offset.parse::<u64>() else { return };
+        if action != "CUTTER" {
+            return;
+        }
+        self.count += 1;
+        self.offset = self.offset.saturating_add(u128::from(offset));
+        if self.from.is_none() {
+            self.from = Some(original.clone());
+        }
+    }
+
+    /// The `captures.meta` entries: `paraver.cuts`, `paraver.cut_offset_ns`,
+    /// `paraver.cut_from`.
+    fn meta(&self, unit: TimeUnit, sink: &mut dyn Sink) {
+        if self.count == 0 {
+            return;
+        }
+        sink.meta("paraver.cuts", &self.count.to_string());
+        let ns = match unit {
+            TimeUnit::Us => self.offset.saturating_mul(1_000),
+            TimeUnit::Ms => self.offset.saturating_mul(1_000_000),
+            _ => self.offset,
+        };
+        sink.meta("paraver.cut_offset_ns", &ns.to_string());
+        if let Some(from) = &self.from {
+            sink.meta("paraver.cut_from", from);
+        }
+    }
+}
+
+/// The `:`-separated fields of a metadata line, trimmed; a field that starts with `"` runs
+/// to its closing `"` (`""` inside is one `"`), so a quoted path may hold `:`.
+fn metadata_fields(text: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if !quoted && current.trim().is_empty() => {
+                current.clear();
+                quoted = true;
+            }
+            '"' if quoted => {
+                if chars.peek() == Some(&'"') {
+                    current.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            }
+            ':' if !quoted => fields.push(std::mem::take(&mut current).trim().to_string()),
+            c => current.push(c),
+        }
+    }
+    fields.push(current.trim().to_string());
+    fields
 }
 
 /// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
@@ -1094,6 +1174,7 @@ pub fn read<R: Read>(
                 pending: Reorder::new(EVENT_REORDER),
                 ready: Vec::new(),
                 pending_fields: 0,
+                cuts: Cuts::default(),
             });
             header = Some((h, pos));
             continue;
@@ -1111,7 +1192,10 @@ pub fn read<R: Read>(
             text
         };
         match text.as_bytes().first() {
-            Some(b'#') => continue,
+            Some(b'#') => {
+                r.cuts.note(text);
+                continue;
+            }
             // A communicator line is `c:app:comm:size:tasks...` (or `C:`, `i:`, `I:`); any
             // other line starting with one of these letters is not one, and is reported below
             // rather than skipped unseen.
@@ -1134,6 +1218,7 @@ pub fn read<R: Read>(
     }
     if let Some(r) = reader.as_mut() {
         r.flush_events(sink)?;
+        r.cuts.meta(r.unit, sink);
     }
     match header {
         None => Err(Error::input(path, "", "not a Paraver trace: no #Paraver header")),
