@@ -741,3 +741,38 @@ fn a_trace_cut_by_paraver_says_so_in_its_meta() {
     // Times stay the cut trace's own: the state starts at 0.
     assert_eq!(scalar(d, "db", "SELECT ts FROM intervals"), "0");
 }
+
+#[test]
+fn a_usual_body_after_a_new_format_line_is_still_read() {
+    // Records of the usual layout after a `new format` line are told from the new layout's
+    // by their number of fields (a state has 8, not 6; a communication 15, not an even
+    // number), so a writer that puts the line before a usual body loses nothing, and the two
+    // may even be mixed.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("m.prv"),
+        "new format\n#Paraver (22/11/26 at 19:00):3000_ns:0:1:1(2:1)\n\
+         1:0:1:1:1:0:1000:1\n1:0:2:0:1000:1\n2:0:1:1:2:5:10:1\n3:0:2:6:10:0\n\
+         3:0:1:1:1:10:10:0:1:1:2:20:20:8:1\nd:0:2:30:30:0:1:40:40:4:2\n4:0:1:1:1:50\n4:7\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "m.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT kind, position FROM diagnostics WHERE kind <> 'missing_companion'"),
+        "kind,position\nglobal_comm_ignored,m.prv:9\n"
+    );
+    assert_eq!(
+        q("SELECT entity, ts, dur FROM intervals WHERE channel = 'state' ORDER BY ALL"),
+        "entity,ts,dur\nTHREAD 1.1.1,0,1000\nTHREAD 1.1.2,0,1000\n"
+    );
+    assert_eq!(
+        q("SELECT ts, target, value FROM events ORDER BY ALL"),
+        "ts,target,value\n5,THREAD 1.1.2,1\n6,THREAD 1.1.2,0\n"
+    );
+    assert_eq!(
+        q("SELECT sender, receiver, send_ts FROM messages ORDER BY ALL"),
+        "sender,receiver,send_ts\nTHREAD 1.1.1,THREAD 1.1.2,10\nTHREAD 1.1.2,THREAD 1.1.1,30\n"
+    );
+}

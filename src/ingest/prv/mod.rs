@@ -942,8 +942,8 @@ fn is_cpu_label(l: &str) -> bool {
 /// 4..7:comm                             -> None
 /// 8:...                                 -> 4:... (global communication)
 /// ```
-/// Anything else is returned as it is (comments, communicator lines, and lines of no known
-/// type, which are reported as such).
+/// Anything else is returned as it is (comments, communicator lines, records of the usual
+/// layout, and lines of no known type, which are reported as such).
 fn new_format_record(text: &str, names: &Names) -> Option<String> {
     let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
     let object = |f: &mut std::str::Split<'_, char>| -> Option<String> {
@@ -952,7 +952,16 @@ fn new_format_record(text: &str, names: &Names) -> Option<String> {
         Some(format!("{cpu}:{}", names.locate(thread)))
     };
     let mut f = rest.split(':');
+    // A record of the usual layout after a `new format` line (a writer that puts the line
+    // before a usual body) is told by its number of fields, which no record of the new
+    // layout has: 8 for a state (6 there), at least 8 for events (a state's end: 6), 15 for a
+    // communication (events: an even number), more than 2 for a global communication.
+    let fields = text.strip_suffix(':').unwrap_or(text).split(':').count();
     match kind {
+        "1" if fields != 6 => Some(text.to_string()),
+        "2" if fields != 6 => Some(text.to_string()),
+        "3" if fields % 2 == 1 => Some(text.to_string()),
+        "4" if fields != 2 => Some(text.to_string()),
         "2" | "4" | "5" | "6" | "7" => None,
         "1" | "3" => {
             let Some(o) = object(&mut f) else { return Some(text.to_string()) };
