@@ -564,3 +564,215 @@ fn shared_captures_give_each_channel_value_the_time_a_naive_reading_gives() {
         assert_eq!(got, expected, "{}", f.display());
     }
 }
+
+#[test]
+fn nanos6_ctf2prv_rows_are_all_cpus_its_virtual_ones_too() {
+    // Nanos6's ctf2prv (scripts/ctf/plugins/paravertrace.py) writes one Paraver "thread" per
+    // CPU: its .row labels them `CPU <id>` for the real CPUs, `LT VCPU <n>` for the leader
+    // thread's virtual CPU and `ET VCPU <n>` for external threads'. All are CPUs, so one
+    // channel is one kind in channel_time, not split between CPU and THREAD.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("trace.prv"),
+        "#Paraver (22/11/26 at 18:00):00000000000000001000_ns:0:1:1(00000000000000000004:1)\n\
+         2:0:1:1:1:100:6400010:1\n2:0:1:1:3:150:6400010:1\n2:0:1:1:4:200:6400010:1\n\
+         2:0:1:1:1:300:6400010:0\n2:0:1:1:3:400:6400010:0\n2:0:1:1:4:600:6400010:0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("trace.pcf"),
+        "STATES_COLOR\n0   {  0,   0,   0}\n\nEVENT_TYPE\n0    6400010    Runtime: Runtime Code\n\
+         VALUES\n1     Runtime\n\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("trace.row"),
+        "LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE 4\nCPU 0\nCPU 1\nLT VCPU 2\nET VCPU 3\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "--strict", "trace.prv"]);
+    assert_eq!(
+        util::csv(d, "db", "SELECT name, type FROM entities ORDER BY entity_id"),
+        "name,type\nCPU 0,CPU\nCPU 1,CPU\nLT VCPU 2,CPU\nET VCPU 3,CPU\n"
+    );
+    // 200 + 250 + 400 ns of Runtime, all on CPUs.
+    assert_eq!(
+        util::csv(d, "db", "SELECT kind, state, entities, time FROM channel_time"),
+        "kind,state,entities,time\nCPU,Runtime,3,850\n"
+    );
+}
+
+#[test]
+fn a_new_format_body_is_read_as_paraver_kernel_reads_it() {
+    // A first line `new format` makes paraver-kernel read the body with TraceBodyIO_v2:
+    // objects are one global thread number, `1`/`2` are a state's begin/end, `3` events,
+    // `d` communications, `4`..`7` the marks of a communication, `8` a global one.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("n.prv"),
+        "new format\n#Paraver (22/11/26 at 19:00):3000_ns:1(2):1:2(2:1,1:1)\n\
+         1:1:1:0:1000:1\n2:1:1:1000:0:1\n1:2:3:0:2000:3\n\
+         3:1:2:500:50000001:3:50000002:7\n3:2:3:600:50000001:0\n\
+         d:1:1:700:710:2:3:800:820:64:5\n4:0\n5:0\n6:0\n7:0\n8:1:1:900:1:1\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "n.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT kind, position FROM diagnostics WHERE kind <> 'missing_companion'"),
+        "kind,position\nglobal_comm_ignored,n.prv:13\n"
+    );
+    // Thread 1 is 1.1.1, thread 2 is 1.1.2, thread 3 is 1.2.1 (the second task).
+    assert_eq!(
+        q("SELECT entity, channel, state, ts, dur, core FROM intervals ORDER BY entity, ts, channel"),
+        "entity,channel,state,ts,dur,core\n\
+         THREAD 1.1.1,state,1,0,1000,CPU 1\n\
+         THREAD 1.1.2,50000001,3,500,2500,CPU 1\n\
+         THREAD 1.1.2,50000002,7,500,2500,CPU 1\n\
+         THREAD 1.2.1,state,3,0,2000,CPU 2\n"
+    );
+    assert_eq!(
+        q("SELECT sender, receiver, send_ts, phys_send_ts, recv_ts, phys_recv_ts, size, tag FROM messages"),
+        "sender,receiver,send_ts,phys_send_ts,recv_ts,phys_recv_ts,size,tag\n\
+         THREAD 1.1.1,THREAD 1.2.1,700,710,800,820,64,5\n"
+    );
+    assert_eq!(q("SELECT count(*) AS n FROM events"), "n\n3\n");
+}
+
+#[test]
+fn a_record_ending_with_a_colon_is_read_as_paraver_kernel_reads_it() {
+    // paraver-kernel's reader skips one separator after each number, so a writer that ends
+    // every `:type:value` with a colon (`2:...:10:1:`) loses nothing in Paraver. One field
+    // short is still short.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("c.prv"),
+        "#Paraver (22/11/26 at 19:00):100:0:1:1(2:1)\n\
+         1:0:1:1:1:0:50:1:\n2:0:1:1:2:5:10:1:11:2:\n2:0:1:1:2:7:10:\n\
+         3:0:1:1:1:10:10:0:1:1:2:20:20:8:1:\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "c.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT kind, position FROM diagnostics WHERE kind <> 'missing_companion'"),
+        "kind,position\nmalformed_record,c.prv:4\n"
+    );
+    assert_eq!(
+        q("SELECT ts, action, value FROM events"),
+        "ts,action,value\n5000,10,1\n5000,11,2\n"
+    );
+    assert_eq!(q("SELECT count(*) AS n FROM intervals WHERE channel = 'state'"), "n\n1\n");
+    assert_eq!(q("SELECT size, tag FROM messages"), "size,tag\n8,1\n");
+}
+
+#[test]
+fn rows_of_a_cpu_view_are_cpus_whatever_the_label_of_its_virtual_cpus() {
+    // A .row whose THREAD level starts with a CPU is a CPU view (one row per CPU), and its
+    // virtual CPUs are CPUs too, whatever their label: ovni's older emulator ends cpu.row
+    // with `UNSET`, an older Nanos6 CTF converter with `LEADER` and `EXT 0` (after
+    // `CPU %2d` labels: `CPU  0`).
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let prv = "#Paraver (19/01/38 at 03:14):00000000000000000500_ns:0:1:1(4:1)\n\
+               2:0:1:1:1:100:3:1\n2:0:1:1:2:100:3:1\n2:0:1:1:3:100:3:1\n2:0:1:1:4:100:3:1\n";
+    for (name, labels) in [
+        ("ovni", "CPU 0.0\nCPU 0.1\nCPU 0.2\nUNSET\n"),
+        ("conv", "CPU  0\nCPU  1\nLEADER\nEXT 0\n"),
+    ] {
+        std::fs::write(d.join(format!("{name}.prv")), prv).unwrap();
+        std::fs::write(
+            d.join(format!("{name}.row")),
+            format!("LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE 4\n{labels}"),
+        )
+        .unwrap();
+        ok(d, &["ingest", "--archive", "db", &format!("{name}.prv")]);
+    }
+    assert_eq!(
+        util::csv(
+            d,
+            "db",
+            "SELECT capture_id, type, count(*) AS n FROM entities GROUP BY ALL ORDER BY ALL"
+        ),
+        "capture_id,type,n\n1,CPU,4\n2,CPU,4\n"
+    );
+    // A thread view (ovni's thread.row) keeps its threads.
+    std::fs::write(d.join("th.prv"), prv).unwrap();
+    std::fs::write(d.join("th.row"), "LEVEL THREAD SIZE 4\nTH 1.1\nTH 1.2\nTH 1.3\nTH 1.4\n")
+        .unwrap();
+    ok(d, &["ingest", "--archive", "db", "th.prv"]);
+    assert_eq!(
+        util::csv(
+            d,
+            "db",
+            "SELECT type, count(*) AS n FROM entities WHERE capture_id = 3 GROUP BY ALL"
+        ),
+        "type,n\nTHREAD,4\n"
+    );
+}
+
+#[test]
+fn a_trace_cut_by_paraver_says_so_in_its_meta() {
+    // Paraver's cutter copies the `#` metadata lines of the trace it cuts and adds its own,
+    // `#<date>:CUTTER:<ORIGINAL|RUNAPP>:"<original trace>":<offset>:<begin>:<end>` (times in
+    // the trace's unit); paraver-kernel adds up the offsets of all the cuts.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("cut.prv"),
+        "#Paraver (22/11/26 at 19:00):500_us:0:1:1(1:1),0\n\
+         #20221121164408:CUTTER:ORIGINAL:\"/runs/a:b/full.prv\":3000:3000:9000\n\
+         # cut.prv: Offset 3000 from full.prv\n\
+         #20221122101010:CUTTER:RUNAPP:\"/runs/a:b/cut1.prv\":1000:1000:1500\n\
+         1:0:1:1:1:0:500:1\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "cut.prv"]);
+    let meta = |key: &str| {
+        scalar(d, "db", &format!("SELECT json_extract_string(meta, '$.\"{key}\"') FROM captures"))
+    };
+    // 3000 + 1000 us.
+    assert_eq!(meta("paraver.cut_offset_ns"), "4000000");
+    assert_eq!(meta("paraver.cut_from"), "/runs/a:b/full.prv");
+    assert_eq!(meta("paraver.cuts"), "2");
+    // Times stay the cut trace's own: the state starts at 0.
+    assert_eq!(scalar(d, "db", "SELECT ts FROM intervals"), "0");
+}
+
+#[test]
+fn a_usual_body_after_a_new_format_line_is_still_read() {
+    // Records of the usual layout after a `new format` line are told from the new layout's
+    // by their number of fields (a state has 8, not 6; a communication 15, not an even
+    // number), so a writer that puts the line before a usual body loses nothing, and the two
+    // may even be mixed.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("m.prv"),
+        "new format\n#Paraver (22/11/26 at 19:00):3000_ns:0:1:1(2:1)\n\
+         1:0:1:1:1:0:1000:1\n1:0:2:0:1000:1\n2:0:1:1:2:5:10:1\n3:0:2:6:10:0\n\
+         3:0:1:1:1:10:10:0:1:1:2:20:20:8:1\nd:0:2:30:30:0:1:40:40:4:2\n4:0:1:1:1:50\n4:7\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "m.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT kind, position FROM diagnostics WHERE kind <> 'missing_companion'"),
+        "kind,position\nglobal_comm_ignored,m.prv:9\n"
+    );
+    assert_eq!(
+        q("SELECT entity, ts, dur FROM intervals WHERE channel = 'state' ORDER BY ALL"),
+        "entity,ts,dur\nTHREAD 1.1.1,0,1000\nTHREAD 1.1.2,0,1000\n"
+    );
+    assert_eq!(
+        q("SELECT ts, target, value FROM events ORDER BY ALL"),
+        "ts,target,value\n5,THREAD 1.1.2,1\n6,THREAD 1.1.2,0\n"
+    );
+    assert_eq!(
+        q("SELECT sender, receiver, send_ts FROM messages ORDER BY ALL"),
+        "sender,receiver,send_ts\nTHREAD 1.1.1,THREAD 1.1.2,10\nTHREAD 1.1.2,THREAD 1.1.1,30\n"
+    );
+}

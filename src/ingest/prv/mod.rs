@@ -4,11 +4,14 @@
 //! FORMATS.md section 2):
 //!
 //! ```text
-//! new format                                     optional first line, skipped
+//! new format                                     optional first line: the body is then
+//!                                                paraver-kernel's v2 layout (objects are a
+//!                                                global thread number), translated record by
+//!                                                record ([`new_format_record`])
 //! #Paraver (21/01/2022 at 16:37):1616378951_ns:1(20):2:8(1:1,...),12(1:1,...),14
 //!          `date: read to ')'`  end[_ns|_us|_ms]  resources  n_appl  appl...  [,n_comms]
 //!   end without unit = µs; an unknown suffix = µs plus a `unknown_time_unit` diagnostic
-//!   resources: `0` (none: ovni) | `<nodes>(<cpus>,<cpus>...)` | `<nodes>` (1 CPU each)
+//!   resources: `0` (none: ovni), `0()` (none: Extrae) | `<nodes>(<cpus>,...)` | `<nodes>`
 //!   appl: `<n_tasks>(<n_threads>:<node>,...)`, applications separated by `:`; Dimemas
 //!   writes `,<n_comms>` after each application that has communicators (added up here)
 //! c:1:1:12:1:2:...                               n_comms communicator lines (c:, C:, i:, I:)
@@ -16,7 +19,8 @@
 //! 2:cpu:appl:task:thread:time:type:value[:type:value]...   events, several per line
 //! 3:cpu:appl:task:thread:lsend:psend:cpu:appl:task:thread:lrecv:precv:size:tag   message
 //! 4:...                                          global communication: ignored (info)
-//! #...                                           comment/metadata line in the body: skipped
+//! #...                                           comment/metadata line in the body: skipped,
+//!                                                the cutter's `#d:CUTTER:...` go to meta
 //! ```
 //!
 //! Ids are 1-based; cpu 0 = no CPU. Times are integers >= 0 in the header's unit, scaled to
@@ -25,8 +29,9 @@
 //!
 //! Mapping: a thread `appl.task.thread` is an entity named by its `.row` THREAD label
 //! (trimmed) or `THREAD a.t.th`, of type THREAD; a row whose label is a CPU's (` CPU 0.0`,
-//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows) is of type CPU. A record's
-//! cpu is an entity of type CPU named by its `.row` CPU label or `CPU n`, given as `core`.
+//! `vCPU 0.*`: ovni's cpu.prv puts CPUs in the THREAD rows; so do Nanos6's `CPU 3`,
+//! `LT VCPU 4`, `ET VCPU 5`) is of type CPU. A record's cpu is an entity of type CPU named by
+//! its `.row` CPU label or `CPU n`, given as `core`.
 //! A label on several rows of a level gets each row's id appended (`worker (1.1.2)`,
 //! `cpu (2)`), with an info diagnostic: one entity per row. So does a THREAD label equal to
 //! a CPU label, and a label equal to a name made so. Labels after an unreadable application
@@ -404,7 +409,11 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
     });
     let resources = fields.get(1).copied().unwrap_or("").trim().to_string();
     let cpus = parse_cpus(&resources);
-    if cpus.is_none() && !matches!(resources.as_str(), "" | "0") {
+    // No resource model: `0`, or `0()` (Extrae's mpi2prv when it knows of no node);
+    // paraver-kernel takes a node count of 0 as none.
+    let no_model = resources.is_empty()
+        || resources.split('(').next().is_some_and(|n| n.trim().parse::<u64>() == Ok(0));
+    if cpus.is_none() && !no_model {
         problems.push((
             Severity::Warning,
             "bad_header",
@@ -496,7 +505,8 @@ struct Names {
     thread_labels: Vec<Option<String>>,
     /// Entity names from the `.row` CPU labels, per CPU from 1.
     cpu_labels: Vec<Option<String>>,
-    /// The rows are CPUs even without a `.row` saying so (ovni's `cpu.prv`).
+    /// The rows are CPUs: ovni's `cpu.prv` without a `.row`, or a `.row` whose THREAD level
+    /// starts with a CPU label (a CPU view).
     cpu_rows: bool,
 }
 
@@ -738,6 +748,12 @@ impl Names {
                 &mut notes,
             );
         }
+        // A THREAD level that starts with a CPU is a CPU view (ovni's cpu.row, Nanos6's
+        // ctf2prv): every row is a CPU, its virtual CPUs too whatever their label (`vCPU 0.*`,
+        // `UNSET` in older ovni, `LEADER` and `EXT 0` in an older Nanos6 converter).
+        if names.thread_labels.first().and_then(Option::as_deref).is_some_and(is_cpu_label) {
+            names.cpu_rows = true;
+        }
         notes.all.sort_by_key(|n| n.0);
         let mut notes: Vec<(&'static str, String)> = notes
             .all
@@ -776,6 +792,23 @@ impl Names {
         format!("row {}", flat + 1)
     }
 
+    /// The `appl:task:thread` (1-based, as a record writes it) of thread `global` (1-based
+    /// over the whole process model, as a "new format" record writes it); `0:0:<global>`,
+    /// which no model has, when the model has no such thread.
+    fn locate(&self, global: &str) -> String {
+        let flat = global.trim().parse::<u64>().ok().and_then(|g| g.checked_sub(1));
+        for (a, tasks) in self.task_base.iter().enumerate() {
+            let Some(flat) = flat else { break };
+            let t = tasks.partition_point(|&(base, _)| base <= flat);
+            if let Some(&(base, n)) = t.checked_sub(1).and_then(|t| tasks.get(t)) {
+                if flat - base < n {
+                    return format!("{}:{t}:{}", a + 1, flat - base + 1);
+                }
+            }
+        }
+        format!("0:0:{}", global.trim())
+    }
+
     /// Name and type of flat row `flat` of thread `a.t.th` (1-based).
     fn row_name(&self, flat: u64, a: i128, t: i128, th: i128) -> (String, &'static str) {
         let label = usize::try_from(flat)
@@ -783,7 +816,9 @@ impl Names {
             .and_then(|i| self.thread_labels.get(i))
             .and_then(Option::as_deref);
         match label {
-            Some(l) => (l.to_string(), if is_cpu_label(l) { "CPU" } else { "THREAD" }),
+            Some(l) => {
+                (l.to_string(), if self.cpu_rows || is_cpu_label(l) { "CPU" } else { "THREAD" })
+            }
             None if self.cpu_rows => (format!("CPU ROW {}", flat + 1), "CPU"),
             None => (format!("THREAD {a}.{t}.{th}"), "THREAD"),
         }
@@ -887,8 +922,74 @@ fn is_ovni_cpu_file(path: &str) -> bool {
     strip_compressed(name) == "cpu.prv"
 }
 
+/// A THREAD row label naming a CPU: ovni's `cpu.row` (` CPU 0.0`, `vCPU 0.*`) and Nanos6's
+/// ctf2prv `.row` (`CPU 3`, and the virtual CPUs of its leader thread and external threads,
+/// `LT VCPU 4`, `ET VCPU 5`) give each CPU a row of the process model.
 fn is_cpu_label(l: &str) -> bool {
-    l.starts_with("CPU ") || l.starts_with("vCPU ")
+    ["CPU ", "vCPU ", "LT VCPU ", "ET VCPU "].iter().any(|p| l.starts_with(p))
+}
+
+/// A record of paraver-kernel's "new format" body (`TraceBodyIO_v2`, chosen by a first line
+/// `new format`) as the record of the usual body it stands for, or `None` for one that adds
+/// nothing: a state's end (its begin record has both times) and the send/receive marks of a
+/// communication (`4`..`7`: a communication's index, whose `d` record has its times). Objects
+/// are one global thread number (1-based) there, `appl:task:thread` here.
+/// ```text
+/// 1:cpu:thread:begin:end:state          -> 1:cpu:a:t:th:begin:end:state
+/// 2:cpu:thread:begin:end:state          (state end)  -> None
+/// 3:cpu:thread:time:type:value...       -> 2:cpu:a:t:th:time:type:value...
+/// d:cpu:thread:lsend:psend:cpu:thread:lrecv:precv:size:tag -> 3:cpu:a:t:th:...:cpu:a:t:th:...
+/// 4..7:comm                             -> None
+/// 8:...                                 -> 4:... (global communication)
+/// ```
+/// Anything else is returned as it is (comments, communicator lines, records of the usual
+/// layout, and lines of no known type, which are reported as such).
+fn new_format_record(text: &str, names: &Names) -> Option<String> {
+    let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
+    let object = |f: &mut std::str::Split<'_, char>| -> Option<String> {
+        let cpu = f.next()?;
+        let thread = f.next()?;
+        Some(format!("{cpu}:{}", names.locate(thread)))
+    };
+    let mut f = rest.split(':');
+    // A record of the usual layout after a `new format` line (a writer that puts the line
+    // before a usual body) is told by its number of fields, which no record of the new
+    // layout has: 8 for a state (6 there), at least 8 for events (a state's end: 6), 15 for a
+    // communication (events: an even number), more than 2 for a global communication.
+    let fields = text.strip_suffix(':').unwrap_or(text).split(':').count();
+    match kind {
+        "1" if fields != 6 => Some(text.to_string()),
+        "2" if fields != 6 => Some(text.to_string()),
+        "3" if fields % 2 == 1 => Some(text.to_string()),
+        "4" if fields != 2 => Some(text.to_string()),
+        "2" | "4" | "5" | "6" | "7" => None,
+        "1" | "3" => {
+            let Some(o) = object(&mut f) else { return Some(text.to_string()) };
+            let v1 = if kind == "1" { "1" } else { "2" };
+            Some(
+                std::iter::once(format!("{v1}:{o}"))
+                    .chain(f.map(str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(":"),
+            )
+        }
+        "d" => {
+            let sender = object(&mut f);
+            let times: Vec<&str> = f.by_ref().take(2).collect();
+            let receiver = object(&mut f);
+            match (sender, receiver) {
+                (Some(s), Some(r)) if times.len() == 2 => Some(
+                    std::iter::once(format!("3:{s}:{}:{r}", times.join(":")))
+                        .chain(f.map(str::to_string))
+                        .collect::<Vec<_>>()
+                        .join(":"),
+                ),
+                _ => Some(text.to_string()),
+            }
+        }
+        "8" => Some(format!("4:{rest}")),
+        _ => Some(text.to_string()),
+    }
 }
 
 struct Reader<'p> {
@@ -902,6 +1003,85 @@ struct Reader<'p> {
     ready: Vec<PendingEvents>,
     /// Fields held in `pending`, bounded by [`EVENT_REORDER_FIELDS`].
     pending_fields: usize,
+    /// The cuts Paraver's cutter recorded in `#...:CUTTER:...` lines ([`Cuts`]).
+    cuts: Cuts,
+}
+
+/// What the `#` metadata lines of a trace cut by Paraver say: each cut adds
+/// `#<date>:CUTTER:<ORIGINAL|RUNAPP>:"<original trace>":<offset>:<begin>:<end>` (times in the
+/// trace's unit) to those of the trace it cut; paraver-kernel (`ParaverMetadataManager`) adds
+/// up their offsets.
+#[derive(Default)]
+struct Cuts {
+    count: u64,
+    /// Sum of the offsets, in the trace's unit.
+    offset: u128,
+    /// The original trace named by the first cut.
+    from: Option<String>,
+}
+
+impl Cuts {
+    /// Takes note of body line `text` (starting with `#`) when it is a cutter record.
+    fn note(&mut self, text: &str) {
+        let fields = metadata_fields(text.get(1..).unwrap_or(""));
+        let [_, action, _, original, offset, _, _] = fields.as_slice() else { return };
+        let Ok(offset) = offset.parse::<u64>() else { return };
+        if action != "CUTTER" {
+            return;
+        }
+        self.count += 1;
+        self.offset = self.offset.saturating_add(u128::from(offset));
+        if self.from.is_none() {
+            self.from = Some(original.clone());
+        }
+    }
+
+    /// The `captures.meta` entries: `paraver.cuts`, `paraver.cut_offset_ns`,
+    /// `paraver.cut_from`.
+    fn meta(&self, unit: TimeUnit, sink: &mut dyn Sink) {
+        if self.count == 0 {
+            return;
+        }
+        sink.meta("paraver.cuts", &self.count.to_string());
+        let ns = match unit {
+            TimeUnit::Us => self.offset.saturating_mul(1_000),
+            TimeUnit::Ms => self.offset.saturating_mul(1_000_000),
+            _ => self.offset,
+        };
+        sink.meta("paraver.cut_offset_ns", &ns.to_string());
+        if let Some(from) = &self.from {
+            sink.meta("paraver.cut_from", from);
+        }
+    }
+}
+
+/// The `:`-separated fields of a metadata line, trimmed; a field that starts with `"` runs
+/// to its closing `"` (`""` inside is one `"`), so a quoted path may hold `:`.
+fn metadata_fields(text: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if !quoted && current.trim().is_empty() => {
+                current.clear();
+                quoted = true;
+            }
+            '"' if quoted => {
+                if chars.peek() == Some(&'"') {
+                    current.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            }
+            ':' if !quoted => fields.push(std::mem::take(&mut current).trim().to_string()),
+            c => current.push(c),
+        }
+    }
+    fields.push(current.trim().to_string());
+    fields
 }
 
 /// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
@@ -926,6 +1106,8 @@ pub fn read<R: Read>(
     let mut header: Option<(Header, Pos)> = None;
     let mut reader: Option<Reader<'_>> = None;
     let mut comm_lines = 0u64;
+    // The body is paraver-kernel's "new format" (its first line says so).
+    let mut new_format = false;
     loop {
         let (line, number, truncated) = match lines.next_line() {
             Ok(Some(l)) => l,
@@ -949,6 +1131,7 @@ pub fn read<R: Read>(
         }
         let Some(r) = reader.as_mut() else {
             if header.is_none() && text.eq_ignore_ascii_case("new format") {
+                new_format = true;
                 continue;
             }
             if !text.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("#paraver")) {
@@ -1000,6 +1183,7 @@ pub fn read<R: Read>(
                 pending: Reorder::new(EVENT_REORDER),
                 ready: Vec::new(),
                 pending_fields: 0,
+                cuts: Cuts::default(),
             });
             header = Some((h, pos));
             continue;
@@ -1008,8 +1192,19 @@ pub fn read<R: Read>(
             r.malformed(pos, "line longer than 16 MiB, cut".into(), sink)?;
             continue;
         }
+        let v1;
+        let text = if new_format {
+            let Some(line) = new_format_record(text, &r.names) else { continue };
+            v1 = line;
+            v1.as_str()
+        } else {
+            text
+        };
         match text.as_bytes().first() {
-            Some(b'#') => continue,
+            Some(b'#') => {
+                r.cuts.note(text);
+                continue;
+            }
             // A communicator line is `c:app:comm:size:tasks...` (or `C:`, `i:`, `I:`); any
             // other line starting with one of these letters is not one, and is reported below
             // rather than skipped unseen.
@@ -1032,6 +1227,7 @@ pub fn read<R: Read>(
     }
     if let Some(r) = reader.as_mut() {
         r.flush_events(sink)?;
+        r.cuts.meta(r.unit, sink);
     }
     match header {
         None => Err(Error::input(path, "", "not a Paraver trace: no #Paraver header")),
@@ -1068,7 +1264,10 @@ impl Reader<'_> {
     /// Integer fields of a record, or a diagnostic.
     fn fields(&self, text: &str, pos: Pos, sink: &mut dyn Sink) -> Result<Option<Fields>> {
         let mut out = Fields { words: Vec::with_capacity(16), wide: Vec::new() };
-        for (i, f) in text.split(':').enumerate() {
+        // paraver-kernel skips one separator after each number: a record ending with `:`
+        // (`2:...:10:1:`) is whole there, and is here.
+        let body = text.strip_suffix(':').unwrap_or(text);
+        for (i, f) in body.split(':').enumerate() {
             match parse_value(f.trim()) {
                 Some(v) => match i64::try_from(v) {
                     Ok(w) => out.words.push(w),
@@ -1455,8 +1654,14 @@ mod tests {
         let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
         assert_eq!((h.cpus, h.end), (None, 100));
         assert!(problems[0].2.contains("resource model"), "{problems:?}");
-        // No resource model at all is no problem.
-        assert!(parse_header("#Paraver (d):1:0:1:1(1:1)", "t", Pos::Line(1)).unwrap().1.is_empty());
+        // No resource model at all is no problem: `0`, or Extrae's `0()` (mpi2prv writes
+        // `<nodes>(` and then the CPUs of each node, none when it knows of no node), which
+        // paraver-kernel also reads as no model (a node count of 0).
+        for line in ["#Paraver (d):1:0:1:1(1:1)", "#Paraver (d):1_ns:0():1:1(1:1),0"] {
+            let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+            assert!(problems.is_empty(), "{line}: {problems:?}");
+            assert_eq!((h.cpus, h.appls.len()), (None, 1), "{line}");
+        }
     }
 
     #[test]
