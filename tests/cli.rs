@@ -597,9 +597,36 @@ fn lists_structs_and_maps_are_json_values_and_keep_their_nulls() {
         serde_json::json!([{"l": [1, null, 3], "s": {"a": 1, "b": [null, "x"]}, "m": {"k": 2},
                             "n": null, "f": [null]}])
     );
+    // In text (csv, table) DuckDB spells them whole, as its own CLI and CAST do.
     assert_eq!(
         csv(tmp.path(), "db", q),
-        "l,s,m,n,f\n\"[1, NULL, 3]\",\"{a: 1, b: [NULL, x]}\",{k: 2},,[NaN]\n"
+        "l,s,m,n,f\n\"[1, NULL, 3]\",\"{'a': 1, 'b': [NULL, x]}\",{k=2},,[nan]\n"
+    );
+}
+
+#[test]
+fn lists_and_blobs_in_text_tell_their_values_apart() {
+    // Arrow's text made a list of one string with a comma look like two strings, the string
+    // 'NULL' like a NULL and an empty string vanish; a BLOB was hex. DuckDB quotes what needs
+    // it, and spells a BLOB with `\x` escapes for the bytes that are not printable text.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let q = "SELECT ['a,b'] AS one, ['a', 'b'] AS two, ['NULL', NULL, ''] AS n, \
+             {'k': ' x '} AS s, '\\xAB'::BLOB AS b, ['abc'::BLOB] AS lb";
+    assert_eq!(
+        csv(tmp.path(), "db", q),
+        "one,two,n,s,b,lb\n\"['a,b']\",\"[a, b]\",\"['NULL', NULL, '']\",{'k': ' x '},\\xAB,[abc]\n"
+    );
+    let table = ok(tmp.path(), &["sql", "--archive", "db", "-c", q]);
+    assert!(table.contains(" ['a,b'] | [a, b] | ['NULL', NULL, ''] |"), "{table}");
+    // JSON keeps lists as arrays; a BLOB is DuckDB's text there too.
+    let json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{"one": ["a,b"], "two": ["a", "b"], "n": ["NULL", null, ""],
+                            "s": {"k": " x "}, "b": "\\xAB", "lb": ["abc"]}])
     );
 }
 

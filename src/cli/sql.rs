@@ -154,7 +154,7 @@ pub fn run_statement(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut printable = prepare(conn, sql)?;
+    let mut printable = prepare(conn, sql, format == OutputFormat::Json)?;
     let wrapped = printable.wrapped;
     let sql_error = |e: duckdb::Error| Error::Sql(unwrapped(&e.to_string(), wrapped));
     let mut stream = printable.stmt.stream_arrow([]).map_err(sql_error)?;
@@ -204,18 +204,34 @@ pub fn unwrapped(message: &str, wrapped: bool) -> String {
 /// Arrow, whose text is not DuckDB's for some types, or is an error: a TIMESTAMPTZ in a
 /// named zone fails (no time zone database in this build), BIT shows its storage bytes
 /// (`05fd` for `101`), TIMETZ loses its offset, `infinity` and dates beyond year 262143
-/// become errors, TIME `24:00:00` cannot be shown, and INTERVAL, BIGNUM, UNION and GEOMETRY
-/// are spelled otherwise. A query with such columns (at any depth of a list, struct or map)
-/// is run as `SELECT CAST(#n AS VARCHAR) ... FROM (query)`: DuckDB casts those columns to
-/// its own text, the others are untouched, and the query still runs once. A statement that
-/// is not a query (`INSERT ... RETURNING`) runs as given, and a value it cannot show is an
-/// error, never text in place of the value.
-pub fn prepare<'c>(conn: &'c duckdb::Connection, sql: &str) -> duckdb::Result<Printable<'c>> {
+/// become errors, TIME `24:00:00` cannot be shown, a BLOB is hex (`616263` for `abc`), and
+/// INTERVAL, BIGNUM, UNION and GEOMETRY are spelled otherwise. Lists, structs and maps are
+/// ambiguous in Arrow's text (`['a,b']` and `['a', 'b']` both `[a,b]`, `['NULL']` and
+/// `[NULL]` both `[NULL]`, an empty string nothing at all), so where they are printed as
+/// text (`json` false: table, csv, markdown, line) DuckDB spells them whole, quoting the
+/// strings that need it; in JSON they stay arrays and objects. A query with such columns
+/// (at any depth of a list, struct or map) is run as `SELECT CAST(#n AS VARCHAR) ... FROM
+/// (query)`: DuckDB casts those columns to its own text, the others are untouched, and the
+/// query still runs once. A statement that is not a query (`INSERT ... RETURNING`) runs as
+/// given, and a value it cannot show is an error, never text in place of the value.
+pub fn prepare<'c>(
+    conn: &'c duckdb::Connection,
+    sql: &str,
+    json: bool,
+) -> duckdb::Result<Printable<'c>> {
     let stmt = conn.prepare(sql)?;
     let as_given = |stmt| Ok(Printable { stmt, as_text: Vec::new(), wrapped: false });
     // The type each column is cast to, for those that need it.
-    let casts: Vec<Option<String>> =
-        (0..stmt.column_count()).map(|i| text_type(&stmt.column_logical_type(i))).collect();
+    let casts: Vec<Option<String>> = (0..stmt.column_count())
+        .map(|i| {
+            let t = stmt.column_logical_type(i);
+            if !json && is_nested(&t) {
+                Some("VARCHAR".to_string())
+            } else {
+                text_type(&t)
+            }
+        })
+        .collect();
     if casts.iter().all(Option::is_none) {
         return as_given(stmt);
     }
@@ -303,18 +319,25 @@ fn sql_name(t: &duckdb::core::LogicalTypeHandle) -> Option<String> {
         }
         // An ENUM's values are its labels.
         Id::Varchar | Id::Enum => "VARCHAR",
-        Id::Blob => "BLOB",
         Id::Uuid => "UUID",
         _ => return None,
     };
     Some(name.to_string())
 }
 
+/// True for a list, array, struct or map: text only as DuckDB spells it whole (see
+/// [`prepare`]).
+fn is_nested(t: &duckdb::core::LogicalTypeHandle) -> bool {
+    use duckdb::core::LogicalTypeId as Id;
+    matches!(t.id(), Id::List | Id::Array | Id::Struct | Id::Map)
+}
+
 /// True for a DuckDB type Arrow does not show as DuckDB does, or one holding such values.
 fn needs_text(t: &duckdb::core::LogicalTypeHandle) -> bool {
     use duckdb::core::LogicalTypeId as Id;
     match t.id() {
-        Id::Date
+        Id::Blob
+        | Id::Date
         | Id::Time
         | Id::TimeNs
         | Id::TimeTZ

@@ -388,7 +388,8 @@ impl Shell {
     fn stream(&mut self, sql: &str) -> std::result::Result<usize, StreamError<Error>> {
         let layout = self.layout();
         let query = |e: duckdb::Error| StreamError::Query(Error::from(e));
-        let mut printable = crate::cli::sql::prepare(&self.conn, sql).map_err(query)?;
+        let mut printable =
+            crate::cli::sql::prepare(&self.conn, sql, self.mode == Mode::Json).map_err(query)?;
         // Errors of the statement as the user wrote it (see `unwrapped`).
         let wrapped = printable.wrapped;
         let sql_error =
