@@ -323,6 +323,41 @@ fn a_duration_parameter_out_of_range_is_a_usage_error_naming_it() {
 }
 
 #[test]
+fn a_param_given_twice_or_wrong_is_a_usage_error_whatever_the_archive() {
+    // `--param window=1ms --param window=2ms` ran with the last window, and two deadline
+    // files were merged; a wrong key or value was found only after the archive was opened,
+    // so a missing archive made it exit status 1.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    std::fs::write(tmp.path().join("d.csv"), "TASK_A,10ns\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let query = |archive: &str, params: &[&str]| {
+        let mut args = vec!["query", params[0], "--archive", archive];
+        for p in &params[1..] {
+            args.extend(["--param", p]);
+        }
+        run(tmp.path(), &args)
+    };
+    for (params, says) in [
+        (&["cpu_load", "window=1ms", "window=2ms"][..], "--param window is given twice"),
+        (&["deadline_misses", "deadlines=d.csv", "deadlines=d.csv"][..], "given twice"),
+        (&["cpu_load", "window=soon"][..], "--param window=soon: expected a positive"),
+        (&["response_times", "speed=1"][..], "response_times has no parameter 'speed'"),
+    ] {
+        for archive in ["db", "nowhere"] {
+            let out = query(archive, params);
+            assert_eq!(out.status.code(), Some(2), "{params:?} {archive}: {}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{params:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty());
+        }
+    }
+    // Once each, they run.
+    let out = query("db", &["deadline_misses", "deadlines=d.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(1 row)"));
+}
+
+#[test]
 fn the_help_names_every_input_format() {
     let tmp = tempfile::tempdir().unwrap();
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.

@@ -491,6 +491,9 @@ impl Shell {
                 let q = queries::find(&name).ok_or_else(|| {
                     Error::Usage(format!("no analysis named '{name}' (.queries lists them)"))
                 })?;
+                let values: Vec<(String, String)> =
+                    params.iter().filter(|(k, _)| k != "capture").cloned().collect();
+                q.check(&values)?;
                 let mut capture = None;
                 let mut values = Vec::new();
                 for (k, v) in params {
