@@ -358,6 +358,24 @@ fn a_param_given_twice_or_wrong_is_a_usage_error_whatever_the_archive() {
 }
 
 #[test]
+fn a_script_that_is_not_utf8_is_refused_naming_the_line() {
+    // It said "nonutf.sql: stream did not contain valid UTF-8", naming no position.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("q.sql"), b"SELECT 1;\nSELECT '\xff' AS x;\n").unwrap();
+    let out = run(tmp.path(), &["sql", "-f", "q.sql"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("q.sql: line 2: byte 9 of the line is not UTF-8 text"),
+        "{}",
+        stderr(&out)
+    );
+    let piped = util::run_with_stdin(tmp.path(), &["sql"], b"SELECT 1;\n\xfe");
+    assert_eq!(piped.status.code(), Some(1));
+    assert!(stderr(&piped).contains("<stdin>: line 2: byte 1 of the line"), "{}", stderr(&piped));
+    assert!(piped.stdout.is_empty(), "nothing runs");
+}
+
+#[test]
 fn the_help_names_every_input_format() {
     let tmp = tempfile::tempdir().unwrap();
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.

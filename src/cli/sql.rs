@@ -47,7 +47,8 @@ pub fn run(args: Args) -> Result<()> {
         let text = if f.as_os_str() == "-" {
             read_stdin()?
         } else {
-            std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?
+            let name = f.display().to_string();
+            script_text(&name, std::fs::read(f).map_err(|e| Error::io(f, e))?)?
         };
         let at = file_position(scripts.len());
         scripts.insert(at, (f.display().to_string(), text));
@@ -90,9 +91,25 @@ fn file_position(commands: usize) -> usize {
 
 /// All of standard input, as text.
 fn read_stdin() -> Result<String> {
-    let mut text = String::new();
-    std::io::stdin().lock().read_to_string(&mut text).map_err(|e| Error::io("<stdin>", e))?;
-    Ok(text)
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| Error::io("<stdin>", e))?;
+    script_text("<stdin>", bytes)
+}
+
+/// The text of script `name`; bytes that are not UTF-8 are bad input naming the line and
+/// the byte of the line where they are (Rust's own message named neither).
+pub(crate) fn script_text(name: &str, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = e.as_bytes().get(..at).unwrap_or_default();
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        Error::input(
+            name,
+            format!("line {line}"),
+            format!("byte {column} of the line is not UTF-8 text (SQL scripts are UTF-8)"),
+        )
+    })
 }
 
 /// DuckDB's `message` for a statement that starts on line `first_line` of script `name`,

@@ -530,7 +530,8 @@ impl Shell {
                         path.display()
                     )));
                 }
-                let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                let text = crate::cli::sql::script_text(&path.display().to_string(), bytes)?;
                 if self.reading.is_empty() {
                     self.interrupted = false;
                 }
