@@ -376,6 +376,21 @@ fn a_script_that_is_not_utf8_is_refused_naming_the_line() {
 }
 
 #[test]
+fn captures_as_json_has_tags_as_an_object_and_sources_as_an_array() {
+    // They were strings holding JSON text: `jq '.[0].source_files[0]'` failed.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--tag", "rig=a,b", "good.btf"]);
+    let json = ok(tmp.path(), &["captures", "--archive", "db", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["tags"], serde_json::json!({"rig": "a,b"}), "{json}");
+    assert_eq!(v[0]["source_files"], serde_json::json!(["good.btf"]), "{json}");
+    // CSV keeps the JSON text, one field each.
+    let csv = ok(tmp.path(), &["captures", "--archive", "db", "--format", "csv"]);
+    assert!(csv.contains(",\"{\"\"rig\"\":\"\"a,b\"\"}\",\"[\"\"good.btf\"\"]\","), "{csv}");
+}
+
+#[test]
 fn the_help_names_every_input_format() {
     let tmp = tempfile::tempdir().unwrap();
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.
