@@ -391,6 +391,30 @@ fn captures_as_json_has_tags_as_an_object_and_sources_as_an_array() {
 }
 
 #[test]
+fn a_full_standard_output_is_an_error_that_says_so() {
+    // Unlike a closed pipe, a write that fails (a full disk) loses results: exit status 1,
+    // and the message says where (it was "No space left on device", naming nothing).
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let out = Command::new(util::bin())
+        .args(["sql", "--archive", "db", "--format", "csv", "-c", "SELECT 1"])
+        .current_dir(tmp.path())
+        .env_remove("TRACEDB_ARCHIVE")
+        .stdin(Stdio::null())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("standard output: No space left on device"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_help_names_every_input_format() {
     let tmp = tempfile::tempdir().unwrap();
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.
