@@ -328,10 +328,15 @@ impl Bar {
         if self.bar.is_none() && self.started.elapsed() > Duration::from_millis(500) {
             let target = indicatif::ProgressDrawTarget::stderr();
             if !target.is_hidden() {
-                let b = indicatif::ProgressBar::with_draw_target(Some(total), target);
+                // The rate and eta are the average since the file was opened: indicatif's
+                // own estimate, fed the reader's large steps (and the half second of reading
+                // before the bar appears as one step), showed hundreds of GiB/s and eta 0s.
+                let b = indicatif::ProgressBar::with_draw_target(Some(total), target)
+                    .with_elapsed(self.started.elapsed());
                 let style = indicatif::ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                    "{msg} [{bar:30}] {bytes}/{total_bytes} {rate} eta {remaining}",
                 )
+                .map(|s| s.with_key("rate", average_rate).with_key("remaining", average_eta))
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
                 b.set_style(style.progress_chars("=> "));
                 b.set_message(self.label.clone());
@@ -347,6 +352,37 @@ impl Bar {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
+    }
+}
+
+/// Bytes per second of a bar, on average since it started.
+fn bytes_per_sec(state: &indicatif::ProgressState) -> f64 {
+    let secs = state.elapsed().as_secs_f64();
+    #[allow(clippy::cast_precision_loss)]
+    let done = state.pos() as f64;
+    if secs > 0.0 {
+        done / secs
+    } else {
+        0.0
+    }
+}
+
+/// `{rate}` of the ingest bar.
+fn average_rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let rate = bytes_per_sec(state) as u64;
+    let _ = write!(w, "{}/s", indicatif::HumanBytes(rate));
+}
+
+/// `{remaining}` of the ingest bar: the bytes left at the average rate.
+fn average_eta(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let rate = bytes_per_sec(state);
+    #[allow(clippy::cast_precision_loss)]
+    let left = state.len().unwrap_or(0).saturating_sub(state.pos()) as f64;
+    if rate > 0.0 {
+        let _ = write!(w, "{:#}", indicatif::HumanDuration(Duration::from_secs_f64(left / rate)));
+    } else {
+        let _ = write!(w, "?");
     }
 }
 
