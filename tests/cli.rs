@@ -274,6 +274,12 @@ fn unknown_format_and_usage_errors() {
             stderr(&out)
         );
     }
+    // Format names in any case, `auto` too (`--format AUTO` was an unknown format).
+    for format in ["AUTO", "Btf"] {
+        let args = ["ingest", "--archive", "n.tdb", "--force", "--format", format, "t.btf"];
+        let out = run(tmp.path(), &args);
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+    }
     let out = run(tmp.path(), &["ingest", "--archive", "notes.txt", "t.btf"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("notes.txt: not a directory"), "{}", stderr(&out));

@@ -24,7 +24,8 @@ pub struct Args {
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv (also `paraver`), qs, ovni (ovni's binary runtime
+    /// Input format, in any case: auto (detect), btf, prv (also `paraver`, `extrae`), qs (also
+    /// `qspy`), ovni (ovni's binary runtime
     /// streams, the input of ovniemu: give the trace directory), hw, shark. QS has no magic number: it is
     /// detected only when its first frames check; hw (hardware-trace CSV exports) only when
     /// its header row is the S32DS trace viewer's or a TRACE32 list's; a S.Ha.R.K. chunk
@@ -86,13 +87,15 @@ fn parse_tick_rate(s: &str) -> std::result::Result<u64, String> {
 
 /// Runs `ingest`.
 pub fn run(args: Args) -> Result<()> {
-    let format = match args.format.as_str() {
+    // In any case, as the format names are (`--format AUTO` was an unknown format).
+    let format = match args.format.trim().to_ascii_lowercase().as_str() {
         "auto" => None,
-        f => match Format::parse(f) {
+        _ => match Format::parse(&args.format) {
             Some(f) => Some(f),
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs, ovni, hw, shark)"
+                    "unknown format '{}' (expected auto, btf, prv, qs, ovni, hw, shark)",
+                    args.format
                 )))
             }
         },
