@@ -703,6 +703,26 @@ fn lists_structs_and_maps_are_json_values_and_keep_their_nulls() {
 }
 
 #[test]
+fn json_columns_are_json_values_in_json_output() {
+    // A column of type JSON was a string holding its text: `jq '.[0].j.a'` failed.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let q = "SELECT '{\"a\": [1, 2]}'::JSON AS j, to_json('nan'::DOUBLE) AS n, \
+             NULL::JSON AS z, '{\"a\": 1}' AS text, now()::JSON IS NOT NULL AS cast_too";
+    let json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    // NaN is not JSON: it stays a string. A VARCHAR holding JSON text stays a string.
+    assert_eq!(
+        v,
+        serde_json::json!([{"j": {"a": [1, 2]}, "n": "NaN", "z": null, "text": "{\"a\": 1}",
+                            "cast_too": true}])
+    );
+    // In text the JSON is its text, one CSV field.
+    assert_eq!(csv(tmp.path(), "db", "SELECT '{\"a\": 1}'::JSON AS j"), "j\n\"{\"\"a\"\": 1}\"\n");
+}
+
+#[test]
 fn lists_and_blobs_in_text_tell_their_values_apart() {
     // Arrow's text made a list of one string with a comma look like two strings, the string
     // 'NULL' like a NULL and an empty string vanish; a BLOB was hex. DuckDB quotes what needs

@@ -237,7 +237,17 @@ pub fn prepare<'c>(
     json: bool,
 ) -> duckdb::Result<Printable<'c>> {
     let stmt = conn.prepare(sql)?;
-    let as_given = |stmt| Ok(Printable { stmt, as_text: Vec::new(), wrapped: false });
+    // Columns of type JSON (`::JSON`, `to_json`, `json_object`...): `--format json` writes
+    // their text as JSON, not as a string holding it (see [`output::JSON_TYPE`]).
+    let json_columns: Vec<(usize, String)> = if json {
+        (0..stmt.column_count())
+            .filter(|&i| is_json(&stmt.column_logical_type(i)))
+            .map(|i| (i, output::JSON_TYPE.to_string()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let as_given = |stmt| Ok(Printable { stmt, as_text: json_columns.clone(), wrapped: false });
     // The type each column is cast to, for those that need it.
     let casts: Vec<Option<String>> = (0..stmt.column_count())
         .map(|i| {
@@ -260,7 +270,7 @@ pub fn prepare<'c>(
     };
     let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
     let mut select = Vec::with_capacity(columns.len());
-    let mut as_text = Vec::new();
+    let mut as_text = json_columns.clone();
     for (i, ((name, ty), cast)) in columns.into_iter().zip(casts).enumerate() {
         // `#n` is the n-th column: names may repeat (`SELECT 1 AS a, 2 AS a`).
         match cast {
@@ -340,6 +350,12 @@ fn sql_name(t: &duckdb::core::LogicalTypeHandle) -> Option<String> {
         _ => return None,
     };
     Some(name.to_string())
+}
+
+/// True for DuckDB's JSON type (a VARCHAR with the alias JSON).
+fn is_json(t: &duckdb::core::LogicalTypeHandle) -> bool {
+    t.id() == duckdb::core::LogicalTypeId::Varchar
+        && t.get_alias().is_some_and(|a| a.eq_ignore_ascii_case("json"))
 }
 
 /// True for a list, array, struct or map: text only as DuckDB spells it whole (see
