@@ -421,6 +421,25 @@ fn a_full_standard_output_is_an_error_that_says_so() {
 }
 
 #[test]
+fn ingest_dash_reads_standard_input() {
+    // It was "-: No such file or directory" (exit 1), where `sql -f -` reads standard input.
+    let tmp = tempfile::tempdir().unwrap();
+    let out =
+        util::run_with_stdin(tmp.path(), &["ingest", "--archive", "db", "-"], GOOD.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("capture 1 'stdin' (btf): 3 events"), "{}", stderr(&out));
+    assert_eq!(csv(tmp.path(), "db", "SELECT count(*) AS n FROM instances"), "n\n1\n");
+    let gz = util::gzip(GOOD.as_bytes());
+    let args = ["ingest", "--archive", "db", "--name", "piped", "--force", "-"];
+    let out = util::run_with_stdin(tmp.path(), &args, &gz);
+    assert!(stderr(&out).contains("capture 2 'piped' (btf): 3 events"), "{}", stderr(&out));
+    // Standard input can be read once.
+    let out = util::run_with_stdin(tmp.path(), &["ingest", "--archive", "db", "-", "-"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("- (standard input) is given twice"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_help_names_every_input_format() {
     let tmp = tempfile::tempdir().unwrap();
     // It said "Ingest BTF traces", though Paraver and ovni output are read too.

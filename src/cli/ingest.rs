@@ -19,7 +19,7 @@ pub struct Args {
     /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it, a S.Ha.R.K.
     /// 0trace.dat its chunk files 1trace.dat, 2trace.dat...), or an ovni output directory
     /// (its thread.prv and cpu.prv become one capture; with --format ovni, or when the
-    /// emulator's output is not there, its binary streams do).
+    /// emulator's output is not there, its binary streams do); `-` is standard input.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
@@ -86,7 +86,19 @@ fn parse_tick_rate(s: &str) -> std::result::Result<u64, String> {
 }
 
 /// Runs `ingest`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    // `-` is standard input, as `sql -f -` reads it: read through /dev/stdin (a pipe read
+    // once, as `ingest <(zcat t.btf.gz)` is), so the capture is named `stdin` unless --name
+    // says otherwise. It was "-: No such file or directory".
+    let stdin = args.files.iter().filter(|f| f.as_os_str() == "-").count();
+    if stdin > 1 {
+        return Err(Error::Usage("- (standard input) is given twice: it can be read once".into()));
+    }
+    for f in &mut args.files {
+        if f.as_os_str() == "-" {
+            *f = PathBuf::from("/dev/stdin");
+        }
+    }
     // In any case, as the format names are (`--format AUTO` was an unknown format).
     let format = match args.format.trim().to_ascii_lowercase().as_str() {
         "auto" => None,
