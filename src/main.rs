@@ -20,6 +20,12 @@ fn main() {
     match tracedb::cli::run(cli) {
         Ok(()) => {}
         Err(e) if e.is_broken_pipe() => {}
+        // Commands write their results to standard output only (an export names its file):
+        // say which, or `> /dev/full` gave "No space left on device" naming nothing.
+        Err(tracedb::Error::Output(e)) => {
+            tracedb::say!("tracedb: error: standard output: {e}");
+            std::process::exit(1);
+        }
         Err(e) => {
             tracedb::say!("tracedb: error: {e}");
             std::process::exit(e.exit_code());

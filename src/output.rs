@@ -291,6 +291,11 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
+/// True when `text` is one valid JSON value.
+fn is_json_text(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
 fn write_json(w: &mut dyn Write, schema: &Schema, batches: &[RecordBatch]) -> io::Result<()> {
     let mut json = JsonRows::new(schema);
     w.write_all(b"[")?;
@@ -324,6 +329,8 @@ fn unique_keys<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
 
 struct JsonRows {
     names: Vec<String>,
+    /// Per column: its values are JSON text to write as it is ([`JSON_TYPE`]).
+    raw: Vec<bool>,
     first: bool,
 }
 
@@ -333,7 +340,12 @@ impl JsonRows {
             .iter()
             .map(|n| json_string(n))
             .collect();
-        JsonRows { names, first: true }
+        let raw = schema
+            .fields()
+            .iter()
+            .map(|f| f.metadata().get(SQL_TYPE).is_some_and(|t| t == JSON_TYPE))
+            .collect();
+        JsonRows { names, raw, first: true }
     }
 
     fn rows(&mut self, w: &mut dyn Write, batches: &[RecordBatch]) -> io::Result<()> {
@@ -352,10 +364,13 @@ impl JsonRows {
                     if is_nested(col.data_type()) {
                         json_nested(col.as_ref(), row, &opts, &mut value).map_err(named)?;
                     } else {
-                        value = json_scalar(
-                            col.data_type(),
-                            cell(col.as_ref(), fmt, row).map_err(named)?,
-                        );
+                        let text = cell(col.as_ref(), fmt, row).map_err(named)?;
+                        value = match text {
+                            Some(t) if self.raw.get(i) == Some(&true) && is_json_text(&t) => {
+                                t.trim().to_string()
+                            }
+                            text => json_scalar(col.data_type(), text),
+                        };
                     }
                     write!(w, "{}: {}", self.names.get(i).map_or("\"\"", String::as_str), value)?;
                 }
@@ -581,6 +596,12 @@ pub fn write_table(
 /// ([`crate::cli::sql::prepare`]), so a table header says `timestamp with time zone`, not
 /// `varchar`.
 pub const SQL_TYPE: &str = "tracedb.sql_type";
+
+/// The [`SQL_TYPE`] of a column of DuckDB's JSON type: `json` output writes its values as
+/// the JSON they hold (an object, an array...), not as strings holding JSON text, when they
+/// are valid JSON (DuckDB's `to_json` writes NaN bare, which no JSON reader takes: such a
+/// value stays a string).
+pub const JSON_TYPE: &str = "json";
 
 /// `schema` with the SQL type of each column in `types` (index, DuckDB's name) in its
 /// [`SQL_TYPE`] metadata.

@@ -274,6 +274,12 @@ fn unknown_format_and_usage_errors() {
             stderr(&out)
         );
     }
+    // Format names in any case, `auto` too (`--format AUTO` was an unknown format).
+    for format in ["AUTO", "Btf"] {
+        let args = ["ingest", "--archive", "n.tdb", "--force", "--format", format, "t.btf"];
+        let out = run(tmp.path(), &args);
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+    }
     let out = run(tmp.path(), &["ingest", "--archive", "notes.txt", "t.btf"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("notes.txt: not a directory"), "{}", stderr(&out));
@@ -320,6 +326,117 @@ fn a_duration_parameter_out_of_range_is_a_usage_error_naming_it() {
     );
     assert_eq!(sql.status.code(), Some(1));
     assert!(stderr(&sql).contains("window_ns must be at most 10^18 ns"), "{}", stderr(&sql));
+}
+
+#[test]
+fn a_param_given_twice_or_wrong_is_a_usage_error_whatever_the_archive() {
+    // `--param window=1ms --param window=2ms` ran with the last window, and two deadline
+    // files were merged; a wrong key or value was found only after the archive was opened,
+    // so a missing archive made it exit status 1.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    std::fs::write(tmp.path().join("d.csv"), "TASK_A,10ns\n").unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let query = |archive: &str, params: &[&str]| {
+        let mut args = vec!["query", params[0], "--archive", archive];
+        for p in &params[1..] {
+            args.extend(["--param", p]);
+        }
+        run(tmp.path(), &args)
+    };
+    for (params, says) in [
+        (&["cpu_load", "window=1ms", "window=2ms"][..], "--param window is given twice"),
+        (&["deadline_misses", "deadlines=d.csv", "deadlines=d.csv"][..], "given twice"),
+        (&["cpu_load", "window=soon"][..], "--param window=soon: expected a positive"),
+        (&["response_times", "speed=1"][..], "response_times has no parameter 'speed'"),
+    ] {
+        for archive in ["db", "nowhere"] {
+            let out = query(archive, params);
+            assert_eq!(out.status.code(), Some(2), "{params:?} {archive}: {}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{params:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty());
+        }
+    }
+    // Once each, they run.
+    let out = query("db", &["deadline_misses", "deadlines=d.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(1 row)"));
+}
+
+#[test]
+fn a_script_that_is_not_utf8_is_refused_naming_the_line() {
+    // It said "nonutf.sql: stream did not contain valid UTF-8", naming no position.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("q.sql"), b"SELECT 1;\nSELECT '\xff' AS x;\n").unwrap();
+    let out = run(tmp.path(), &["sql", "-f", "q.sql"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("q.sql: line 2: byte 9 of the line is not UTF-8 text"),
+        "{}",
+        stderr(&out)
+    );
+    let piped = util::run_with_stdin(tmp.path(), &["sql"], b"SELECT 1;\n\xfe");
+    assert_eq!(piped.status.code(), Some(1));
+    assert!(stderr(&piped).contains("<stdin>: line 2: byte 1 of the line"), "{}", stderr(&piped));
+    assert!(piped.stdout.is_empty(), "nothing runs");
+}
+
+#[test]
+fn captures_as_json_has_tags_as_an_object_and_sources_as_an_array() {
+    // They were strings holding JSON text: `jq '.[0].source_files[0]'` failed.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "--tag", "rig=a,b", "good.btf"]);
+    let json = ok(tmp.path(), &["captures", "--archive", "db", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["tags"], serde_json::json!({"rig": "a,b"}), "{json}");
+    assert_eq!(v[0]["source_files"], serde_json::json!(["good.btf"]), "{json}");
+    // CSV keeps the JSON text, one field each.
+    let csv = ok(tmp.path(), &["captures", "--archive", "db", "--format", "csv"]);
+    assert!(csv.contains(",\"{\"\"rig\"\":\"\"a,b\"\"}\",\"[\"\"good.btf\"\"]\","), "{csv}");
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_that_says_so() {
+    // Unlike a closed pipe, a write that fails (a full disk) loses results: exit status 1,
+    // and the message says where (it was "No space left on device", naming nothing).
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let out = Command::new(util::bin())
+        .args(["sql", "--archive", "db", "--format", "csv", "-c", "SELECT 1"])
+        .current_dir(tmp.path())
+        .env_remove("TRACEDB_ARCHIVE")
+        .stdin(Stdio::null())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("standard output: No space left on device"), "{}", stderr(&out));
+}
+
+#[test]
+fn ingest_dash_reads_standard_input() {
+    // It was "-: No such file or directory" (exit 1), where `sql -f -` reads standard input.
+    let tmp = tempfile::tempdir().unwrap();
+    let out =
+        util::run_with_stdin(tmp.path(), &["ingest", "--archive", "db", "-"], GOOD.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("capture 1 'stdin' (btf): 3 events"), "{}", stderr(&out));
+    assert_eq!(csv(tmp.path(), "db", "SELECT count(*) AS n FROM instances"), "n\n1\n");
+    let gz = util::gzip(GOOD.as_bytes());
+    let args = ["ingest", "--archive", "db", "--name", "piped", "--force", "-"];
+    let out = util::run_with_stdin(tmp.path(), &args, &gz);
+    assert!(stderr(&out).contains("capture 2 'piped' (btf): 3 events"), "{}", stderr(&out));
+    // Standard input can be read once.
+    let out = util::run_with_stdin(tmp.path(), &["ingest", "--archive", "db", "-", "-"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("- (standard input) is given twice"), "{}", stderr(&out));
 }
 
 #[test]
@@ -597,9 +714,56 @@ fn lists_structs_and_maps_are_json_values_and_keep_their_nulls() {
         serde_json::json!([{"l": [1, null, 3], "s": {"a": 1, "b": [null, "x"]}, "m": {"k": 2},
                             "n": null, "f": [null]}])
     );
+    // In text (csv, table) DuckDB spells them whole, as its own CLI and CAST do.
     assert_eq!(
         csv(tmp.path(), "db", q),
-        "l,s,m,n,f\n\"[1, NULL, 3]\",\"{a: 1, b: [NULL, x]}\",{k: 2},,[NaN]\n"
+        "l,s,m,n,f\n\"[1, NULL, 3]\",\"{'a': 1, 'b': [NULL, x]}\",{k=2},,[nan]\n"
+    );
+}
+
+#[test]
+fn json_columns_are_json_values_in_json_output() {
+    // A column of type JSON was a string holding its text: `jq '.[0].j.a'` failed.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let q = "SELECT '{\"a\": [1, 2]}'::JSON AS j, to_json('nan'::DOUBLE) AS n, \
+             NULL::JSON AS z, '{\"a\": 1}' AS text, now()::JSON IS NOT NULL AS cast_too";
+    let json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    // NaN is not JSON: it stays a string. A VARCHAR holding JSON text stays a string.
+    assert_eq!(
+        v,
+        serde_json::json!([{"j": {"a": [1, 2]}, "n": "NaN", "z": null, "text": "{\"a\": 1}",
+                            "cast_too": true}])
+    );
+    // In text the JSON is its text, one CSV field.
+    assert_eq!(csv(tmp.path(), "db", "SELECT '{\"a\": 1}'::JSON AS j"), "j\n\"{\"\"a\"\": 1}\"\n");
+}
+
+#[test]
+fn lists_and_blobs_in_text_tell_their_values_apart() {
+    // Arrow's text made a list of one string with a comma look like two strings, the string
+    // 'NULL' like a NULL and an empty string vanish; a BLOB was hex. DuckDB quotes what needs
+    // it, and spells a BLOB with `\x` escapes for the bytes that are not printable text.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let q = "SELECT ['a,b'] AS one, ['a', 'b'] AS two, ['NULL', NULL, ''] AS n, \
+             {'k': ' x '} AS s, '\\xAB'::BLOB AS b, ['abc'::BLOB] AS lb";
+    assert_eq!(
+        csv(tmp.path(), "db", q),
+        "one,two,n,s,b,lb\n\"['a,b']\",\"[a, b]\",\"['NULL', NULL, '']\",{'k': ' x '},\\xAB,[abc]\n"
+    );
+    let table = ok(tmp.path(), &["sql", "--archive", "db", "-c", q]);
+    assert!(table.contains(" ['a,b'] | [a, b] | ['NULL', NULL, ''] |"), "{table}");
+    // JSON keeps lists as arrays; a BLOB is DuckDB's text there too.
+    let json = ok(tmp.path(), &["sql", "--archive", "db", "--format", "json", "-c", q]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{"one": ["a,b"], "two": ["a", "b"], "n": ["NULL", null, ""],
+                            "s": {"k": " x "}, "b": "\\xAB", "lb": ["abc"]}])
     );
 }
 

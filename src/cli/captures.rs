@@ -23,11 +23,26 @@ pub const CAPTURES_SQL: &str = "SELECT c.capture_id, c.name, c.format, c.event_c
     FROM captures c LEFT JOIN (SELECT capture_id, sum(bytes) AS bytes FROM capture_storage GROUP BY capture_id) s \
     USING (capture_id) ORDER BY c.capture_id";
 
+/// [`CAPTURES_SQL`] for `--format json`: `tags` an object and `source_files` an array, not
+/// strings holding their JSON text (`jq '.[].source_files[0]'` works). Text formats keep
+/// the JSON text, which reads back more easily than DuckDB's spelling of a list or map.
+fn captures_json_sql() -> String {
+    CAPTURES_SQL.replace(
+        "c.tags, c.source_files,",
+        "c.tags::JSON::MAP(VARCHAR, VARCHAR) AS tags, \
+         c.source_files::JSON::VARCHAR[] AS source_files,",
+    )
+}
+
 /// Runs `captures`.
 pub fn run(args: Args) -> Result<()> {
     let archive = Archive::open(&args.archive.archive)?;
     let conn = archive.connect()?;
     let mut out = super::stdout();
-    super::sql::run_statement(&conn, CAPTURES_SQL, args.format, &mut out)?;
+    let sql = match args.format {
+        OutputFormat::Json => captures_json_sql(),
+        _ => CAPTURES_SQL.to_string(),
+    };
+    super::sql::run_statement(&conn, &sql, args.format, &mut out)?;
     out.flush().map_err(Error::Output)
 }

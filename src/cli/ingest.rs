@@ -19,12 +19,13 @@ pub struct Args {
     /// Trace files to read (a Paraver .prv finds its .pcf and .row beside it, a S.Ha.R.K.
     /// 0trace.dat its chunk files 1trace.dat, 2trace.dat...), or an ovni output directory
     /// (its thread.prv and cpu.prv become one capture; with --format ovni, or when the
-    /// emulator's output is not there, its binary streams do).
+    /// emulator's output is not there, its binary streams do); `-` is standard input.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Input format: auto (detect), btf, prv (also `paraver`), qs, ovni (ovni's binary runtime
+    /// Input format, in any case: auto (detect), btf, prv (also `paraver`, `extrae`), qs (also
+    /// `qspy`), ovni (ovni's binary runtime
     /// streams, the input of ovniemu: give the trace directory), hw, shark. QS has no magic number: it is
     /// detected only when its first frames check; hw (hardware-trace CSV exports) only when
     /// its header row is the S32DS trace viewer's or a TRACE32 list's; a S.Ha.R.K. chunk
@@ -85,14 +86,28 @@ fn parse_tick_rate(s: &str) -> std::result::Result<u64, String> {
 }
 
 /// Runs `ingest`.
-pub fn run(args: Args) -> Result<()> {
-    let format = match args.format.as_str() {
+pub fn run(mut args: Args) -> Result<()> {
+    // `-` is standard input, as `sql -f -` reads it: read through /dev/stdin (a pipe read
+    // once, as `ingest <(zcat t.btf.gz)` is), so the capture is named `stdin` unless --name
+    // says otherwise. It was "-: No such file or directory".
+    let stdin = args.files.iter().filter(|f| f.as_os_str() == "-").count();
+    if stdin > 1 {
+        return Err(Error::Usage("- (standard input) is given twice: it can be read once".into()));
+    }
+    for f in &mut args.files {
+        if f.as_os_str() == "-" {
+            *f = PathBuf::from("/dev/stdin");
+        }
+    }
+    // In any case, as the format names are (`--format AUTO` was an unknown format).
+    let format = match args.format.trim().to_ascii_lowercase().as_str() {
         "auto" => None,
-        f => match Format::parse(f) {
+        _ => match Format::parse(&args.format) {
             Some(f) => Some(f),
             None => {
                 return Err(Error::Usage(format!(
-                    "unknown format '{f}' (expected auto, btf, prv, qs, ovni, hw, shark)"
+                    "unknown format '{}' (expected auto, btf, prv, qs, ovni, hw, shark)",
+                    args.format
                 )))
             }
         },
@@ -328,10 +343,15 @@ impl Bar {
         if self.bar.is_none() && self.started.elapsed() > Duration::from_millis(500) {
             let target = indicatif::ProgressDrawTarget::stderr();
             if !target.is_hidden() {
-                let b = indicatif::ProgressBar::with_draw_target(Some(total), target);
+                // The rate and eta are the average since the file was opened: indicatif's
+                // own estimate, fed the reader's large steps (and the half second of reading
+                // before the bar appears as one step), showed hundreds of GiB/s and eta 0s.
+                let b = indicatif::ProgressBar::with_draw_target(Some(total), target)
+                    .with_elapsed(self.started.elapsed());
                 let style = indicatif::ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                    "{msg} [{bar:30}] {bytes}/{total_bytes} {rate} eta {remaining}",
                 )
+                .map(|s| s.with_key("rate", average_rate).with_key("remaining", average_eta))
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
                 b.set_style(style.progress_chars("=> "));
                 b.set_message(self.label.clone());
@@ -347,6 +367,37 @@ impl Bar {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
+    }
+}
+
+/// Bytes per second of a bar, on average since it started.
+fn bytes_per_sec(state: &indicatif::ProgressState) -> f64 {
+    let secs = state.elapsed().as_secs_f64();
+    #[allow(clippy::cast_precision_loss)]
+    let done = state.pos() as f64;
+    if secs > 0.0 {
+        done / secs
+    } else {
+        0.0
+    }
+}
+
+/// `{rate}` of the ingest bar.
+fn average_rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let rate = bytes_per_sec(state) as u64;
+    let _ = write!(w, "{}/s", indicatif::HumanBytes(rate));
+}
+
+/// `{remaining}` of the ingest bar: the bytes left at the average rate.
+fn average_eta(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let rate = bytes_per_sec(state);
+    #[allow(clippy::cast_precision_loss)]
+    let left = state.len().unwrap_or(0).saturating_sub(state.pos()) as f64;
+    if rate > 0.0 {
+        let _ = write!(w, "{:#}", indicatif::HumanDuration(Duration::from_secs_f64(left / rate)));
+    } else {
+        let _ = write!(w, "?");
     }
 }
 

@@ -40,10 +40,21 @@ pub enum Command {
     /// List the captures in the archive.
     Captures(captures::Args),
     /// Run SQL over the archive: -c, -f, piped stdin, or an interactive shell.
+    ///
+    /// The statements of every -c and of -f run in the order given (split on `;` outside
+    /// strings, quoted names and comments), each result printed in turn. Without -c or -f,
+    /// statements are read from standard input when it is not a terminal, and an interactive
+    /// shell opens when it is (--format sets its starting mode). The first failing statement
+    /// stops the run with exit status 1, naming the script and the line. Tables: captures,
+    /// entities, events, intervals, instances, lock_requests, messages, deadlines,
+    /// diagnostics; every predefined analysis is a view or table macro of the same name.
     Sql(sql::Args),
     /// List the predefined analyses, their parameters and columns.
     Queries(queries::Args),
     /// Run a predefined analysis (response_times, deadline_misses, cpu_load, ...).
+    ///
+    /// An unknown analysis or capture, a --param key the analysis does not have, given twice
+    /// or with a bad value is a usage error (exit status 2).
     Query(query::Args),
     /// Write a timing report of a capture (HTML, Markdown, JSON), optionally against a baseline.
     ///

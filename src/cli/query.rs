@@ -42,6 +42,8 @@ pub fn run(args: Args) -> Result<()> {
             .ok_or_else(|| Error::Usage(format!("--param {p}: expected KEY=VALUE")))?;
         values.push((k.trim().to_string(), v.trim().to_string()));
     }
+    // Usage errors before the archive is opened: exit status 2 whatever the archive is.
+    q.check(&values)?;
     let archive = Archive::open(&args.archive.archive)?;
     let capture = match &args.capture {
         Some(c) => Some(archive.manifest.resolve(c, &archive.dir)?.capture_id),

@@ -47,7 +47,8 @@ pub fn run(args: Args) -> Result<()> {
         let text = if f.as_os_str() == "-" {
             read_stdin()?
         } else {
-            std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?
+            let name = f.display().to_string();
+            script_text(&name, std::fs::read(f).map_err(|e| Error::io(f, e))?)?
         };
         let at = file_position(scripts.len());
         scripts.insert(at, (f.display().to_string(), text));
@@ -90,9 +91,25 @@ fn file_position(commands: usize) -> usize {
 
 /// All of standard input, as text.
 fn read_stdin() -> Result<String> {
-    let mut text = String::new();
-    std::io::stdin().lock().read_to_string(&mut text).map_err(|e| Error::io("<stdin>", e))?;
-    Ok(text)
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| Error::io("<stdin>", e))?;
+    script_text("<stdin>", bytes)
+}
+
+/// The text of script `name`; bytes that are not UTF-8 are bad input naming the line and
+/// the byte of the line where they are (Rust's own message named neither).
+pub(crate) fn script_text(name: &str, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = e.as_bytes().get(..at).unwrap_or_default();
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        Error::input(
+            name,
+            format!("line {line}"),
+            format!("byte {column} of the line is not UTF-8 text (SQL scripts are UTF-8)"),
+        )
+    })
 }
 
 /// DuckDB's `message` for a statement that starts on line `first_line` of script `name`,
@@ -154,7 +171,7 @@ pub fn run_statement(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut printable = prepare(conn, sql)?;
+    let mut printable = prepare(conn, sql, format == OutputFormat::Json)?;
     let wrapped = printable.wrapped;
     let sql_error = |e: duckdb::Error| Error::Sql(unwrapped(&e.to_string(), wrapped));
     let mut stream = printable.stmt.stream_arrow([]).map_err(sql_error)?;
@@ -204,18 +221,44 @@ pub fn unwrapped(message: &str, wrapped: bool) -> String {
 /// Arrow, whose text is not DuckDB's for some types, or is an error: a TIMESTAMPTZ in a
 /// named zone fails (no time zone database in this build), BIT shows its storage bytes
 /// (`05fd` for `101`), TIMETZ loses its offset, `infinity` and dates beyond year 262143
-/// become errors, TIME `24:00:00` cannot be shown, and INTERVAL, BIGNUM, UNION and GEOMETRY
-/// are spelled otherwise. A query with such columns (at any depth of a list, struct or map)
-/// is run as `SELECT CAST(#n AS VARCHAR) ... FROM (query)`: DuckDB casts those columns to
-/// its own text, the others are untouched, and the query still runs once. A statement that
-/// is not a query (`INSERT ... RETURNING`) runs as given, and a value it cannot show is an
-/// error, never text in place of the value.
-pub fn prepare<'c>(conn: &'c duckdb::Connection, sql: &str) -> duckdb::Result<Printable<'c>> {
+/// become errors, TIME `24:00:00` cannot be shown, a BLOB is hex (`616263` for `abc`), and
+/// INTERVAL, BIGNUM, UNION and GEOMETRY are spelled otherwise. Lists, structs and maps are
+/// ambiguous in Arrow's text (`['a,b']` and `['a', 'b']` both `[a,b]`, `['NULL']` and
+/// `[NULL]` both `[NULL]`, an empty string nothing at all), so where they are printed as
+/// text (`json` false: table, csv, markdown, line) DuckDB spells them whole, quoting the
+/// strings that need it; in JSON they stay arrays and objects. A query with such columns
+/// (at any depth of a list, struct or map) is run as `SELECT CAST(#n AS VARCHAR) ... FROM
+/// (query)`: DuckDB casts those columns to its own text, the others are untouched, and the
+/// query still runs once. A statement that is not a query (`INSERT ... RETURNING`) runs as
+/// given, and a value it cannot show is an error, never text in place of the value.
+pub fn prepare<'c>(
+    conn: &'c duckdb::Connection,
+    sql: &str,
+    json: bool,
+) -> duckdb::Result<Printable<'c>> {
     let stmt = conn.prepare(sql)?;
-    let as_given = |stmt| Ok(Printable { stmt, as_text: Vec::new(), wrapped: false });
+    // Columns of type JSON (`::JSON`, `to_json`, `json_object`...): `--format json` writes
+    // their text as JSON, not as a string holding it (see [`output::JSON_TYPE`]).
+    let json_columns: Vec<(usize, String)> = if json {
+        (0..stmt.column_count())
+            .filter(|&i| is_json(&stmt.column_logical_type(i)))
+            .map(|i| (i, output::JSON_TYPE.to_string()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let as_given = |stmt| Ok(Printable { stmt, as_text: json_columns.clone(), wrapped: false });
     // The type each column is cast to, for those that need it.
-    let casts: Vec<Option<String>> =
-        (0..stmt.column_count()).map(|i| text_type(&stmt.column_logical_type(i))).collect();
+    let casts: Vec<Option<String>> = (0..stmt.column_count())
+        .map(|i| {
+            let t = stmt.column_logical_type(i);
+            if !json && is_nested(&t) {
+                Some("VARCHAR".to_string())
+            } else {
+                text_type(&t)
+            }
+        })
+        .collect();
     if casts.iter().all(Option::is_none) {
         return as_given(stmt);
     }
@@ -227,7 +270,7 @@ pub fn prepare<'c>(conn: &'c duckdb::Connection, sql: &str) -> duckdb::Result<Pr
     };
     let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
     let mut select = Vec::with_capacity(columns.len());
-    let mut as_text = Vec::new();
+    let mut as_text = json_columns.clone();
     for (i, ((name, ty), cast)) in columns.into_iter().zip(casts).enumerate() {
         // `#n` is the n-th column: names may repeat (`SELECT 1 AS a, 2 AS a`).
         match cast {
@@ -303,18 +346,31 @@ fn sql_name(t: &duckdb::core::LogicalTypeHandle) -> Option<String> {
         }
         // An ENUM's values are its labels.
         Id::Varchar | Id::Enum => "VARCHAR",
-        Id::Blob => "BLOB",
         Id::Uuid => "UUID",
         _ => return None,
     };
     Some(name.to_string())
 }
 
+/// True for DuckDB's JSON type (a VARCHAR with the alias JSON).
+fn is_json(t: &duckdb::core::LogicalTypeHandle) -> bool {
+    t.id() == duckdb::core::LogicalTypeId::Varchar
+        && t.get_alias().is_some_and(|a| a.eq_ignore_ascii_case("json"))
+}
+
+/// True for a list, array, struct or map: text only as DuckDB spells it whole (see
+/// [`prepare`]).
+fn is_nested(t: &duckdb::core::LogicalTypeHandle) -> bool {
+    use duckdb::core::LogicalTypeId as Id;
+    matches!(t.id(), Id::List | Id::Array | Id::Struct | Id::Map)
+}
+
 /// True for a DuckDB type Arrow does not show as DuckDB does, or one holding such values.
 fn needs_text(t: &duckdb::core::LogicalTypeHandle) -> bool {
     use duckdb::core::LogicalTypeId as Id;
     match t.id() {
-        Id::Date
+        Id::Blob
+        | Id::Date
         | Id::Time
         | Id::TimeNs
         | Id::TimeTZ

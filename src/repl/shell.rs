@@ -388,7 +388,8 @@ impl Shell {
     fn stream(&mut self, sql: &str) -> std::result::Result<usize, StreamError<Error>> {
         let layout = self.layout();
         let query = |e: duckdb::Error| StreamError::Query(Error::from(e));
-        let mut printable = crate::cli::sql::prepare(&self.conn, sql).map_err(query)?;
+        let mut printable =
+            crate::cli::sql::prepare(&self.conn, sql, self.mode == Mode::Json).map_err(query)?;
         // Errors of the statement as the user wrote it (see `unwrapped`).
         let wrapped = printable.wrapped;
         let sql_error =
@@ -490,6 +491,9 @@ impl Shell {
                 let q = queries::find(&name).ok_or_else(|| {
                     Error::Usage(format!("no analysis named '{name}' (.queries lists them)"))
                 })?;
+                let values: Vec<(String, String)> =
+                    params.iter().filter(|(k, _)| k != "capture").cloned().collect();
+                q.check(&values)?;
                 let mut capture = None;
                 let mut values = Vec::new();
                 for (k, v) in params {
@@ -526,7 +530,8 @@ impl Shell {
                         path.display()
                     )));
                 }
-                let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                let text = crate::cli::sql::script_text(&path.display().to_string(), bytes)?;
                 if self.reading.is_empty() {
                     self.interrupted = false;
                 }

@@ -105,24 +105,41 @@ impl Query {
         self.params.iter().any(|p| p.kind != "file")
     }
 
-    /// The SQL selecting this analysis with `values` for its parameters (others default),
-    /// restricted to `capture` when given.
-    pub fn invocation(&self, values: &[(String, String)], capture: Option<i64>) -> Result<String> {
-        for (k, _) in values {
-            if !self.params.iter().any(|p| &p.name == k) {
+    /// Checks `values` as given on the command line, before anything is read: each key is
+    /// a parameter of this analysis, given once (as `ingest --tag`: a second value would
+    /// otherwise silently win, or a second deadline file be merged with the first), with a
+    /// value of its kind. Every failure is a usage error.
+    pub fn check(&self, values: &[(String, String)]) -> Result<()> {
+        for (i, (k, v)) in values.iter().enumerate() {
+            let Some(p) = self.params.iter().find(|p| &p.name == k) else {
                 let known: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
                 return Err(Error::Usage(format!(
                     "{} has no parameter '{k}' (parameters: {})",
                     self.name,
                     if known.is_empty() { "none".to_string() } else { known.join(", ") }
                 )));
+            };
+            if let Some((_, first)) = values.iter().take(i).find(|(k2, _)| k2 == k) {
+                return Err(Error::Usage(format!(
+                    "--param {k} is given twice ({k}={first}, then {k}={v}): give each key once"
+                )));
+            }
+            if p.kind != "file" {
+                p.literal(v)?;
             }
         }
+        Ok(())
+    }
+
+    /// The SQL selecting this analysis with `values` for its parameters (others default),
+    /// restricted to `capture` when given.
+    pub fn invocation(&self, values: &[(String, String)], capture: Option<i64>) -> Result<String> {
+        self.check(values)?;
         let mut from = self.name.clone();
         if self.is_macro() {
             let mut args = Vec::new();
             for p in self.params.iter().filter(|p| p.kind != "file") {
-                if let Some((_, v)) = values.iter().rev().find(|(k, _)| k == &p.name) {
+                if let Some((_, v)) = values.iter().find(|(k, _)| k == &p.name) {
                     args.push(format!("{} := {}", p.sql_name, p.literal(v)?));
                 }
             }
