@@ -221,6 +221,12 @@ fn meta_commands() {
     t.line(".captures");
     let out = t.sync();
     assert!(out.contains("capture_id | name") && out.contains("good"), "{out}");
+    // In json mode, as `captures --format json`: source_files an array, not JSON text.
+    t.line(".mode json");
+    t.line(".captures");
+    let out = t.sync();
+    assert!(out.contains("\"source_files\": [\"good.btf\"]"), "{out}");
+    t.line(".mode table");
     t.line(".queries");
     let out = t.sync();
     let cat = tracedb::store::queries::catalog();

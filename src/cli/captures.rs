@@ -26,7 +26,8 @@ pub const CAPTURES_SQL: &str = "SELECT c.capture_id, c.name, c.format, c.event_c
 /// [`CAPTURES_SQL`] for `--format json`: `tags` an object and `source_files` an array, not
 /// strings holding their JSON text (`jq '.[].source_files[0]'` works). Text formats keep
 /// the JSON text, which reads back more easily than DuckDB's spelling of a list or map.
-fn captures_json_sql() -> String {
+/// The shell's `.captures` in json mode uses it too.
+pub fn captures_json_sql() -> String {
     CAPTURES_SQL.replace(
         "c.tags, c.source_files,",
         "c.tags::JSON::MAP(VARCHAR, VARCHAR) AS tags, \

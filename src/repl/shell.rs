@@ -485,7 +485,13 @@ impl Shell {
             Meta::Help => self.say(&meta::help())?,
             Meta::Tables => self.tables()?,
             Meta::Schema(table) => self.schema(table.as_deref())?,
-            Meta::Captures => self.internal(crate::cli::captures::CAPTURES_SQL)?,
+            Meta::Captures => {
+                let sql = match self.mode {
+                    Mode::Json => crate::cli::captures::captures_json_sql(),
+                    _ => crate::cli::captures::CAPTURES_SQL.to_string(),
+                };
+                self.internal(&sql)?
+            }
             Meta::Queries => self.queries()?,
             Meta::Run { name, params } => {
                 let q = queries::find(&name).ok_or_else(|| {
