@@ -209,6 +209,26 @@ fn trace32_list_reads_deltas_in_seconds_and_symbols() {
 }
 
 #[test]
+fn trace32_blank_ti_back_is_no_time_passed() {
+    // TRACE32 leaves ti.back blank on the first record (nothing before it) and on records
+    // that carry no timestamp of their own (program flow decoded between two timestamps):
+    // such a row is at the time of the row before, and nothing is wrong with it.
+    let text = "record,run,address,cycle,data,symbol,ti.back\r\n\
+                -0000004,,SP:00001000,ptrace,,\\\\app\\main\\main,\r\n\
+                -0000003,,D:20000004,wr-long,00000002,\\\\app\\os\\cur,0.020us\r\n\
+                -0000002,,SP:00001010,ptrace,,\\\\app\\main\\main+0x10,\r\n\
+                -0000001,,D:20000004,rd-long,00000001,\\\\app\\os\\cur,1.250us\r\n";
+    let r = run(text);
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts, ["0", "20", "20", "1270"]);
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+    // A blank absolute time is still said: the row has no time, and no delta says so.
+    let r = run("record,cycle,ti.zero\n1,ptrace,-1.000us\n2,ptrace,\n");
+    assert!(r.meta.contains(&("hw.time_encoding".into(), "absolute".into())), "{:?}", r.meta);
+    assert_eq!(r.kinds(), ["bad_time"]);
+}
+
+#[test]
 fn bad_rows_are_kept_and_said() {
     let text = "Type,Address,Data,Timestamp\n\
                 Data,0x10,1,100\n\
