@@ -141,12 +141,13 @@ pub fn parse_decimal(text: &str) -> Option<(i128, u32, Option<i128>)> {
     Some((if neg { -m } else { m }, places, unit))
 }
 
-/// Picoseconds in one `unit` (`ps` .. `s`, `µs`/`us`), case-insensitive.
+/// Picoseconds in one `unit` (`ps` .. `s`, `us`, or `µs` with either micro character:
+/// U+00B5 or the Greek U+03BC), case-insensitive.
 pub fn ps_per_unit(unit: &str) -> Option<i128> {
     Some(match unit.trim().to_lowercase().as_str() {
         "ps" => 1,
         "ns" => 1_000,
-        "us" | "µs" => 1_000_000,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000_000,
         "ms" => 1_000_000_000,
         "s" => 1_000_000_000_000,
         _ => return None,

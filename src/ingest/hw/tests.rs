@@ -229,6 +229,19 @@ fn trace32_blank_ti_back_is_no_time_passed() {
 }
 
 #[test]
+fn micro_is_read_as_either_character_windows_tools_write() {
+    // U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU look alike; exports and the
+    // spreadsheets they pass through write either, in a header's bracket and after a value.
+    for mu in ["\u{b5}", "\u{3bc}"] {
+        let text = format!("Time [{mu}s];Address;Symbol\n-12.5;0x1000;main\n0.75;0x1004;main\n2{mu}s;0x1008;main\n");
+        let r = run(&text);
+        let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+        assert_eq!(ts, ["-12500", "750", "2000"], "{mu}");
+        assert!(r.diags.is_empty(), "{mu}: {:?}", r.diags);
+    }
+}
+
+#[test]
 fn bad_rows_are_kept_and_said() {
     let text = "Type,Address,Data,Timestamp\n\
                 Data,0x10,1,100\n\
