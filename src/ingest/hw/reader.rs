@@ -544,7 +544,14 @@ impl<'a> Reader<'a> {
         line: u64,
         sink: &mut dyn Sink,
     ) -> Result<Record> {
-        if fields.len() != self.width || open_quote {
+        // A trailing delimiter (on the rows, the header, or both) makes an empty last field
+        // or an unnamed last column: holding nothing, it is no bad row.
+        while fields.len() > self.width && fields.last().is_some_and(String::is_empty) {
+            fields.pop();
+        }
+        let unnamed_tail = self.width > fields.len()
+            && self.cols.names.get(fields.len()..).is_some_and(|t| t.iter().all(String::is_empty));
+        if (fields.len() != self.width && !unnamed_tail) || open_quote {
             let what = if open_quote {
                 "a quote is not closed (records do not span lines): the field runs to the end \
                  of the line"

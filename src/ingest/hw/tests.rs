@@ -242,6 +242,25 @@ fn micro_is_read_as_either_character_windows_tools_write() {
 }
 
 #[test]
+fn a_trailing_delimiter_on_the_rows_or_the_header_is_no_bad_row() {
+    // Exporters often end every row (or only the header, or only the data rows) with the
+    // delimiter: the empty field it makes holds nothing, so nothing is lost or said.
+    for text in [
+        "Time [ns],Address,Symbol\n10,0x1000,main,\n20,0x1004,main,\n",
+        "Time [ns],Address,Symbol,\n10,0x1000,main\n20,0x1004,main\n",
+        "Time [ns],Address,Symbol,\n10,0x1000,main,\n20,0x1004,main,\n",
+    ] {
+        let r = run(text);
+        assert_eq!(r.events.len(), 2, "{text}");
+        assert!(r.events[1].ends_with("[addr=0x00001004, sym=main]"), "{:?}", r.events);
+        assert!(r.diags.is_empty(), "{text}: {:?}", r.diags);
+    }
+    // An extra field that holds something is still said: it is dropped.
+    let r = run("Time [ns],Address\n10,0x1000,main\n");
+    assert_eq!(r.kinds(), ["bad_row"]);
+}
+
+#[test]
 fn bad_rows_are_kept_and_said() {
     let text = "Type,Address,Data,Timestamp\n\
                 Data,0x10,1,100\n\
