@@ -109,6 +109,15 @@ struct Record {
     core: String,
 }
 
+/// The delimiter an Excel `sep=X` line names (`,` `;` `|` or tab, `sep` in any case).
+fn excel_sep(text: &str) -> Option<u8> {
+    let rest = text.get(..4).filter(|p| p.eq_ignore_ascii_case("sep=")).and(text.get(4..))?;
+    match rest.as_bytes() {
+        [d @ (b',' | b';' | b'|' | b'\t')] => Some(*d),
+        _ => None,
+    }
+}
+
 /// Reads the rows of an export.
 pub struct Reader<'a> {
     map: &'a Mapping,
@@ -169,6 +178,8 @@ impl<'a> Reader<'a> {
         syms: Option<&'a Symbols>,
         sink: &mut dyn Sink,
     ) -> Result<Reader<'a>> {
+        // Excel's `sep=;` line before the header names the delimiter.
+        let mut sep: Option<u8> = None;
         let header = loop {
             let (line, number) = match lines.next_line() {
                 Ok(Some((_, n, true))) => {
@@ -196,10 +207,14 @@ impl<'a> Reader<'a> {
             if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
+            if let Some(d) = excel_sep(text) {
+                sep = sep.or(Some(d));
+                continue;
+            }
             break (text.to_string(), number);
         };
         let (header, hline) = header;
-        let delim = map.delimiter.unwrap_or_else(|| detect_delimiter(&header));
+        let delim = map.delimiter.or(sep).unwrap_or_else(|| detect_delimiter(&header));
         let cols = Columns::new(&header, delim, map)
             .map_err(|m| Error::input(path, format!("line {hline}"), format!("mapping: {m}")))?;
         if cols.time.is_none() {

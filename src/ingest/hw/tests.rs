@@ -261,6 +261,20 @@ fn a_trailing_delimiter_on_the_rows_or_the_header_is_no_bad_row() {
 }
 
 #[test]
+fn an_excel_sep_line_names_the_delimiter() {
+    // Tools that mean their CSV for Excel begin it with `sep=;`: not a header, but the
+    // delimiter (here a `,` inside the symbol would otherwise win the count).
+    let text = "sep=;\nTime [ns];Address;Symbol\n10;0x1000;f(a,b)\n20;0x1004;main\n";
+    let r = run(text);
+    assert_eq!(r.events.len(), 2);
+    assert!(r.events[0].ends_with("[addr=0x00001000, sym=f(a,b)]"), "{:?}", r.events);
+    assert!(r.meta.contains(&("hw.delimiter".into(), ";".into())), "{:?}", r.meta);
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+    let r = run("SEP=|\nTime [ns]|Address\n10|0x1000\n");
+    assert!(r.events[0].ends_with("[addr=0x00001000]"), "{:?}", r.events);
+}
+
+#[test]
 fn bad_rows_are_kept_and_said() {
     let text = "Type,Address,Data,Timestamp\n\
                 Data,0x10,1,100\n\
