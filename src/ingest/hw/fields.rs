@@ -18,6 +18,15 @@ pub fn detect_delimiter(header: &str) -> u8 {
     best.0
 }
 
+/// The delimiter an Excel `sep=X` line names (`,` `;` `|` or tab, `sep` in any case).
+pub fn excel_sep(text: &str) -> Option<u8> {
+    let rest = text.get(..4).filter(|p| p.eq_ignore_ascii_case("sep=")).and(text.get(4..))?;
+    match rest.as_bytes() {
+        [d @ (b',' | b';' | b'|' | b'\t')] => Some(*d),
+        _ => None,
+    }
+}
+
 /// The fields of `line` split at `delim`, trimmed, with surrounding quotes removed and `""`
 /// inside quotes read as one `"`; and whether a quote was left open (the field then runs to
 /// the end of the line: records do not span lines).

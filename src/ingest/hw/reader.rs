@@ -6,7 +6,7 @@ use super::super::{Diagnostic, Severity, Sink};
 use super::clock::{midpoint, Base, Clock, TimeError};
 use super::columns::Columns;
 use super::elf::Symbols;
-use super::fields::{detect_delimiter, parse_int, split};
+use super::fields::{detect_delimiter, excel_sep, parse_int, split};
 use super::map::{Encoding, Mapping};
 use super::system::{At, Entry, System};
 use crate::model::{Event, Pos, TimeUnit};
@@ -107,15 +107,6 @@ struct Record {
     data: String,
     symbol: String,
     core: String,
-}
-
-/// The delimiter an Excel `sep=X` line names (`,` `;` `|` or tab, `sep` in any case).
-fn excel_sep(text: &str) -> Option<u8> {
-    let rest = text.get(..4).filter(|p| p.eq_ignore_ascii_case("sep=")).and(text.get(4..))?;
-    match rest.as_bytes() {
-        [d @ (b',' | b';' | b'|' | b'\t')] => Some(*d),
-        _ => None,
-    }
 }
 
 /// Reads the rows of an export.

@@ -176,6 +176,7 @@ fn detection_needs_the_whole_column_set() {
     assert!(sniff(b"# exported\nindex;source;TYPE;address;destination;timestamp\n"));
     assert!(sniff(b"record\tcycle\taddress\tdata\tsymbol\tti.back\n"));
     assert!(!sniff(b"record,cycle,address,data,symbol,time\n"), "no ti.back/ti.zero");
+    assert!(sniff(b"sep=,\nrecord,run,address,cycle,data,symbol,ti.back\n"), "Excel's sep= line");
     assert!(!sniff(b"Index,Source,Type,Address,Timestamp\n"), "no Destination");
     assert!(!sniff(b"#version 2.1.0\n0,Core_0,0,T,A,0,start\n"));
     // With 7 columns and a numeric index its rows look like BTF: the header decides.
