@@ -104,8 +104,12 @@ impl Clock {
 
     /// The time of a row whose time field is `text` (an absolute time, a delta, or a
     /// timestamp message's time, as the encoding says).
+    ///
+    /// A blank delta is 0: TRACE32 leaves `ti.back` blank on the first record and on
+    /// records with no timestamp of their own, which are at the time of the row before.
     pub fn read(&mut self, text: &str) -> Result<Read, TimeError> {
-        let units = self.units(text)?;
+        let blank_delta = self.encoding == Encoding::Delta && text.trim().is_empty();
+        let units = if blank_delta { 0 } else { self.units(text)? };
         let total = match self.encoding {
             Encoding::Delta => self.total.checked_add(units).ok_or_else(|| {
                 TimeError::Range(format!("time '{text}': the sum of the deltas overflows"))

@@ -18,6 +18,15 @@ pub fn detect_delimiter(header: &str) -> u8 {
     best.0
 }
 
+/// The delimiter an Excel `sep=X` line names (`,` `;` `|` or tab, `sep` in any case).
+pub fn excel_sep(text: &str) -> Option<u8> {
+    let rest = text.get(..4).filter(|p| p.eq_ignore_ascii_case("sep=")).and(text.get(4..))?;
+    match rest.as_bytes() {
+        [d @ (b',' | b';' | b'|' | b'\t')] => Some(*d),
+        _ => None,
+    }
+}
+
 /// The fields of `line` split at `delim`, trimmed, with surrounding quotes removed and `""`
 /// inside quotes read as one `"`; and whether a quote was left open (the field then runs to
 /// the end of the line: records do not span lines).
@@ -141,12 +150,13 @@ pub fn parse_decimal(text: &str) -> Option<(i128, u32, Option<i128>)> {
     Some((if neg { -m } else { m }, places, unit))
 }
 
-/// Picoseconds in one `unit` (`ps` .. `s`, `µs`/`us`), case-insensitive.
+/// Picoseconds in one `unit` (`ps` .. `s`, `us`, or `µs` with either micro character:
+/// U+00B5 or the Greek U+03BC), case-insensitive.
 pub fn ps_per_unit(unit: &str) -> Option<i128> {
     Some(match unit.trim().to_lowercase().as_str() {
         "ps" => 1,
         "ns" => 1_000,
-        "us" | "µs" => 1_000_000,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000_000,
         "ms" => 1_000_000_000,
         "s" => 1_000_000_000_000,
         _ => return None,

@@ -151,7 +151,7 @@ pub fn sniff(prefix: &[u8]) -> bool {
     let text = String::from_utf8_lossy(prefix);
     text.lines()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .find(|l| !l.is_empty() && !l.starts_with('#') && fields::excel_sep(l).is_none())
         .is_some_and(is_export_header)
 }
 

@@ -6,7 +6,7 @@ use super::super::{Diagnostic, Severity, Sink};
 use super::clock::{midpoint, Base, Clock, TimeError};
 use super::columns::Columns;
 use super::elf::Symbols;
-use super::fields::{detect_delimiter, parse_int, split};
+use super::fields::{detect_delimiter, excel_sep, parse_int, split};
 use super::map::{Encoding, Mapping};
 use super::system::{At, Entry, System};
 use crate::model::{Event, Pos, TimeUnit};
@@ -169,6 +169,8 @@ impl<'a> Reader<'a> {
         syms: Option<&'a Symbols>,
         sink: &mut dyn Sink,
     ) -> Result<Reader<'a>> {
+        // Excel's `sep=;` line before the header names the delimiter.
+        let mut sep: Option<u8> = None;
         let header = loop {
             let (line, number) = match lines.next_line() {
                 Ok(Some((_, n, true))) => {
@@ -196,10 +198,14 @@ impl<'a> Reader<'a> {
             if text.trim().is_empty() || text.trim_start().starts_with('#') {
                 continue;
             }
+            if let Some(d) = excel_sep(text) {
+                sep = sep.or(Some(d));
+                continue;
+            }
             break (text.to_string(), number);
         };
         let (header, hline) = header;
-        let delim = map.delimiter.unwrap_or_else(|| detect_delimiter(&header));
+        let delim = map.delimiter.or(sep).unwrap_or_else(|| detect_delimiter(&header));
         let cols = Columns::new(&header, delim, map)
             .map_err(|m| Error::input(path, format!("line {hline}"), format!("mapping: {m}")))?;
         if cols.time.is_none() {
@@ -544,7 +550,14 @@ impl<'a> Reader<'a> {
         line: u64,
         sink: &mut dyn Sink,
     ) -> Result<Record> {
-        if fields.len() != self.width || open_quote {
+        // A trailing delimiter (on the rows, the header, or both) makes an empty last field
+        // or an unnamed last column: holding nothing, it is no bad row.
+        while fields.len() > self.width && fields.last().is_some_and(String::is_empty) {
+            fields.pop();
+        }
+        let unnamed_tail = self.width > fields.len()
+            && self.cols.names.get(fields.len()..).is_some_and(|t| t.iter().all(String::is_empty));
+        if (fields.len() != self.width && !unnamed_tail) || open_quote {
             let what = if open_quote {
                 "a quote is not closed (records do not span lines): the field runs to the end \
                  of the line"

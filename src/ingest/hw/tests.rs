@@ -176,6 +176,7 @@ fn detection_needs_the_whole_column_set() {
     assert!(sniff(b"# exported\nindex;source;TYPE;address;destination;timestamp\n"));
     assert!(sniff(b"record\tcycle\taddress\tdata\tsymbol\tti.back\n"));
     assert!(!sniff(b"record,cycle,address,data,symbol,time\n"), "no ti.back/ti.zero");
+    assert!(sniff(b"sep=,\nrecord,run,address,cycle,data,symbol,ti.back\n"), "Excel's sep= line");
     assert!(!sniff(b"Index,Source,Type,Address,Timestamp\n"), "no Destination");
     assert!(!sniff(b"#version 2.1.0\n0,Core_0,0,T,A,0,start\n"));
     // With 7 columns and a numeric index its rows look like BTF: the header decides.
@@ -206,6 +207,72 @@ fn trace32_list_reads_deltas_in_seconds_and_symbols() {
         .ends_with("wr-long [addr=0x40000000, sym=\\\\app\\os\\cur_task, data=00000002]"));
     assert!(r.meta.contains(&("hw.time_encoding".into(), "delta".into())));
     assert!(r.diags.is_empty(), "{:?}", r.diags);
+}
+
+#[test]
+fn trace32_blank_ti_back_is_no_time_passed() {
+    // TRACE32 leaves ti.back blank on the first record (nothing before it) and on records
+    // that carry no timestamp of their own (program flow decoded between two timestamps):
+    // such a row is at the time of the row before, and nothing is wrong with it.
+    let text = "record,run,address,cycle,data,symbol,ti.back\r\n\
+                -0000004,,SP:00001000,ptrace,,\\\\app\\main\\main,\r\n\
+                -0000003,,D:20000004,wr-long,00000002,\\\\app\\os\\cur,0.020us\r\n\
+                -0000002,,SP:00001010,ptrace,,\\\\app\\main\\main+0x10,\r\n\
+                -0000001,,D:20000004,rd-long,00000001,\\\\app\\os\\cur,1.250us\r\n";
+    let r = run(text);
+    let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+    assert_eq!(ts, ["0", "20", "20", "1270"]);
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+    // A blank absolute time is still said: the row has no time, and no delta says so.
+    let r = run("record,cycle,ti.zero\n1,ptrace,-1.000us\n2,ptrace,\n");
+    assert!(r.meta.contains(&("hw.time_encoding".into(), "absolute".into())), "{:?}", r.meta);
+    assert_eq!(r.kinds(), ["bad_time"]);
+}
+
+#[test]
+fn micro_is_read_as_either_character_windows_tools_write() {
+    // U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU look alike; exports and the
+    // spreadsheets they pass through write either, in a header's bracket and after a value.
+    for mu in ["\u{b5}", "\u{3bc}"] {
+        let text = format!("Time [{mu}s];Address;Symbol\n-12.5;0x1000;main\n0.75;0x1004;main\n2{mu}s;0x1008;main\n");
+        let r = run(&text);
+        let ts: Vec<&str> = r.events.iter().map(|e| e.split(' ').next().unwrap()).collect();
+        assert_eq!(ts, ["-12500", "750", "2000"], "{mu}");
+        assert!(r.diags.is_empty(), "{mu}: {:?}", r.diags);
+    }
+}
+
+#[test]
+fn a_trailing_delimiter_on_the_rows_or_the_header_is_no_bad_row() {
+    // Exporters often end every row (or only the header, or only the data rows) with the
+    // delimiter: the empty field it makes holds nothing, so nothing is lost or said.
+    for text in [
+        "Time [ns],Address,Symbol\n10,0x1000,main,\n20,0x1004,main,\n",
+        "Time [ns],Address,Symbol,\n10,0x1000,main\n20,0x1004,main\n",
+        "Time [ns],Address,Symbol,\n10,0x1000,main,\n20,0x1004,main,\n",
+    ] {
+        let r = run(text);
+        assert_eq!(r.events.len(), 2, "{text}");
+        assert!(r.events[1].ends_with("[addr=0x00001004, sym=main]"), "{:?}", r.events);
+        assert!(r.diags.is_empty(), "{text}: {:?}", r.diags);
+    }
+    // An extra field that holds something is still said: it is dropped.
+    let r = run("Time [ns],Address\n10,0x1000,main\n");
+    assert_eq!(r.kinds(), ["bad_row"]);
+}
+
+#[test]
+fn an_excel_sep_line_names_the_delimiter() {
+    // Tools that mean their CSV for Excel begin it with `sep=;`: not a header, but the
+    // delimiter (here a `,` inside the symbol would otherwise win the count).
+    let text = "sep=;\nTime [ns];Address;Symbol\n10;0x1000;f(a,b)\n20;0x1004;main\n";
+    let r = run(text);
+    assert_eq!(r.events.len(), 2);
+    assert!(r.events[0].ends_with("[addr=0x00001000, sym=f(a,b)]"), "{:?}", r.events);
+    assert!(r.meta.contains(&("hw.delimiter".into(), ";".into())), "{:?}", r.meta);
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+    let r = run("SEP=|\nTime [ns]|Address\n10|0x1000\n");
+    assert!(r.events[0].ends_with("[addr=0x00001000]"), "{:?}", r.events);
 }
 
 #[test]
