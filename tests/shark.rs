@@ -370,7 +370,7 @@ fn a_udp_capture_is_detected_by_its_magic_and_reports_lost_datagrams() {
             continue; // datagram 2 never arrived
         }
         bytes.extend(b"TRACER-V1.0\0");
-        bytes.extend((n as u32).to_le_bytes());
+        bytes.extend((n as u32 + 1).to_le_bytes()); // the sender numbers from 1
         bytes.extend((chunk.len() as u32).to_le_bytes());
         bytes.extend((24 + 16 * chunk.len() as u32).to_le_bytes());
         bytes.extend(chunk.concat());
@@ -384,7 +384,7 @@ fn a_udp_capture_is_detected_by_its_magic_and_reports_lost_datagrams() {
     );
     let loss =
         csv(d, "db", "SELECT kind, severity, message FROM diagnostics WHERE kind = 'packet_gap'");
-    assert!(loss.contains("datagram 3 follows 1: 1 datagrams"), "{loss}");
+    assert!(loss.contains("datagram 4 follows 2: 1 datagrams"), "{loss}");
     assert_eq!(scalar(d, "db", "SELECT meta->>'shark.form' FROM captures"), "udp");
 }
 

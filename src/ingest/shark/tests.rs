@@ -139,6 +139,38 @@ fn udp_datagrams_are_read_and_gaps_and_damage_reported() {
     assert_eq!((r.form, r.packets, r.records), (Some(Form::Udp), 3, 4));
 }
 
+/// The sender numbers its datagrams from 1 (`packet_number++` before the first is sent) and
+/// goes on across the chunks it sends: a capture that starts at 3 missed two.
+#[test]
+fn a_capture_that_misses_the_first_datagrams_says_so() {
+    let items = |bytes: &[u8]| {
+        let mut r = Reader::new(bytes, 0);
+        let mut got = Vec::new();
+        while let Some(i) = r.next_item().unwrap() {
+            got.push(match i {
+                Item::Rec(r) => format!("{:02X}", r.code()),
+                Item::Problem(d) => format!("{} {}: {}", d.kind, d.severity.as_str(), d.message),
+            });
+        }
+        got
+    };
+    let mut bytes = packet(3, &[rec(0x01, 4, 11, 0)]);
+    bytes.extend(packet(4, &[rec(0x01, 5, 12, 0)]));
+    assert_eq!(
+        items(&bytes),
+        [
+            "packet_gap data_loss: datagram 3 is the first of the capture, but the sender \
+             numbers them from 1: 2 datagrams (and their events) before it lost",
+            "01",
+            "01"
+        ]
+    );
+    // From 1: nothing lost.
+    let mut bytes = packet(1, &[rec(0x01, 4, 11, 0)]);
+    bytes.extend(packet(2, &[rec(0x01, 5, 12, 0)]));
+    assert_eq!(items(&bytes), ["01", "01"]);
+}
+
 #[test]
 fn detection_wants_strong_evidence() {
     let mut dump = Vec::new();
