@@ -630,6 +630,11 @@ impl<'a> Mapper<'a> {
                     (None, _) if code == 0x10 => self.fast_unmapped += 1,
                     _ => {}
                 }
+                // The kernel's demos log trace_start with the running task's context.
+                if code == 0x20 && ctx != 0 {
+                    let t = self.task(points, ctx, i)?;
+                    return self.plain(r, ts, &t.name, t.inst);
+                }
                 self.plain(r, ts, CORE, -1)
             }
             0x70 => {
@@ -647,7 +652,9 @@ impl<'a> Mapper<'a> {
                 if matches!(code, 0x60 | 0x02) && r.fast() {
                     self.fast_unmapped += 1;
                 }
-                if record::par1_is_ctx(code) {
+                // GRUBSTAR logs server_active with the context of the task that woke the
+                // server, CBSSTAR with 0 (no task has context 0).
+                if record::par1_is_ctx(code) || (code == 0x58 && ctx != 0) {
                     let t = self.task(points, ctx, i)?;
                     self.plain(r, ts, &t.name, t.inst)
                 } else if code & 0x0F == 0x03 {

@@ -665,6 +665,29 @@ fn a_filtered_family_is_reported_for_the_span_it_was_not_logged() {
     );
 }
 
+/// The kernel's demos log trace_start with the running task's context in par1 (and the
+/// rate in par2); GRUBSTAR logs server_active with the context of the task that woke the
+/// server (CBSSTAR with 0, which is no context): those records are the task's.
+#[test]
+fn trace_start_and_server_active_with_a_context_are_the_tasks() {
+    let mut b = rec(0x20, 5, 10, 1_000_000);
+    b.extend(rec(0x60, 5, 11, 3));
+    b.extend(rec(0x58, 5, 12, 0xABC0));
+    b.extend(rec(0x58, 0, 13, 0xABC0));
+    b.extend(rec(0x20, 0, 14, 0));
+    let o = ingest(&b, &SharkOptions::default());
+    assert_eq!(
+        heads(&o),
+        [
+            "10 task_3#-1 - trace_start",
+            "11 task_3#-1 - id",
+            "12 task_3#-1 - server_active",
+            "13 Core_0#-1 - server_active",
+            "14 Core_0#-1 - trace_start",
+        ]
+    );
+}
+
 #[test]
 fn ids_name_tasks_also_for_records_before_them() {
     let mut b = rec(0x12, 5, 1, 0);
