@@ -255,7 +255,18 @@ mutex_7,task_11,1,1200,1300,1400,100,100,true,task_12,0,1
         csv(d, "db", "SELECT action, note, value FROM events WHERE ts = 3210"),
         "action,note,value\nresume,task_dispatch par1=2 par2=stale,\n"
     );
-    assert_eq!(diags(d, 1), "kind,severity,n\nempty_slots,info,1\nimplicit_preemption,info,1\n");
+    assert_eq!(
+        diags(d, 1),
+        "kind,severity,n\nchunk_wrapped,warning,1\nempty_slots,info,1\nimplicit_preemption,info,1\n"
+    );
+    // The second chunk file wrapped: said once, in that file, where its TSC drops.
+    let wrap = scalar(
+        d,
+        "db",
+        "SELECT position || ' ' || message FROM diagnostics WHERE kind = 'chunk_wrapped'",
+    );
+    assert!(wrap.contains("1trace.dat@byte "), "{wrap}");
+    assert!(wrap.contains("of 1trace.dat (1 drop in slot order)"), "{wrap}");
     assert_eq!(scalar(d, "db", "SELECT meta->>'shark.chunk_files' FROM captures"), "2");
     // Ingesting the run again, or its second chunk file with it, stores nothing twice.
     let again = run(d, &["ingest", "--archive", "db", "0trace.dat", "1trace.dat"]);

@@ -298,7 +298,16 @@ fn two_tasks_map_to_btf_transitions_in_time_order() {
     assert!(o.decl.contains(&("task_101".into(), Some("T".into()), None)));
     assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "1000".into())));
     assert!(o.meta.contains(&("shark.records".into(), "12".into())));
-    assert_eq!(kinds(&o), Vec::<&str>::new());
+    // The wrap is said: what the chunk logged before its oldest record kept was overwritten.
+    assert_eq!(kinds(&o), ["chunk_wrapped"]);
+    assert!(
+        o.diags[0]
+            .1
+            .contains("the TSC drops from 50 to 10 at byte 48 of trace.dat (1 drop in slot order)")
+            && o.diags[0].1.contains("before TSC 1 (its oldest record kept) is lost"),
+        "{:?}",
+        o.diags
+    );
 }
 
 /// The kernel's EDF, CBS and HCBS modules log a periodic task's every release as
