@@ -208,6 +208,12 @@ impl<'a> Mapper<'a> {
     }
 
     /// Names `file` in the positions of what follows.
+    /// The sink was told of another file (a chunk file is being read while records of the
+    /// ones before wait to be mapped): the next record's file is told again.
+    pub(super) fn path_changed(&mut self) {
+        self.cur_file = u16::MAX;
+    }
+
     fn in_file(&mut self, file: u16) {
         if file != self.cur_file {
             self.cur_file = file;

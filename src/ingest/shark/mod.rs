@@ -156,6 +156,7 @@ impl Run<'_> {
     /// Reads one file's records into the buffer (mapping a full window when it fills).
     fn file<R: Read>(&mut self, reader: &mut Reader<R>, shown: &str) -> Result<()> {
         self.mapper.sink.source_file(shown);
+        self.mapper.path_changed();
         // TSC drops in file (slot) order: (count, the first's byte, TSC before, TSC after).
         let mut last_tsc: Option<u64> = None;
         let mut drops: Option<(u64, u64, u64, u64)> = None;
