@@ -190,22 +190,33 @@ impl Run<'_> {
                 }
             }
         }
-        if let (Some(Form::Raw), Some((n, at, from, to))) = (reader.form, drops) {
+        if let Some((n, at, from, to)) = drops {
             // FTrace_safe_ipoint goes back to the chunk's start when a cyclic chunk is full,
-            // and the writer dumps slots in order: the slot after the newest holds the oldest
-            // record kept; what was logged before it was overwritten.
+            // and the writer (and the UDP sender) sends slots in order: the slot after the
+            // newest holds the oldest record kept; what was logged before it was overwritten.
+            let s = if n == 1 { "" } else { "s" };
+            let message = if reader.form == Some(Form::Udp) {
+                format!(
+                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{s} in \
+                     the order sent): the sender sends each chunk in slot order, so a cyclic \
+                     chunk that wrapped, whose newest records overwrote its oldest (what it \
+                     logged before its oldest record kept is lost), or a chunk sent after a \
+                     newer one; the records are sorted by time"
+                )
+            } else {
+                format!(
+                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{s} in \
+                     slot order): a cyclic chunk that wrapped, whose newest records overwrote \
+                     its oldest; its records are sorted by time, and what it logged before TSC \
+                     {oldest} (its oldest record kept) is lost"
+                )
+            };
             self.mapper.sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
                 kind: "chunk_wrapped",
                 pos: Pos::Byte(at),
                 ts: None,
-                message: format!(
-                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{} in \
-                     slot order): a cyclic chunk that wrapped, whose newest records overwrote \
-                     its oldest; its records are sorted by time, and what it logged before TSC \
-                     {oldest} (its oldest record kept) is lost",
-                    if n == 1 { "" } else { "s" }
-                ),
+                message,
             })?;
         }
         if reader.empty > 0 {

@@ -171,6 +171,27 @@ fn a_capture_that_misses_the_first_datagrams_says_so() {
     assert_eq!(items(&bytes), ["01", "01"]);
 }
 
+/// The UDP sender sends a chunk in slot order, as the disk writer writes it: a wrapped
+/// cyclic chunk drops in time there too.
+#[test]
+fn a_wrapped_chunk_sent_by_udp_is_said() {
+    let mut bytes = packet(1, &[rec(0x01, 3, 50, 0), rec(0x01, 1, 10, 0)]);
+    bytes.extend(packet(2, &[rec(0x01, 2, 20, 0)]));
+    let o = ingest_ns(&bytes);
+    assert_eq!(
+        heads(&o),
+        ["10 Core_0#-1 - ipoint", "20 Core_0#-1 - ipoint", "50 Core_0#-1 - ipoint"]
+    );
+    assert_eq!(kinds(&o), ["chunk_wrapped"]);
+    assert!(
+        o.diags[0]
+            .1
+            .contains("drops from 50 to 10 at byte 40 of trace.dat (1 drop in the order sent)"),
+        "{:?}",
+        o.diags
+    );
+}
+
 #[test]
 fn detection_wants_strong_evidence() {
     let mut dump = Vec::new();
