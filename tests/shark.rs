@@ -255,7 +255,18 @@ mutex_7,task_11,1,1200,1300,1400,100,100,true,task_12,0,1
         csv(d, "db", "SELECT action, note, value FROM events WHERE ts = 3210"),
         "action,note,value\nresume,task_dispatch par1=2 par2=stale,\n"
     );
-    assert_eq!(diags(d, 1), "kind,severity,n\nempty_slots,info,1\nimplicit_preemption,info,1\n");
+    assert_eq!(
+        diags(d, 1),
+        "kind,severity,n\nchunk_wrapped,warning,1\nempty_slots,info,1\nimplicit_preemption,info,1\n"
+    );
+    // The second chunk file wrapped: said once, in that file, where its TSC drops.
+    let wrap = scalar(
+        d,
+        "db",
+        "SELECT position || ' ' || message FROM diagnostics WHERE kind = 'chunk_wrapped'",
+    );
+    assert!(wrap.contains("1trace.dat@byte "), "{wrap}");
+    assert!(wrap.contains("of 1trace.dat (1 drop in slot order)"), "{wrap}");
     assert_eq!(scalar(d, "db", "SELECT meta->>'shark.chunk_files' FROM captures"), "2");
     // Ingesting the run again, or its second chunk file with it, stores nothing twice.
     let again = run(d, &["ingest", "--archive", "db", "0trace.dat", "1trace.dat"]);
@@ -370,7 +381,7 @@ fn a_udp_capture_is_detected_by_its_magic_and_reports_lost_datagrams() {
             continue; // datagram 2 never arrived
         }
         bytes.extend(b"TRACER-V1.0\0");
-        bytes.extend((n as u32).to_le_bytes());
+        bytes.extend((n as u32 + 1).to_le_bytes()); // the sender numbers from 1
         bytes.extend((chunk.len() as u32).to_le_bytes());
         bytes.extend((24 + 16 * chunk.len() as u32).to_le_bytes());
         bytes.extend(chunk.concat());
@@ -384,7 +395,7 @@ fn a_udp_capture_is_detected_by_its_magic_and_reports_lost_datagrams() {
     );
     let loss =
         csv(d, "db", "SELECT kind, severity, message FROM diagnostics WHERE kind = 'packet_gap'");
-    assert!(loss.contains("datagram 3 follows 1: 1 datagrams"), "{loss}");
+    assert!(loss.contains("datagram 4 follows 2: 1 datagrams"), "{loss}");
     assert_eq!(scalar(d, "db", "SELECT meta->>'shark.form' FROM captures"), "udp");
 }
 
@@ -664,4 +675,36 @@ fn a_chunk_file_ingested_alone_warns_alike_on_reingest() {
     assert!(!diags(d, 2).contains("chunk_of_run"), "{}", diags(d, 2));
     ok(d, &["reingest", "--archive", "db", "2"]);
     assert!(!diags(d, 2).contains("chunk_of_run"), "{}", diags(d, 2));
+}
+
+/// The demo's run: chunk 0 cyclic and wrapped (the trace_start with the rate and the first
+/// id overwritten), chunk 1 with the fast ipoints. A diagnostic of the derive stage about
+/// a record of chunk 0 names chunk 0, though chunk 1 was read before the records were mapped.
+#[test]
+fn diagnostics_name_the_chunk_file_of_their_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let b = 1_000_000_000u64;
+    // Slots 0-2: the newest records after the wrap; 3-7: the oldest kept.
+    let first = [
+        rec(0xFB, 0, b + 300, 0),
+        rec(0x01, 7, b + 310, 0),
+        rec(0x01, 8, b + 320, 0),
+        rec(0x60, 0x50, b + 21, 3),
+        rec(0x12, 0x50, b + 100, 0),
+        rec(0x82, 0x50, b + 110, 0x50),
+        rec(0x62, 0x50, b + 200, 0),
+        rec(0x82, 0x48, b + 210, 0x48),
+    ];
+    std::fs::write(d.join("0trace.dat"), first.concat()).unwrap();
+    let mut second: Vec<Vec<u8>> =
+        (0..5u16).map(|k| rec(0x8001, 1000 * (k + 1), b + 400 + u64::from(k), 0)).collect();
+    second.push(rec(0x01, 6000, b + 500, 0));
+    second.push(rec(0x30, 0, b + 600, 0));
+    std::fs::write(d.join("1trace.dat"), second.concat()).unwrap();
+    ok(d, &["ingest", "--archive", "db", "0trace.dat"]);
+    assert_eq!(
+        csv(d, "db", "SELECT kind, position FROM diagnostics WHERE kind IN ('chunk_wrapped', 'unknown_prior_state') ORDER BY kind"),
+        "kind,position\nchunk_wrapped,0trace.dat@byte 48\nunknown_prior_state,0trace.dat@byte 112\n"
+    );
 }

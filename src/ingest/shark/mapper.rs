@@ -128,6 +128,9 @@ pub(super) struct Mapper<'a> {
     irq_next: HashMap<u16, i64>,
     cli_since: Option<i64>,
     blackout: Option<(i64, Pos, u16)>,
+    /// Per family (the filter code's low nibble): since when FTrace_set_filter keeps its
+    /// records out of the log.
+    filtered: [Option<(i64, Pos, u16)>; 16],
     unknown: BTreeMap<u8, (u64, Pos, u16)>,
     fast_unmapped: u64,
     out_of_range: Option<(u64, Pos, u16, u64)>,
@@ -177,6 +180,7 @@ impl<'a> Mapper<'a> {
             irq_next: HashMap::new(),
             cli_since: None,
             blackout: None,
+            filtered: Default::default(),
             unknown: BTreeMap::new(),
             fast_unmapped: 0,
             out_of_range: None,
@@ -204,6 +208,12 @@ impl<'a> Mapper<'a> {
     }
 
     /// Names `file` in the positions of what follows.
+    /// The sink was told of another file (a chunk file is being read while records of the
+    /// ones before wait to be mapped): the next record's file is told again.
+    pub(super) fn path_changed(&mut self) {
+        self.cur_file = u16::MAX;
+    }
+
     fn in_file(&mut self, file: u16) {
         if file != self.cur_file {
             self.cur_file = file;
@@ -589,6 +599,29 @@ impl<'a> Mapper<'a> {
                 self.diag(Severity::DataLoss, "blackout", r.pos(), Some(ts), msg)?;
                 self.plain(r, ts, CORE, -1)
             }
+            // FTrace_set_filter(filter, status) logs the filter with par1 = status: while
+            // it is on, FTrace_safe_ipoint drops every record of that family.
+            0xF0..=0xFB => {
+                let fam = usize::from(code & 0x0F);
+                if r.par1 != 0 {
+                    if let Some(slot @ None) = self.filtered.get_mut(fam) {
+                        *slot = Some((ts, r.pos(), r.file));
+                    }
+                } else if let Some((since, _, _)) =
+                    self.filtered.get_mut(fam).and_then(Option::take)
+                {
+                    let m = format!(
+                        "{} events (family 0x{fam:X}) were not logged from {since} to {ts} ({} \
+                         {}): a filter kept them out of the log ({} par1=1, then par1=0)",
+                        family_name(fam),
+                        ts - since,
+                        self.unit(),
+                        action_of(r)
+                    );
+                    self.diag(Severity::Warning, "filtered_family", r.pos(), Some(ts), m)?;
+                }
+                self.plain(r, ts, CORE, -1)
+            }
             0x10 | 0x20 => {
                 match (r.par2(), self.scale) {
                     (Some(0), _) if code == 0x20 => {}
@@ -602,6 +635,11 @@ impl<'a> Mapper<'a> {
                     }
                     (None, _) if code == 0x10 => self.fast_unmapped += 1,
                     _ => {}
+                }
+                // The kernel's demos log trace_start with the running task's context.
+                if code == 0x20 && ctx != 0 {
+                    let t = self.task(points, ctx, i)?;
+                    return self.plain(r, ts, &t.name, t.inst);
                 }
                 self.plain(r, ts, CORE, -1)
             }
@@ -620,7 +658,9 @@ impl<'a> Mapper<'a> {
                 if matches!(code, 0x60 | 0x02) && r.fast() {
                     self.fast_unmapped += 1;
                 }
-                if record::par1_is_ctx(code) {
+                // GRUBSTAR logs server_active with the context of the task that woke the
+                // server, CBSSTAR with 0 (no task has context 0).
+                if record::par1_is_ctx(code) || (code == 0x58 && ctx != 0) {
                     let t = self.task(points, ctx, i)?;
                     self.plain(r, ts, &t.name, t.inst)
                 } else if code & 0x0F == 0x03 {
@@ -924,6 +964,17 @@ impl<'a> Mapper<'a> {
             );
             self.diag(Severity::DataLoss, "blackout", pos, Some(since), m)?;
         }
+        for (fam, open) in std::mem::take(&mut self.filtered).into_iter().enumerate() {
+            if let Some((since, pos, file)) = open {
+                self.in_file(file);
+                let m = format!(
+                    "{} events (family 0x{fam:X}) were not logged from {since} to the end of the \
+                     log: a filter (filter_{fam} par1=1) kept them out of it",
+                    family_name(fam)
+                );
+                self.diag(Severity::Warning, "filtered_family", pos, Some(since), m)?;
+            }
+        }
         for (code, (n, pos, file)) in std::mem::take(&mut self.unknown) {
             self.in_file(file);
             let m = format!(
@@ -1015,4 +1066,23 @@ fn preempted(recs: &[Rec], i: usize, ctx: u16) -> bool {
         }
     }
     true
+}
+
+/// The family a filter code stands for, as FTrace.h names its `FTrace_filter_*` codes.
+fn family_name(fam: usize) -> &'static str {
+    const NAMES: [&str; 12] = [
+        "general",
+        "ipoint",
+        "task",
+        "interrupt",
+        "CPU",
+        "priority",
+        "mutex",
+        "signal",
+        "server",
+        "user",
+        "data",
+        "timer",
+    ];
+    NAMES.get(fam).copied().unwrap_or("unnamed")
 }

@@ -156,9 +156,20 @@ impl Run<'_> {
     /// Reads one file's records into the buffer (mapping a full window when it fills).
     fn file<R: Read>(&mut self, reader: &mut Reader<R>, shown: &str) -> Result<()> {
         self.mapper.sink.source_file(shown);
+        self.mapper.path_changed();
+        // TSC drops in file (slot) order: (count, the first's byte, TSC before, TSC after).
+        let mut last_tsc: Option<u64> = None;
+        let mut drops: Option<(u64, u64, u64, u64)> = None;
+        let mut oldest = u64::MAX;
         loop {
             match reader.next_item() {
                 Ok(Some(Item::Rec(r))) => {
+                    if let Some(prev) = last_tsc.filter(|p| r.tsc < *p) {
+                        let d = drops.get_or_insert((0, r.at, prev, r.tsc));
+                        d.0 += 1;
+                    }
+                    last_tsc = Some(r.tsc);
+                    oldest = oldest.min(r.tsc);
                     if self.buf.len() >= self.cap {
                         self.flush(true)?;
                     }
@@ -178,6 +189,35 @@ impl Run<'_> {
                     break;
                 }
             }
+        }
+        if let Some((n, at, from, to)) = drops {
+            // FTrace_safe_ipoint goes back to the chunk's start when a cyclic chunk is full,
+            // and the writer (and the UDP sender) sends slots in order: the slot after the
+            // newest holds the oldest record kept; what was logged before it was overwritten.
+            let s = if n == 1 { "" } else { "s" };
+            let message = if reader.form == Some(Form::Udp) {
+                format!(
+                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{s} in \
+                     the order sent): the sender sends each chunk in slot order, so a cyclic \
+                     chunk that wrapped, whose newest records overwrote its oldest (what it \
+                     logged before its oldest record kept is lost), or a chunk sent after a \
+                     newer one; the records are sorted by time"
+                )
+            } else {
+                format!(
+                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{s} in \
+                     slot order): a cyclic chunk that wrapped, whose newest records overwrote \
+                     its oldest; its records are sorted by time, and what it logged before TSC \
+                     {oldest} (its oldest record kept) is lost"
+                )
+            };
+            self.mapper.sink.diagnostic(Diagnostic {
+                severity: Severity::Warning,
+                kind: "chunk_wrapped",
+                pos: Pos::Byte(at),
+                ts: None,
+                message,
+            })?;
         }
         if reader.empty > 0 {
             self.mapper.sink.diagnostic(Diagnostic {

@@ -480,6 +480,24 @@ impl<R: Read> Reader<R> {
                 });
             }
         }
+        if self.last_packet.is_none() && problem.is_none() {
+            // The sender numbers datagrams from 1 and goes on across the chunks it sends; a
+            // damaged header before the first one stands for datagram 1.
+            let first = if self.after_bad { 2 } else { 1 };
+            if number > first {
+                problem = Some(Diagnostic {
+                    severity: Severity::DataLoss,
+                    kind: "packet_gap",
+                    pos: Pos::Byte(at),
+                    ts: None,
+                    message: format!(
+                        "datagram {number} is the first of the capture, but the sender numbers \
+                         them from 1: {} datagrams (and their events) before it lost",
+                        number - first
+                    ),
+                });
+            }
+        }
         self.last_packet = Some(number);
         self.after_bad = false;
         self.left = events;

@@ -139,6 +139,59 @@ fn udp_datagrams_are_read_and_gaps_and_damage_reported() {
     assert_eq!((r.form, r.packets, r.records), (Some(Form::Udp), 3, 4));
 }
 
+/// The sender numbers its datagrams from 1 (`packet_number++` before the first is sent) and
+/// goes on across the chunks it sends: a capture that starts at 3 missed two.
+#[test]
+fn a_capture_that_misses_the_first_datagrams_says_so() {
+    let items = |bytes: &[u8]| {
+        let mut r = Reader::new(bytes, 0);
+        let mut got = Vec::new();
+        while let Some(i) = r.next_item().unwrap() {
+            got.push(match i {
+                Item::Rec(r) => format!("{:02X}", r.code()),
+                Item::Problem(d) => format!("{} {}: {}", d.kind, d.severity.as_str(), d.message),
+            });
+        }
+        got
+    };
+    let mut bytes = packet(3, &[rec(0x01, 4, 11, 0)]);
+    bytes.extend(packet(4, &[rec(0x01, 5, 12, 0)]));
+    assert_eq!(
+        items(&bytes),
+        [
+            "packet_gap data_loss: datagram 3 is the first of the capture, but the sender \
+             numbers them from 1: 2 datagrams (and their events) before it lost",
+            "01",
+            "01"
+        ]
+    );
+    // From 1: nothing lost.
+    let mut bytes = packet(1, &[rec(0x01, 4, 11, 0)]);
+    bytes.extend(packet(2, &[rec(0x01, 5, 12, 0)]));
+    assert_eq!(items(&bytes), ["01", "01"]);
+}
+
+/// The UDP sender sends a chunk in slot order, as the disk writer writes it: a wrapped
+/// cyclic chunk drops in time there too.
+#[test]
+fn a_wrapped_chunk_sent_by_udp_is_said() {
+    let mut bytes = packet(1, &[rec(0x01, 3, 50, 0), rec(0x01, 1, 10, 0)]);
+    bytes.extend(packet(2, &[rec(0x01, 2, 20, 0)]));
+    let o = ingest_ns(&bytes);
+    assert_eq!(
+        heads(&o),
+        ["10 Core_0#-1 - ipoint", "20 Core_0#-1 - ipoint", "50 Core_0#-1 - ipoint"]
+    );
+    assert_eq!(kinds(&o), ["chunk_wrapped"]);
+    assert!(
+        o.diags[0]
+            .1
+            .contains("drops from 50 to 10 at byte 40 of trace.dat (1 drop in the order sent)"),
+        "{:?}",
+        o.diags
+    );
+}
+
 #[test]
 fn detection_wants_strong_evidence() {
     let mut dump = Vec::new();
@@ -266,7 +319,16 @@ fn two_tasks_map_to_btf_transitions_in_time_order() {
     assert!(o.decl.contains(&("task_101".into(), Some("T".into()), None)));
     assert!(o.meta.contains(&("shark.cycles_per_msec".into(), "1000".into())));
     assert!(o.meta.contains(&("shark.records".into(), "12".into())));
-    assert_eq!(kinds(&o), Vec::<&str>::new());
+    // The wrap is said: what the chunk logged before its oldest record kept was overwritten.
+    assert_eq!(kinds(&o), ["chunk_wrapped"]);
+    assert!(
+        o.diags[0]
+            .1
+            .contains("the TSC drops from 50 to 10 at byte 48 of trace.dat (1 drop in slot order)")
+            && o.diags[0].1.contains("before TSC 1 (its oldest record kept) is lost"),
+        "{:?}",
+        o.diags
+    );
 }
 
 /// The kernel's EDF, CBS and HCBS modules log a periodic task's every release as
@@ -600,6 +662,60 @@ fn blackouts_cli_sti_numevents_and_unknown_codes_are_reported() {
     assert_eq!(kinds(&o), ["blackout", "unknown_code", "numevents_mismatch"]);
     assert!(o.diags[0].1.contains("blackout from 20 to 25 (5 ns)"), "{:?}", o.diags);
     assert!(o.diags[2].1.contains("numevents says 99 events, but 7 were read"), "{:?}", o.diags);
+}
+
+/// FTrace_set_filter(filter, status) logs the filter code with par1 = status; while a
+/// family's bit is set, FTrace_safe_ipoint returns before writing any of its records (the
+/// filter family itself is never filtered). The span with no records of the family is
+/// named, as the kernel's demo does it (timer family on, then off) and left open.
+#[test]
+fn a_filtered_family_is_reported_for_the_span_it_was_not_logged() {
+    let mut b = rec(0xFB, 1, 10, 0);
+    b.extend(rec(0x20, 0, 12, 0));
+    // Enabled twice: the span starts at the first.
+    b.extend(rec(0xFB, 1, 14, 0));
+    b.extend(rec(0xFB, 0, 50, 0));
+    // Disabling a filter that was not on changes nothing in the kernel's mask.
+    b.extend(rec(0xF3, 0, 55, 0));
+    b.extend(rec(0xF2, 1, 60, 0));
+    b.extend(rec(0x01, 7, 70, 0));
+    let o = ingest_ns(&b);
+    assert_eq!(o.events.len(), 7, "every record is a row");
+    assert!(o.events[0].starts_with("10 Core_0#-1 - filter_11"), "{:?}", o.events);
+    assert_eq!(kinds(&o), ["filtered_family", "filtered_family"], "{:?}", o.diags);
+    assert!(
+        o.diags[0].1.contains("timer events (family 0xB) were not logged from 10 to 50 (40 ns)"),
+        "{:?}",
+        o.diags
+    );
+    assert!(
+        o.diags[1].1.contains("task events (family 0x2) were not logged from 60 to the end"),
+        "{:?}",
+        o.diags
+    );
+}
+
+/// The kernel's demos log trace_start with the running task's context in par1 (and the
+/// rate in par2); GRUBSTAR logs server_active with the context of the task that woke the
+/// server (CBSSTAR with 0, which is no context): those records are the task's.
+#[test]
+fn trace_start_and_server_active_with_a_context_are_the_tasks() {
+    let mut b = rec(0x20, 5, 10, 1_000_000);
+    b.extend(rec(0x60, 5, 11, 3));
+    b.extend(rec(0x58, 5, 12, 0xABC0));
+    b.extend(rec(0x58, 0, 13, 0xABC0));
+    b.extend(rec(0x20, 0, 14, 0));
+    let o = ingest(&b, &SharkOptions::default());
+    assert_eq!(
+        heads(&o),
+        [
+            "10 task_3#-1 - trace_start",
+            "11 task_3#-1 - id",
+            "12 task_3#-1 - server_active",
+            "13 Core_0#-1 - server_active",
+            "14 Core_0#-1 - trace_start",
+        ]
+    );
 }
 
 #[test]
