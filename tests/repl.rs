@@ -234,6 +234,10 @@ fn meta_commands() {
         None => assert!(out.contains("no predefined analyses in this build"), "{out}"),
         Some(q) => assert!(out.contains(&q.name) && out.contains(&q.summary), "{out}"),
     }
+    // A parameter with no default shows its kind, not `-`.
+    if cat.iter().any(|q| q.params.iter().any(|p| p.name == "deadlines")) {
+        assert!(out.contains("deadlines=<file>") && !out.contains("deadlines=-"), "{out}");
+    }
     t.line(".run no_such_analysis window=1ms");
     assert!(t.sync().contains("Error: no analysis named 'no_such_analysis' (.queries lists them)"));
     t.line(".mode markdown");

@@ -619,8 +619,16 @@ impl Shell {
         let rows: Vec<String> = cat
             .iter()
             .map(|q| {
-                let params: Vec<String> =
-                    q.params.iter().map(|p| format!("{}={}", p.name, p.default)).collect();
+                // `name=default`, or `name=<kind>` for one without a default (`-`), as
+                // `tracedb queries` shows it.
+                let params: Vec<String> = q
+                    .params
+                    .iter()
+                    .map(|p| match p.default.as_str() {
+                        "-" => format!("{}=<{}>", p.name, p.kind),
+                        d => format!("{}={d}", p.name),
+                    })
+                    .collect();
                 format!("({}, {}, {})", lit(&q.name), lit(&params.join(" ")), lit(&q.summary))
             })
             .collect();
