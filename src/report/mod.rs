@@ -405,22 +405,13 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
     let preemptions = analysis(conn, "preemptions", &[], id)?;
     // Time running over the whole capture, every instance: the figure a trace whose tasks
     // never terminate (an RTOS logger's endless task loops) still has.
-    let mut cpu_time = std::collections::HashMap::<String, f64>::new();
-    {
-        let mut stmt = conn.prepare(
-            "SELECT entity, sum(net_exec)::DOUBLE FROM instances \
-             WHERE capture_id = ? AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE GROUP BY entity",
-        )?;
-        let rows = stmt.query_map(duckdb::params![id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<f64>>(1)?))
-        })?;
-        for r in rows {
-            let (e, t) = r?;
-            if let Some(t) = t {
-                cpu_time.insert(e, t);
-            }
-        }
-    }
+    let cpu_time = rows(
+        conn,
+        &format!(
+            "SELECT entity, sum(net_exec) AS cpu_time FROM instances \
+             WHERE capture_id = {id} AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE GROUP BY entity"
+        ),
+    )?;
     let find = |rows: &[Row], e: &str| {
         rows.iter().find(|r| text(r, "entity") == e).cloned().unwrap_or_default()
     };
@@ -428,6 +419,7 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
     for r in analysis(conn, "response_times", &[], id)? {
         let e = text(&r, "entity");
         let (d, b, p) = (find(&deadlines, &e), find(&blocking, &e), find(&preemptions, &e));
+        let c = find(&cpu_time, &e);
         out.push(TaskRow {
             entity_type: text(&r, "entity_type"),
             instances: num(&r, "instances"),
@@ -443,7 +435,7 @@ fn task_rows(conn: &duckdb::Connection, id: i64) -> Result<Vec<TaskRow>> {
             blocking_total: num(&b, "blocking_total"),
             blocking_max: num(&b, "blocking_max"),
             preemptions: num(&p, "preemptions"),
-            cpu_time: cpu_time.get(&e).copied(),
+            cpu_time: num(&c, "cpu_time"),
             entity: e,
         });
     }
