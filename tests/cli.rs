@@ -382,6 +382,44 @@ fn a_script_that_is_not_utf8_is_refused_naming_the_line() {
 }
 
 #[test]
+fn a_shell_command_in_a_script_is_refused_before_anything_runs() {
+    // `.mode csv` piped in (as sqlite3 and duckdb scripts have it) gave DuckDB's `syntax
+    // error at or near "."` after the statements before it had run and printed.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let says = "is a command of the interactive shell: scripts run by `sql -c`, `-f` or from a \
+                pipe hold SQL only";
+    let piped = util::run_with_stdin(
+        tmp.path(),
+        &["sql", "--archive", "db"],
+        b"SELECT 1 AS x;\n-- as csv\n.mode csv\nSELECT 2 AS y;\n",
+    );
+    assert_eq!(piped.status.code(), Some(1));
+    assert!(
+        stderr(&piped).contains(&format!("<stdin>: line 3: `.mode` {says}")),
+        "{}",
+        stderr(&piped)
+    );
+    assert!(piped.stdout.is_empty(), "nothing runs: {}", String::from_utf8_lossy(&piped.stdout));
+    std::fs::write(tmp.path().join("q.sql"), "SELECT 1;\n  .tables\n").unwrap();
+    let file = run(tmp.path(), &["sql", "--archive", "db", "-c", "SELECT 0", "-f", "q.sql"]);
+    assert_eq!(file.status.code(), Some(1));
+    assert!(
+        stderr(&file).contains(&format!("q.sql: line 2: `.tables` {says}")),
+        "{}",
+        stderr(&file)
+    );
+    assert!(file.stdout.is_empty());
+    // An alias names the command it stands for; a dot that is no command is DuckDB's error.
+    let quit = run(tmp.path(), &["sql", "--archive", "db", "-c", ".exit"]);
+    assert!(stderr(&quit).contains("-c: line 1: `.quit` is a command"), "{}", stderr(&quit));
+    let other = run(tmp.path(), &["sql", "--archive", "db", "-c", ".nothing"]);
+    assert_eq!(other.status.code(), Some(1));
+    assert!(stderr(&other).contains("Parser Error"), "{}", stderr(&other));
+}
+
+#[test]
 fn captures_as_json_has_tags_as_an_object_and_sources_as_an_array() {
     // They were strings holding JSON text: `jq '.[0].source_files[0]'` failed.
     let tmp = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@
 //! terminal on standard input, the interactive shell starts ([`crate::repl::shell`]).
 use super::ArchiveArg;
 use crate::output::{self, OutputFormat};
-use crate::repl::split::script_statements;
+use crate::repl::split::{script_statements, Located};
 use crate::store::Archive;
 use crate::{Error, Result};
 use std::io::{IsTerminal, Read, Write};
@@ -61,11 +61,18 @@ pub fn run(args: Args) -> Result<()> {
         }
         scripts.push(("-".into(), read_stdin()?));
     }
+    let scripts: Vec<(String, Vec<Located>)> =
+        scripts.into_iter().map(|(name, text)| (name, script_statements(&text))).collect();
+    for (name, statements) in &scripts {
+        if let Some(e) = statements.iter().find_map(|s| shell_command(name, s)) {
+            return Err(e);
+        }
+    }
     let archive = Archive::open(&args.archive.archive)?;
     let conn = archive.connect()?;
     let mut out = super::stdout();
-    for (name, script) in &scripts {
-        for stmt in script_statements(script) {
+    for (name, statements) in &scripts {
+        for stmt in statements {
             run_statement(&conn, &stmt.text, args.format, &mut out).map_err(|e| match e {
                 Error::Sql(message) => located(name, stmt.line, &message),
                 e => e,
@@ -73,6 +80,26 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     out.flush().map_err(Error::Output)
+}
+
+/// The error for a statement of script `name` that starts with one of the shell's
+/// meta-commands (`.mode csv`): scripts run by `sql` are SQL only, and DuckDB would answer
+/// `syntax error at or near "."` after running the statements before it. Found before any
+/// statement runs, as a script that is not UTF-8 is.
+fn shell_command(name: &str, stmt: &Located) -> Option<Error> {
+    let word = stmt.text.split(|c: char| c.is_whitespace() || c == ';').next()?;
+    let spec = crate::repl::meta::spec(word)?;
+    let name = if name == "-" { "<stdin>" } else { name };
+    Some(Error::input(
+        name,
+        format!("line {}", stmt.line),
+        format!(
+            "`{}` is a command of the interactive shell: scripts run by `sql -c`, `-f` or \
+             from a pipe hold SQL only (choose the output with --format, or run the script \
+             in the shell with `.read FILE`)",
+            spec.name
+        ),
+    ))
 }
 
 /// Where `-f` stands among the `-c`s on the command line (how many come before it), so
