@@ -420,6 +420,41 @@ fn a_shell_command_in_a_script_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn show_tables_lists_the_tables_and_analyses_not_tracedbs_helpers() {
+    // It listed eleven `_empty_<table>`, `_deadline_eval` and `_recorded_misses` among them.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.btf"), GOOD).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "good.btf"]);
+    let listed = csv(tmp.path(), "db", "SHOW TABLES");
+    let names: Vec<&str> = listed.lines().skip(1).collect();
+    assert!(names.iter().all(|n| !n.starts_with('_')), "{names:?}");
+    for n in ["events", "instances", "captures", "param_deadlines", "deadline_misses"] {
+        assert!(names.contains(&n), "{n} missing: {names:?}");
+    }
+    // The deadline analyses, which read the helpers, still answer.
+    let late = ok(
+        tmp.path(),
+        &[
+            "sql",
+            "--archive",
+            "db",
+            "--format",
+            "csv",
+            "-c",
+            "INSERT INTO param_deadlines VALUES ('TASK_A', 10)",
+            "-c",
+            "SELECT entity, lateness FROM deadline_misses",
+            "-c",
+            "SELECT entity, misses FROM deadline_summary",
+        ],
+    );
+    assert_eq!(
+        late.replace("\r\n", "\n"),
+        "Count\n1\nentity,lateness\nTASK_A,20\nentity,misses\nTASK_A,1\n"
+    );
+}
+
+#[test]
 fn captures_as_json_has_tags_as_an_object_and_sources_as_an_array() {
     // They were strings holding JSON text: `jq '.[0].source_files[0]'` failed.
     let tmp = tempfile::tempdir().unwrap();

@@ -33,7 +33,7 @@
 -- (file or implicit-period) of its own. deadline_summary judges deadlines only: it does
 -- not count recorded misses. BTF has no such event.
 CREATE TEMP TABLE IF NOT EXISTS param_deadlines (entity VARCHAR, deadline BIGINT);
-CREATE OR REPLACE TEMP VIEW _deadline_eval AS
+CREATE OR REPLACE VIEW memory.tracedb_internal._deadline_eval AS
 WITH runs AS (
     -- Instances activated at one instant (a burst) are a run; its first row carries the
     -- time for the rows after it, its last row for the rows before it.
@@ -97,7 +97,7 @@ FROM (
 -- Complete instances, and unfinished ones (activated, no terminate in the capture) whose
 -- deadline passed before the capture's last event: whenever they terminate, lateness > 0.
 WHERE complete OR (terminate_ts IS NULL AND ts_max > activate_ts + deadline);
-CREATE OR REPLACE TEMP VIEW _recorded_misses AS
+CREATE OR REPLACE VIEW memory.tracedb_internal._recorded_misses AS
 SELECT e.capture_id, e.source AS entity, e.source_instance AS instance, i.activate_ts, i.terminate_ts,
        i.response_time, e.ts - i.activate_ts AS deadline, 'recorded' AS deadline_source,
        i.terminate_ts - e.ts AS lateness
@@ -109,9 +109,9 @@ CREATE OR REPLACE TEMP VIEW deadline_misses AS
 SELECT capture_id, entity, instance, activate_ts, terminate_ts, response_time, deadline, deadline_source, lateness
 FROM (
     SELECT capture_id, entity, instance, activate_ts, terminate_ts, response_time, deadline, deadline_source, lateness
-    FROM _deadline_eval
+    FROM memory.tracedb_internal._deadline_eval
     WHERE lateness > 0 OR NOT complete
     UNION ALL
-    SELECT * FROM _recorded_misses
+    SELECT * FROM memory.tracedb_internal._recorded_misses
 )
 ORDER BY capture_id, activate_ts, entity, deadline_source;

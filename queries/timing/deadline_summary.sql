@@ -31,7 +31,7 @@ WITH judged AS (
            -- min <> max is count(DISTINCT ...) > 1 without a second aggregation.
            CASE WHEN min(deadline_source) FILTER (WHERE complete) <> max(deadline_source) FILTER (WHERE complete)
                 THEN 'mixed' ELSE any_value(deadline_source) FILTER (WHERE complete) END AS deadline_source
-    FROM _deadline_eval
+    FROM memory.tracedb_internal._deadline_eval
     WHERE deadline IS NOT NULL
     GROUP BY capture_id, entity
 ), every AS (

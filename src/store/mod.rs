@@ -22,6 +22,10 @@ pub const HELPERS_SQL: &str = include_str!("../../sql/helpers.sql");
 
 /// Default archive directory.
 pub const DEFAULT_ARCHIVE: &str = "traces.tdb";
+/// The schema (of the connection's in-memory database) holding tracedb's own helper
+/// relations (`_empty_<table>`, the deadline analyses' `_deadline_eval`): out of `SHOW TABLES`
+/// and out of the way of users' names.
+pub const INTERNAL: &str = "memory.tracedb_internal";
 const STAGING: &str = ".staging";
 /// Directory of the kept source files.
 const SOURCES: &str = "sources";
@@ -408,7 +412,9 @@ impl Archive {
                 .iter()
                 .filter(|c| !damaged.iter().any(|d| d.capture_id == c.capture_id))
         };
-        let mut sql = String::new();
+        // tracedb's own helper relations live in a schema of their own, so that `SHOW TABLES`
+        // lists what users query and not them.
+        let mut sql = format!("CREATE SCHEMA IF NOT EXISTS {INTERNAL};\n");
         for t in schema::tables() {
             let files: Vec<String> = whole()
                 .filter_map(|c| c.files.get(&t.name))
@@ -419,10 +425,10 @@ impl Archive {
             // (union_by_name alone cannot add a column no file has). The table is always a
             // view, files or not, so that remaking the views when captures come or go never
             // has to replace a table with a view or the other way round.
-            let empty = format!("_empty_{}", t.name);
+            let empty = format!("{INTERNAL}._empty_{}", t.name);
             sql.push_str(&t.ddl.replacen(
                 &format!("CREATE TABLE {}", t.name),
-                &format!("CREATE OR REPLACE TEMP TABLE {empty}"),
+                &format!("CREATE OR REPLACE TABLE {empty}"),
                 1,
             ));
             if files.is_empty() {
