@@ -48,14 +48,16 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
     WHERE (capture IS NULL OR capture_id = capture)
       AND ts < t1 AND (ts + dur > t0 OR (dur = 0 AND ts >= t0));
 
--- event_waits(): the OS-event waits of task and ISR instances, one row per `wait` that a
--- `wait_event` caused: capture_id, entity, instance, event (the OS event), ts (the
--- wait_event's time, ns), seq (its `events.seq`), and who set the event: set_by,
--- set_by_instance, set_ts (the first `set_event` of that event after the wait_event, in
--- file order, whose note names this task or nobody; NULL when none came before the wait
--- ended, the instance's `release` out of `waiting`: a later set did not end this wait).
+-- event_waits(): the OS-event waits of task and ISR instances, one row per `wait` (passive)
+-- or `poll` (active waiting, BTF 2.1.5's example) that a `wait_event` caused: capture_id,
+-- entity, instance, event (the OS event), ts (the wait_event's time, ns), seq (its
+-- `events.seq`), and who set the event: set_by, set_by_instance, set_ts (the first
+-- `set_event` of that event after the wait_event, in file order, whose note names this task
+-- or nobody; NULL when none came before the wait ended, the instance's `release` out of
+-- `waiting`, or for a poll its `run` or `release_parking` after any parking and polling
+-- again: a later set did not end this wait).
 -- A `wait_event` caused the wait that ends the running stretch it
--- falls in (from the stretch's start to its `wait`, both included) when it is the last of
+-- falls in (from the stretch's start to its `wait` or `poll`, both included) when it is the last of
 -- the instance's wait_events and contended lock requests in that stretch: a wait_event for
 -- an event already set returns at once and causes nothing, and a later contended request
 -- (a queued semaphore) explains the wait instead. A wait_event logged some time before
@@ -63,24 +65,43 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
 --   SELECT event, count(*) FROM event_waits() GROUP BY event;
 CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
     WITH st AS MATERIALIZED (
-        -- The running stretches that ended in `wait`, and the waiting states: two scans whose
-        -- filters reach the Parquet reader (one with OR does not: it read every state row).
-        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, false AS waiting
+        -- The running stretches that ended in `wait` or `poll` (kind), the waiting states, and
+        -- the polling and parking states that end an active wait (not by `park` or
+        -- `poll_parking`, which go on with it): scans whose filters reach the Parquet reader
+        -- (one with OR does not: it read every state row).
+        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, 'wait' AS kind
         FROM intervals
         WHERE channel = 'state' AND state = 'running' AND end_action = 'wait'
         UNION ALL
-        SELECT capture_id, entity, instance, ts, ts + dur, true
+        SELECT capture_id, entity, instance, ts, ts + dur, 'poll'
+        FROM intervals
+        WHERE channel = 'state' AND state = 'running' AND end_action = 'poll'
+        UNION ALL
+        SELECT capture_id, entity, instance, ts, ts + dur, 'waiting'
         FROM intervals
         WHERE channel = 'state' AND state = 'waiting'
+        UNION ALL
+        SELECT capture_id, entity, instance, ts, ts + dur, 'polled'
+        FROM intervals
+        WHERE channel = 'state' AND (state IN ('polling', 'parking')) IS TRUE
+          AND (end_action NOT IN ('park', 'poll_parking')) IS NOT FALSE
     ), stretch AS (
-        -- Each stretch, and when the wait it ended in ended: the end of the `waiting` state
-        -- its `wait` began (the latest, should zero-length ones share its start).
+        -- Each stretch, and when the wait it ended in ended: for a `wait`, the end of the
+        -- `waiting` state it began (the latest, should zero-length ones share its start)...
         SELECT r.capture_id, r.entity, r.instance, r.ts, r.end_ts AS wait_ts, max(w.end_ts) AS wait_end
         FROM st r LEFT JOIN st w
           ON w.capture_id = r.capture_id AND w.entity = r.entity AND w.instance = r.instance
-         AND w.waiting AND w.ts = r.end_ts
-        WHERE NOT r.waiting
+         AND w.kind = 'waiting' AND w.ts = r.end_ts
+        WHERE r.kind = 'wait'
         GROUP BY ALL
+        UNION ALL
+        -- ... for a `poll`, the end of the first polling or parking state from it on that does
+        -- not go on polling or parking (by `run`, `release_parking`, the end of the trace).
+        SELECT r.capture_id, r.entity, r.instance, r.ts, r.end_ts, w.end_ts
+        FROM (SELECT * FROM st WHERE kind = 'poll') r
+        ASOF LEFT JOIN (SELECT * FROM st WHERE kind = 'polled') w
+          ON w.capture_id = r.capture_id AND w.entity = r.entity AND w.instance = r.instance
+         AND r.end_ts <= w.ts
     ), reasons AS (
         SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, r.wait_end, e.ts, e.seq,
                true AS is_event, e.target AS event

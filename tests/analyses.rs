@@ -499,6 +499,63 @@ fn event_waits_name_only_a_set_that_came_before_the_wait_ended() {
     );
 }
 
+/// Active waiting on an OS event (BTF 2.1.5, "OS events": `wait_event`, then `poll`, the
+/// `set_event` by another task, then `run`) has the cause a passive wait has: the event, set
+/// by that task. So does a poll that parked meanwhile (poll, park, poll_parking, run, or
+/// release_parking); a poll after a contended semaphore request is the semaphore's.
+#[test]
+fn polling_on_an_os_event_names_who_set_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The spec's example (Task_A, Task_B); T3 polls from 30, parks at 40 (T4 takes Core_2),
+    // polls again at 50 and is released (release_parking) at 60 by T5's set at 58; T6 spins
+    // on S, held by T7, after a wait_event for an event already set.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n\
+         0,Stimulus_Task_A,0,T,Task_A,0,activate\n100,Core_1,0,T,Task_A,0,start\n\
+         1000,Stimulus_Task_B,0,T,Task_B,0,activate\n1100,Core_2,0,T,Task_B,0,start\n\
+         10108,Task_A,0,EVENT,ExampleOsEvent,0,wait_event\n10108,Core_1,0,T,Task_A,0,poll\n\
+         11100,Task_B,0,EVENT,ExampleOsEvent,0,set_event,Task_A\n11100,Core_1,0,T,Task_A,0,run\n\
+         11100,Task_A,0,EVENT,ExampleOsEvent,0,clear_event\n21100,Core_1,0,T,Task_A,0,terminate\n\
+         21100,Core_2,0,T,Task_B,0,terminate\n\
+         21200,S3,0,T,T3,0,activate\n21200,Core_2,0,T,T3,0,start\n\
+         21230,T3,0,EVENT,EV3,0,wait_event\n21230,Core_2,0,T,T3,0,poll\n\
+         21240,Core_2,0,T,T3,0,park\n21240,S4,0,T,T4,0,activate\n21240,Core_2,0,T,T4,0,start\n\
+         21250,Core_2,0,T,T4,0,terminate\n21250,Core_2,0,T,T3,0,poll_parking\n\
+         21255,Core_2,0,T,T3,0,park\n21255,S5,0,T,T5,0,activate\n21255,Core_2,0,T,T5,0,start\n\
+         21258,T5,0,EVENT,EV3,0,set_event,T3\n21260,Core_2,0,T,T3,0,release_parking\n\
+         21270,Core_2,0,T,T5,0,terminate\n21270,Core_2,0,T,T3,0,resume\n\
+         21280,Core_2,0,T,T3,0,terminate\n\
+         21300,S6,0,T,T6,0,activate\n21300,S7,0,T,T7,0,activate\n21300,Core_1,0,T,T7,0,start\n\
+         21301,T7,0,SEM,S,0,requestsemaphore\n21301,T7,0,SEM,S,0,assigned\n\
+         21302,Core_3,0,T,T6,0,start\n21303,T6,0,EVENT,EV6,0,wait_event\n\
+         21304,T6,0,SEM,S,0,requestsemaphore\n21304,T6,0,SEM,S,0,waiting\n\
+         21304,Core_3,0,T,T6,0,poll\n21310,T7,0,SEM,S,0,released\n\
+         21310,T6,0,SEM,S,0,assigned\n21310,Core_3,0,T,T6,0,run\n\
+         21311,T6,0,SEM,S,0,released\n21312,Core_3,0,T,T6,0,terminate\n\
+         21313,Core_1,0,T,T7,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT entity, event, ts, set_by, set_by_instance, set_ts FROM event_waits() ORDER BY ts"),
+        "entity,event,ts,set_by,set_by_instance,set_ts\n\
+         Task_A,ExampleOsEvent,10108,Task_B,0,11100\nT3,EV3,21230,T5,0,21258\n"
+    );
+    assert_eq!(
+        q("SELECT entity, polling_time, parking_time, cause_type, cause, blocked_by FROM blocking_instances \
+           ORDER BY activate_ts, entity"),
+        "entity,polling_time,parking_time,cause_type,cause,blocked_by\n\
+         Task_A,992,0,event,ExampleOsEvent,Task_B\nT3,15,15,event,EV3,T5\n\
+         T6,6,0,semaphore,S,T7\n"
+    );
+    assert_eq!(
+        q("SELECT entity, causes, blocked_by FROM blocking WHERE blocked_instances > 0 ORDER BY entity"),
+        "entity,causes,blocked_by\nT3,EV3,T5\nT6,S,T7\nTask_A,ExampleOsEvent,Task_B\n"
+    );
+}
+
 /// Who set the event a task waited for: the first `set_event` of that event after its
 /// `wait_event` whose note names the task, or names nobody; a set for another task is not
 /// its. Who held the semaphore a request waited for comes from `lock_requests`.
