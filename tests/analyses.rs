@@ -556,6 +556,58 @@ fn polling_on_an_os_event_names_who_set_it() {
     );
 }
 
+/// BTF 2.1.5's numeric mode (types, sources and targets as ids of the header's `#typeTable`
+/// and `#entityTable`) gives every table what the same trace with names inline gives.
+#[test]
+fn a_numeric_mode_trace_gives_the_tables_of_its_named_twin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = "#version 2.1.5\n#creator TA-Toolsuite 12.06.1\n#timeScale ns\n#typeTable\n\
+                  #-0 T\n#-1 R\n#-2 STI\n#-3 C\n#-4 SEM\n#entityTable\n#-0 Task_1ms\n\
+                  #-1 Task_2ms\n#-2 Runnable_1ms_Init\n#-3 Stim_1ms\n#-4 Core_1\n#-5 Sem_A\n\
+                  #-6 Stim_2ms\n#entityTypeTable\n#-T Task_1ms\n#-T Task_2ms\n\
+                  #-R Runnable_1ms_Init\n#-STI Stim_1ms\n#-C Core_1\n#-SEM Sem_A\n#-STI Stim_2ms\n";
+    let named = "0,Stim_1ms,0,T,Task_1ms,0,activate\n10,Core_1,0,T,Task_1ms,0,start\n\
+                 10,Task_1ms,0,R,Runnable_1ms_Init,0,start\n\
+                 20,Task_1ms,0,SEM,Sem_A,0,requestsemaphore\n20,Task_1ms,0,SEM,Sem_A,0,assigned\n\
+                 25,Stim_2ms,0,T,Task_2ms,0,activate\n\
+                 30,Task_1ms,0,R,Runnable_1ms_Init,0,suspend\n30,Core_1,0,T,Task_1ms,0,preempt\n\
+                 30,Core_1,0,T,Task_2ms,0,start\n40,Core_1,0,T,Task_2ms,0,terminate\n\
+                 40,Core_1,0,T,Task_1ms,0,resume\n40,Task_1ms,0,R,Runnable_1ms_Init,0,resume\n\
+                 45,Task_1ms,0,SEM,Sem_A,0,released\n\
+                 50,Task_1ms,0,R,Runnable_1ms_Init,0,terminate\n50,Core_1,0,T,Task_1ms,0,terminate\n";
+    let numeric = "0,3,0,0,0,0,activate\n10,4,0,0,0,0,start\n10,0,0,1,2,0,start\n\
+                   20,0,0,4,5,0,requestsemaphore\n20,0,0,4,5,0,assigned\n25,6,0,0,1,0,activate\n\
+                   30,0,0,1,2,0,suspend\n30,4,0,0,0,0,preempt\n30,4,0,0,1,0,start\n\
+                   40,4,0,0,1,0,terminate\n40,4,0,0,0,0,resume\n40,0,0,1,2,0,resume\n\
+                   45,0,0,4,5,0,released\n50,0,0,1,2,0,terminate\n50,4,0,0,0,0,terminate\n";
+    std::fs::write(tmp.path().join("named.btf"), format!("{header}{named}")).unwrap();
+    std::fs::write(tmp.path().join("numeric.btf"), format!("{header}{numeric}")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "named.btf"]);
+    ok(tmp.path(), &["ingest", "--archive", "db", "numeric.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    for (table, order) in [
+        ("events", "seq"),
+        ("entities", "entity_id"),
+        ("intervals", "ALL"),
+        ("instances", "ALL"),
+        ("lock_requests", "ALL"),
+        ("diagnostics", "ALL"),
+    ] {
+        let rows = |id: i64| {
+            q(&format!(
+                "SELECT * EXCLUDE (capture_id) FROM {table} WHERE capture_id = {id} ORDER BY {order}"
+            ))
+        };
+        assert_eq!(rows(2), rows(1), "{table}");
+    }
+    assert!(q("SELECT count(*) AS n FROM instances WHERE capture_id = 2 AND entity = 'Task_1ms'")
+        .ends_with("\n1\n"));
+    assert_eq!(
+        q("SELECT process, semaphore, assigned_ts, released_ts FROM lock_requests WHERE capture_id = 2"),
+        "process,semaphore,assigned_ts,released_ts\nTask_1ms,Sem_A,20,45\n"
+    );
+}
+
 /// Who set the event a task waited for: the first `set_event` of that event after its
 /// `wait_event` whose note names the task, or names nobody; a set for another task is not
 /// its. Who held the semaphore a request waited for comes from `lock_requests`.
