@@ -48,59 +48,93 @@ CREATE OR REPLACE TEMP MACRO intervals_in(t0, t1, capture := NULL) AS TABLE
     WHERE (capture IS NULL OR capture_id = capture)
       AND ts < t1 AND (ts + dur > t0 OR (dur = 0 AND ts >= t0));
 
--- event_waits(): the OS-event waits of task and ISR instances, one row per `wait` that a
--- `wait_event` caused: capture_id, entity, instance, event (the OS event), ts (the
--- wait_event's time, ns), seq (its `events.seq`), and who set the event: set_by,
--- set_by_instance, set_ts (the first `set_event` of that event after the wait_event, in
--- file order, whose note names this task or nobody; NULL when none came before the wait
--- ended, the instance's `release` out of `waiting`: a later set did not end this wait).
+-- event_waits(): the OS-event waits of task and ISR instances, one row per `wait` (passive)
+-- or `poll` (active waiting, BTF 2.1.5's example) that a `wait_event` caused: capture_id,
+-- entity, instance, event (the OS event), ts (the wait_event's time, ns), seq (its
+-- `events.seq`), and who set the event: set_by, set_by_instance, set_ts (the first
+-- `set_event` of that event after the wait_event, in file order, whose note names this task
+-- or nobody; NULL when none came before the wait ended, the instance's `release` out of
+-- `waiting`, or for a poll its `run` or `release_parking` after any parking and polling
+-- again: a later set did not end this wait).
 -- A `wait_event` caused the wait that ends the running stretch it
--- falls in (from the stretch's start to its `wait`, both included) when it is the last of
+-- falls in (from the stretch's start to its `wait` or `poll`, both included) when it is the last of
 -- the instance's wait_events and contended lock requests in that stretch: a wait_event for
 -- an event already set returns at once and causes nothing, and a later contended request
 -- (a queued semaphore) explains the wait instead. A wait_event logged some time before
 -- its `wait` (an instrumented OS call) counts as well as one at the same instant.
 --   SELECT event, count(*) FROM event_waits() GROUP BY event;
 CREATE OR REPLACE TEMP MACRO event_waits() AS TABLE
-    WITH st AS MATERIALIZED (
-        -- The running stretches that ended in `wait`, and the waiting states: two scans whose
-        -- filters reach the Parquet reader (one with OR does not: it read every state row).
-        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, false AS waiting
+    WITH we AS MATERIALIZED (
+        -- The process instances that logged a wait_event: only their polls are looked at.
+        SELECT DISTINCT capture_id, source AS entity, source_instance AS instance
+        FROM events WHERE action = 'wait_event'
+    ), st AS MATERIALIZED (
+        -- The running stretches that ended in `wait` or `poll` (kind), and the waiting
+        -- states: scans whose filters reach the Parquet reader (one with OR does not: it read
+        -- every state row). Only the polls of instances that logged a wait_event can have
+        -- one as their cause: spinlocks poll in many a trace with none, whose poll stretches
+        -- are then not read (a join, whose empty build side leaves the scan nothing to keep).
+        SELECT capture_id, entity, instance, ts, ts + dur AS end_ts, 'wait' AS kind
         FROM intervals
         WHERE channel = 'state' AND state = 'running' AND end_action = 'wait'
         UNION ALL
-        SELECT capture_id, entity, instance, ts, ts + dur, true
+        SELECT i.capture_id, i.entity, i.instance, i.ts, i.ts + i.dur, 'poll'
+        FROM intervals i JOIN we
+          ON we.capture_id = i.capture_id AND we.entity = i.entity AND we.instance = i.instance
+        WHERE i.channel = 'state' AND i.state = 'running' AND i.end_action = 'poll'
+        UNION ALL
+        SELECT capture_id, entity, instance, ts, ts + dur, 'waiting'
         FROM intervals
         WHERE channel = 'state' AND state = 'waiting'
     ), stretch AS (
-        -- Each stretch, and when the wait it ended in ended: the end of the `waiting` state
-        -- its `wait` began (the latest, should zero-length ones share its start).
-        SELECT r.capture_id, r.entity, r.instance, r.ts, r.end_ts AS wait_ts, max(w.end_ts) AS wait_end
+        -- Each stretch, and for a `wait` when the wait ended: the end of the `waiting` state
+        -- it began (the latest, should zero-length ones share its start). A poll's end comes
+        -- below, for the polls that a wait_event caused only.
+        SELECT r.capture_id, r.entity, r.instance, r.kind, r.ts, r.end_ts AS wait_ts,
+               max(w.end_ts) AS wait_end
         FROM st r LEFT JOIN st w
           ON w.capture_id = r.capture_id AND w.entity = r.entity AND w.instance = r.instance
-         AND w.waiting AND w.ts = r.end_ts
-        WHERE NOT r.waiting
+         AND w.kind = 'waiting' AND r.kind = 'wait' AND w.ts = r.end_ts
+        WHERE r.kind IN ('wait', 'poll')
         GROUP BY ALL
     ), reasons AS (
-        SELECT r.capture_id, r.entity, r.instance, r.ts AS run_ts, r.wait_end, e.ts, e.seq,
-               true AS is_event, e.target AS event
+        SELECT r.capture_id, r.entity, r.instance, r.kind, r.ts AS run_ts, r.wait_ts, r.wait_end,
+               e.ts, e.seq, true AS is_event, e.target AS event
         FROM stretch r JOIN events e
           ON e.capture_id = r.capture_id AND e.source = r.entity
          AND e.source_instance = r.instance AND e.action = 'wait_event'
          AND e.ts BETWEEN r.ts AND r.wait_ts
         UNION ALL
-        SELECT r.capture_id, r.entity, r.instance, r.ts, r.wait_end, l.request_ts, NULL, false, NULL
+        SELECT r.capture_id, r.entity, r.instance, r.kind, r.ts, r.wait_ts, r.wait_end,
+               l.request_ts, NULL, false, NULL
         FROM stretch r JOIN lock_requests l
           ON l.capture_id = r.capture_id AND l.process = r.entity
          AND l.process_instance = r.instance AND l.contended
          AND l.request_ts BETWEEN r.ts AND r.wait_ts
     )
-    , waits AS (
-        SELECT capture_id, entity, instance, event, ts, seq, wait_end
+    , caused AS (
+        SELECT capture_id, entity, instance, kind, event, ts, seq, wait_ts, wait_end
         FROM reasons
         QUALIFY is_event AND row_number() OVER (
             PARTITION BY capture_id, entity, instance, run_ts
             ORDER BY ts DESC, is_event DESC, seq DESC) = 1
+    ), polled AS (
+        -- The polling and parking states of the instances that logged a wait_event (a join,
+        -- as above) that end an active wait: not by `park` or `poll_parking`, which go on
+        -- with it.
+        SELECT i.capture_id, i.entity, i.instance, i.ts, i.ts + i.dur AS end_ts
+        FROM intervals i JOIN we
+          ON we.capture_id = i.capture_id AND we.entity = i.entity AND we.instance = i.instance
+        WHERE i.channel = 'state' AND (i.state IN ('polling', 'parking')) IS TRUE
+          AND (i.end_action NOT IN ('park', 'poll_parking')) IS NOT FALSE
+    ), waits AS (
+        -- A poll's wait ends with the first such state from the poll on (its `run`, its
+        -- `release_parking`, the end of the trace).
+        SELECT c.capture_id, c.entity, c.instance, c.event, c.ts, c.seq,
+               CASE WHEN c.kind = 'wait' THEN c.wait_end ELSE p.end_ts END AS wait_end
+        FROM caused c ASOF LEFT JOIN polled p
+          ON p.capture_id = c.capture_id AND p.entity = c.entity AND p.instance = c.instance
+         AND c.wait_ts <= p.ts
     ), sets AS (
         -- A join (not an IN list) with the events waited for: without waits, its build side
         -- is empty and the scan of `events` stops at once.

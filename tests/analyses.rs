@@ -499,6 +499,115 @@ fn event_waits_name_only_a_set_that_came_before_the_wait_ended() {
     );
 }
 
+/// Active waiting on an OS event (BTF 2.1.5, "OS events": `wait_event`, then `poll`, the
+/// `set_event` by another task, then `run`) has the cause a passive wait has: the event, set
+/// by that task. So does a poll that parked meanwhile (poll, park, poll_parking, run, or
+/// release_parking); a poll after a contended semaphore request is the semaphore's.
+#[test]
+fn polling_on_an_os_event_names_who_set_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The spec's example (Task_A, Task_B); T3 polls from 30, parks at 40 (T4 takes Core_2),
+    // polls again at 50 and is released (release_parking) at 60 by T5's set at 58; T6 spins
+    // on S, held by T7, after a wait_event for an event already set.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n\
+         0,Stimulus_Task_A,0,T,Task_A,0,activate\n100,Core_1,0,T,Task_A,0,start\n\
+         1000,Stimulus_Task_B,0,T,Task_B,0,activate\n1100,Core_2,0,T,Task_B,0,start\n\
+         10108,Task_A,0,EVENT,ExampleOsEvent,0,wait_event\n10108,Core_1,0,T,Task_A,0,poll\n\
+         11100,Task_B,0,EVENT,ExampleOsEvent,0,set_event,Task_A\n11100,Core_1,0,T,Task_A,0,run\n\
+         11100,Task_A,0,EVENT,ExampleOsEvent,0,clear_event\n21100,Core_1,0,T,Task_A,0,terminate\n\
+         21100,Core_2,0,T,Task_B,0,terminate\n\
+         21200,S3,0,T,T3,0,activate\n21200,Core_2,0,T,T3,0,start\n\
+         21230,T3,0,EVENT,EV3,0,wait_event\n21230,Core_2,0,T,T3,0,poll\n\
+         21240,Core_2,0,T,T3,0,park\n21240,S4,0,T,T4,0,activate\n21240,Core_2,0,T,T4,0,start\n\
+         21250,Core_2,0,T,T4,0,terminate\n21250,Core_2,0,T,T3,0,poll_parking\n\
+         21255,Core_2,0,T,T3,0,park\n21255,S5,0,T,T5,0,activate\n21255,Core_2,0,T,T5,0,start\n\
+         21258,T5,0,EVENT,EV3,0,set_event,T3\n21260,Core_2,0,T,T3,0,release_parking\n\
+         21270,Core_2,0,T,T5,0,terminate\n21270,Core_2,0,T,T3,0,resume\n\
+         21280,Core_2,0,T,T3,0,terminate\n\
+         21300,S6,0,T,T6,0,activate\n21300,S7,0,T,T7,0,activate\n21300,Core_1,0,T,T7,0,start\n\
+         21301,T7,0,SEM,S,0,requestsemaphore\n21301,T7,0,SEM,S,0,assigned\n\
+         21302,Core_3,0,T,T6,0,start\n21303,T6,0,EVENT,EV6,0,wait_event\n\
+         21304,T6,0,SEM,S,0,requestsemaphore\n21304,T6,0,SEM,S,0,waiting\n\
+         21304,Core_3,0,T,T6,0,poll\n21310,T7,0,SEM,S,0,released\n\
+         21310,T6,0,SEM,S,0,assigned\n21310,Core_3,0,T,T6,0,run\n\
+         21311,T6,0,SEM,S,0,released\n21312,Core_3,0,T,T6,0,terminate\n\
+         21313,Core_1,0,T,T7,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    assert_eq!(
+        q("SELECT entity, event, ts, set_by, set_by_instance, set_ts FROM event_waits() ORDER BY ts"),
+        "entity,event,ts,set_by,set_by_instance,set_ts\n\
+         Task_A,ExampleOsEvent,10108,Task_B,0,11100\nT3,EV3,21230,T5,0,21258\n"
+    );
+    assert_eq!(
+        q("SELECT entity, polling_time, parking_time, cause_type, cause, blocked_by FROM blocking_instances \
+           ORDER BY activate_ts, entity"),
+        "entity,polling_time,parking_time,cause_type,cause,blocked_by\n\
+         Task_A,992,0,event,ExampleOsEvent,Task_B\nT3,15,15,event,EV3,T5\n\
+         T6,6,0,semaphore,S,T7\n"
+    );
+    assert_eq!(
+        q("SELECT entity, causes, blocked_by FROM blocking WHERE blocked_instances > 0 ORDER BY entity"),
+        "entity,causes,blocked_by\nT3,EV3,T5\nT6,S,T7\nTask_A,ExampleOsEvent,Task_B\n"
+    );
+}
+
+/// BTF 2.1.5's numeric mode (types, sources and targets as ids of the header's `#typeTable`
+/// and `#entityTable`) gives every table what the same trace with names inline gives.
+#[test]
+fn a_numeric_mode_trace_gives_the_tables_of_its_named_twin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = "#version 2.1.5\n#creator TA-Toolsuite 12.06.1\n#timeScale ns\n#typeTable\n\
+                  #-0 T\n#-1 R\n#-2 STI\n#-3 C\n#-4 SEM\n#entityTable\n#-0 Task_1ms\n\
+                  #-1 Task_2ms\n#-2 Runnable_1ms_Init\n#-3 Stim_1ms\n#-4 Core_1\n#-5 Sem_A\n\
+                  #-6 Stim_2ms\n#entityTypeTable\n#-T Task_1ms\n#-T Task_2ms\n\
+                  #-R Runnable_1ms_Init\n#-STI Stim_1ms\n#-C Core_1\n#-SEM Sem_A\n#-STI Stim_2ms\n";
+    let named = "0,Stim_1ms,0,T,Task_1ms,0,activate\n10,Core_1,0,T,Task_1ms,0,start\n\
+                 10,Task_1ms,0,R,Runnable_1ms_Init,0,start\n\
+                 20,Task_1ms,0,SEM,Sem_A,0,requestsemaphore\n20,Task_1ms,0,SEM,Sem_A,0,assigned\n\
+                 25,Stim_2ms,0,T,Task_2ms,0,activate\n\
+                 30,Task_1ms,0,R,Runnable_1ms_Init,0,suspend\n30,Core_1,0,T,Task_1ms,0,preempt\n\
+                 30,Core_1,0,T,Task_2ms,0,start\n40,Core_1,0,T,Task_2ms,0,terminate\n\
+                 40,Core_1,0,T,Task_1ms,0,resume\n40,Task_1ms,0,R,Runnable_1ms_Init,0,resume\n\
+                 45,Task_1ms,0,SEM,Sem_A,0,released\n\
+                 50,Task_1ms,0,R,Runnable_1ms_Init,0,terminate\n50,Core_1,0,T,Task_1ms,0,terminate\n";
+    let numeric = "0,3,0,0,0,0,activate\n10,4,0,0,0,0,start\n10,0,0,1,2,0,start\n\
+                   20,0,0,4,5,0,requestsemaphore\n20,0,0,4,5,0,assigned\n25,6,0,0,1,0,activate\n\
+                   30,0,0,1,2,0,suspend\n30,4,0,0,0,0,preempt\n30,4,0,0,1,0,start\n\
+                   40,4,0,0,1,0,terminate\n40,4,0,0,0,0,resume\n40,0,0,1,2,0,resume\n\
+                   45,0,0,4,5,0,released\n50,0,0,1,2,0,terminate\n50,4,0,0,0,0,terminate\n";
+    std::fs::write(tmp.path().join("named.btf"), format!("{header}{named}")).unwrap();
+    std::fs::write(tmp.path().join("numeric.btf"), format!("{header}{numeric}")).unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "named.btf"]);
+    ok(tmp.path(), &["ingest", "--archive", "db", "numeric.btf"]);
+    let q = |sql: &str| util::csv(tmp.path(), "db", sql);
+    for (table, order) in [
+        ("events", "seq"),
+        ("entities", "entity_id"),
+        ("intervals", "ALL"),
+        ("instances", "ALL"),
+        ("lock_requests", "ALL"),
+        ("diagnostics", "ALL"),
+    ] {
+        let rows = |id: i64| {
+            q(&format!(
+                "SELECT * EXCLUDE (capture_id) FROM {table} WHERE capture_id = {id} ORDER BY {order}"
+            ))
+        };
+        assert_eq!(rows(2), rows(1), "{table}");
+    }
+    assert!(q("SELECT count(*) AS n FROM instances WHERE capture_id = 2 AND entity = 'Task_1ms'")
+        .ends_with("\n1\n"));
+    assert_eq!(
+        q("SELECT process, semaphore, assigned_ts, released_ts FROM lock_requests WHERE capture_id = 2"),
+        "process,semaphore,assigned_ts,released_ts\nTask_1ms,Sem_A,20,45\n"
+    );
+}
+
 /// Who set the event a task waited for: the first `set_event` of that event after its
 /// `wait_event` whose note names the task, or names nobody; a set for another task is not
 /// its. Who held the semaphore a request waited for comes from `lock_requests`.

@@ -19,7 +19,8 @@
 -- blocking_time = waiting_time + polling_time + parking_time (AMALTHEA). Causes come from
 -- the trace when it says so: a contended request in lock_requests, a wait_event that made
 -- the instance wait (`event_waits()` in sql/helpers.sql: the last wait_event or contended
--- request in the running stretch that ended in `wait`). A wait_event for an event that was
+-- request in the running stretch that ended in `wait`, or in `poll`: active waiting on an
+-- event, as BTF 2.1.5's example polls). A wait_event for an event that was
 -- set already returns at once and is no cause, as an uncontended request is none.
 -- One row per blocked instance and cause: blocking_instances. Like every statistic over
 -- instances, only complete ones count (an instance cut by the capture's start or end has

@@ -17,7 +17,7 @@
 -- Causes are matched by process and instance: lock requests of this instance that were
 -- contended, and wait_event events of this instance that made it wait (`event_waits()` in
 -- sql/helpers.sql: the last wait_event or contended request in the running stretch that
--- ended in `wait`; a wait_event for an event already set returns at once and blocks
+-- ended in `wait` or `poll`; a wait_event for an event already set returns at once and blocks
 -- nothing), that began during the
 -- instance (from its activation, or first start when the capture lacks it, to its
 -- termination): an instance number that comes back later (a new run of the numbering, or

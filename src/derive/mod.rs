@@ -231,6 +231,9 @@ pub struct Deriver<O: Output> {
     conflicts: Vec<process::PendingConflict>,
     sems: FastMap<Sym, semaphore::Sem>,
     requests: FastMap<Sym, Vec<semaphore::Request>>,
+    /// Releases of one instant by `released` or by `decrement` alone, not yet paired with the
+    /// other at that instant (see `semaphore::ReleaseStep`).
+    release_steps: (i64, Vec<semaphore::ReleaseStep>),
     signals: FastMap<Sym, semaphore::Signal>,
     diags: Diagnostics,
     meta: BTreeMap<String, String>,
@@ -306,6 +309,7 @@ impl<O: Output> Deriver<O> {
             conflicts: Vec::new(),
             sems: FastMap::default(),
             requests: FastMap::default(),
+            release_steps: (i64::MIN, Vec::new()),
             signals: FastMap::default(),
             diags: Diagnostics::new(path, strict),
             meta: BTreeMap::new(),

@@ -10,8 +10,10 @@
 //! A process's events on a semaphore (source = the process) make `lock_requests` rows:
 //! `requestsemaphore`/`exclusivesemaphore` open a request, `waiting` marks it contended
 //! (`queued` too if it is never assigned: libBtf writes it before every assignment),
-//! `assigned` grants it, `released` closes it. Requests are matched per (semaphore,
-//! process, instance), oldest first.
+//! `assigned` grants it, `released` closes it, and so does `decrement` (BTF 2.1.5: the task
+//! releases the semaphore), once for the pair `released` + `decrement` of one instant that
+//! the spec's example and libBtf write (libBtf also writes a `decrement` alone). Requests
+//! are matched per (semaphore, process, instance), oldest first.
 use super::process::Act;
 use super::{Deriver, IntervalRow, LockRow, Output, StateText};
 use crate::ingest::Severity;
@@ -71,6 +73,16 @@ pub(super) type PendingOverfull = (i64, Option<(Sym, i64, Option<i64>, bool)>);
 
 /// Process instances listed per waiting request (see [`Blockers`]); more are only counted.
 const MAX_LISTED_BLOCKERS: usize = 64;
+
+/// A release written as one step (`released`, or `decrement`) whose other step may follow at
+/// the same instant: semaphore, process, instance, and whether it was the `decrement`.
+/// BTF 2.1.5's example and libBtf write `released` then `decrement` for one release, and
+/// libBtf also a `decrement` alone (libBtfTest.cpp): either step releases, the pair once.
+pub(super) type ReleaseStep = (Sym, Sym, i64, bool);
+
+/// Release steps of one instant kept for pairing; beyond, the oldest is forgotten (a step
+/// then closes a request of its own, as it would with no pair).
+const MAX_RELEASE_STEPS: usize = 1024;
 
 /// An open request of a semaphore by a process instance.
 #[derive(Clone)]
@@ -418,7 +430,26 @@ impl<O: Output> Deriver<O> {
                     }
                 }
             }
-            "released" => {
+            "released" | "decrement" => {
+                let by_decrement = action == "decrement";
+                // The other step of a release already closed at this instant: nothing more.
+                let (ts, steps) = &mut self.release_steps;
+                if *ts != a.ts {
+                    *ts = a.ts;
+                    steps.clear();
+                }
+                if let Some(k) = steps
+                    .iter()
+                    .position(|&(s, sp, si, d)| s == sem && sp == p && si == i && d != by_decrement)
+                {
+                    steps.remove(k);
+                    return Ok(());
+                }
+                if steps.len() == MAX_RELEASE_STEPS {
+                    steps.remove(0);
+                }
+                steps.push((sem, p, i, by_decrement));
+                let list = self.requests.entry(sem).or_default();
                 let idx = list
                     .iter()
                     .position(|r| r.process == p && r.instance == i && r.assigned_ts.is_some());
@@ -439,9 +470,10 @@ impl<O: Output> Deriver<O> {
                     }
                     None => {
                         let msg = format!(
-                            "{} instance {i} releases semaphore {} it was not assigned",
+                            "{} instance {i} releases semaphore {} it was not assigned{}",
                             self.names.resolve(p),
-                            self.names.resolve(sem)
+                            self.names.resolve(sem),
+                            if by_decrement { " (decrement)" } else { "" }
                         );
                         self.diag(Severity::Warning, "release_without_assign", a.pos, a.ts, msg)?;
                         // Its open request, if any, ends here: a trace that logs no `assigned`
@@ -459,7 +491,7 @@ impl<O: Output> Deriver<O> {
                 };
                 return self.emit_request(sem, r, Some(a.ts));
             }
-            "increment" | "decrement" => {}
+            "increment" => {}
             _ => return self.unknown_action(self.known.sem_type, a),
         }
         // Requests open at once on one semaphore are bounded: each event looks through them,

@@ -990,6 +990,53 @@ fn semaphores_as_ta_and_libbtf_write_them() {
     assert_eq!(rows.intervals[0], "state Sem1 free [0,200) ");
 }
 
+/// A process's `decrement` releases the semaphore (BTF 2.1.5: "A task releases the semaphore,
+/// decrementing its counter"). libBtf's own test ("Semaphore (source is Process)" in
+/// vectorgrp/btf-toolchain test/libBtfTest.cpp) writes `released` then `decrement` for one
+/// release, and a `decrement` alone for another: each release closes one request, once.
+#[test]
+fn a_decrement_releases_the_semaphore_once_with_or_without_its_released() {
+    let (s, rows) = derive(
+        "#version 2.2.1\n#creator libBtf\n#timescale ns\n0,Sem1,0,SEM,Sem1,0,free,0\n\
+         100,Core1,0,T,Task1,0,start\n150,Core2,0,I,Isr1,0,start\n\
+         200,Task1,0,SEM,Sem1,0,requestsemaphore,0\n200,Task1,0,SEM,Sem1,0,increment,1\n\
+         200,Task1,0,SEM,Sem1,0,queued,1\n200,Sem1,0,SEM,Sem1,0,lock,1\n\
+         200,Task1,0,SEM,Sem1,0,assigned,1\n300,Isr1,0,SEM,Sem1,0,requestsemaphore,1\n\
+         300,Isr1,0,SEM,Sem1,0,increment,2\n300,Isr1,0,SEM,Sem1,0,queued,2\n\
+         300,Sem1,0,SEM,Sem1,0,overfull,2\n300,Isr1,0,SEM,Sem1,0,waiting,2\n\
+         400,Task1,0,SEM,Sem1,0,released,2\n400,Task1,0,SEM,Sem1,0,decrement,1\n\
+         400,Sem1,0,SEM,Sem1,0,full,1\n400,Isr1,0,SEM,Sem1,0,assigned,1\n\
+         500,Isr1,0,SEM,Sem1,0,decrement,0\n500,Sem1,0,SEM,Sem1,0,unlock,0\n",
+    );
+    assert!(s.diag_counts.keys().all(|k| *k == "unknown_prior_state"), "{:?}", s.diag_counts);
+    assert_eq!(
+        rows.locks,
+        [
+            "Sem1 Task1 wait=Some(0) hold=Some(200)",
+            "Sem1 Isr1 wait=Some(100) hold=Some(100) contended"
+        ]
+    );
+    // A recursive hold released twice at one instant, each release written both ways round
+    // (decrement first, then released, the other order): two requests close, not four.
+    let (s, rows) = derive(
+        "0,T1,0,SEM,M,0,requestsemaphore\n0,T1,0,SEM,M,0,assigned\n\
+         5,T1,0,SEM,M,0,requestsemaphore\n5,T1,0,SEM,M,0,assigned\n\
+         9,T1,0,SEM,M,0,decrement\n9,T1,0,SEM,M,0,released\n\
+         9,T1,0,SEM,M,0,released\n9,T1,0,SEM,M,0,decrement\n\
+         12,T1,0,SEM,M,0,decrement\n",
+    );
+    assert_eq!(
+        rows.locks,
+        [
+            "M T1 wait=Some(0) hold=Some(9)",
+            "M T1 wait=Some(0) hold=Some(4)",
+            "M T1 wait=None hold=None"
+        ]
+    );
+    // The decrement at 12 releases what T1 no longer holds.
+    assert_eq!(diag_count(&s, "release_without_assign"), 1, "{:?}", s.diag_counts);
+}
+
 /// BTF 2.1.5's signal initialisation tag (`SIG_INIT_VALUE,<value>`, the signal as the
 /// source of a `SIM` `tag`) gives the signal its value from then on; other tags do not, nor
 /// does one whose source is known as something else.

@@ -8,6 +8,8 @@
 //! #entityTypeTable                   table block, rows start with `#-`
 //! #-T TASK_10MS                      (#entityType or #typeTable: `#-<id> <TYPE>`,
 //!                                     #entityTable: `#-<id> <name>`)
+//! 5,3,0,0,0,0,start                  numeric mode (BTF 2.1.5): type, source and target
+//!                                     as table ids, resolved to names here
 //! # a comment                        `# ` anywhere, also between data lines
 //! 0,STI_10MS,0,T,TASK_10MS,0,activate
 //! 10,Core_0,0,T,TASK_10MS,0,start
@@ -27,6 +29,7 @@ use super::Sink;
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Read;
 
 /// Header keys that identify a BTF file when sniffing.
@@ -98,7 +101,14 @@ enum Block {
 
 /// Reads a whole BTF text from `lines`, pushing events and metadata to `sink`.
 pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink) -> Result<()> {
-    let mut reader = BtfReader { path, unit: TimeUnit::Ns, block: Block::None, last_ts: None };
+    let mut reader = BtfReader {
+        path,
+        unit: TimeUnit::Ns,
+        block: Block::None,
+        last_ts: None,
+        type_ids: HashMap::new(),
+        entity_ids: HashMap::new(),
+    };
     sink.time_unit(TimeUnit::Ns);
     loop {
         let (line, number, truncated) = match lines.next_line() {
@@ -151,6 +161,10 @@ struct BtfReader<'p> {
     unit: TimeUnit,
     block: Block,
     last_ts: Option<i64>,
+    /// `#entityType` / `#typeTable` rows: type id to type code (the last row of an id wins).
+    type_ids: HashMap<i64, Box<str>>,
+    /// `#entityTable` rows: entity id to name (the last row of an id wins).
+    entity_ids: HashMap<i64, Box<str>>,
 }
 
 impl BtfReader<'_> {
@@ -231,15 +245,18 @@ impl BtfReader<'_> {
             message: format!("{what} row '#-{row}' not understood; ignored"),
         };
         match self.block {
-            Block::EntityType => {
-                if parse_int(first).is_none() || second.is_empty() {
-                    sink.diagnostic(bad("#entityType"))?;
-                } else {
+            Block::EntityType => match parse_int(first) {
+                Some(id) if !second.is_empty() => {
+                    self.type_ids.insert(id, second.into());
                     sink.meta(&format!("entitytype.{first}"), second);
                 }
-            }
+                _ => sink.diagnostic(bad("#entityType"))?,
+            },
             Block::EntityTable => match parse_int(first) {
-                Some(id) if !second.is_empty() => sink.declare_entity(second, None, Some(id)),
+                Some(id) if !second.is_empty() => {
+                    self.entity_ids.insert(id, second.into());
+                    sink.declare_entity(second, None, Some(id));
+                }
                 _ => sink.diagnostic(bad("#entityTable"))?,
             },
             Block::EntityTypeTable => {
@@ -326,6 +343,18 @@ impl BtfReader<'_> {
         self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
         let source_instance = self.instance(src_inst, "source", pos, ts, sink)?;
         let target_instance = self.instance(tgt_inst, "target", pos, ts, sink)?;
+        // BTF 2.1.5's numeric mode: the type column holds a `#typeTable` id (no type code
+        // begins with a digit), source and target `#entityTable` ids.
+        let (source, target_type, target) =
+            if target_type.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                (
+                    self.resolve(source, "source", pos, ts, sink)?,
+                    self.resolve(target_type, "type", pos, ts, sink)?,
+                    self.resolve(target, "target", pos, ts, sink)?,
+                )
+            } else {
+                (source, target_type, target)
+            };
         sink.event(&Event {
             ts,
             source,
@@ -339,6 +368,37 @@ impl BtfReader<'_> {
             core: None,
             pos,
         })
+    }
+
+    /// The name (or, for `which` = "type", the type code) that id `field` of a numeric line
+    /// stands for; a field that is no integer is a name as written. An id the table does not
+    /// list is kept as written, with an `unknown_id` warning.
+    fn resolve<'a>(
+        &'a self,
+        field: &'a str,
+        which: &str,
+        pos: Pos,
+        ts: i64,
+        sink: &mut dyn Sink,
+    ) -> Result<&'a str> {
+        let Some(id) = parse_int(field) else { return Ok(field) };
+        let (table, listed) = match which {
+            "type" => ("#typeTable", self.type_ids.get(&id)),
+            _ => ("#entityTable", self.entity_ids.get(&id)),
+        };
+        if let Some(name) = listed {
+            return Ok(name);
+        }
+        sink.diagnostic(Diagnostic {
+            severity: Severity::Warning,
+            kind: "unknown_id",
+            pos,
+            ts: Some(ts),
+            message: format!(
+                "numeric line: {which} id {id} is not in the {table}; kept as '{field}'"
+            ),
+        })?;
+        Ok(field)
     }
 
     fn instance(
@@ -567,6 +627,35 @@ mod tests {
         assert_eq!(r.decl.len(), 4);
         assert_eq!(r.decl[3], ("Runnable_1ms_Init".into(), Some("R".into()), None));
         assert!(sniff(b"#typeTable\n#-0 T\n"));
+    }
+
+    #[test]
+    fn numeric_lines_resolve_through_the_tables() {
+        // BTF 2.1.5's numeric mode: the type column is a #typeTable id, source and target
+        // #entityTable ids. An id no table lists is kept as written, with a warning; a line
+        // with a type code is read as written, numbers and all (a name may be a number).
+        let r = run("#typeTable\n#-0 T\n#-3 C\n#entityTable\n#-0 Task_1ms\n#-7 Core_1\n\
+                     10,7,0,0,0,0,start\n11,9,0,0,0,0,preempt\n12,7,0,5,0,0,resume\n\
+                     13,Core_1,0,3,7,0,idle\n14,7,0,T,0,0,terminate\n");
+        assert_eq!(
+            r.events,
+            [
+                "10|Core_1|0|T|Task_1ms|0|start|None|line 7",
+                "11|9|0|T|Task_1ms|0|preempt|None|line 8",
+                "12|Core_1|0|5|Task_1ms|0|resume|None|line 9",
+                "13|Core_1|0|C|Core_1|0|idle|None|line 10",
+                "14|7|0|T|0|0|terminate|None|line 11"
+            ]
+        );
+        let diags: Vec<_> = r.diags.iter().map(|d| format!("{} {}", d.0, d.1)).collect();
+        assert_eq!(
+            diags,
+            [
+                "unknown_id line 8: numeric line: source id 9 is not in the #entityTable; kept \
+                 as '9'",
+                "unknown_id line 9: numeric line: type id 5 is not in the #typeTable; kept as '5'"
+            ]
+        );
     }
 
     #[test]
