@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""An independent reading of BTF: instances and lock_requests from the contract alone.
+
+Written from /work/shared DESIGN.md ("Tables", "Metric definitions"), SEMANTICS.md (BTF
+state machines, file format) and FORMATS.md section 1, without tracedb's derive code, so
+that the two can be compared field by field (differential testing).
+
+    btf_oracle.py TRACE.btf[.gz]                 print the oracle's rows as CSV
+    btf_oracle.py --tracedb BIN TRACE.btf...     ingest each trace with BIN into a temporary
+                                                 archive, compare, print every difference;
+                                                 exit 1 when there is one
+
+Readings of the contract this oracle makes (see the README's Development section):
+* time = the line's integer time x #timeScale, in ns from the file's own zero;
+* an instance is (entity, BTF instance number); an event for a terminated instance opens
+  a new lifecycle of the same number (a producer that reuses numbers);
+* a transition the table does not allow resynchronises: the instance takes the event's
+  destination state;
+* start_ts = first time the instance runs (its start, or its first resume/run when the
+  trace has no start for it); ready/waiting/polling/parking time and net_exec are summed
+  from start_ts to terminate_ts, or to the last event of the capture when it never
+  terminates;
+* preemptions = preempt events of a running instance; migrations = times it runs again on
+  a core other than the one it last ran on;
+* the core of a process event is its source when that source is a core (a `C` target
+  somewhere in the file, or anything that is not a process when the file names no core);
+  a process as source (FreeRTOS writes the task it switched from) means the core that
+  process last ran on; instances.core = the core the instance first ran on;
+* runnables: no activate (activate_ts = start_ts, response_time = gross_exec); suspended
+  time is their ready_time; suspends are their preemptions; their core is their task's;
+* lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
+  matched first in first out with its assigned and released; contended = a waiting or
+  queued step of that process, an overfull of the semaphore while the request waited,
+  or assigned later than requested.
+"""
+import csv
+import gzip
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
+PROCESS_TYPES = {"T", "I", "ISR"}
+CORE_TYPES = {"C", "CORE"}
+PROC_STATE = {  # action -> (allowed from states, destination)
+    "activate": ({"init"}, "active"),
+    "start": ({"active"}, "running"),
+    "resume": ({"ready"}, "running"),
+    "preempt": ({"running"}, "ready"),
+    "terminate": ({"running"}, "terminated"),
+    "poll": ({"running"}, "polling"),
+    "wait": ({"running"}, "waiting"),
+    "release": ({"waiting"}, "ready"),
+    "run": ({"polling"}, "running"),
+    "park": ({"polling"}, "parking"),
+    "release_parking": ({"parking"}, "ready"),
+    "poll_parking": ({"parking"}, "polling"),
+}
+RUNNABLE_STATE = {
+    "start": "running",
+    "resume": "running",
+    "suspend": "suspended",
+    "terminate": "terminated",
+}
+INSTANCE_COLUMNS = [
+    "entity", "entity_type", "instance", "activate_ts", "start_ts", "terminate_ts", "core",
+    "response_time", "start_delay", "gross_exec", "net_exec", "ready_time", "waiting_time",
+    "polling_time", "parking_time", "preemptions", "migrations", "complete",
+]
+LOCK_COLUMNS = [
+    "semaphore", "process", "process_instance", "request_ts", "assigned_ts", "released_ts",
+    "contended",
+]
+
+
+def open_text(path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+
+
+def to_int(text):
+    try:
+        return int(text)
+    except ValueError:
+        return -1
+
+
+def read_btf(path):
+    """Yield (ts_ns, source, source_instance, target_type, target, target_instance, action, note)."""
+    scale = 1
+    with open_text(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("#"):
+                key, _, value = line[1:].partition(" ")
+                if key.lower() == "timescale":
+                    scale = SCALE.get(value.strip().lower(), 1)
+                continue
+            fields = [x.strip() for x in line.split(",", 7)]
+            if len(fields) < 7:
+                continue
+            try:
+                raw = int(fields[0])
+            except ValueError:
+                continue
+            ts = raw // 1000 if scale == 0.001 else raw * scale
+            note = fields[7] if len(fields) > 7 else ""
+            yield (ts, fields[1], to_int(fields[2]), fields[3].upper(), fields[4],
+                   to_int(fields[5]), fields[6].lower(), note)
+
+
+class Instance:
+    def __init__(self, entity, etype, number):
+        self.entity, self.etype, self.number = entity, etype, number
+        self.state, self.since = "init", None
+        self.activate_ts = self.start_ts = self.terminate_ts = None
+        self.core = self.last_core = None
+        self.acc = {"running": 0, "ready": 0, "waiting": 0, "polling": 0, "parking": 0,
+                    "suspended": 0}
+        self.preemptions = self.migrations = 0
+
+    def move(self, ts, state):
+        if self.since is not None and self.state in self.acc:
+            self.acc[self.state] += ts - self.since
+        self.state, self.since = state, ts
+
+    def runs_on(self, core):
+        if core is not None:
+            if self.last_core is not None and core != self.last_core:
+                self.migrations += 1
+            self.last_core = core
+            if self.core is None:
+                self.core = core
+
+    def row(self, end_ts):
+        if self.state not in ("terminated", "init") and self.since is not None:
+            self.move(end_ts, self.state)
+        runnable = self.etype == "R"
+        activate = self.start_ts if runnable else self.activate_ts
+        start, term = self.start_ts, self.terminate_ts
+
+        def diff(a, b):
+            return None if a is None or b is None else a - b
+
+        started = self.since is not None
+        return {
+            "entity": self.entity, "entity_type": self.etype, "instance": self.number,
+            "activate_ts": activate, "start_ts": start, "terminate_ts": term,
+            "core": self.core,
+            "response_time": diff(term, activate), "start_delay": diff(start, activate),
+            "gross_exec": diff(term, start),
+            "net_exec": self.acc["running"] if started else None,
+            "ready_time": (self.acc["suspended"] if runnable else self.acc["ready"])
+            if started else None,
+            "waiting_time": None if runnable or not started else self.acc["waiting"],
+            "polling_time": None if runnable or not started else self.acc["polling"],
+            "parking_time": None if runnable or not started else self.acc["parking"],
+            "preemptions": self.preemptions,
+            "migrations": None if runnable else self.migrations,
+            "complete": activate is not None and term is not None,
+        }
+
+
+class Oracle:
+    def __init__(self, events):
+        self.events = events
+        self.cores, self.processes = set(), set()
+        for e in events:
+            if e[3] in CORE_TYPES:
+                self.cores.add(e[4])
+            elif e[3] in PROCESS_TYPES:
+                self.processes.add(e[4])
+        self.live = {}  # (entity, number) -> current Instance
+        self.done = []  # every Instance ever made, in creation order
+        self.locks = []  # rows of lock_requests
+        self.open_locks = {}  # (semaphore, process, instance) -> [rows not yet released]
+
+    def instance(self, entity, etype, number):
+        inst = self.live.get((entity, number))
+        if inst is None or inst.state == "terminated":
+            inst = Instance(entity, etype, number)
+            self.live[(entity, number)] = inst
+            self.done.append(inst)
+        return inst
+
+    def latest(self, entity, number):
+        return self.live.get((entity, number))
+
+    def core_of(self, source, source_instance):
+        if source in self.processes:
+            inst = self.latest(source, source_instance)
+            return inst.last_core if inst is not None else None
+        if source in self.cores or not self.cores:
+            return source
+        return None
+
+    def process_event(self, ts, src, src_i, ttype, target, t_i, action):
+        if action not in PROC_STATE:
+            return
+        etype = "I" if ttype == "ISR" else ttype
+        inst = self.instance(target, etype, t_i)
+        _, dest = PROC_STATE[action]
+        if action == "activate":
+            inst.activate_ts = ts
+        if action == "preempt" and inst.state in ("running", "init"):
+            inst.preemptions += 1
+        if action == "start" and inst.start_ts is None:
+            inst.start_ts = ts
+        if dest == "running":
+            inst.runs_on(self.core_of(src, src_i) or inst.last_core)
+        elif action in ("preempt", "poll", "wait", "terminate", "park"):
+            core = self.core_of(src, src_i)
+            if core is not None and inst.last_core is None:
+                inst.last_core = core
+        inst.move(ts, dest)
+        if action == "terminate":
+            inst.terminate_ts = ts
+
+    def runnable_event(self, ts, src, src_i, target, t_i, action):
+        dest = RUNNABLE_STATE.get(action)
+        if dest is None:
+            return
+        inst = self.instance(target, "R", t_i)
+        task = self.latest(src, src_i)
+        core = task.last_core if task is not None else None
+        if action == "suspend" and inst.state == "running":
+            inst.preemptions += 1
+        if dest == "running":
+            if inst.start_ts is None:
+                inst.start_ts = ts
+            if core is not None and inst.core is None:
+                inst.core = core
+        inst.move(ts, dest)
+        if action == "terminate":
+            inst.terminate_ts = ts
+
+    def semaphore_event(self, ts, src, src_i, target, action):
+        if src == target:  # the semaphore's own state
+            if action == "overfull":
+                waiting = [r for rows in self.open_locks.values() for r in rows
+                           if r["semaphore"] == target and r["assigned_ts"] is None
+                           and r["request_ts"] is not None]
+                if waiting:
+                    max(waiting, key=lambda r: r["request_ts"])["contended"] = True
+            return
+        key = (target, src, src_i)
+        rows = self.open_locks.setdefault(key, [])
+        if action in ("requestsemaphore", "exclusivesemaphore"):
+            row = {"semaphore": target, "process": src, "process_instance": src_i,
+                   "request_ts": ts, "assigned_ts": None, "released_ts": None,
+                   "contended": False}
+            rows.append(row)
+            self.locks.append(row)
+        elif action in ("waiting", "queued"):
+            pending = [r for r in rows if r["assigned_ts"] is None]
+            if pending:
+                pending[0]["contended"] = True
+        elif action == "assigned":
+            pending = [r for r in rows if r["assigned_ts"] is None]
+            if not pending:
+                row = {"semaphore": target, "process": src, "process_instance": src_i,
+                       "request_ts": None, "assigned_ts": None, "released_ts": None,
+                       "contended": False}
+                rows.append(row)
+                self.locks.append(row)
+                pending = [row]
+            pending[0]["assigned_ts"] = ts
+            if pending[0]["request_ts"] is not None and ts > pending[0]["request_ts"]:
+                pending[0]["contended"] = True
+        elif action == "released":
+            held = [r for r in rows if r["assigned_ts"] is not None]
+            if held:
+                held[0]["released_ts"] = ts
+                rows.remove(held[0])
+            else:
+                row = {"semaphore": target, "process": src, "process_instance": src_i,
+                       "request_ts": None, "assigned_ts": None, "released_ts": ts,
+                       "contended": False}
+                self.locks.append(row)
+
+    def run(self):
+        end_ts = 0
+        for ts, src, src_i, ttype, target, t_i, action, _note in self.events:
+            end_ts = max(end_ts, ts)
+            if ttype in PROCESS_TYPES:
+                self.process_event(ts, src, src_i, ttype, target, t_i, action)
+            elif ttype == "R":
+                self.runnable_event(ts, src, src_i, target, t_i, action)
+            elif ttype == "SEM":
+                self.semaphore_event(ts, src, src_i, target, action)
+        instances = [i.row(end_ts) for i in self.done]
+        return instances, self.locks
+
+
+def derive(path):
+    return Oracle(list(read_btf(path))).run()
+
+
+# ----------------------------------------------------------------------------- comparison
+
+def norm(value):
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def tracedb_rows(tracedb, trace, workdir):
+    archive = os.path.join(workdir, "a.tdb")
+    subprocess.run([tracedb, "ingest", trace, "--archive", archive, "--format", "btf"],
+                   check=True, stdout=subprocess.DEVNULL)
+    out = {}
+    for table, cols in (("instances", INSTANCE_COLUMNS), ("lock_requests", LOCK_COLUMNS)):
+        sql = "SELECT %s FROM %s" % (", ".join(cols), table)
+        text = subprocess.run([tracedb, "sql", "--archive", archive, "--format", "csv",
+                               "-c", sql], check=True, capture_output=True,
+                              text=True).stdout
+        out[table] = list(csv.DictReader(io.StringIO(text)))
+    return out
+
+
+def keyed(rows, key_cols):
+    """Group rows by key; rows sharing a key are told apart by their order of times."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(norm(r[c]) for c in key_cols), []).append(r)
+    out = {}
+    for key, group in groups.items():
+        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in
+                                       ("activate_ts", "start_ts", "request_ts",
+                                        "assigned_ts", "released_ts") if c in r))
+        for n, r in enumerate(group):
+            out[key + (n,)] = r
+    return out
+
+
+def compare(name, ours, theirs, key_cols, cols, report):
+    a, b = keyed(ours, key_cols), keyed(theirs, key_cols)
+    diffs = {}
+    for key in sorted(set(a) | set(b)):
+        if key not in a or key not in b:
+            field = "missing in oracle" if key not in a else "missing in tracedb"
+            diffs[field] = diffs.get(field, 0) + 1
+            report.append("%s %s: %s" % (name, key, field))
+            continue
+        for c in cols:
+            x, y = norm(a[key][c]), norm(b[key][c])
+            if x != y:
+                diffs[c] = diffs.get(c, 0) + 1
+                report.append("%s %s: %s oracle=%s tracedb=%s" % (name, key, c, x or "NULL",
+                                                                   y or "NULL"))
+    return diffs
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "--tracedb":
+        tracedb, traces = argv[1], argv[2:]
+        total = 0
+        for trace in traces:
+            instances, locks = derive(trace)
+            with tempfile.TemporaryDirectory() as tmp:
+                theirs = tracedb_rows(tracedb, trace, tmp)
+            report = []
+            d1 = compare("instances", instances, theirs["instances"],
+                         ("entity", "entity_type", "instance"), INSTANCE_COLUMNS[3:], report)
+            d2 = compare("lock_requests", locks, theirs["lock_requests"],
+                         ("semaphore", "process", "process_instance"), LOCK_COLUMNS[3:],
+                         report)
+            n = sum(d1.values()) + sum(d2.values())
+            total += n
+            print("%s: %d instances, %d lock requests, %d differences %s %s" % (
+                trace, len(instances), len(locks), n, d1 or "", d2 or ""))
+            for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
+                print("  " + line)
+        return 1 if total else 0
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    instances, locks = derive(argv[0])
+    w = csv.writer(sys.stdout)
+    w.writerow(INSTANCE_COLUMNS)
+    for r in instances:
+        w.writerow([norm(r[c]) for c in INSTANCE_COLUMNS])
+    w.writerow([])
+    w.writerow(LOCK_COLUMNS)
+    for r in locks:
+        w.writerow([norm(r[c]) for c in LOCK_COLUMNS])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
