@@ -124,6 +124,10 @@ class Instance:
         self.acc = {"running": 0, "ready": 0, "waiting": 0, "polling": 0, "parking": 0,
                     "suspended": 0}
         self.preemptions = self.migrations = 0
+        self.runnables = []  # a process's runnable instances
+        self.displaced = self.displaced_by = None  # implicit preemption by an ISR
+        self.resume_state, self.by_task = "running", False
+        self.resynced = False
 
     def move(self, ts, state):
         if self.since is not None and self.state in self.acc:
@@ -139,7 +143,7 @@ class Instance:
                 self.core = core
 
     def row(self, end_ts):
-        if self.state not in ("terminated", "init") and self.since is not None:
+        if self.state not in ("terminated", "closed", "init") and self.since is not None:
             self.move(end_ts, self.state)
         runnable = self.etype == "R"
         activate = self.start_ts if runnable else self.activate_ts
@@ -163,7 +167,7 @@ class Instance:
             "parking_time": None if runnable or not started else self.acc["parking"],
             "preemptions": self.preemptions,
             "migrations": None if runnable else self.migrations,
-            "complete": activate is not None and term is not None,
+            "complete": activate is not None and term is not None and not self.resynced,
         }
 
 
@@ -176,6 +180,7 @@ class Oracle:
                 self.cores.add(e[4])
             elif e[3] in PROCESS_TYPES:
                 self.processes.add(e[4])
+        self.occupant = {}  # core -> the process instance running or polling on it
         self.live = {}  # (entity, number) -> current Instance
         self.done = []  # every Instance ever made, in creation order
         self.locks = []  # rows of lock_requests
@@ -183,7 +188,7 @@ class Oracle:
 
     def instance(self, entity, etype, number):
         inst = self.live.get((entity, number))
-        if inst is None or inst.state == "terminated":
+        if inst is None or inst.state in ("terminated", "closed"):
             inst = Instance(entity, etype, number)
             self.live[(entity, number)] = inst
             self.done.append(inst)
@@ -203,24 +208,81 @@ class Oracle:
     def process_event(self, ts, src, src_i, ttype, target, t_i, action):
         if action not in PROC_STATE:
             return
-        etype = "I" if ttype == "ISR" else ttype
-        inst = self.instance(target, etype, t_i)
-        _, dest = PROC_STATE[action]
+        inst = self.instance(target, ttype, t_i)
+        allowed, dest = PROC_STATE[action]
+        if action == "activate" and inst.state != "init":
+            # A second activate of an open instance: the earlier life cycle ends there,
+            # incomplete, and a new one begins (a producer that reuses numbers).
+            inst.move(ts, "closed")
+            inst.resynced = True
+            inst = self.instance(target, ttype, t_i)
+        elif inst.state != "init" and inst.state not in allowed:
+            inst.resynced = True  # a transition the table does not allow
         if action == "activate":
             inst.activate_ts = ts
         if action == "preempt" and inst.state in ("running", "init"):
             inst.preemptions += 1
         if action == "start" and inst.start_ts is None:
             inst.start_ts = ts
-        if dest == "running":
-            inst.runs_on(self.core_of(src, src_i) or inst.last_core)
-        elif action in ("preempt", "poll", "wait", "terminate", "park"):
-            core = self.core_of(src, src_i)
-            if core is not None and inst.last_core is None:
-                inst.last_core = core
-        inst.move(ts, dest)
+        if inst.displaced_by is not None:  # its own event ends an implicit preemption
+            inst.displaced_by.displaced, inst.displaced_by = None, None
+        core = None if action == "activate" else self.core_of(src, src_i) or inst.last_core
+        if dest in ("running", "polling"):
+            if dest == "running":
+                inst.runs_on(core)
+            other = self.occupant.get(core)
+            if (ttype in ("I", "ISR") and other is not None and other is not inst
+                    and other.state in ("running", "polling") and core is not None):
+                # At most one process runs on a core: an ISR that starts there with no
+                # preempt of the process running there preempts it until it terminates.
+                # (a polling process that loses its core parks: BTF's park)
+                other.resume_state = other.state
+                if other.state == "running":
+                    other.preemptions += 1
+                self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
+                other.displaced_by, inst.displaced = inst, other
+            if core is not None:
+                self.occupant[core] = inst
+        elif core is not None and inst.last_core is None:
+            inst.last_core = core
+        if dest in ("running", "polling"):
+            inst.move(ts, dest)
+            self.follow(ts, inst, "running")
+        else:
+            self.leave_core(ts, inst, dest)
         if action == "terminate":
             inst.terminate_ts = ts
+            back = inst.displaced
+            if back is not None and back.state in ("ready", "parking"):
+                back.move(ts, back.resume_state)
+                self.follow(ts, back, "running")
+                back.displaced_by, inst.displaced = None, None
+                if back.last_core is not None:
+                    self.occupant[back.last_core] = back
+
+    def leave_core(self, ts, inst, dest):
+        """`inst` leaves running or polling for `dest`; its runnables follow it."""
+        if inst.state in ("running", "polling") and self.occupant.get(inst.last_core) is inst:
+            del self.occupant[inst.last_core]
+        inst.move(ts, dest)
+        if dest == "terminated":
+            for r in inst.runnables:
+                if r.state in ("running", "suspended"):
+                    r.move(ts, "terminated")
+                    r.terminate_ts = ts
+        elif dest != "polling":
+            self.follow(ts, inst, "suspended")
+
+    def follow(self, ts, task, state):
+        """A task's running runnables are suspended with it, and resumed when it runs."""
+        for r in task.runnables:
+            if state == "suspended" and r.state == "running":
+                r.preemptions += 1
+                r.by_task = True
+                r.move(ts, "suspended")
+            elif state == "running" and r.state == "suspended" and r.by_task:
+                r.by_task = False
+                r.move(ts, "running")
 
     def runnable_event(self, ts, src, src_i, target, t_i, action):
         dest = RUNNABLE_STATE.get(action)
@@ -228,7 +290,12 @@ class Oracle:
             return
         inst = self.instance(target, "R", t_i)
         task = self.latest(src, src_i)
+        if task is not None and inst not in task.runnables:
+            task.runnables.append(inst)
         core = task.last_core if task is not None else None
+        if dest == inst.state:  # already done by its task's event
+            inst.by_task = False
+            return
         if action == "suspend" and inst.state == "running":
             inst.preemptions += 1
         if dest == "running":
@@ -236,6 +303,7 @@ class Oracle:
                 inst.start_ts = ts
             if core is not None and inst.core is None:
                 inst.core = core
+        inst.by_task = False
         inst.move(ts, dest)
         if action == "terminate":
             inst.terminate_ts = ts
@@ -252,6 +320,10 @@ class Oracle:
         key = (target, src, src_i)
         rows = self.open_locks.setdefault(key, [])
         if action in ("requestsemaphore", "exclusivesemaphore"):
+            for r in rows:  # a retry gives up the request that was not granted
+                if r["assigned_ts"] is None and r["request_ts"] is not None:
+                    r["given_up"] = True
+            rows[:] = [r for r in rows if not r.get("given_up")]
             row = {"semaphore": target, "process": src, "process_instance": src_i,
                    "request_ts": ts, "assigned_ts": None, "released_ts": None,
                    "contended": False}
