@@ -128,6 +128,7 @@ class Instance:
         self.displaced = self.displaced_by = None  # implicit preemption by an ISR
         self.resume_state, self.by_task = "running", False
         self.resynced = False
+        self.implicit = None  # (time, state) of a transition an ISR implied
 
     def move(self, ts, state):
         if self.since is not None and self.state in self.acc:
@@ -210,6 +211,16 @@ class Oracle:
             return
         inst = self.instance(target, ttype, t_i)
         allowed, dest = PROC_STATE[action]
+        if inst.implicit == (ts, dest):
+            # Its own preempt (resume) at the instant an ISR implied it, written after.
+            inst.implicit = None
+            if inst.displaced_by is not None:
+                inst.displaced_by.displaced, inst.displaced_by = None, None
+            return
+        source_core = self.core_of(src, src_i)
+        if (action == "preempt" and inst.state == "running" and source_core is not None
+                and inst.last_core is not None and source_core != inst.last_core):
+            return  # from a core it has left (it resumed elsewhere while running)
         if action == "activate" and inst.state != "init":
             # A second activate of an open instance: the earlier life cycle ends there,
             # incomplete, and a new one begins (a producer that reuses numbers).
@@ -222,11 +233,14 @@ class Oracle:
             inst.activate_ts = ts
         if action == "preempt" and inst.state in ("running", "init"):
             inst.preemptions += 1
+        if (action in ("resume", "run") and inst.state == "running" and source_core is not None
+                and inst.last_core is not None and source_core != inst.last_core):
+            inst.preemptions += 1  # the preempt on its old core is lost: taken as then
         if action == "start" and inst.start_ts is None:
             inst.start_ts = ts
         if inst.displaced_by is not None:  # its own event ends an implicit preemption
             inst.displaced_by.displaced, inst.displaced_by = None, None
-        core = None if action == "activate" else self.core_of(src, src_i) or inst.last_core
+        core = None if action == "activate" else source_core or inst.last_core
         if dest in ("running", "polling"):
             if dest == "running":
                 inst.runs_on(core)
@@ -240,6 +254,7 @@ class Oracle:
                 if other.state == "running":
                     other.preemptions += 1
                 self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
+                other.implicit = (ts, other.state)
                 other.displaced_by, inst.displaced = inst, other
             if core is not None:
                 self.occupant[core] = inst
@@ -255,6 +270,7 @@ class Oracle:
             back = inst.displaced
             if back is not None and back.state in ("ready", "parking"):
                 back.move(ts, back.resume_state)
+                back.implicit = (ts, back.state)
                 self.follow(ts, back, "running")
                 back.displaced_by, inst.displaced = None, None
                 if back.last_core is not None:
