@@ -125,6 +125,7 @@ class Instance:
                     "suspended": 0}
         self.preemptions = self.migrations = 0
         self.runnables = []  # a process's runnable instances
+        self.task = None  # a runnable's process instance
         self.displaced = self.displaced_by = None  # implicit preemption by an ISR
         self.resume_state, self.by_task = "running", False
         self.resynced = False
@@ -217,6 +218,18 @@ class Oracle:
             if inst.displaced_by is not None:
                 inst.displaced_by.displaced, inst.displaced_by = None, None
             return
+        if (inst.implicit is not None and inst.implicit[0] == ts and inst.displaced_by
+                and action in ("terminate", "wait")):
+            # It left by its own event at the instant the ISR came, written after: it ran
+            # until then, no preemption.
+            if inst.state == "ready":
+                inst.preemptions -= 1
+            inst.state, inst.implicit = inst.resume_state, None
+            for r in inst.runnables:
+                if r.by_task and r.state == "suspended" and r.since == ts:
+                    r.state, r.by_task = "running", False
+                    r.preemptions -= 1
+            inst.displaced_by.displaced, inst.displaced_by = None, None
         source_core = self.core_of(src, src_i)
         if (action == "preempt" and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
@@ -306,8 +319,11 @@ class Oracle:
             return
         inst = self.instance(target, "R", t_i)
         task = self.latest(src, src_i)
+        if task is not None and task.etype == "R":
+            task = task.task  # a runnable called by a runnable runs in the caller's task
         if task is not None and inst not in task.runnables:
             task.runnables.append(inst)
+            inst.task = task
         core = task.last_core if task is not None else None
         if dest == inst.state:  # already done by its task's event
             inst.by_task = False
