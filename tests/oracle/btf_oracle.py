@@ -36,6 +36,7 @@ Readings of the contract this oracle makes (see the README's Development section
 import csv
 import gzip
 import io
+import json
 import os
 import subprocess
 import sys
@@ -416,17 +417,28 @@ def norm(value):
     return str(value)
 
 
-def tracedb_rows(tracedb, trace, workdir):
+def tracedb_rows(tracedb, traces, workdir):
+    """tracedb's instances and lock_requests of each trace: {path: {table: [row]}}."""
     archive = os.path.join(workdir, "a.tdb")
-    subprocess.run([tracedb, "ingest", trace, "--archive", archive, "--format", "btf"],
-                   check=True, stdout=subprocess.DEVNULL)
-    out = {}
-    for table, cols in (("instances", INSTANCE_COLUMNS), ("lock_requests", LOCK_COLUMNS)):
-        sql = "SELECT %s FROM %s" % (", ".join(cols), table)
+    done = subprocess.run([tracedb, "ingest", "--archive", archive, "--format", "btf"] + traces,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit("tracedb ingest failed:\n" + done.stderr)
+
+    def query(sql):
         text = subprocess.run([tracedb, "sql", "--archive", archive, "--format", "csv",
                                "-c", sql], check=True, capture_output=True,
                               text=True).stdout
-        out[table] = list(csv.DictReader(io.StringIO(text)))
+        return list(csv.DictReader(io.StringIO(text)))
+
+    ids = {}
+    for r in query("SELECT capture_id, source_files FROM captures"):
+        for f in json.loads(r["source_files"]):
+            ids[r["capture_id"]] = os.path.realpath(f)
+    out = {os.path.realpath(t): {"instances": [], "lock_requests": []} for t in traces}
+    for table, cols in (("instances", INSTANCE_COLUMNS), ("lock_requests", LOCK_COLUMNS)):
+        for r in query("SELECT capture_id, %s FROM %s" % (", ".join(cols), table)):
+            out[ids[r["capture_id"]]][table].append(r)
     return out
 
 
@@ -465,12 +477,13 @@ def compare(name, ours, theirs, key_cols, cols, report):
 
 def main(argv):
     if len(argv) >= 2 and argv[0] == "--tracedb":
-        tracedb, traces = argv[1], argv[2:]
+        tracedb, traces = argv[1], [os.path.abspath(t) for t in argv[2:]]
         total = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            all_theirs = tracedb_rows(tracedb, traces, tmp)
         for trace in traces:
             instances, locks = derive(trace)
-            with tempfile.TemporaryDirectory() as tmp:
-                theirs = tracedb_rows(tracedb, trace, tmp)
+            theirs = all_theirs[os.path.realpath(trace)]
             report = []
             d1 = compare("instances", instances, theirs["instances"],
                          ("entity", "entity_type", "instance"), INSTANCE_COLUMNS[3:], report)
