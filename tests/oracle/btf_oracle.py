@@ -10,28 +10,35 @@ that the two can be compared field by field (differential testing).
                                                  archive, compare, print every difference;
                                                  exit 1 when there is one
 
-Readings of the contract this oracle makes (see the README's Development section):
+Readings of the contract this oracle makes (where it is silent, the README's choice):
 * time = the line's integer time x #timeScale, in ns from the file's own zero;
-* an instance is (entity, BTF instance number); an event for a terminated instance opens
-  a new lifecycle of the same number (a producer that reuses numbers);
-* a transition the table does not allow resynchronises: the instance takes the event's
-  destination state;
-* start_ts = first time the instance runs (its start, or its first resume/run when the
-  trace has no start for it); ready/waiting/polling/parking time and net_exec are summed
-  from start_ts to terminate_ts, or to the last event of the capture when it never
-  terminates;
-* preemptions = preempt events of a running instance; migrations = times it runs again on
-  a core other than the one it last ran on;
+* an instance is (entity, BTF instance number); an event for a terminated instance, or a
+  second activate of an open one, opens a new life cycle of the same number;
+* a transition the table does not allow resynchronises (the instance takes the event's
+  destination state) and makes the instance incomplete; the first event of an instance
+  with no activate finds it in an unknown state (a first `preempt` is a preemption);
+* start_ts = its `start` only; net_exec and ready/waiting/polling/parking time are summed
+  over every state seen, up to terminate or to the capture's last event;
+* migrations = times it runs again on a core other than the one it last ran on;
 * the core of a process event is its source when that source is a core (a `C` target
   somewhere in the file, or anything that is not a process when the file names no core);
   a process as source (FreeRTOS writes the task it switched from) means the core that
-  process last ran on; instances.core = the core the instance first ran on;
-* runnables: no activate (activate_ts = start_ts, response_time = gross_exec); suspended
-  time is their ready_time; suspends are their preemptions; their core is their task's;
+  process last ran on; else the instance's own last core; instances.core = the core of
+  its first start or resume;
+* at most one process runs on a core: an ISR starting on a busy core with no preempt
+  preempts the process there (parks it if it polls) until the ISR terminates, unless
+  that process's own preempt, wait or terminate follows at the same instant; a resume on
+  another core while still running implies the lost preempt; a later preempt from the
+  core it left is ignored;
+* runnables: no activate (activate_ts = start_ts); they run in their task's instance (a
+  runnable started by a runnable, in the caller's), are suspended when it leaves the core
+  and resumed when it runs again, end with it; suspended time is their ready_time,
+  suspensions their preemptions, their core their task's;
 * lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
-  matched first in first out with its assigned and released; contended = a waiting or
-  queued step of that process, an overfull of the semaphore while the request waited,
-  or assigned later than requested.
+  matched first in first out with its assigned and released; a new request before the
+  open one was assigned gives that one up; contended = a waiting or queued step of that
+  process, an overfull of the semaphore while the request waited, or assigned later than
+  requested.
 """
 import csv
 import gzip
