@@ -1044,10 +1044,13 @@ impl<O: Output> Deriver<O> {
             if on_core && r.running && r.since == a.ts {
                 // Resumed (or started) by its own line written before its task's at this
                 // instant: it runs where the task now runs, not where the task ran last.
-                let started = self.names.resolve(r.since_action) == "start";
+                // Its first run, when it began with this start, or with this resume as
+                // the capture's first sight of it running.
+                let first = self.names.resolve(r.since_action) == "start"
+                    || (r.row.start_ts.is_none() && r.row.net_exec == 0);
                 if let (Some(c), Some(r)) = (core, self.runnables.get_mut(&key)) {
                     r.core = Some(c);
-                    if started {
+                    if first {
                         // Its first core is this one.
                         r.row.core = Some(c);
                     }
@@ -1062,6 +1065,9 @@ impl<O: Output> Deriver<O> {
                     r.implicit = true;
                     if on_core {
                         r.core = core.or(r.core);
+                        // Its first core is the first one it runs on (it may have been
+                        // first seen suspended).
+                        r.row.core = r.row.core.or(r.core);
                         if let Some(c) = r.core {
                             self.entity_core.insert(key.0, c);
                             self.inst_core.insert(key, c);
@@ -1139,6 +1145,18 @@ impl<O: Output> Deriver<O> {
             }
             ("suspend", Some((true, _))) | ("resume", Some((false, _))) => {
                 self.runnable_switch(key, a)?;
+                if action == "resume" {
+                    // First seen suspended: its first core is the one it resumes on.
+                    let task_core = self
+                        .runnables
+                        .get(&key)
+                        .and_then(|r| r.task)
+                        .and_then(|t| self.procs.get(&t))
+                        .and_then(|p| p.core);
+                    if let Some(r) = self.runnables.get_mut(&key) {
+                        r.row.core = r.row.core.or(task_core).or(a.core);
+                    }
+                }
                 // A suspend while its task still runs: a call of another runnable.
                 let task_on_core = self
                     .runnables
@@ -1188,6 +1206,10 @@ impl<O: Output> Deriver<O> {
                     r.running = running;
                     r.row.start_ts = None;
                     r.row.activate_ts = None;
+                    // Its core is that of its first resume: the capture has not seen it run.
+                    if !running {
+                        r.row.core = None;
+                    }
                     // It ran until then: that is a preemption like any other.
                     if action == "suspend" {
                         r.row.preemptions += 1;
