@@ -336,11 +336,11 @@ class Oracle:
         if dest == inst.state:  # already done by its task's event
             inst.by_task = False
             return
-        if action == "suspend" and inst.state == "running":
+        if action == "suspend" and inst.state in ("running", "init"):
             inst.preemptions += 1
+        if action == "start" and inst.start_ts is None:
+            inst.start_ts = ts
         if dest == "running":
-            if inst.start_ts is None:
-                inst.start_ts = ts
             if core is not None and inst.core is None:
                 inst.core = core
         inst.by_task = False
