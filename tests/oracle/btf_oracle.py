@@ -138,6 +138,7 @@ class Instance:
         self.resume_state, self.by_task = "running", False
         self.resynced = False
         self.implicit = None  # (time, state) of a transition an ISR implied
+        self.conflict = False  # displaced by a task that started on its core
 
     def move(self, ts, state):
         if self.since is not None and self.state in self.acc:
@@ -191,6 +192,7 @@ class Oracle:
             elif e[3] in PROCESS_TYPES:
                 self.processes.add(e[4])
         self.occupant = {}  # core -> the process instance running or polling on it
+        self.entity_core = {}  # process -> the core any instance of it last ran on
         self.live = {}  # (entity, number) -> current Instance
         self.done = []  # every Instance ever made, in creation order
         self.locks = []  # rows of lock_requests
@@ -220,6 +222,13 @@ class Oracle:
             return
         inst = self.instance(target, ttype, t_i)
         allowed, dest = PROC_STATE[action]
+        if inst.conflict:
+            # Displaced by a task with no preempt: its next event is where it stands again
+            # (its own preempt, wait or park then changes nothing more).
+            inst.conflict = False
+            if action in ("preempt",) and inst.state == "ready":
+                inst.implicit = None
+                return
         if inst.implicit == (ts, dest):
             # Its own preempt (resume) at the instant an ISR implied it, written after.
             inst.implicit = None
@@ -265,18 +274,25 @@ class Oracle:
         if dest in ("running", "polling"):
             if dest == "running":
                 inst.runs_on(core)
+                if core is not None:
+                    self.entity_core[target] = core
             other = self.occupant.get(core)
-            if (ttype in ("I", "ISR") and other is not None and other is not inst
-                    and other.state in ("running", "polling") and core is not None):
+            if (other is not None and other is not inst and core is not None
+                    and other.state in ("running", "polling")):
                 # At most one process runs on a core: an ISR that starts there with no
-                # preempt of the process running there preempts it until it terminates.
-                # (a polling process that loses its core parks: BTF's park)
+                # preempt of the process running there preempts it until it terminates;
+                # a task, until the displaced one's next event (a polling process that
+                # loses its core parks: BTF's park).
                 other.resume_state = other.state
                 if other.state == "running":
                     other.preemptions += 1
                 self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
                 other.implicit = (ts, other.state)
-                other.displaced_by, inst.displaced = inst, other
+                other.displaced_by = inst
+                if ttype in ("I", "ISR"):
+                    inst.displaced = other
+                else:
+                    other.conflict = True
             if core is not None:
                 self.occupant[core] = inst
         elif core is not None and inst.last_core is None:
@@ -317,6 +333,8 @@ class Oracle:
                 r.preemptions += 1
                 r.by_task = True
                 r.move(ts, "suspended")
+            elif state == "suspended" and r.state == "suspended" and r.since == ts:
+                r.by_task = True  # its own suspend, written just before: the task's
             elif state == "running" and r.state == "suspended" and r.by_task:
                 r.by_task = False
                 r.move(ts, "running")
@@ -333,8 +351,9 @@ class Oracle:
             task.runnables.append(inst)
             inst.task = task
         core = task.last_core if task is not None else None
+        if core is None and task is not None:
+            core = self.entity_core.get(task.entity)  # (its task's start was not seen)
         if dest == inst.state:  # already done by its task's event
-            inst.by_task = False
             return
         if action == "suspend" and inst.state in ("running", "init"):
             inst.preemptions += 1
@@ -386,8 +405,8 @@ class Oracle:
             if pending[0]["request_ts"] is not None and ts > pending[0]["request_ts"]:
                 pending[0]["contended"] = True
         elif action == "released":
-            held = [r for r in rows if r["assigned_ts"] is not None]
-            if held:
+            held = [r for r in rows if r["assigned_ts"] is not None] or rows[:1]
+            if held:  # (a request whose assigned is missing is the one released)
                 held[0]["released_ts"] = ts
                 rows.remove(held[0])
             else:
