@@ -288,6 +288,19 @@ impl<O: Output> Deriver<O> {
                 self.procs.insert(key, p);
                 self.track_open(key, a)?;
                 self.adopt_runnables(key);
+                // An event that takes it off a core says it ran there until now: so did the
+                // runnables it was running (adopted just now), started there.
+                let was_on_core =
+                    matches!(action.as_str(), "preempt" | "wait" | "poll" | "park" | "terminate");
+                if let (true, Some(c)) = (was_on_core, a.core) {
+                    let list = self.procs.get(&key).map(|p| p.runnables.clone());
+                    for rk in list.into_iter().flatten() {
+                        if let Some(r) = self.runnables.get_mut(&rk).filter(|r| r.running) {
+                            r.core = r.core.or(Some(c));
+                            r.row.core = r.row.core.or(Some(c));
+                        }
+                    }
+                }
                 // It ran until then: that is a preemption like any other (`enter` counts
                 // only those of a process it saw running).
                 if action == "preempt" {
@@ -1028,6 +1041,16 @@ impl<O: Output> Deriver<O> {
         };
         let core = self.procs.get(&task).and_then(|p| p.core);
         for key in list {
+            if on_core {
+                // Running with no core known yet (started by a task instance not seen then):
+                // the first core the capture shows it on is this one.
+                if let Some(r) = self.runnables.get_mut(&key).filter(|r| r.running) {
+                    if r.row.core.is_none() {
+                        r.row.core = core;
+                        r.core = r.core.or(core);
+                    }
+                }
+            }
             let Some(r) = self.runnables.get(&key) else { continue };
             if !on_core && r.held && r.since == a.ts {
                 // Its own suspend of this instant, written before its task's preempt (wait,

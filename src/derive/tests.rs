@@ -2085,6 +2085,30 @@ fn a_runnable_first_seen_suspended_gets_the_core_of_its_first_resume() {
     }
 }
 
+#[test]
+fn a_runnable_started_before_its_task_is_seen_started_where_the_task_then_leaves() {
+    // The capture begins while T#29 runs: its runnable starts, then T's first event is its
+    // preempt on Core_0, so the runnable started (and ran) on Core_0; T then resumes on
+    // Core_1 at once. The runnable's core is that of its start, Core_0, not Core_1 (found
+    // by tests/oracle/btf_oracle.py on a cut of a generated 8-core system).
+    let (_, rows) = derive(
+        "0,T,29,R,R,29,start\n10,Core_0,0,T,T,29,preempt\n10,T,29,R,R,29,suspend\n\
+         10,Core_1,0,T,T,29,resume\n10,T,29,R,R,29,resume\n\
+         20,T,29,R,R,29,terminate\n20,Core_1,0,T,T,29,terminate\n",
+    );
+    for who in ["R#29 @Core_0", "T#29 @Core_1"] {
+        assert!(rows.instance_cores.iter().any(|r| r == who), "{who}: {:?}", rows.instance_cores);
+    }
+    assert!(rows.interval_cores.contains(&"R#29 running [0,10) @Core_0".to_string()));
+    // Its task first seen at a resume was not running before: nothing says where the
+    // runnable started, so its core is that of the resume.
+    let (_, rows) = derive(
+        "0,T,29,R,R,29,start\n10,Core_1,0,T,T,29,resume\n\
+         20,T,29,R,R,29,terminate\n20,Core_1,0,T,T,29,terminate\n",
+    );
+    assert!(rows.instance_cores.contains(&"R#29 @Core_1".to_string()), "{:?}", rows.instance_cores);
+}
+
 /// An independent reading of SEMANTICS.md's process and runnable tables and DESIGN.md's
 /// metric definitions, written apart from `src/synth` (whose simulator shares the derive
 /// stage's authors): random well-formed multi-core traces, every transition explicit except
