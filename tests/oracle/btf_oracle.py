@@ -139,6 +139,11 @@ class Instance:
         self.resynced = False
         self.implicit = None  # (time, state) of a transition an ISR implied
         self.conflict = False  # displaced by a task that started on its core
+        self.first_ts = None  # time of its first event
+        self.with_task = False  # a runnable ended by its task's terminate
+        self.lost = None  # (time, core) of a preempt taken as lost, not seen yet
+        self.adopted = []  # runnables it started before the capture showed it
+        self.was_resynced = False
 
     def move(self, ts, state):
         if self.since is not None and self.state in self.acc:
@@ -193,17 +198,23 @@ class Oracle:
                 self.processes.add(e[4])
         self.occupant = {}  # core -> the process instance running or polling on it
         self.entity_core = {}  # process -> the core any instance of it last ran on
+        self.orphans = {}  # (process, instance) not seen yet -> runnables it started
         self.live = {}  # (entity, number) -> current Instance
         self.done = []  # every Instance ever made, in creation order
         self.locks = []  # rows of lock_requests
         self.open_locks = {}  # (semaphore, process, instance) -> [rows not yet released]
 
-    def instance(self, entity, etype, number):
+    def instance(self, entity, etype, number, adopt=True):
         inst = self.live.get((entity, number))
         if inst is None or inst.state in ("terminated", "closed"):
             inst = Instance(entity, etype, number)
             self.live[(entity, number)] = inst
             self.done.append(inst)
+            for r in self.orphans.pop((entity, number), []) if adopt else []:
+                if r.task is None:
+                    r.task = inst
+                    inst.runnables.append(r)
+                    inst.adopted.append(r)
         return inst
 
     def latest(self, entity, number):
@@ -220,7 +231,9 @@ class Oracle:
     def process_event(self, ts, src, src_i, ttype, target, t_i, action):
         if action not in PROC_STATE:
             return
-        inst = self.instance(target, ttype, t_i)
+        # (runnables started by an instance not seen yet are its own unless it first
+        # appears at its activate: tracedb's reading)
+        inst = self.instance(target, ttype, t_i, adopt=action != "activate")
         allowed, dest = PROC_STATE[action]
         if inst.conflict:
             # Displaced by a task with no preempt: its next event is where it stands again
@@ -250,7 +263,17 @@ class Oracle:
         source_core = self.core_of(src, src_i)
         if (action == "preempt" and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
-            return  # from a core it has left (it resumed elsewhere while running)
+            # From a core it has left (it resumed elsewhere while running): ignored; when
+            # it is that resume's preempt, written after it at the same instant, the pair
+            # was only written in the other order.
+            if inst.lost == (ts, source_core):
+                inst.resynced, inst.lost = inst.was_resynced, None
+            return
+        if action == "activate" and inst.activate_ts is None and inst.first_ts == ts:
+            inst.activate_ts = ts  # its start was written before its activate
+            return
+        if inst.first_ts is None:
+            inst.first_ts = ts
         if action == "activate" and inst.state != "init":
             # A second activate of an open instance: the earlier life cycle ends there,
             # incomplete, and a new one begins (a producer that reuses numbers).
@@ -258,6 +281,7 @@ class Oracle:
             inst.resynced = True
             inst = self.instance(target, ttype, t_i)
         elif inst.state != "init" and inst.state not in allowed:
+            inst.was_resynced = inst.resynced
             inst.resynced = True  # a transition the table does not allow
         if action == "activate":
             inst.activate_ts = ts
@@ -266,11 +290,19 @@ class Oracle:
         if (action in ("resume", "run") and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
             inst.preemptions += 1  # the preempt on its old core is lost: taken as then
+            inst.lost = (ts, inst.last_core)
+            if self.occupant.get(inst.last_core) is inst:
+                del self.occupant[inst.last_core]  # it left that core
         if action == "start" and inst.start_ts is None:
             inst.start_ts = ts
         if inst.displaced_by is not None:  # its own event ends an implicit preemption
             inst.displaced_by.displaced, inst.displaced_by = None, None
         core = None if action == "activate" else source_core or inst.last_core
+        if inst.adopted and action in ("preempt", "wait", "poll", "park", "terminate"):
+            for r in inst.adopted:  # they started where it ran until this first event
+                if r.state == "running" and r.core is None:
+                    r.core = core
+        inst.adopted = []
         if dest in ("running", "polling"):
             if dest == "running":
                 inst.runs_on(core)
@@ -315,15 +347,16 @@ class Oracle:
 
     def leave_core(self, ts, inst, dest):
         """`inst` leaves running or polling for `dest`; its runnables follow it."""
-        if inst.state in ("running", "polling") and self.occupant.get(inst.last_core) is inst:
+        was_on_core = inst.state in ("running", "polling")
+        if was_on_core and self.occupant.get(inst.last_core) is inst:
             del self.occupant[inst.last_core]
         inst.move(ts, dest)
         if dest == "terminated":
             for r in inst.runnables:
                 if r.state in ("running", "suspended"):
                     r.move(ts, "terminated")
-                    r.terminate_ts = ts
-        elif dest != "polling":
+                    r.terminate_ts, r.with_task = ts, True
+        elif dest in ("ready", "waiting", "parking") and (was_on_core or inst.first_ts == ts):
             self.follow(ts, inst, "suspended")
 
     def follow(self, ts, task, state):
@@ -335,6 +368,8 @@ class Oracle:
                 r.move(ts, "suspended")
             elif state == "suspended" and r.state == "suspended" and r.since == ts:
                 r.by_task = True  # its own suspend, written just before: the task's
+            elif state == "running" and r.state == "running" and r.core is None:
+                r.core = task.last_core  # it started before its task ran
             elif state == "running" and r.state == "suspended" and r.by_task:
                 r.by_task = False
                 r.move(ts, "running")
@@ -343,6 +378,11 @@ class Oracle:
         dest = RUNNABLE_STATE.get(action)
         if dest is None:
             return
+        ended = self.live.get((target, t_i))
+        if (action == "terminate" and ended is not None and ended.state == "terminated"
+                and ended.with_task and ended.terminate_ts == ts):
+            ended.with_task = False  # its own terminate, after its task's at that instant
+            return
         inst = self.instance(target, "R", t_i)
         task = self.latest(src, src_i)
         if task is not None and task.etype == "R":
@@ -350,6 +390,9 @@ class Oracle:
         if task is not None and inst not in task.runnables:
             task.runnables.append(inst)
             inst.task = task
+        elif task is None and src in self.processes and inst.task is None:
+            # Started by a task instance not seen yet: its own once it appears.
+            self.orphans.setdefault((src, src_i), []).append(inst)
         core = task.last_core if task is not None else None
         if core is None and task is not None:
             core = self.entity_core.get(task.entity)  # (its task's start was not seen)
