@@ -26,19 +26,23 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   process last ran on; else the instance's own last core; instances.core = the core of
   its first start or resume;
 * at most one process runs on a core: an ISR starting on a busy core with no preempt
-  preempts the process there (parks it if it polls) until the ISR terminates, unless
-  that process's own preempt, wait or terminate follows at the same instant; a resume on
-  another core while still running implies the lost preempt; a later preempt from the
-  core it left is ignored;
-* runnables: no activate (activate_ts = start_ts); they run in their task's instance (a
-  runnable started by a runnable, in the caller's), are suspended when it leaves the core
-  and resumed when it runs again, end with it; suspended time is their ready_time,
-  suspensions their preemptions, their core their task's;
+  preempts the process there (parks it if it polls) until the ISR terminates, a task
+  until the displaced process's next event, unless that process's own preempt, wait or
+  terminate follows at the same instant; a resume on another core while still running
+  implies the lost preempt; a later preempt from the core it left is ignored;
+* an activate written after the start at the same instant is that instance's activation;
+* runnables: no activate (activate_ts = start_ts, start_ts only from `start`); they run
+  in their task's instance (a runnable started by a runnable, in the caller's; one started
+  by an instance not seen yet, in that one once it appears other than at its activate),
+  are suspended when it leaves the core (their own suspend at that instant is the
+  task's) and resumed when it runs again, end with it; suspended time is their
+  ready_time, suspensions their preemptions; their core is their task's where they first
+  run (else the core the task entity ran on last);
 * lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
   matched first in first out with its assigned and released; a new request before the
-  open one was assigned gives that one up; contended = a waiting or queued step of that
-  process, an overfull of the semaphore while the request waited, or assigned later than
-  requested.
+  open one was assigned gives that one up; a release with no assigned closes the open
+  one; contended = a waiting or queued step of that process, an overfull of the semaphore
+  while the request waited, or assigned later than requested.
 """
 import csv
 import gzip
