@@ -102,7 +102,8 @@ def to_int(text):
 
 
 def read_btf(path):
-    """Yield (ts_ns, source, source_instance, target_type, target, target_instance, action, note)."""
+    """Yield (ts_ns, source, source_instance, target_type, target, target_instance, action,
+    note)."""
     scale = 1
     with open_text(path) as f:
         for line in f:
