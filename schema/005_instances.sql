@@ -9,7 +9,7 @@ CREATE TABLE instances (
     activate_ts   BIGINT,   -- activate (runnables: their start)
     start_ts      BIGINT,   -- first start
     terminate_ts  BIGINT,   -- terminate
-    core          VARCHAR,  -- core of the first start (or first resume when there is no start)
+    core          VARCHAR,  -- core of the first start (or first resume when there is no start; NULL when the capture never shows it run, as for a runnable first seen suspended and never resumed)
     response_time BIGINT GENERATED ALWAYS AS (terminate_ts - activate_ts) VIRTUAL,  -- terminate - activate
     start_delay   BIGINT GENERATED ALWAYS AS (start_ts - activate_ts) VIRTUAL,      -- first start - activate
     gross_exec    BIGINT GENERATED ALWAYS AS (terminate_ts - start_ts) VIRTUAL,     -- terminate - first start

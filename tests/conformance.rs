@@ -107,3 +107,36 @@ fn freertos_captures_have_running_intervals_but_no_complete_instances() {
     );
     assert_eq!(overlaps, "0");
 }
+
+/// tests/oracle/btf_oracle.py reads BTF from the contract alone (DESIGN.md, SEMANTICS.md,
+/// FORMATS.md), written without looking at src/derive: every field of `instances` and
+/// `lock_requests` must agree with it on the shared FreeRTOS captures and the bundled ECU.
+#[test]
+fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
+    let Some(root) = util::shared_datasets() else { return };
+    if std::process::Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not installed (tests/oracle/btf_oracle.py needs it)");
+        return;
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> =
+        std::fs::read_dir(root.join("btf")).unwrap().flatten().map(|e| e.path()).collect();
+    files.sort();
+    files.push(manifest.join("datasets/btf/ecu-4cores.btf.gz"));
+    let out = std::process::Command::new("python3")
+        .arg(manifest.join("tests/oracle/btf_oracle.py"))
+        .arg("--tracedb")
+        .arg(util::bin())
+        .args(&files)
+        .env_remove("TRACEDB_ARCHIVE")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tracedb and the oracle disagree:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report.matches(", 0 differences").count(), files.len(), "{report}");
+    assert!(report.contains("8437 instances, 610 lock requests"), "{report}");
+}

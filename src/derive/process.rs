@@ -288,6 +288,19 @@ impl<O: Output> Deriver<O> {
                 self.procs.insert(key, p);
                 self.track_open(key, a)?;
                 self.adopt_runnables(key);
+                // An event that takes it off a core says it ran there until now: so did the
+                // runnables it was running (adopted just now), started there.
+                let was_on_core =
+                    matches!(action.as_str(), "preempt" | "wait" | "poll" | "park" | "terminate");
+                if let (true, Some(c)) = (was_on_core, a.core) {
+                    let list = self.procs.get(&key).map(|p| p.runnables.clone());
+                    for rk in list.into_iter().flatten() {
+                        if let Some(r) = self.runnables.get_mut(&rk).filter(|r| r.running) {
+                            r.core = r.core.or(Some(c));
+                            r.row.core = r.row.core.or(Some(c));
+                        }
+                    }
+                }
                 // It ran until then: that is a preemption like any other (`enter` counts
                 // only those of a process it saw running).
                 if action == "preempt" {
@@ -1028,6 +1041,16 @@ impl<O: Output> Deriver<O> {
         };
         let core = self.procs.get(&task).and_then(|p| p.core);
         for key in list {
+            if on_core {
+                // Running with no core known yet (started by a task instance not seen then):
+                // the first core the capture shows it on is this one.
+                if let Some(r) = self.runnables.get_mut(&key).filter(|r| r.running) {
+                    if r.row.core.is_none() {
+                        r.row.core = core;
+                        r.core = r.core.or(core);
+                    }
+                }
+            }
             let Some(r) = self.runnables.get(&key) else { continue };
             if !on_core && r.held && r.since == a.ts {
                 // Its own suspend of this instant, written before its task's preempt (wait,
@@ -1044,10 +1067,13 @@ impl<O: Output> Deriver<O> {
             if on_core && r.running && r.since == a.ts {
                 // Resumed (or started) by its own line written before its task's at this
                 // instant: it runs where the task now runs, not where the task ran last.
-                let started = self.names.resolve(r.since_action) == "start";
+                // Its first run, when it began with this start, or with this resume as
+                // the capture's first sight of it running.
+                let first = self.names.resolve(r.since_action) == "start"
+                    || (r.row.start_ts.is_none() && r.row.net_exec == 0);
                 if let (Some(c), Some(r)) = (core, self.runnables.get_mut(&key)) {
                     r.core = Some(c);
-                    if started {
+                    if first {
                         // Its first core is this one.
                         r.row.core = Some(c);
                     }
@@ -1062,6 +1088,9 @@ impl<O: Output> Deriver<O> {
                     r.implicit = true;
                     if on_core {
                         r.core = core.or(r.core);
+                        // Its first core is the first one it runs on (it may have been
+                        // first seen suspended).
+                        r.row.core = r.row.core.or(r.core);
                         if let Some(c) = r.core {
                             self.entity_core.insert(key.0, c);
                             self.inst_core.insert(key, c);
@@ -1139,6 +1168,18 @@ impl<O: Output> Deriver<O> {
             }
             ("suspend", Some((true, _))) | ("resume", Some((false, _))) => {
                 self.runnable_switch(key, a)?;
+                if action == "resume" {
+                    // First seen suspended: its first core is the one it resumes on.
+                    let task_core = self
+                        .runnables
+                        .get(&key)
+                        .and_then(|r| r.task)
+                        .and_then(|t| self.procs.get(&t))
+                        .and_then(|p| p.core);
+                    if let Some(r) = self.runnables.get_mut(&key) {
+                        r.row.core = r.row.core.or(task_core).or(a.core);
+                    }
+                }
                 // A suspend while its task still runs: a call of another runnable.
                 let task_on_core = self
                     .runnables
@@ -1188,6 +1229,10 @@ impl<O: Output> Deriver<O> {
                     r.running = running;
                     r.row.start_ts = None;
                     r.row.activate_ts = None;
+                    // Its core is that of its first resume: the capture has not seen it run.
+                    if !running {
+                        r.row.core = None;
+                    }
                     // It ran until then: that is a preemption like any other.
                     if action == "suspend" {
                         r.row.preemptions += 1;

@@ -2100,6 +2100,62 @@ fn a_runnable_first_seen_at_its_terminate_has_no_state_interval() {
     assert!(rows.instances.iter().any(|i| i.starts_with("R#0") && i.contains("complete=false")));
 }
 
+#[test]
+fn a_runnable_first_seen_suspended_gets_the_core_of_its_first_resume() {
+    // A capture that begins as its task is preempted on Core_1 and resumed on Core_0 (at
+    // once, or later): like the task, the runnable's `core` is that of its first resume, the
+    // only core the capture shows it run on, not the one its suspend was logged on (found
+    // by tests/oracle/btf_oracle.py on a cut of a generated system with migrating tasks).
+    for resume_at in [0, 20] {
+        let (s, rows) = derive(&format!(
+            "0,Core_1,0,T,T,5,preempt\n0,T,5,R,R,5,suspend\n\
+             {resume_at},Core_0,0,T,T,5,resume\n{resume_at},T,5,R,R,5,resume\n\
+             30,T,5,R,R,5,terminate\n30,Core_0,0,T,T,5,terminate\n"
+        ));
+        assert_eq!(diag_count(&s, "unknown_prior_state"), 2);
+        for who in ["T#5 @Core_0", "R#5 @Core_0"] {
+            assert!(
+                rows.instance_cores.iter().any(|r| r == who),
+                "{who}: {:?}",
+                rows.instance_cores
+            );
+        }
+    }
+    // Suspended when the capture begins and never resumed, or first seen at its terminate:
+    // it is never seen to run, so no core (a process first seen at its terminate has none).
+    let (_, rows) = derive(
+        "0,Core_1,0,T,T,0,preempt\n0,T,0,R,R,0,suspend\n\
+         5,Core_0,0,T,U,0,start\n6,U,0,R,Q,0,terminate\n7,Core_0,0,T,U,0,terminate\n",
+    );
+    for who in ["T#0 @-", "R#0 @-", "Q#0 @-", "U#0 @Core_0"] {
+        assert!(rows.instance_cores.iter().any(|r| r == who), "{who}: {:?}", rows.instance_cores);
+    }
+}
+
+#[test]
+fn a_runnable_started_before_its_task_is_seen_started_where_the_task_then_leaves() {
+    // The capture begins while T#29 runs: its runnable starts, then T's first event is its
+    // preempt on Core_0, so the runnable started (and ran) on Core_0; T then resumes on
+    // Core_1 at once. The runnable's core is that of its start, Core_0, not Core_1 (found
+    // by tests/oracle/btf_oracle.py on a cut of a generated 8-core system).
+    let (_, rows) = derive(
+        "0,T,29,R,R,29,start\n10,Core_0,0,T,T,29,preempt\n10,T,29,R,R,29,suspend\n\
+         10,Core_1,0,T,T,29,resume\n10,T,29,R,R,29,resume\n\
+         20,T,29,R,R,29,terminate\n20,Core_1,0,T,T,29,terminate\n",
+    );
+    for who in ["R#29 @Core_0", "T#29 @Core_1"] {
+        assert!(rows.instance_cores.iter().any(|r| r == who), "{who}: {:?}", rows.instance_cores);
+    }
+    assert!(rows.interval_cores.contains(&"R#29 running [0,10) @Core_0".to_string()));
+    // Its task first seen at a resume was not running before: nothing says where the
+    // runnable started, so its core is that of the resume.
+    let (_, rows) = derive(
+        "0,T,29,R,R,29,start\n10,Core_1,0,T,T,29,resume\n\
+         20,T,29,R,R,29,terminate\n20,Core_1,0,T,T,29,terminate\n",
+    );
+    assert!(rows.instance_cores.contains(&"R#29 @Core_1".to_string()), "{:?}", rows.instance_cores);
+}
+
 /// An independent reading of SEMANTICS.md's process and runnable tables and DESIGN.md's
 /// metric definitions, written apart from `src/synth` (whose simulator shares the derive
 /// stage's authors): random well-formed multi-core traces, every transition explicit except

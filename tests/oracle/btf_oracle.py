@@ -1,0 +1,590 @@
+#!/usr/bin/env python3
+"""An independent reading of BTF: instances and lock_requests from the contract alone.
+
+Written from /work/shared DESIGN.md ("Tables", "Metric definitions"), SEMANTICS.md (BTF
+state machines, file format) and FORMATS.md section 1, without tracedb's derive code, so
+that the two can be compared field by field (differential testing).
+
+    btf_oracle.py TRACE.btf[.gz]                 print the oracle's rows as CSV
+    btf_oracle.py --tracedb BIN TRACE.btf...     ingest each trace with BIN into a temporary
+                                                 archive, compare, print every difference;
+                                                 exit 1 when there is one
+
+Readings of the contract this oracle makes (where it is silent, the README's choice):
+* time = the line's integer time x #timeScale, in ns from the file's own zero;
+* an instance is (entity, BTF instance number); an event for a terminated instance, or a
+  second activate of an open one, opens a new life cycle of the same number;
+* a transition the table does not allow resynchronises (the instance takes the event's
+  destination state) and makes the instance incomplete; the first event of an instance
+  with no activate finds it in an unknown state (a first `preempt` is a preemption);
+* start_ts = its `start` only; net_exec and ready/waiting/polling/parking time are summed
+  over every state seen, up to terminate or to the capture's last event;
+* migrations = times it runs again on a core other than the one it last ran on;
+* the core of a process event is its source when that source is a core (a `C` target
+  somewhere in the file, or anything that is not a process when the file names no core);
+  a process as source (FreeRTOS writes the task it switched from) means the core that
+  process last ran on; else the instance's own last core; instances.core = the core of
+  its first start or resume;
+* at most one process runs on a core: an ISR starting on a busy core with no preempt
+  preempts the process there (parks it if it polls) until the ISR terminates, a task
+  until the displaced process's next event, unless that process's own preempt, wait or
+  terminate follows at the same instant; a resume on another core while still running
+  implies the lost preempt; a later preempt from the core it left is ignored;
+* an activate written after the start at the same instant is that instance's activation;
+* runnables: no activate (activate_ts = start_ts, start_ts only from `start`); they run
+  in their task's instance (a runnable started by a runnable, in the caller's; one started
+  by an instance not seen yet, in that one once it appears other than at its activate),
+  are suspended when it leaves the core (their own suspend at that instant is the
+  task's) and resumed when it runs again, end with it; suspended time is their
+  ready_time, suspensions their preemptions; their core is their task's where they first
+  run (else the core the task entity ran on last);
+* lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
+  matched first in first out with its assigned and released; a new request before the
+  open one was assigned gives that one up; a release with no assigned closes the open
+  one; contended = a waiting or queued step of that process, an overfull of the semaphore
+  while the request waited, or assigned later than requested.
+"""
+import csv
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
+PROCESS_TYPES = {"T", "I", "ISR"}
+CORE_TYPES = {"C", "CORE"}
+PROC_STATE = {  # action -> (allowed from states, destination)
+    "activate": ({"init"}, "active"),
+    "start": ({"active"}, "running"),
+    "resume": ({"ready"}, "running"),
+    "preempt": ({"running"}, "ready"),
+    "terminate": ({"running"}, "terminated"),
+    "poll": ({"running"}, "polling"),
+    "wait": ({"running"}, "waiting"),
+    "release": ({"waiting"}, "ready"),
+    "run": ({"polling"}, "running"),
+    "park": ({"polling"}, "parking"),
+    "release_parking": ({"parking"}, "ready"),
+    "poll_parking": ({"parking"}, "polling"),
+}
+RUNNABLE_STATE = {
+    "start": "running",
+    "resume": "running",
+    "suspend": "suspended",
+    "terminate": "terminated",
+}
+INSTANCE_COLUMNS = [
+    "entity", "entity_type", "instance", "activate_ts", "start_ts", "terminate_ts", "core",
+    "response_time", "start_delay", "gross_exec", "net_exec", "ready_time", "waiting_time",
+    "polling_time", "parking_time", "preemptions", "migrations", "complete",
+]
+LOCK_COLUMNS = [
+    "semaphore", "process", "process_instance", "request_ts", "assigned_ts", "released_ts",
+    "contended",
+]
+
+
+def open_text(path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+
+
+def to_int(text):
+    try:
+        return int(text)
+    except ValueError:
+        return -1
+
+
+def read_btf(path):
+    """Yield (ts_ns, source, source_instance, target_type, target, target_instance, action,
+    note)."""
+    scale = 1
+    with open_text(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("#"):
+                key, _, value = line[1:].partition(" ")
+                if key.lower() == "timescale":
+                    scale = SCALE.get(value.strip().lower(), 1)
+                continue
+            fields = [x.strip() for x in line.split(",", 7)]
+            if len(fields) < 7:
+                continue
+            try:
+                raw = int(fields[0])
+            except ValueError:
+                continue
+            ts = raw // 1000 if scale == 0.001 else raw * scale
+            note = fields[7] if len(fields) > 7 else ""
+            yield (ts, fields[1], to_int(fields[2]), fields[3].upper(), fields[4],
+                   to_int(fields[5]), fields[6].lower(), note)
+
+
+class Instance:
+    def __init__(self, entity, etype, number):
+        self.entity, self.etype, self.number = entity, etype, number
+        self.state, self.since = "init", None
+        self.activate_ts = self.start_ts = self.terminate_ts = None
+        self.core = self.last_core = None
+        self.acc = {"running": 0, "ready": 0, "waiting": 0, "polling": 0, "parking": 0,
+                    "suspended": 0}
+        self.preemptions = self.migrations = 0
+        self.runnables = []  # a process's runnable instances
+        self.task = None  # a runnable's process instance
+        self.displaced = self.displaced_by = None  # implicit preemption by an ISR
+        self.resume_state, self.by_task = "running", False
+        self.resynced = False
+        self.implicit = None  # (time, state) of a transition an ISR implied
+        self.conflict = False  # displaced by a task that started on its core
+        self.first_ts = None  # time of its first event
+        self.with_task = False  # a runnable ended by its task's terminate
+        self.lost = None  # (time, core) of a preempt taken as lost, not seen yet
+        self.adopted = []  # runnables it started before the capture showed it
+        self.was_resynced = False
+
+    def move(self, ts, state):
+        if self.since is not None and self.state in self.acc:
+            self.acc[self.state] += ts - self.since
+        self.state, self.since = state, ts
+
+    def runs_on(self, core):
+        if core is not None:
+            if self.last_core is not None and core != self.last_core:
+                self.migrations += 1
+            self.last_core = core
+            if self.core is None:
+                self.core = core
+
+    def row(self, end_ts):
+        if self.state not in ("terminated", "closed", "init") and self.since is not None:
+            self.move(end_ts, self.state)
+        runnable = self.etype == "R"
+        activate = self.start_ts if runnable else self.activate_ts
+        start, term = self.start_ts, self.terminate_ts
+
+        def diff(a, b):
+            return None if a is None or b is None else a - b
+
+        started = self.since is not None
+        return {
+            "entity": self.entity, "entity_type": self.etype, "instance": self.number,
+            "activate_ts": activate, "start_ts": start, "terminate_ts": term,
+            "core": self.core,
+            "response_time": diff(term, activate), "start_delay": diff(start, activate),
+            "gross_exec": diff(term, start),
+            "net_exec": self.acc["running"] if started else None,
+            "ready_time": (self.acc["suspended"] if runnable else self.acc["ready"])
+            if started else None,
+            "waiting_time": None if runnable or not started else self.acc["waiting"],
+            "polling_time": None if runnable or not started else self.acc["polling"],
+            "parking_time": None if runnable or not started else self.acc["parking"],
+            "preemptions": self.preemptions,
+            "migrations": None if runnable else self.migrations,
+            "complete": activate is not None and term is not None and not self.resynced,
+        }
+
+
+class Oracle:
+    def __init__(self, events):
+        self.events = events
+        self.cores, self.processes = set(), set()
+        for e in events:
+            if e[3] in CORE_TYPES:
+                self.cores.add(e[4])
+            elif e[3] in PROCESS_TYPES:
+                self.processes.add(e[4])
+        self.occupant = {}  # core -> the process instance running or polling on it
+        self.entity_core = {}  # process -> the core any instance of it last ran on
+        self.orphans = {}  # (process, instance) not seen yet -> runnables it started
+        self.live = {}  # (entity, number) -> current Instance
+        self.done = []  # every Instance ever made, in creation order
+        self.locks = []  # rows of lock_requests
+        self.open_locks = {}  # (semaphore, process, instance) -> [rows not yet released]
+
+    def instance(self, entity, etype, number, adopt=True):
+        inst = self.live.get((entity, number))
+        if inst is None or inst.state in ("terminated", "closed"):
+            inst = Instance(entity, etype, number)
+            self.live[(entity, number)] = inst
+            self.done.append(inst)
+            for r in self.orphans.pop((entity, number), []) if adopt else []:
+                if r.task is None:
+                    r.task = inst
+                    inst.runnables.append(r)
+                    inst.adopted.append(r)
+        return inst
+
+    def latest(self, entity, number):
+        return self.live.get((entity, number))
+
+    def core_of(self, source, source_instance):
+        if source in self.processes:
+            inst = self.latest(source, source_instance)
+            return inst.last_core if inst is not None else None
+        if source in self.cores or not self.cores:
+            return source
+        return None
+
+    def process_event(self, ts, src, src_i, ttype, target, t_i, action):
+        if action not in PROC_STATE:
+            return
+        # (runnables started by an instance not seen yet are its own unless it first
+        # appears at its activate: tracedb's reading)
+        inst = self.instance(target, ttype, t_i, adopt=action != "activate")
+        allowed, dest = PROC_STATE[action]
+        if inst.conflict:
+            # Displaced by a task with no preempt: its next event is where it stands again
+            # (its own preempt, wait or park then changes nothing more).
+            inst.conflict = False
+            if action in ("preempt",) and inst.state == "ready":
+                inst.implicit = None
+                return
+        if inst.implicit == (ts, dest):
+            # Its own preempt (resume) at the instant an ISR implied it, written after.
+            inst.implicit = None
+            if inst.displaced_by is not None:
+                inst.displaced_by.displaced, inst.displaced_by = None, None
+            return
+        if (inst.implicit is not None and inst.implicit[0] == ts and inst.displaced_by
+                and action in ("terminate", "wait")):
+            # It left by its own event at the instant the ISR came, written after: it ran
+            # until then, no preemption.
+            if inst.state == "ready":
+                inst.preemptions -= 1
+            inst.state, inst.implicit = inst.resume_state, None
+            for r in inst.runnables:
+                if r.by_task and r.state == "suspended" and r.since == ts:
+                    r.state, r.by_task = "running", False
+                    r.preemptions -= 1
+            inst.displaced_by.displaced, inst.displaced_by = None, None
+        source_core = self.core_of(src, src_i)
+        if (action == "preempt" and inst.state == "running" and source_core is not None
+                and inst.last_core is not None and source_core != inst.last_core):
+            # From a core it has left (it resumed elsewhere while running): ignored; when
+            # it is that resume's preempt, written after it at the same instant, the pair
+            # was only written in the other order.
+            if inst.lost == (ts, source_core):
+                inst.resynced, inst.lost = inst.was_resynced, None
+            return
+        if action == "activate" and inst.activate_ts is None and inst.first_ts == ts:
+            inst.activate_ts = ts  # its start was written before its activate
+            return
+        if inst.first_ts is None:
+            inst.first_ts = ts
+        if action == "activate" and inst.state != "init":
+            # A second activate of an open instance: the earlier life cycle ends there,
+            # incomplete, and a new one begins (a producer that reuses numbers).
+            inst.move(ts, "closed")
+            inst.resynced = True
+            inst = self.instance(target, ttype, t_i)
+        elif inst.state != "init" and inst.state not in allowed:
+            inst.was_resynced = inst.resynced
+            inst.resynced = True  # a transition the table does not allow
+        if action == "activate":
+            inst.activate_ts = ts
+        if action == "preempt" and inst.state in ("running", "init"):
+            inst.preemptions += 1
+        if (action in ("resume", "run") and inst.state == "running" and source_core is not None
+                and inst.last_core is not None and source_core != inst.last_core):
+            inst.preemptions += 1  # the preempt on its old core is lost: taken as then
+            inst.lost = (ts, inst.last_core)
+            if self.occupant.get(inst.last_core) is inst:
+                del self.occupant[inst.last_core]  # it left that core
+        if action == "start" and inst.start_ts is None:
+            inst.start_ts = ts
+        if inst.displaced_by is not None:  # its own event ends an implicit preemption
+            inst.displaced_by.displaced, inst.displaced_by = None, None
+        core = None if action == "activate" else source_core or inst.last_core
+        if inst.adopted and action in ("preempt", "wait", "poll", "park", "terminate"):
+            for r in inst.adopted:  # they started where it ran until this first event
+                if r.state == "running" and r.core is None:
+                    r.core = core
+        inst.adopted = []
+        if dest in ("running", "polling"):
+            if dest == "running":
+                inst.runs_on(core)
+                if core is not None:
+                    self.entity_core[target] = core
+            other = self.occupant.get(core)
+            if (other is not None and other is not inst and core is not None
+                    and other.state in ("running", "polling")):
+                # At most one process runs on a core: an ISR that starts there with no
+                # preempt of the process running there preempts it until it terminates;
+                # a task, until the displaced one's next event (a polling process that
+                # loses its core parks: BTF's park).
+                other.resume_state = other.state
+                if other.state == "running":
+                    other.preemptions += 1
+                self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
+                other.implicit = (ts, other.state)
+                other.displaced_by = inst
+                if ttype in ("I", "ISR"):
+                    inst.displaced = other
+                else:
+                    other.conflict = True
+            if core is not None:
+                self.occupant[core] = inst
+        elif core is not None and inst.last_core is None:
+            inst.last_core = core
+        if dest in ("running", "polling"):
+            inst.move(ts, dest)
+            self.follow(ts, inst, "running")
+        else:
+            self.leave_core(ts, inst, dest)
+        if action == "terminate":
+            inst.terminate_ts = ts
+            back = inst.displaced
+            if back is not None and back.state in ("ready", "parking"):
+                back.move(ts, back.resume_state)
+                back.implicit = (ts, back.state)
+                self.follow(ts, back, "running")
+                back.displaced_by, inst.displaced = None, None
+                if back.last_core is not None:
+                    self.occupant[back.last_core] = back
+
+    def leave_core(self, ts, inst, dest):
+        """`inst` leaves running or polling for `dest`; its runnables follow it."""
+        was_on_core = inst.state in ("running", "polling")
+        if was_on_core and self.occupant.get(inst.last_core) is inst:
+            del self.occupant[inst.last_core]
+        inst.move(ts, dest)
+        if dest == "terminated":
+            for r in inst.runnables:
+                if r.state in ("running", "suspended"):
+                    r.move(ts, "terminated")
+                    r.terminate_ts, r.with_task = ts, True
+        elif dest in ("ready", "waiting", "parking") and (was_on_core or inst.first_ts == ts):
+            self.follow(ts, inst, "suspended")
+
+    def follow(self, ts, task, state):
+        """A task's running runnables are suspended with it, and resumed when it runs."""
+        for r in task.runnables:
+            if state == "suspended" and r.state == "running":
+                r.preemptions += 1
+                r.by_task = True
+                r.move(ts, "suspended")
+            elif state == "suspended" and r.state == "suspended" and r.since == ts:
+                r.by_task = True  # its own suspend, written just before: the task's
+            elif state == "running" and r.state == "running" and r.core is None:
+                r.core = task.last_core  # it started before its task ran
+            elif state == "running" and r.state == "suspended" and r.by_task:
+                r.by_task = False
+                r.move(ts, "running")
+
+    def runnable_event(self, ts, src, src_i, target, t_i, action):
+        dest = RUNNABLE_STATE.get(action)
+        if dest is None:
+            return
+        ended = self.live.get((target, t_i))
+        if (action == "terminate" and ended is not None and ended.state == "terminated"
+                and ended.with_task and ended.terminate_ts == ts):
+            ended.with_task = False  # its own terminate, after its task's at that instant
+            return
+        inst = self.instance(target, "R", t_i)
+        task = self.latest(src, src_i)
+        if task is not None and task.etype == "R":
+            task = task.task  # a runnable called by a runnable runs in the caller's task
+        if task is not None and inst not in task.runnables:
+            task.runnables.append(inst)
+            inst.task = task
+        elif task is None and src in self.processes and inst.task is None:
+            # Started by a task instance not seen yet: its own once it appears.
+            self.orphans.setdefault((src, src_i), []).append(inst)
+        core = task.last_core if task is not None else None
+        if core is None and task is not None:
+            core = self.entity_core.get(task.entity)  # (its task's start was not seen)
+        if dest == inst.state:  # already done by its task's event
+            return
+        if action == "suspend" and inst.state in ("running", "init"):
+            inst.preemptions += 1
+        if action == "start" and inst.start_ts is None:
+            inst.start_ts = ts
+        if dest == "running":
+            if core is not None and inst.core is None:
+                inst.core = core
+        inst.by_task = False
+        inst.move(ts, dest)
+        if action == "terminate":
+            inst.terminate_ts = ts
+
+    def semaphore_event(self, ts, src, src_i, target, action):
+        if src == target:  # the semaphore's own state
+            if action == "overfull":
+                waiting = [r for rows in self.open_locks.values() for r in rows
+                           if r["semaphore"] == target and r["assigned_ts"] is None
+                           and r["request_ts"] is not None]
+                if waiting:
+                    max(waiting, key=lambda r: r["request_ts"])["contended"] = True
+            return
+        key = (target, src, src_i)
+        rows = self.open_locks.setdefault(key, [])
+        if action in ("requestsemaphore", "exclusivesemaphore"):
+            for r in rows:  # a retry gives up the request that was not granted
+                if r["assigned_ts"] is None and r["request_ts"] is not None:
+                    r["given_up"] = True
+            rows[:] = [r for r in rows if not r.get("given_up")]
+            row = {"semaphore": target, "process": src, "process_instance": src_i,
+                   "request_ts": ts, "assigned_ts": None, "released_ts": None,
+                   "contended": False}
+            rows.append(row)
+            self.locks.append(row)
+        elif action in ("waiting", "queued"):
+            pending = [r for r in rows if r["assigned_ts"] is None]
+            if pending:
+                pending[0]["contended"] = True
+        elif action == "assigned":
+            pending = [r for r in rows if r["assigned_ts"] is None]
+            if not pending:
+                row = {"semaphore": target, "process": src, "process_instance": src_i,
+                       "request_ts": None, "assigned_ts": None, "released_ts": None,
+                       "contended": False}
+                rows.append(row)
+                self.locks.append(row)
+                pending = [row]
+            pending[0]["assigned_ts"] = ts
+            if pending[0]["request_ts"] is not None and ts > pending[0]["request_ts"]:
+                pending[0]["contended"] = True
+        elif action == "released":
+            held = [r for r in rows if r["assigned_ts"] is not None] or rows[:1]
+            if held:  # (a request whose assigned is missing is the one released)
+                held[0]["released_ts"] = ts
+                rows.remove(held[0])
+            else:
+                row = {"semaphore": target, "process": src, "process_instance": src_i,
+                       "request_ts": None, "assigned_ts": None, "released_ts": ts,
+                       "contended": False}
+                self.locks.append(row)
+
+    def run(self):
+        end_ts = 0
+        for ts, src, src_i, ttype, target, t_i, action, _note in self.events:
+            end_ts = max(end_ts, ts)
+            if ttype in PROCESS_TYPES:
+                self.process_event(ts, src, src_i, ttype, target, t_i, action)
+            elif ttype == "R":
+                self.runnable_event(ts, src, src_i, target, t_i, action)
+            elif ttype == "SEM":
+                self.semaphore_event(ts, src, src_i, target, action)
+        instances = [i.row(end_ts) for i in self.done]
+        return instances, self.locks
+
+
+def derive(path):
+    return Oracle(list(read_btf(path))).run()
+
+
+# ----------------------------------------------------------------------------- comparison
+
+def norm(value):
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def tracedb_rows(tracedb, traces, workdir):
+    """tracedb's instances and lock_requests of each trace: {path: {table: [row]}}."""
+    archive = os.path.join(workdir, "a.tdb")
+    done = subprocess.run([tracedb, "ingest", "--archive", archive, "--format", "btf"] + traces,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit("tracedb ingest failed:\n" + done.stderr)
+
+    def query(sql):
+        text = subprocess.run([tracedb, "sql", "--archive", archive, "--format", "csv",
+                               "-c", sql], check=True, capture_output=True,
+                              text=True).stdout
+        return list(csv.DictReader(io.StringIO(text)))
+
+    ids = {}
+    for r in query("SELECT capture_id, source_files FROM captures"):
+        for f in json.loads(r["source_files"]):
+            ids[r["capture_id"]] = os.path.realpath(f)
+    out = {os.path.realpath(t): {"instances": [], "lock_requests": []} for t in traces}
+    for table, cols in (("instances", INSTANCE_COLUMNS), ("lock_requests", LOCK_COLUMNS)):
+        for r in query("SELECT capture_id, %s FROM %s" % (", ".join(cols), table)):
+            out[ids[r["capture_id"]]][table].append(r)
+    return out
+
+
+def keyed(rows, key_cols):
+    """Group rows by key; rows sharing a key are told apart by their order of times."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(norm(r[c]) for c in key_cols), []).append(r)
+    out = {}
+    for key, group in groups.items():
+        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in
+                                       ("activate_ts", "start_ts", "request_ts",
+                                        "assigned_ts", "released_ts") if c in r))
+        for n, r in enumerate(group):
+            out[key + (n,)] = r
+    return out
+
+
+def compare(name, ours, theirs, key_cols, cols, report):
+    a, b = keyed(ours, key_cols), keyed(theirs, key_cols)
+    diffs = {}
+    for key in sorted(set(a) | set(b)):
+        if key not in a or key not in b:
+            field = "missing in oracle" if key not in a else "missing in tracedb"
+            diffs[field] = diffs.get(field, 0) + 1
+            report.append("%s %s: %s" % (name, key, field))
+            continue
+        for c in cols:
+            x, y = norm(a[key][c]), norm(b[key][c])
+            if x != y:
+                diffs[c] = diffs.get(c, 0) + 1
+                report.append("%s %s: %s oracle=%s tracedb=%s" % (name, key, c, x or "NULL",
+                                                                   y or "NULL"))
+    return diffs
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "--tracedb":
+        tracedb, traces = argv[1], [os.path.abspath(t) for t in argv[2:]]
+        total = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            all_theirs = tracedb_rows(tracedb, traces, tmp)
+        for trace in traces:
+            instances, locks = derive(trace)
+            theirs = all_theirs[os.path.realpath(trace)]
+            report = []
+            d1 = compare("instances", instances, theirs["instances"],
+                         ("entity", "entity_type", "instance"), INSTANCE_COLUMNS[3:], report)
+            d2 = compare("lock_requests", locks, theirs["lock_requests"],
+                         ("semaphore", "process", "process_instance"), LOCK_COLUMNS[3:],
+                         report)
+            n = sum(d1.values()) + sum(d2.values())
+            total += n
+            print("%s: %d instances, %d lock requests, %d differences %s %s" % (
+                trace, len(instances), len(locks), n, d1 or "", d2 or ""))
+            for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
+                print("  " + line)
+        return 1 if total else 0
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    instances, locks = derive(argv[0])
+    w = csv.writer(sys.stdout)
+    w.writerow(INSTANCE_COLUMNS)
+    for r in instances:
+        w.writerow([norm(r[c]) for c in INSTANCE_COLUMNS])
+    w.writerow([])
+    w.writerow(LOCK_COLUMNS)
+    for r in locks:
+        w.writerow([norm(r[c]) for c in LOCK_COLUMNS])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
