@@ -935,3 +935,61 @@ fn the_task_table_says_what_it_left_out_and_gives_every_instance_cpu_time() {
     assert!(html.contains("<th>left out</th>") && html.contains("<th>CPU time</th>"), "{html}");
     assert!(html.contains("counts the others (2 in all"), "{html}");
 }
+
+/// A baseline compared with a capture ingested with other deadlines: each is judged by its
+/// own (`ingest --deadlines`), so the same trace "misses" in one and not in the other. The
+/// report says that the deadlines differ (in every form and on standard error), and
+/// `--deadlines` judges both by one file.
+#[test]
+fn a_baseline_with_other_stored_deadlines_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("d.csv"), "TASK_100MS_*,15ms\n").unwrap();
+    let sample = sample_path();
+    let sample = sample.to_str().unwrap();
+    ok(dir, &["ingest", "--archive", "db", "--deadlines", "d.csv", "--name", "judged", sample]);
+    ok(dir, &["ingest", "--archive", "db", "--force", "--name", "plain", sample]);
+    let args = ["report", "--archive", "db", "--capture", "judged", "--baseline", "plain"];
+    let out = run(dir, &[&args[..], &["-o", "cmp.json"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The same events: only the deadlines make the two misses of each 100 ms task.
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(stderr.contains("TASK_100MS_8: deadline misses 0 -> 2"), "{stderr}");
+    let note = "the deadlines stored at ingest differ (this capture: 1 rule, the baseline: none)";
+    assert!(stderr.contains(note), "{stderr}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
+    let json_note = r["comparison"]["deadlines_note"].as_str().unwrap_or_default();
+    assert!(json_note.contains(note), "{json_note}");
+    for form in ["cmp.md", "cmp.html"] {
+        let out = run(dir, &[&args[..], &["-o", form]].concat());
+        assert_eq!(out.status.code(), Some(3));
+        let text = std::fs::read_to_string(dir.join(form)).unwrap();
+        assert!(text.contains(note), "{form}: {text}");
+    }
+    // One file for both: no new miss, and the note says the file wins where it names a task.
+    let out = run(dir, &[&args[..], &["--deadlines", "d.csv", "-o", "one.md"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(dir.join("one.md")).unwrap();
+    assert!(md.contains("No regression beyond 5% and no new deadline miss"), "{md}");
+    assert!(md.contains("--deadlines d.csv judges both"), "{md}");
+    // Captures ingested with the same deadlines (or none) get no note.
+    let out = run(
+        dir,
+        &[
+            "report",
+            "--archive",
+            "db",
+            "--capture",
+            "plain",
+            "--baseline",
+            "plain",
+            "-o",
+            "same.md",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let md = std::fs::read_to_string(dir.join("same.md")).unwrap();
+    assert!(!md.contains("deadlines stored at ingest differ"), "{md}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("differ"));
+}

@@ -80,7 +80,18 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(d) = &args.deadlines {
         super::query::load_deadlines(&conn, d)?;
     }
-    let r = report::collect(&conn, &capture, baseline.as_ref(), &Options { threshold_pct })?;
+    let r = report::collect(
+        &conn,
+        &capture,
+        baseline.as_ref(),
+        &Options {
+            threshold_pct,
+            deadlines: args.deadlines.as_ref().map(|d| d.display().to_string()),
+        },
+    )?;
+    if let Some(note) = r.comparison.as_ref().and_then(|c| c.deadlines_note.as_ref()) {
+        crate::say!("tracedb: note: {note}");
+    }
     let body = match form {
         Form::Html => report::html::render(&r),
         Form::Markdown => report::markdown::render(&r),
