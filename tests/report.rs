@@ -993,3 +993,29 @@ fn a_baseline_with_other_stored_deadlines_is_said() {
     assert!(!md.contains("deadlines stored at ingest differ"), "{md}");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("differ"));
 }
+
+/// Without `--capture`, a report is of the most recent capture (the highest id); over an
+/// archive of several, standard error says which, so nobody takes it for the whole archive.
+#[test]
+fn a_report_without_capture_names_the_one_it_is_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    let out = run(dir, &["report", "--archive", "db", "-o", "one.md"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "one capture: nothing to say");
+    std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "slow.btf"]);
+    let out = run(dir, &["report", "--archive", "db", "-o", "two.md"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tracedb: note: a report is of one capture: capture 2 'slow', the most recent of 2 \
+         (--capture picks another)\n"
+    );
+    assert!(std::fs::read_to_string(dir.join("two.md"))
+        .unwrap()
+        .starts_with("# tracedb report: slow\n"));
+    let out = run(dir, &["report", "--archive", "db", "--capture", "1", "-o", "first.md"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

@@ -66,15 +66,27 @@ pub fn run(args: Args) -> Result<()> {
     let threshold_pct = parse_threshold(&args.threshold)?;
     let archive = Archive::open(&args.archive.archive)?;
     let find = |key: &str| archive.manifest.resolve(key, &archive.dir).cloned();
-    let capture =
-        match &args.capture {
-            Some(c) => find(c)?,
-            None => {
+    let capture = match &args.capture {
+        Some(c) => find(c)?,
+        None => {
+            let last =
                 archive.manifest.captures.iter().max_by_key(|c| c.capture_id).cloned().ok_or_else(
                     || Error::Usage(format!("no capture in {}", archive.dir.display())),
-                )?
+                )?;
+            // A report is of one capture: one who asked for a report on a whole archive
+            // learns which one it is, and how to pick another.
+            let n = archive.manifest.captures.len();
+            if n > 1 {
+                crate::say!(
+                    "tracedb: note: a report is of one capture: capture {} '{}', the most \
+                         recent of {n} (--capture picks another)",
+                    last.capture_id,
+                    last.name
+                );
             }
-        };
+            last
+        }
+    };
     let baseline = args.baseline.as_deref().map(find).transpose()?;
     let conn = archive.connect()?;
     if let Some(d) = &args.deadlines {
