@@ -550,6 +550,14 @@ fn run_with_a_deadline_file_keeps_the_sessions_own_deadlines() {
     let out = t.sync();
     assert!(out.contains("bad.csv") && out.contains("no parameter 'bogus'"), "{out}");
     assert!(out.contains("OTHER=9 TASK_*=7"), "{out}");
+    // capture= twice is refused as any key given twice is, not the last one silently taken.
+    t.line(".run data_loss capture=1 capture=good");
+    let out = t.sync();
+    assert!(
+        out.contains("Error: capture is given twice (capture=1, then capture=good): give it once"),
+        "{out}"
+    );
+    assert!(!out.contains("capture_id"), "nothing ran: {out}");
     // And the session's deadlines still judge the next statement.
     t.line("SELECT deadline_source, misses FROM deadline_summary;");
     let out = t.sync();

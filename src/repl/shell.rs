@@ -517,6 +517,14 @@ impl Shell {
                 let values: Vec<(String, String)> =
                     params.iter().filter(|(k, _)| k != "capture").cloned().collect();
                 q.check(&values)?;
+                // capture= too is given once (a second one would silently win).
+                let mut captures = params.iter().filter(|(k, _)| k == "capture").map(|(_, v)| v);
+                if let (Some(first), Some(then)) = (captures.next(), captures.next()) {
+                    return Err(Error::Usage(format!(
+                        "capture is given twice (capture={first}, then capture={then}): give it \
+                         once"
+                    )));
+                }
                 let mut capture = None;
                 let mut values = Vec::new();
                 for (k, v) in params {
