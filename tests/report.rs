@@ -973,6 +973,16 @@ fn a_baseline_with_other_stored_deadlines_is_said() {
     let md = std::fs::read_to_string(dir.join("one.md")).unwrap();
     assert!(md.contains("No regression beyond 5% and no new deadline miss"), "{md}");
     assert!(md.contains("--deadlines d.csv judges both"), "{md}");
+    // Nor do captures that share no task: no miss count is compared.
+    std::fs::write(dir.join("other.btf"), "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n")
+        .unwrap();
+    ok(dir, &["ingest", "--archive", "db", "other.btf"]);
+    let out = run(
+        dir,
+        &[&args[..3], &["--capture", "other", "--baseline", "judged", "-o", "o.md"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("differ"));
     // Captures ingested with the same deadlines (or none) get no note.
     let out = run(
         dir,

@@ -107,7 +107,11 @@ pub fn collect(
                 analysis(conn, "semaphore_contention", &[], b.capture_id)?,
                 opts.threshold_pct,
             );
-            c.deadlines_note = deadlines_note(conn, id, b.capture_id, opts.deadlines.as_deref())?;
+            // Only tasks of both captures are compared: with none, there is nothing to say.
+            if tasks.iter().any(|t| c.base(&t.entity).is_some()) {
+                c.deadlines_note =
+                    deadlines_note(conn, id, b.capture_id, opts.deadlines.as_deref())?;
+            }
             Some(c)
         }
         None => None,
