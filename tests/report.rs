@@ -1029,3 +1029,25 @@ fn a_report_without_capture_names_the_one_it_is_of() {
     let out = run(dir, &["report", "--archive", "db", "--capture", "1", "-o", "first.md"]);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// The regression message of two captures of one name (the same system captured again
+/// under its name) tells them apart by id.
+#[test]
+fn a_regression_between_captures_of_one_name_names_their_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "--name", "ecu-4cores", "slow.btf"]);
+    let out =
+        run(dir, &["report", "--archive", "db", "--capture", "2", "--baseline", "1", "-o", "c.md"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "tracedb: error: regression: ecu-4cores (capture 2) against baseline ecu-4cores \
+             (capture 1): TASK_1MS_1: "
+        ),
+        "{err}"
+    );
+}

@@ -111,13 +111,23 @@ pub fn run(args: Args) -> Result<()> {
     };
     write_atomic(&args.output, body.as_bytes())?;
     match &r.comparison {
-        Some(c) if c.failed() => Err(Error::Regression(format!(
-            "{} against baseline {}: {} (all of them in {})",
-            capture.name,
-            baseline.map(|b| b.name).unwrap_or_default(),
-            c.describe(REGRESSIONS_SHOWN),
-            args.output.display()
-        ))),
+        Some(c) if c.failed() => {
+            // Two captures of one name (the same system captured again) are told apart by id.
+            let base = baseline.unwrap_or_else(|| capture.clone());
+            let (this, that) = if base.name == capture.name {
+                (
+                    format!("{} (capture {})", capture.name, capture.capture_id),
+                    format!("{} (capture {})", base.name, base.capture_id),
+                )
+            } else {
+                (capture.name.clone(), base.name.clone())
+            };
+            Err(Error::Regression(format!(
+                "{this} against baseline {that}: {} (all of them in {})",
+                c.describe(REGRESSIONS_SHOWN),
+                args.output.display()
+            )))
+        }
         _ => Ok(()),
     }
 }
