@@ -1211,3 +1211,71 @@ fn tied_deadline_rules_have_one_winner() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("c.csv: line 3: 'T?' is given 30 ns here and 20 ns at line 1"), "{err}");
 }
+
+/// Every analysis computes per capture: in an archive of several captures whose tasks,
+/// cores and semaphores share names (the same system captured twice, once with a deadline
+/// file and once without, another system of the same generator, the sample), `--capture`
+/// (by id and by name) and the whole archive's rows of a capture are exactly the rows of an
+/// archive holding only that capture, row for row.
+#[test]
+fn one_captures_rows_are_those_of_an_archive_holding_only_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let write = |name: &str, cfg: tracedb::synth::SynthConfig| {
+        tracedb::synth::write_btf(std::fs::File::create(d.join(name)).unwrap(), &cfg).unwrap();
+    };
+    let base = tracedb::synth::SynthConfig {
+        isrs: 4,
+        duration_ns: 60_000_000,
+        overrun_every: 4,
+        ..tracedb::synth::SynthConfig::default()
+    };
+    write("w.btf", tracedb::synth::SynthConfig { passive_waits: true, seed: 4, ..base.clone() });
+    write(
+        "m.btf",
+        tracedb::synth::SynthConfig { counting_slots: 1, preemptible_locks: true, ..base },
+    );
+    std::fs::write(d.join("d.csv"), "TASK_1MS_*,300us\nTASK_5MS_*,2ms\n").unwrap();
+    let judged = ["--deadlines", "d.csv", "--name", "judged", "m.btf"];
+    let again = ["--name", "again", "m.btf"];
+    ok(d, &["ingest", "--archive", "db", "w.btf"]);
+    ok(d, &[&["ingest", "--archive", "db"][..], &judged].concat());
+    ok(d, &[&["ingest", "--archive", "db", "--force"][..], &again].concat());
+    sample(d);
+    ok(d, &[&["ingest", "--archive", "alone-2"][..], &judged].concat());
+    ok(d, &[&["ingest", "--archive", "alone-3"][..], &again].concat());
+    let rows = |db: &str, name: &str, extra: &[&str]| {
+        let args = [&["query", name, "--archive", db, "--format", "csv"][..], extra].concat();
+        let mut rows = parse_csv(&ok(d, &args));
+        assert_eq!(rows[0][0], "capture_id", "{name}");
+        rows.remove(0);
+        rows
+    };
+    let strip = |rows: Vec<Vec<String>>, id: &str| -> Vec<Vec<String>> {
+        rows.into_iter().filter(|r| r[0] == id).map(|r| r[1..].to_vec()).collect()
+    };
+    let mut compared = 0;
+    for name in names() {
+        let params: &[&str] = match name.as_str() {
+            "deadline_misses" | "deadline_summary" => &["--param", "deadlines=d.csv"],
+            "cpu_load" => &["--param", "window=5ms"],
+            _ => &[],
+        };
+        let variants: &[&[&str]] = if params.is_empty() { &[&[]] } else { &[&[], params] };
+        for &extra in variants {
+            let whole = rows("db", &name, extra);
+            // Capture 2 picked by id, capture 3 by name.
+            for (id, pick) in [("2", "2"), ("3", "again")] {
+                let alone = strip(rows(&format!("alone-{id}"), &name, extra), "1");
+                let picked = rows("db", &name, &[extra, &["--capture", pick]].concat());
+                assert!(picked.iter().all(|r| r[0] == id), "{name}: {picked:?}");
+                let what = format!("{name} {extra:?}, capture {id}");
+                assert_eq!(strip(picked, id), alone, "{what}: --capture {pick}");
+                assert_eq!(strip(whole.clone(), id), alone, "{what}: the whole archive's rows");
+                compared += usize::from(!alone.is_empty());
+            }
+        }
+    }
+    // Not a comparison of empty results: most analyses have rows for a BTF system.
+    assert!(compared >= 30, "{compared} comparisons with rows");
+}

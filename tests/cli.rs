@@ -1095,3 +1095,30 @@ fn bzip2_xz_and_zip_inputs_read_as_the_plain_file_and_rebuild_from_their_kept_co
     );
     assert!(kept.parse::<u64>().unwrap() > 1000, "{kept} events kept before the cut");
 }
+
+/// A deadline file none of whose patterns names a task or ISR of a capture is said at
+/// ingest (one command may ingest captures of several systems with one file); a file that
+/// names one of its tasks, by name or glob, is not.
+#[test]
+fn ingest_says_when_no_deadline_pattern_names_a_task_of_the_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let btf = |task: &str| {
+        format!(
+            "#version 2.1.0\n0,STI_A,0,T,{task},0,activate\n10,Core_0,0,T,{task},0,start\n\
+             30,Core_0,0,T,{task},0,terminate\n"
+        )
+    };
+    std::fs::write(d.join("a.btf"), btf("TASK_A")).unwrap();
+    std::fs::write(d.join("b.btf"), btf("OTHER")).unwrap();
+    std::fs::write(d.join("d.csv"), "TASK_*,5ns\nSTI_A,1ns\n").unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "--deadlines", "d.csv", "a.btf", "b.btf"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let note = "note: no pattern of --deadlines d.csv names a task or ISR of this capture: its \
+                deadlines stay implicit (the activation period)";
+    assert!(!err.contains(&format!("a.btf: {note}")), "{err}");
+    assert!(err.contains(&format!("b.btf: {note}")), "{err}");
+    // The rules are stored all the same: a query-time file may still be of use.
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM deadlines WHERE capture_id = 2"), "2");
+}

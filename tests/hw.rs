@@ -319,6 +319,38 @@ fn a_stripped_elf_is_a_warning() {
     );
 }
 
+/// `reingest` gives the capture row for row what the ingest gave: `captures.meta` names the
+/// ELF and the mapping as they were given (`app.elf`, not the name they are kept under in
+/// the archive, `hw-elf.app.elf`), and so do the diagnostics' messages; twice over too.
+#[test]
+fn reingest_keeps_the_companions_names_in_meta_and_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut bytes = testelf::elf32(40, false, &[("f", 0x1001, 4, true)]);
+    let sh_off = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    bytes[sh_off + 2 * 40 + 4] = 1; // .symtab made PROGBITS, as if stripped
+    std::fs::write(d.join("app.elf"), bytes).unwrap();
+    std::fs::write(d.join("map.json"), MAP).unwrap();
+    std::fs::write(d.join("t.csv"), export(ROWS)).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--hw-elf", "app.elf", "--hw-map", "map.json", "t.csv"]);
+    let named = || {
+        csv(
+            d,
+            "db",
+            "SELECT meta->>'hw.elf' AS elf, meta->>'hw.map' AS map, \
+             (SELECT string_agg(message, ' | ' ORDER BY message) FROM diagnostics) AS messages \
+             FROM captures",
+        )
+    };
+    let before = named();
+    assert!(before.starts_with("elf,map,messages\napp.elf,map.json,"), "{before}");
+    assert!(before.contains("app.elf: the ELF has no .symtab"), "{before}");
+    for _ in 0..2 {
+        ok(d, &["reingest", "1", "--archive", "db"]);
+        assert_eq!(named(), before);
+    }
+}
+
 #[test]
 fn the_duplicate_check_counts_the_elf_and_mapping_given() {
     let tmp = ingested(ROWS);

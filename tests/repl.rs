@@ -526,3 +526,44 @@ fn ctrl_c_stops_the_rest_of_the_line_and_the_tables_listing() {
     assert!(out.contains("backagain"), "{out}");
     assert_eq!(out.matches("is a directory").count(), 1, "{out}");
 }
+
+/// `.run NAME deadlines=FILE` applies the file to that run only: deadlines the session put
+/// in `param_deadlines` itself are there again after it, whether the run worked, failed or
+/// its file could not be read.
+#[test]
+fn run_with_a_deadline_file_keeps_the_sessions_own_deadlines() {
+    let tmp = archive();
+    std::fs::write(tmp.path().join("d.csv"), "TASK_A,5ns\n").unwrap();
+    std::fs::write(tmp.path().join("bad.csv"), "TASK_A,soon\n").unwrap();
+    let Some(mut t) = Term::start(tmp.path(), "db") else { return };
+    t.line("INSERT INTO param_deadlines VALUES ('TASK_*', 7), ('OTHER', 9);");
+    t.line(".run deadline_summary deadlines=d.csv");
+    let out = t.sync();
+    assert!(out.contains("| file"), "the file applied to the run: {out}");
+    let kept = "SELECT string_agg(entity || '=' || deadline, ' ' ORDER BY entity) AS kept FROM param_deadlines;";
+    t.line(kept);
+    let out = t.sync();
+    assert!(out.contains("OTHER=9 TASK_*=7"), "{out}");
+    t.line(".run deadline_summary deadlines=bad.csv");
+    t.line(".run deadline_summary deadlines=d.csv bogus=1");
+    t.line(kept);
+    let out = t.sync();
+    assert!(out.contains("bad.csv") && out.contains("no parameter 'bogus'"), "{out}");
+    assert!(out.contains("OTHER=9 TASK_*=7"), "{out}");
+    // capture= twice is refused as any key given twice is, not the last one silently taken.
+    t.line(".run data_loss capture=1 capture=good");
+    let out = t.sync();
+    assert!(
+        out.contains("Error: capture is given twice (capture=1, then capture=good): give it once"),
+        "{out}"
+    );
+    assert!(!out.contains("capture_id"), "nothing ran: {out}");
+    // And the session's deadlines still judge the next statement.
+    t.line("SELECT deadline_source, misses FROM deadline_summary;");
+    let out = t.sync();
+    let judged = out.lines().any(|l| {
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        cells == ["file", "1"]
+    });
+    assert!(judged, "{out}");
+}

@@ -935,3 +935,119 @@ fn the_task_table_says_what_it_left_out_and_gives_every_instance_cpu_time() {
     assert!(html.contains("<th>left out</th>") && html.contains("<th>CPU time</th>"), "{html}");
     assert!(html.contains("counts the others (2 in all"), "{html}");
 }
+
+/// A baseline compared with a capture ingested with other deadlines: each is judged by its
+/// own (`ingest --deadlines`), so the same trace "misses" in one and not in the other. The
+/// report says that the deadlines differ (in every form and on standard error), and
+/// `--deadlines` judges both by one file.
+#[test]
+fn a_baseline_with_other_stored_deadlines_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("d.csv"), "TASK_100MS_*,15ms\n").unwrap();
+    let sample = sample_path();
+    let sample = sample.to_str().unwrap();
+    ok(dir, &["ingest", "--archive", "db", "--deadlines", "d.csv", "--name", "judged", sample]);
+    ok(dir, &["ingest", "--archive", "db", "--force", "--name", "plain", sample]);
+    let args = ["report", "--archive", "db", "--capture", "judged", "--baseline", "plain"];
+    let out = run(dir, &[&args[..], &["-o", "cmp.json"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The same events: only the deadlines make the two misses of each 100 ms task.
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(stderr.contains("TASK_100MS_8: deadline misses 0 -> 2"), "{stderr}");
+    let note = "the deadlines stored at ingest differ (this capture: 1 rule, the baseline: none)";
+    assert!(stderr.contains(note), "{stderr}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
+    let json_note = r["comparison"]["deadlines_note"].as_str().unwrap_or_default();
+    assert!(json_note.contains(note), "{json_note}");
+    for form in ["cmp.md", "cmp.html"] {
+        let out = run(dir, &[&args[..], &["-o", form]].concat());
+        assert_eq!(out.status.code(), Some(3));
+        let text = std::fs::read_to_string(dir.join(form)).unwrap();
+        assert!(text.contains(note), "{form}: {text}");
+    }
+    // One file for both: no new miss, and the note says the file wins where it names a task.
+    let out = run(dir, &[&args[..], &["--deadlines", "d.csv", "-o", "one.md"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(dir.join("one.md")).unwrap();
+    assert!(md.contains("No regression beyond 5% and no new deadline miss"), "{md}");
+    assert!(md.contains("--deadlines d.csv judges both"), "{md}");
+    // Nor do captures that share no task: no miss count is compared.
+    std::fs::write(dir.join("other.btf"), "#version 2.1.0\n0,STI_A,0,T,TASK_A,0,activate\n")
+        .unwrap();
+    ok(dir, &["ingest", "--archive", "db", "other.btf"]);
+    let out = run(
+        dir,
+        &[&args[..3], &["--capture", "other", "--baseline", "judged", "-o", "o.md"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("differ"));
+    // Captures ingested with the same deadlines (or none) get no note.
+    let out = run(
+        dir,
+        &[
+            "report",
+            "--archive",
+            "db",
+            "--capture",
+            "plain",
+            "--baseline",
+            "plain",
+            "-o",
+            "same.md",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let md = std::fs::read_to_string(dir.join("same.md")).unwrap();
+    assert!(!md.contains("deadlines stored at ingest differ"), "{md}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("differ"));
+}
+
+/// Without `--capture`, a report is of the most recent capture (the highest id); over an
+/// archive of several, standard error says which, so nobody takes it for the whole archive.
+#[test]
+fn a_report_without_capture_names_the_one_it_is_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    let out = run(dir, &["report", "--archive", "db", "-o", "one.md"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "one capture: nothing to say");
+    std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "slow.btf"]);
+    let out = run(dir, &["report", "--archive", "db", "-o", "two.md"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tracedb: note: a report is of one capture: capture 2 'slow', the most recent of 2 \
+         (--capture picks another)\n"
+    );
+    assert!(std::fs::read_to_string(dir.join("two.md"))
+        .unwrap()
+        .starts_with("# tracedb report: slow\n"));
+    let out = run(dir, &["report", "--archive", "db", "--capture", "1", "-o", "first.md"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// The regression message of two captures of one name (the same system captured again
+/// under its name) tells them apart by id.
+#[test]
+fn a_regression_between_captures_of_one_name_names_their_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(dir);
+    std::fs::write(dir.join("slow.btf"), slower("TASK_1MS_1", 10_000)).unwrap();
+    ok(dir, &["ingest", "--archive", "db", "--name", "ecu-4cores", "slow.btf"]);
+    let out =
+        run(dir, &["report", "--archive", "db", "--capture", "2", "--baseline", "1", "-o", "c.md"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "tracedb: error: regression: ecu-4cores (capture 2) against baseline ecu-4cores \
+             (capture 1): TASK_1MS_1: "
+        ),
+        "{err}"
+    );
+}

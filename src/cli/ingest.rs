@@ -291,6 +291,14 @@ pub fn run(mut args: Args) -> Result<()> {
         };
         crate::say!("{}", summary_line(&report));
         note_unused(&args, file, &report.capture.format);
+        if let (true, Some(d)) = (report.deadlines_match_nothing, &args.deadlines) {
+            crate::say!(
+                "{}: note: no pattern of --deadlines {} names a task or ISR of this capture: its \
+                 deadlines stay implicit (the activation period)",
+                file.display(),
+                d.display()
+            );
+        }
         if report.capture.format == Format::Shark.name() {
             let by = format!("capture {} '{}'", report.capture.capture_id, report.capture.name);
             for p in crate::ingest::shark::chunk_paths(file) {

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
 
 /// Loads the file parameters of `q` found in `values` (`deadlines=FILE` fills
 /// `param_deadlines`, replacing what it held) and returns the other parameters, and whether
-/// a file was loaded (the shell empties the table again after its run).
+/// a file was loaded (the shell puts the session's own rows back after its run).
 pub fn load_file_params(
     conn: &duckdb::Connection,
     q: &crate::store::queries::Query,

@@ -78,11 +78,25 @@ pub fn run(args: Args) -> Result<()> {
             // A hardware-trace export likewise: its ELF and mapping were given by option.
             // Kept under a name prefixed by their role (`hw-elf.app.elf`), or, by tracedb before 2026-11,
             // beside the export under their own name.
+            // Each is read under its own name, in a folder of its role, as the ingest read it:
+            // `captures.meta` and the diagnostics' messages name the file, and a rebuild
+            // must give them as they were (`app.elf`, not `hw-elf.app.elf`).
             let kept = |key: &str, role: &str| {
                 let name = old.meta.get(key)?;
-                let in_role =
-                    tmp.join(crate::ingest::hw::kept_name(role, std::path::Path::new(name)));
-                [in_role, tmp.join(name)].into_iter().find(|p| p.is_file())
+                let own = std::path::Path::new(name);
+                let in_role = tmp.join(crate::ingest::hw::kept_name(role, own));
+                let found = [in_role, tmp.join(name)].into_iter().find(|p| p.is_file())?;
+                // A name that is more than a file name (a hand-edited manifest) is read
+                // where it was found, never moved out of the folder.
+                if own.file_name() != Some(own.as_os_str()) {
+                    return Some(found);
+                }
+                let dir = tmp.join(format!(".hw-{role}"));
+                let dest = dir.join(own);
+                match std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(&found, &dest)) {
+                    Ok(()) => Some(dest),
+                    Err(_) => Some(found),
+                }
             };
             let hw = crate::ingest::hw::HwOptions {
                 elf: kept("hw.elf", "elf"),

@@ -66,21 +66,44 @@ pub fn run(args: Args) -> Result<()> {
     let threshold_pct = parse_threshold(&args.threshold)?;
     let archive = Archive::open(&args.archive.archive)?;
     let find = |key: &str| archive.manifest.resolve(key, &archive.dir).cloned();
-    let capture =
-        match &args.capture {
-            Some(c) => find(c)?,
-            None => {
+    let capture = match &args.capture {
+        Some(c) => find(c)?,
+        None => {
+            let last =
                 archive.manifest.captures.iter().max_by_key(|c| c.capture_id).cloned().ok_or_else(
                     || Error::Usage(format!("no capture in {}", archive.dir.display())),
-                )?
+                )?;
+            // A report is of one capture: one who asked for a report on a whole archive
+            // learns which one it is, and how to pick another.
+            let n = archive.manifest.captures.len();
+            if n > 1 {
+                crate::say!(
+                    "tracedb: note: a report is of one capture: capture {} '{}', the most \
+                         recent of {n} (--capture picks another)",
+                    last.capture_id,
+                    last.name
+                );
             }
-        };
+            last
+        }
+    };
     let baseline = args.baseline.as_deref().map(find).transpose()?;
     let conn = archive.connect()?;
     if let Some(d) = &args.deadlines {
         super::query::load_deadlines(&conn, d)?;
     }
-    let r = report::collect(&conn, &capture, baseline.as_ref(), &Options { threshold_pct })?;
+    let r = report::collect(
+        &conn,
+        &capture,
+        baseline.as_ref(),
+        &Options {
+            threshold_pct,
+            deadlines: args.deadlines.as_ref().map(|d| d.display().to_string()),
+        },
+    )?;
+    if let Some(note) = r.comparison.as_ref().and_then(|c| c.deadlines_note.as_ref()) {
+        crate::say!("tracedb: note: {note}");
+    }
     let body = match form {
         Form::Html => report::html::render(&r),
         Form::Markdown => report::markdown::render(&r),
@@ -88,13 +111,23 @@ pub fn run(args: Args) -> Result<()> {
     };
     write_atomic(&args.output, body.as_bytes())?;
     match &r.comparison {
-        Some(c) if c.failed() => Err(Error::Regression(format!(
-            "{} against baseline {}: {} (all of them in {})",
-            capture.name,
-            baseline.map(|b| b.name).unwrap_or_default(),
-            c.describe(REGRESSIONS_SHOWN),
-            args.output.display()
-        ))),
+        Some(c) if c.failed() => {
+            // Two captures of one name (the same system captured again) are told apart by id.
+            let base = baseline.unwrap_or_else(|| capture.clone());
+            let (this, that) = if base.name == capture.name {
+                (
+                    format!("{} (capture {})", capture.name, capture.capture_id),
+                    format!("{} (capture {})", base.name, base.capture_id),
+                )
+            } else {
+                (capture.name.clone(), base.name.clone())
+            };
+            Err(Error::Regression(format!(
+                "{this} against baseline {that}: {} (all of them in {})",
+                c.describe(REGRESSIONS_SHOWN),
+                args.output.display()
+            )))
+        }
         _ => Ok(()),
     }
 }

@@ -476,6 +476,23 @@ impl Shell {
         Ok(())
     }
 
+    /// The rows of `param_deadlines` the session holds (its own `INSERT`s).
+    fn own_deadlines(&self) -> Result<Vec<(String, i64)>> {
+        let mut stmt = self.conn.prepare("SELECT entity, deadline FROM param_deadlines")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
+    }
+
+    /// Puts `param_deadlines` back to `rows`.
+    fn restore_deadlines(&self, rows: &[(String, i64)]) -> Result<()> {
+        self.conn.execute_batch("DELETE FROM param_deadlines")?;
+        let mut stmt = self.conn.prepare("INSERT INTO param_deadlines VALUES (?, ?)")?;
+        for (entity, ns) in rows {
+            stmt.execute(duckdb::params![entity, ns])?;
+        }
+        Ok(())
+    }
+
     fn meta(&mut self, m: Meta) -> Result<Flow> {
         // Commands that read the tables see the archive as it is now, like statements do.
         if matches!(m, Meta::Tables | Meta::Schema(_) | Meta::Captures | Meta::Run { .. }) {
@@ -500,6 +517,14 @@ impl Shell {
                 let values: Vec<(String, String)> =
                     params.iter().filter(|(k, _)| k != "capture").cloned().collect();
                 q.check(&values)?;
+                // capture= too is given once (a second one would silently win).
+                let mut captures = params.iter().filter(|(k, _)| k == "capture").map(|(_, v)| v);
+                if let (Some(first), Some(then)) = (captures.next(), captures.next()) {
+                    return Err(Error::Usage(format!(
+                        "capture is given twice (capture={first}, then capture={then}): give it \
+                         once"
+                    )));
+                }
                 let mut capture = None;
                 let mut values = Vec::new();
                 for (k, v) in params {
@@ -510,13 +535,20 @@ impl Shell {
                         values.push((k, v));
                     }
                 }
-                // A file parameter (deadlines=FILE) fills its table for this run only.
-                let (values, loaded) = crate::cli::query::load_file_params(&self.conn, &q, values)?;
-                let run =
-                    q.invocation(&values, capture).map(|sql| self.statement(&sql, Origin::Meta));
-                // For this run only, whether it ran or not.
-                if loaded {
-                    self.conn.execute_batch("DELETE FROM param_deadlines")?;
+                // A file parameter (deadlines=FILE) fills its table for this run only: the
+                // deadlines the session put there itself are set aside and put back after
+                // it, whether it ran or not (a file that cannot be read included).
+                let has_file = values
+                    .iter()
+                    .any(|(k, _)| q.params.iter().any(|p| &p.name == k && p.kind == "file"));
+                let own = if has_file { Some(self.own_deadlines()?) } else { None };
+                let run = crate::cli::query::load_file_params(&self.conn, &q, values).and_then(
+                    |(values, _)| {
+                        q.invocation(&values, capture).map(|sql| self.statement(&sql, Origin::Meta))
+                    },
+                );
+                if let Some(own) = own {
+                    self.restore_deadlines(&own)?;
                 }
                 run?;
             }

@@ -124,6 +124,7 @@ pub fn compare(
         baseline_semaphores: base_sems,
         regressions,
         new_deadline_misses,
+        deadlines_note: None,
     }
 }
 

@@ -65,6 +65,9 @@ pub fn render(r: &Report) -> String {
                 esc(&list(&c.gone_tasks))
             );
         }
+        if let Some(note) = &c.deadlines_note {
+            let _ = writeln!(s, "<p>Note: {}.</p>", esc(note));
+        }
     }
     if !r.diagnostics.is_empty() {
         s.push_str("<h2 id=\"diagnostics\">Diagnostics</h2>\n<div class=\"alert\">The importer skipped or repaired records; figures may be incomplete.</div>\n");

@@ -72,6 +72,9 @@ pub fn render(r: &Report) -> String {
                 list(&c.gone_tasks)
             );
         }
+        if let Some(note) = &c.deadlines_note {
+            let _ = writeln!(s, "Note: {}.\n", cell(note));
+        }
     }
     if !r.diagnostics.is_empty() {
         let _ = writeln!(s, "## Diagnostics\n\nThe importer skipped or repaired records; figures may be incomplete.\n");

@@ -49,6 +49,8 @@ pub const GANTT_PX: f64 = 900.0;
 pub struct Options {
     /// Regression threshold, percent.
     pub threshold_pct: f64,
+    /// The deadline file given for the report (`--deadlines`), as named there.
+    pub deadlines: Option<String>,
 }
 
 /// Runs the analyses for `capture` (and `baseline`) on `conn` and gathers the report.
@@ -99,12 +101,18 @@ pub fn collect(
                         .collect();
                 }
             }
-            Some(compare(
+            let mut c = compare(
                 &tasks,
                 task_rows(conn, b.capture_id)?,
                 analysis(conn, "semaphore_contention", &[], b.capture_id)?,
                 opts.threshold_pct,
-            ))
+            );
+            // Only tasks of both captures are compared: with none, there is nothing to say.
+            if tasks.iter().any(|t| c.base(&t.entity).is_some()) {
+                c.deadlines_note =
+                    deadlines_note(conn, id, b.capture_id, opts.deadlines.as_deref())?;
+            }
+            Some(c)
         }
         None => None,
     };
@@ -149,6 +157,52 @@ pub fn rows(conn: &duckdb::Connection, sql: &str) -> Result<Vec<Row>> {
             _ => None,
         })
         .collect())
+}
+
+/// Says when the two captures were ingested with different deadline rules (the `deadlines`
+/// table): each capture's tasks are judged by its own, so the same timing can miss in one
+/// and not in the other, and the miss counts compared are not judged alike. None when the
+/// rules are the same (or both have none).
+fn deadlines_note(
+    conn: &duckdb::Connection,
+    id: i64,
+    base: i64,
+    file: Option<&str>,
+) -> Result<Option<String>> {
+    let counts = rows(
+        conn,
+        &format!(
+            "WITH a AS (SELECT entity, deadline FROM deadlines WHERE capture_id = {id}), \
+                  b AS (SELECT entity, deadline FROM deadlines WHERE capture_id = {base}) \
+             SELECT (SELECT count(*) FROM a) AS here, (SELECT count(*) FROM b) AS there, \
+                    (SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM b)) \
+                  + (SELECT count(*) FROM (SELECT * FROM b EXCEPT SELECT * FROM a)) AS apart"
+        ),
+    )?;
+    let Some(r) = counts.first() else { return Ok(None) };
+    let n = |col: &str| num(r, col).unwrap_or(0.0) as u64;
+    if n("apart") == 0 {
+        return Ok(None);
+    }
+    let rules = |k: u64| match k {
+        0 => "none".to_string(),
+        1 => "1 rule".to_string(),
+        k => format!("{k} rules"),
+    };
+    let remedy = match file {
+        Some(f) => format!(
+            "--deadlines {f} judges both captures by one file where it names a task (it does for \
+             the tasks it names; the others keep their own capture's)"
+        ),
+        None => "--deadlines FILE judges both captures by one file where it names a task".into(),
+    };
+    Ok(Some(format!(
+        "the deadlines stored at ingest differ (this capture: {}, the baseline: {}): a task \
+         is judged against its own capture's deadline, so its misses may differ with the same \
+         timing; {remedy}",
+        rules(n("here")),
+        rules(n("there"))
+    )))
 }
 
 /// Rows of the predefined analysis `name` for capture `id`.

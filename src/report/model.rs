@@ -236,6 +236,9 @@ pub struct Comparison {
     pub new_tasks: Vec<String>,
     /// Tasks only in the baseline.
     pub gone_tasks: Vec<String>,
+    /// Set when the two captures were ingested with different deadline rules: says so and
+    /// how to judge both by one file.
+    pub deadlines_note: Option<String>,
 }
 
 /// A figure that changed.

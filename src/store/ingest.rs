@@ -68,6 +68,10 @@ pub struct IngestReport {
     pub text_bytes: u64,
     /// Wall time.
     pub elapsed: Duration,
+    /// Deadlines were given (`--deadlines`) and none of their patterns names a task or ISR
+    /// of the capture: its deadlines stay implicit (a pattern with `[...]` counts as a
+    /// match, not checked here).
+    pub deadlines_match_nothing: bool,
 }
 
 /// Progress callback: (bytes of the file read so far, file size).
@@ -598,6 +602,17 @@ fn run(
 
     let diagnostics =
         summary.diag_counts.iter().map(|(k, (s, n))| (k.to_string(), *s, *n)).collect();
+    let deadlines_match_nothing = !opts.deadlines.is_empty()
+        && !opts.deadlines.iter().any(|(pattern, _)| {
+            pattern.contains('[')
+                || summary.entities.iter().any(|e| {
+                    let ty = e.entity_type.map(|t| summary.names.resolve(t));
+                    matches!(ty, Some("T" | "I" | "ISR")) && {
+                        let name = summary.names.resolve(e.name);
+                        name == pattern || crate::ingest::hw::glob(pattern, name)
+                    }
+                })
+        });
     Ok(IngestReport {
         capture,
         entities: summary.entities.len() as u64,
@@ -608,6 +623,7 @@ fn run(
         diagnostics,
         text_bytes,
         elapsed: started.elapsed(),
+        deadlines_match_nothing,
     })
 }
 

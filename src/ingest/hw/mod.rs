@@ -27,6 +27,7 @@ mod clock;
 mod columns;
 mod elf;
 mod fields;
+pub(crate) use fields::glob;
 mod map;
 mod reader;
 mod system;
