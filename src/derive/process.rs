@@ -24,6 +24,9 @@ pub(super) struct Act {
     pub core: Option<Sym>,
     pub source: Sym,
     pub source_instance: i64,
+    /// A `preempt` noted `create pri:<n>`: the FreeRTOS trace logger's record of a task's
+    /// creation (it enters ready; it did not run before).
+    pub created: bool,
 }
 
 /// Life-cycle state of a process instance.
@@ -265,7 +268,7 @@ impl<O: Output> Deriver<O> {
                         // A repeated terminate: nothing new to record, no second instance row.
                         return Ok(());
                     }
-                } else {
+                } else if !a.created {
                     let msg = format!(
                         "first event of {name} instance {inst} is {action}: state before it unknown \
                          (trace starts mid-life or the producer logs no activate)"
@@ -302,12 +305,14 @@ impl<O: Output> Deriver<O> {
                     }
                 }
                 // It ran until then: that is a preemption like any other (`enter` counts
-                // only those of a process it saw running).
-                if action == "preempt" {
+                // only those of a process it saw running). Not a FreeRTOS task's creation,
+                // which makes it ready without having run anywhere.
+                if action == "preempt" && !a.created {
                     if let Some(p) = self.procs.get_mut(&key) {
                         p.row.preemptions += 1;
                     }
                 }
+                let a = if a.created { Act { core: None, ..a } } else { a };
                 self.enter(key, to, a)?;
                 // Adopted runnables were running; the task may not be.
                 if self.procs.get(&key).is_some_and(|p| !p.state.on_core()) {

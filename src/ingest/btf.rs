@@ -108,6 +108,8 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink)
         last_ts: None,
         type_ids: HashMap::new(),
         entity_ids: HashMap::new(),
+        freertos: false,
+        freertos_said: std::cell::Cell::new(false),
     };
     sink.time_unit(TimeUnit::Ns);
     loop {
@@ -165,6 +167,11 @@ struct BtfReader<'p> {
     type_ids: HashMap<i64, Box<str>>,
     /// `#entityTable` rows: entity id to name (the last row of an id wins).
     entity_ids: HashMap<i64, Box<str>>,
+    /// `#creator FreeRTOS trace logger`: its older task labels `[<core>/<id>]<name>` are
+    /// read as the one task `<name>[<id>]` (see [`freertos_label`]).
+    freertos: bool,
+    /// Whether a label has been rewritten yet (said once, as a `freertos_labels` row).
+    freertos_said: std::cell::Cell<bool>,
 }
 
 impl BtfReader<'_> {
@@ -225,6 +232,10 @@ impl BtfReader<'_> {
                 }
                 self.unit = unit;
                 sink.time_unit(unit);
+                sink.meta(&key, value);
+            }
+            "creator" => {
+                self.freertos = value.to_ascii_lowercase().starts_with("freertos trace logger");
                 sink.meta(&key, value);
             }
             _ => sink.meta(&key, value),
@@ -355,6 +366,37 @@ impl BtfReader<'_> {
             } else {
                 (source, target_type, target)
             };
+        // The FreeRTOS trace logger's older labels name a task after the core of each event
+        // (`[0/0007]CS`, `[1/0007]CS`): one task, which its current exporter writes `CS[7]`
+        // with the core as the source of the line. Read them so.
+        let (mut freertos_source, mut freertos_target) = (None, None);
+        if self.freertos {
+            if let Some((core, _, _)) = freertos_label(source) {
+                freertos_source = Some(format!("Core_{core}"));
+            }
+            if let Some((_, id, name)) = freertos_label(target) {
+                freertos_target = Some(format!("{name}[{id}]"));
+            }
+            if !self.freertos_said.get() && (freertos_source.is_some() || freertos_target.is_some())
+            {
+                self.freertos_said.set(true);
+                sink.diagnostic(Diagnostic {
+                    severity: Severity::Info,
+                    kind: "freertos_labels",
+                    pos,
+                    ts: Some(ts),
+                    message: format!(
+                        "FreeRTOS trace logger labels '[<core>/<id>]<name>' (here '{}') are read \
+                         as the task '<name>[<id>]' on every core, as the logger now writes \
+                         them, and a resume's source '[<core>/<id>]<name>' (the task switched \
+                         out) as its core 'Core_<core>'",
+                        clip(if freertos_target.is_some() { target } else { source })
+                    ),
+                })?;
+            }
+        }
+        let source = freertos_source.as_deref().unwrap_or(source);
+        let target = freertos_target.as_deref().unwrap_or(target);
         sink.event(&Event {
             ts,
             source,
@@ -484,6 +526,28 @@ fn find_commas(line: &[u8], commas: &mut [usize; 7]) -> usize {
 }
 
 /// Parses an optionally signed decimal integer, without overflow.
+/// A task label of the FreeRTOS trace logger's older exporter, `[<core>/<task id>]<name>`
+/// (`[0/0007]CS`; core and id decimal or `0x` hexadecimal): core, id and name. The logger
+/// documents it (its docs/ "Task identity and labels", legacy label forms): the core is the
+/// one the event happened on, and tasks are one across cores by their id.
+fn freertos_label(label: &str) -> Option<(u64, u64, &str)> {
+    let (inside, name) = label.strip_prefix('[')?.split_once(']')?;
+    let (core, id) = inside.split_once('/')?;
+    Some((freertos_number(core)?, freertos_number(id)?, name))
+}
+
+/// A decimal or `0x` hexadecimal number of a FreeRTOS label (digits only, no sign).
+fn freertos_number(s: &str) -> Option<u64> {
+    let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None => (s, 10),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
 fn parse_int(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     let (neg, digits) = match b {
@@ -566,6 +630,36 @@ mod tests {
         assert!(r.meta.contains(&("version".into(), "2.1.0".into())));
         assert!(r.meta.contains(&("creator".into(), "TA Simulator (14.01)".into())));
         assert_eq!(r.events, ["5000|Core_0|0|T|A|0|start|None|line 4"]);
+    }
+
+    /// The FreeRTOS trace logger's older labels (`[<core>/<id>]<name>`: the event's core, then
+    /// the task's id) name one task per core; its current exporter writes `<name>[<id>]`
+    /// with the core as the source. Only its files are read so; once said.
+    #[test]
+    fn freertos_logger_labels_are_one_task_on_every_core() {
+        let body = "1,Core_0,0,T,[0/0005]CS,0,preempt,create pri:3\n\
+                    3,[1/0000],0,T,[1/0005]CS,0,resume,\n\
+                    4,[0x1/0x0b]Med,0,T,[0X1/0xb]Med,0,resume,\n\
+                    5,Core_1,0,STI,task,0,trigger,suspend CS[5]\n\
+                    6,[1/5],0,T,[1/]x,0,resume,\n";
+        let r = run(&format!("#version 2.2.0\n#creator FreeRTOS trace logger\n{body}"));
+        assert_eq!(
+            r.events,
+            [
+                "1|Core_0|0|T|CS[5]|0|preempt|Some(\"create pri:3\")|line 3",
+                "3|Core_1|0|T|CS[5]|0|resume|None|line 4",
+                "4|Core_1|0|T|Med[11]|0|resume|None|line 5",
+                "5|Core_1|0|STI|task|0|trigger|Some(\"suspend CS[5]\")|line 6",
+                // An id that is no number is no label.
+                "6|Core_1|0|T|[1/]x|0|resume|None|line 7",
+            ]
+        );
+        assert_eq!(r.kinds(), ["freertos_labels"]);
+        assert!(r.diags[0].1.starts_with("line 3: FreeRTOS trace logger labels"), "{:?}", r.diags);
+        // Another producer's names are its own.
+        let r = run(&format!("#version 2.2.0\n#creator libBtf\n{body}"));
+        assert_eq!(r.events[1], "3|[1/0000]|0|T|[1/0005]CS|0|resume|None|line 4");
+        assert!(r.diags.is_empty(), "{:?}", r.diags);
     }
 
     #[test]

@@ -16,14 +16,18 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   second activate of an open one, opens a new life cycle of the same number;
 * a transition the table does not allow resynchronises (the instance takes the event's
   destination state) and makes the instance incomplete; the first event of an instance
-  with no activate finds it in an unknown state (a first `preempt` is a preemption);
+  with no activate finds it in an unknown state (a first `preempt` is a preemption, but
+  for the FreeRTOS trace logger's `preempt` noted `create pri:N`, its creation: ready,
+  having run nowhere);
+* a file whose `#creator` is the FreeRTOS trace logger names a task after each event's
+  core in its older labels, `[core/id]name`: they are the one task `name[id]`, and such a
+  label as a resume's source (the task switched out) is the core `Core_<core>`;
 * start_ts = its `start` only; net_exec and ready/waiting/polling/parking time are summed
   over every state seen, up to terminate or to the capture's last event;
 * migrations = times it runs again on a core other than the one it last ran on;
 * the core of a process event is its source when that source is a core (a `C` target
   somewhere in the file, or anything that is not a process when the file names no core);
-  a process as source (FreeRTOS writes the task it switched from) means the core that
-  process last ran on; else the instance's own last core; instances.core = the core of
+  a process as source means the core that process last ran on; else the instance's own last core; instances.core = the core of
   its first start or resume;
 * at most one process runs on a core: an ISR starting on a busy core with no preempt
   preempts the process there (parks it if it polls) until the ISR terminates, a task
@@ -49,6 +53,7 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -101,10 +106,24 @@ def to_int(text):
         return -1
 
 
+FREERTOS_LABEL = re.compile(r"^\[(0[xX][0-9a-fA-F]+|[0-9]+)/(0[xX][0-9a-fA-F]+|[0-9]+)\](.*)$")
+
+
+def freertos(field, as_source):
+    """The FreeRTOS trace logger's older label `[core/id]name`: the task `name[id]` as a
+    target; as a source (the task switched out before a resume), the core `Core_<core>`."""
+    m = FREERTOS_LABEL.match(field)
+    if not m:
+        return field
+    core, ident = (int(x, 0) if x[:2].lower() == "0x" else int(x) for x in m.group(1, 2))
+    return f"Core_{core}" if as_source else f"{m.group(3)}[{ident}]"
+
+
 def read_btf(path):
     """Yield (ts_ns, source, source_instance, target_type, target, target_instance, action,
     note)."""
     scale = 1
+    labels = False  # `#creator FreeRTOS trace logger`: its labels name one task on every core
     with open_text(path) as f:
         for line in f:
             line = line.strip()
@@ -114,6 +133,8 @@ def read_btf(path):
                 key, _, value = line[1:].partition(" ")
                 if key.lower() == "timescale":
                     scale = SCALE.get(value.strip().lower(), 1)
+                if key.lower() == "creator":
+                    labels = value.strip().lower().startswith("freertos trace logger")
                 continue
             fields = [x.strip() for x in line.split(",", 7)]
             if len(fields) < 7:
@@ -124,6 +145,8 @@ def read_btf(path):
                 continue
             ts = raw // 1000 if scale == 0.001 else raw * scale
             note = fields[7] if len(fields) > 7 else ""
+            if labels:
+                fields[1], fields[4] = freertos(fields[1], True), freertos(fields[4], False)
             yield (ts, fields[1], to_int(fields[2]), fields[3].upper(), fields[4],
                    to_int(fields[5]), fields[6].lower(), note)
 
@@ -233,12 +256,14 @@ class Oracle:
             return source
         return None
 
-    def process_event(self, ts, src, src_i, ttype, target, t_i, action):
+    def process_event(self, ts, src, src_i, ttype, target, t_i, action, note=""):
         if action not in PROC_STATE:
             return
         # (runnables started by an instance not seen yet are its own unless it first
         # appears at its activate: tracedb's reading)
         inst = self.instance(target, ttype, t_i, adopt=action != "activate")
+        # The FreeRTOS trace logger's creation of a task: ready, having run nowhere.
+        created = action == "preempt" and note.startswith("create pri:") and inst.state == "init"
         allowed, dest = PROC_STATE[action]
         if inst.conflict:
             # Displaced by a task with no preempt: its next event is where it stands again
@@ -290,7 +315,7 @@ class Oracle:
             inst.resynced = True  # a transition the table does not allow
         if action == "activate":
             inst.activate_ts = ts
-        if action == "preempt" and inst.state in ("running", "init"):
+        if action == "preempt" and inst.state in ("running", "init") and not created:
             inst.preemptions += 1
         if (action in ("resume", "run") and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
@@ -302,7 +327,7 @@ class Oracle:
             inst.start_ts = ts
         if inst.displaced_by is not None:  # its own event ends an implicit preemption
             inst.displaced_by.displaced, inst.displaced_by = None, None
-        core = None if action == "activate" else source_core or inst.last_core
+        core = None if action == "activate" or created else source_core or inst.last_core
         if inst.adopted and action in ("preempt", "wait", "poll", "park", "terminate"):
             for r in inst.adopted:  # they started where it ran until this first event
                 if r.state == "running" and r.core is None:
@@ -465,10 +490,10 @@ class Oracle:
 
     def run(self):
         end_ts = 0
-        for ts, src, src_i, ttype, target, t_i, action, _note in self.events:
+        for ts, src, src_i, ttype, target, t_i, action, note in self.events:
             end_ts = max(end_ts, ts)
             if ttype in PROCESS_TYPES:
-                self.process_event(ts, src, src_i, ttype, target, t_i, action)
+                self.process_event(ts, src, src_i, ttype, target, t_i, action, note)
             elif ttype == "R":
                 self.runnable_event(ts, src, src_i, target, t_i, action)
             elif ttype == "SEM":
