@@ -1,7 +1,7 @@
--- FreeRTOS logger style: tasks are created with a preempt (no activate), then only ever
--- preempt/resume; the source of a resume is the task that ran before. Cores are resolved
--- from the source (Core_0), from the previous task (it ran on Core_0), or from the task's
--- own last core (the [0/0000] source at 3 us is unknown).
+-- FreeRTOS logger style: tasks are created with a preempt noted `create pri:N` (no
+-- activate; ready, having run nowhere: no preemption), then only ever preempt/resume. Its
+-- older labels [core/id]name are the task name[id] ([0/0001]Runner is Runner[1]), and as the
+-- source of a resume (the task switched out, [0/0000] for none) the core, Core_0.
 -- Runner: ready [1,6) running [6,10) ready [10,21) running [21,21] (open)
 -- IDLE:   ready [2,3) running [3,5) ready [5,11) running [11,20) ready [20,21] (open)
 -- Instances are incomplete (no activate, no terminate); net_exec counts what was seen.
