@@ -70,6 +70,9 @@ PROC_STATE = {  # action -> (allowed from states, destination)
     "release_parking": ({"parking"}, "ready"),
     "poll_parking": ({"parking"}, "polling"),
 }
+INTERVAL_STATES = {"active", "running", "ready", "waiting", "polling", "parking", "suspended"}
+INTERVALS = []  # the state intervals of every instance, as they close
+ACTION = [None]  # the action of the event being read (it ends one state, begins the next)
 RUNNABLE_STATE = {
     "start": "running",
     "resume": "running",
@@ -80,6 +83,10 @@ INSTANCE_COLUMNS = [
     "entity", "entity_type", "instance", "activate_ts", "start_ts", "terminate_ts", "core",
     "response_time", "start_delay", "gross_exec", "net_exec", "ready_time", "waiting_time",
     "polling_time", "parking_time", "preemptions", "migrations", "complete",
+]
+INTERVAL_COLUMNS = [
+    "entity", "entity_type", "instance", "channel", "state", "value", "ts", "dur", "core",
+    "start_action", "end_action", "open",
 ]
 LOCK_COLUMNS = [
     "semaphore", "process", "process_instance", "request_ts", "assigned_ts", "released_ts",
@@ -149,11 +156,22 @@ class Instance:
         self.lost = None  # (time, core) of a preempt taken as lost, not seen yet
         self.adopted = []  # runnables it started before the capture showed it
         self.was_resynced = False
+        self.entered_by = self.on_core = None  # the action and core of its current state
 
-    def move(self, ts, state):
+    def move(self, ts, state, is_open=False):
         if self.since is not None and self.state in self.acc:
             self.acc[self.state] += ts - self.since
-        self.state, self.since = state, ts
+        if self.since is not None and self.state in INTERVAL_STATES:
+            INTERVALS.append({
+                "entity": self.entity, "entity_type": self.etype, "instance": self.number,
+                "channel": "state", "state": self.state, "value": None, "ts": self.since,
+                "dur": ts - self.since, "core": self.on_core, "start_action": self.entered_by,
+                "end_action": None if is_open else ACTION[0], "open": is_open})
+        self.state, self.since, self.entered_by = state, ts, ACTION[0]
+        self.on_core = None
+        if state in ("running", "polling"):
+            task = self.task if self.etype == "R" else self
+            self.on_core = task.last_core if task is not None else self.core
 
     def runs_on(self, core):
         if core is not None:
@@ -165,7 +183,7 @@ class Instance:
 
     def row(self, end_ts):
         if self.state not in ("terminated", "closed", "init") and self.since is not None:
-            self.move(end_ts, self.state)
+            self.move(end_ts, self.state, True)
         runnable = self.etype == "R"
         activate = self.start_ts if runnable else self.activate_ts
         start, term = self.start_ts, self.terminate_ts
@@ -465,8 +483,10 @@ class Oracle:
 
     def run(self):
         end_ts = 0
+        del INTERVALS[:]
         for ts, src, src_i, ttype, target, t_i, action, _note in self.events:
             end_ts = max(end_ts, ts)
+            ACTION[0] = action
             if ttype in PROCESS_TYPES:
                 self.process_event(ts, src, src_i, ttype, target, t_i, action)
             elif ttype == "R":
@@ -474,11 +494,41 @@ class Oracle:
             elif ttype == "SEM":
                 self.semaphore_event(ts, src, src_i, target, action)
         instances = [i.row(end_ts) for i in self.done]
-        return instances, self.locks
+        return instances, self.locks, INTERVALS + running_channel(INTERVALS)
+
+
+def running_channel(intervals):
+    """What occupies each core: a process instance's running and polling, one stretch."""
+    out = []
+    last = {}  # core -> its latest occupancy
+    for i in sorted((i for i in intervals if i["entity_type"] != "R" and i["core"] is not None),
+                    key=lambda i: (i["ts"], i["dur"] > 0)):
+        prev = last.get(i["core"])
+        if (prev is not None and (prev["state"], prev["value"]) == (i["entity"], i["instance"])
+                and prev["ts"] + prev["dur"] == i["ts"] and not prev["open"]):
+            prev["dur"] += i["dur"]
+            prev["end_action"], prev["open"] = i["end_action"], i["open"]
+            continue
+        row = dict(i, entity=i["core"], entity_type="C", instance=-1, channel="running",
+                   state=i["entity"], value=i["instance"])
+        last[i["core"]] = row
+        out.append(row)
+    return out
 
 
 def derive(path):
-    return Oracle(list(read_btf(path))).run()
+    """The oracle's tables and analyses of one trace: {name: [row]}."""
+    instances, locks, intervals = Oracle(list(read_btf(path))).run()
+    out = {"instances": instances, "lock_requests": locks, "intervals": intervals}
+    out.update(analyses(instances, intervals))
+    return out
+
+
+ANALYSES = {}  # name (and its parameters) -> (columns compared, key columns, query arguments)
+
+
+def analyses(instances, intervals):
+    return {}
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -488,51 +538,69 @@ def norm(value):
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    try:  # a number, however it is printed (0, 0.0, 1e3)
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+# name -> (columns compared, key columns, columns ordering rows of one key, tracedb's SQL)
+TABLES = {
+    "instances": (INSTANCE_COLUMNS[3:], INSTANCE_COLUMNS[:3],
+                  ("activate_ts", "start_ts"), "instances"),
+    "lock_requests": (LOCK_COLUMNS[3:], LOCK_COLUMNS[:3],
+                      ("request_ts", "assigned_ts", "released_ts"), "lock_requests"),
+    "intervals": (INTERVAL_COLUMNS[4:], INTERVAL_COLUMNS[:4], ("ts", "dur"),
+                  "intervals WHERE channel = 'running' OR (channel = 'state' "
+                  "AND entity_type IN ('T', 'I', 'ISR', 'R'))"),
+}
 
 
 def tracedb_rows(tracedb, traces, workdir):
-    """tracedb's instances and lock_requests of each trace: {path: {table: [row]}}."""
+    """tracedb's tables and analyses of each trace: {path: {name: [row]}}."""
     archive = os.path.join(workdir, "a.tdb")
     done = subprocess.run([tracedb, "ingest", "--archive", archive, "--format", "btf"] + traces,
                           capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit("tracedb ingest failed:\n" + done.stderr)
 
-    def query(sql):
-        text = subprocess.run([tracedb, "sql", "--archive", archive, "--format", "csv",
-                               "-c", sql], check=True, capture_output=True,
-                              text=True).stdout
+    def rows(args):
+        text = subprocess.run([tracedb] + args + ["--archive", archive, "--format", "csv"],
+                              check=True, capture_output=True, text=True).stdout
         return list(csv.DictReader(io.StringIO(text)))
 
     ids = {}
-    for r in query("SELECT capture_id, source_files FROM captures"):
+    for r in rows(["sql", "-c", "SELECT capture_id, source_files FROM captures"]):
         for f in json.loads(r["source_files"]):
             ids[r["capture_id"]] = os.path.realpath(f)
-    out = {os.path.realpath(t): {"instances": [], "lock_requests": []} for t in traces}
-    for table, cols in (("instances", INSTANCE_COLUMNS), ("lock_requests", LOCK_COLUMNS)):
-        for r in query("SELECT capture_id, %s FROM %s" % (", ".join(cols), table)):
-            out[ids[r["capture_id"]]][table].append(r)
+    out = {os.path.realpath(t): {name: [] for name in list(TABLES) + list(ANALYSES)}
+           for t in traces}
+    for name, (cols, key, _order, sql) in TABLES.items():
+        for r in rows(["sql", "-c", "SELECT capture_id, %s FROM %s" % (
+                ", ".join(key + cols), sql)]):
+            out[ids[r["capture_id"]]][name].append(r)
+    for name, (_cols, _key, args) in ANALYSES.items():
+        for r in rows(["query", name.split()[0]] + args):
+            out[ids[r["capture_id"]]][name].append(r)
     return out
 
 
-def keyed(rows, key_cols):
-    """Group rows by key; rows sharing a key are told apart by their order of times."""
+def keyed(rows, key_cols, order_cols):
+    """Group rows by key; rows sharing a key are told apart by their order."""
     groups = {}
     for r in rows:
         groups.setdefault(tuple(norm(r[c]) for c in key_cols), []).append(r)
     out = {}
     for key, group in groups.items():
-        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in
-                                       ("activate_ts", "start_ts", "request_ts",
-                                        "assigned_ts", "released_ts") if c in r))
+        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in order_cols))
         for n, r in enumerate(group):
             out[key + (n,)] = r
     return out
 
 
-def compare(name, ours, theirs, key_cols, cols, report):
-    a, b = keyed(ours, key_cols), keyed(theirs, key_cols)
+def compare(name, ours, theirs, cols, key_cols, order_cols, report):
+    a, b = keyed(ours, key_cols, order_cols), keyed(theirs, key_cols, order_cols)
     diffs = {}
     for key in sorted(set(a) | set(b)):
         if key not in a or key not in b:
@@ -556,33 +624,30 @@ def main(argv):
         with tempfile.TemporaryDirectory() as tmp:
             all_theirs = tracedb_rows(tracedb, traces, tmp)
         for trace in traces:
-            instances, locks = derive(trace)
-            theirs = all_theirs[os.path.realpath(trace)]
-            report = []
-            d1 = compare("instances", instances, theirs["instances"],
-                         ("entity", "entity_type", "instance"), INSTANCE_COLUMNS[3:], report)
-            d2 = compare("lock_requests", locks, theirs["lock_requests"],
-                         ("semaphore", "process", "process_instance"), LOCK_COLUMNS[3:],
-                         report)
-            n = sum(d1.values()) + sum(d2.values())
+            ours, theirs = derive(trace), all_theirs[os.path.realpath(trace)]
+            report, counts, found = [], [], {}
+            for name, (cols, key, order, _sql) in TABLES.items():
+                found[name] = compare(name, ours[name], theirs[name], cols, key, order, report)
+                counts.append("%d %s" % (len(ours[name]), name))
+            for name, (cols, key, _args) in ANALYSES.items():
+                found[name] = compare(name, ours[name], theirs[name], cols, key, (), report)
+            n = sum(sum(d.values()) for d in found.values())
             total += n
-            print("%s: %d instances, %d lock requests, %d differences %s %s" % (
-                trace, len(instances), len(locks), n, d1 or "", d2 or ""))
+            print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
+                                                 {k: v for k, v in found.items() if v} or ""))
             for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
                 print("  " + line)
         return 1 if total else 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    instances, locks = derive(argv[0])
+    ours = derive(argv[0])
     w = csv.writer(sys.stdout)
-    w.writerow(INSTANCE_COLUMNS)
-    for r in instances:
-        w.writerow([norm(r[c]) for c in INSTANCE_COLUMNS])
-    w.writerow([])
-    w.writerow(LOCK_COLUMNS)
-    for r in locks:
-        w.writerow([norm(r[c]) for c in LOCK_COLUMNS])
+    for name, (cols, key, _order, _sql) in TABLES.items():
+        w.writerow(["# " + name])
+        w.writerow(key + cols)
+        for r in ours[name]:
+            w.writerow([norm(r[c]) for c in key + cols])
     return 0
 
 
