@@ -49,11 +49,13 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
+CORE_NAME = re.compile(r"(^|[^a-z])(core|cpu)([^a-z]|$)", re.IGNORECASE)  # Core_0, ECU_CPU1
 PROCESS_TYPES = {"T", "I", "ISR"}
 CORE_TYPES = {"C", "CORE"}
 PROC_STATE = {  # action -> (allowed from states, destination)
@@ -72,7 +74,8 @@ PROC_STATE = {  # action -> (allowed from states, destination)
 }
 INTERVAL_STATES = {"active", "running", "ready", "waiting", "polling", "parking", "suspended"}
 INTERVALS = []  # the state intervals of every instance, as they close
-ACTION = [None]  # the action of the event being read (it ends one state, begins the next)
+ACTION = [None, None]  # the action ending one state and beginning the next (an implied one
+# when the event implies another process's transition), and that of the event being read
 RUNNABLE_STATE = {
     "start": "running",
     "resume": "running",
@@ -166,7 +169,8 @@ class Instance:
                 "entity": self.entity, "entity_type": self.etype, "instance": self.number,
                 "channel": "state", "state": self.state, "value": None, "ts": self.since,
                 "dur": ts - self.since, "core": self.on_core, "start_action": self.entered_by,
-                "end_action": None if is_open else ACTION[0], "open": is_open})
+                "end_action": None if is_open else ACTION[0], "open": is_open,
+                "cause": None if is_open else ACTION[1]})
         self.state, self.since, self.entered_by = state, ts, ACTION[0]
         self.on_core = None
         if state in ("running", "polling"):
@@ -217,6 +221,8 @@ class Oracle:
         for e in events:
             if e[3] in CORE_TYPES:
                 self.cores.add(e[4])
+            if CORE_NAME.search(e[1]):
+                self.cores.add(e[1])
             elif e[3] in PROCESS_TYPES:
                 self.processes.add(e[4])
         self.occupant = {}  # core -> the process instance running or polling on it
@@ -341,7 +347,9 @@ class Oracle:
                 other.resume_state = other.state
                 if other.state == "running":
                     other.preemptions += 1
+                ACTION[0] = "preempt" if other.state == "running" else "park"  # implied
                 self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
+                ACTION[0] = action
                 other.implicit = (ts, other.state)
                 other.displaced_by = inst
                 if ttype in ("I", "ISR"):
@@ -361,9 +369,11 @@ class Oracle:
             inst.terminate_ts = ts
             back = inst.displaced
             if back is not None and back.state in ("ready", "parking"):
+                ACTION[0] = "resume" if back.resume_state == "running" else "poll_parking"
                 back.move(ts, back.resume_state)
                 back.implicit = (ts, back.state)
                 self.follow(ts, back, "running")
+                ACTION[0] = action
                 back.displaced_by, inst.displaced = None, None
                 if back.last_core is not None:
                     self.occupant[back.last_core] = back
@@ -486,7 +496,7 @@ class Oracle:
         del INTERVALS[:]
         for ts, src, src_i, ttype, target, t_i, action, _note in self.events:
             end_ts = max(end_ts, ts)
-            ACTION[0] = action
+            ACTION[0] = ACTION[1] = action
             if ttype in PROCESS_TYPES:
                 self.process_event(ts, src, src_i, ttype, target, t_i, action)
             elif ttype == "R":
@@ -507,10 +517,12 @@ def running_channel(intervals):
         if (prev is not None and (prev["state"], prev["value"]) == (i["entity"], i["instance"])
                 and prev["ts"] + prev["dur"] == i["ts"] and not prev["open"]):
             prev["dur"] += i["dur"]
-            prev["end_action"], prev["open"] = i["end_action"], i["open"]
+            prev["end_action"], prev["open"] = i["cause"], i["open"]
             continue
+        # (an occupancy ends with the event that took the core: an ISR's start, not the
+        # preempt it implies for the process it displaced)
         row = dict(i, entity=i["core"], entity_type="C", instance=-1, channel="running",
-                   state=i["entity"], value=i["instance"])
+                   state=i["entity"], value=i["instance"], end_action=i["cause"])
         last[i["core"]] = row
         out.append(row)
     return out
