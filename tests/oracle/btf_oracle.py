@@ -44,15 +44,18 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   one; contended = a waiting or queued step of that process, an overfull of the semaphore
   while the request waited, or assigned later than requested.
 """
+import bisect
 import csv
 import gzip
 import io
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 
 SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
 CORE_NAME = re.compile(r"(^|[^a-z])(core|cpu)([^a-z]|$)", re.IGNORECASE)  # Core_0, ECU_CPU1
@@ -231,6 +234,7 @@ class Oracle:
         self.live = {}  # (entity, number) -> current Instance
         self.done = []  # every Instance ever made, in creation order
         self.locks = []  # rows of lock_requests
+        self.preempted = []  # (process instance, time, core) of every preemption
         self.open_locks = {}  # (semaphore, process, instance) -> [rows not yet released]
 
     def instance(self, entity, etype, number, adopt=True):
@@ -283,6 +287,7 @@ class Oracle:
             # until then, no preemption.
             if inst.state == "ready":
                 inst.preemptions -= 1
+                self.preempted.pop()  # (the displacement was the last one recorded)
             inst.state, inst.implicit = inst.resume_state, None
             for r in inst.runnables:
                 if r.by_task and r.state == "suspended" and r.since == ts:
@@ -316,9 +321,12 @@ class Oracle:
             inst.activate_ts = ts
         if action == "preempt" and inst.state in ("running", "init"):
             inst.preemptions += 1
+            self.preempted.append((inst, ts, inst.last_core if inst.state == "running"
+                                   else source_core))
         if (action in ("resume", "run") and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
             inst.preemptions += 1  # the preempt on its old core is lost: taken as then
+            self.preempted.append((inst, ts, inst.last_core))
             inst.lost = (ts, inst.last_core)
             if self.occupant.get(inst.last_core) is inst:
                 del self.occupant[inst.last_core]  # it left that core
@@ -347,6 +355,7 @@ class Oracle:
                 other.resume_state = other.state
                 if other.state == "running":
                     other.preemptions += 1
+                    self.preempted.append((other, ts, core))
                 ACTION[0] = "preempt" if other.state == "running" else "park"  # implied
                 self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
                 ACTION[0] = action
@@ -504,7 +513,8 @@ class Oracle:
             elif ttype == "SEM":
                 self.semaphore_event(ts, src, src_i, target, action)
         instances = [i.row(end_ts) for i in self.done]
-        return instances, self.locks, INTERVALS + running_channel(INTERVALS)
+        preempted = [(i.entity, i.number, ts, core) for i, ts, core in self.preempted]
+        return instances, self.locks, INTERVALS + running_channel(INTERVALS), preempted
 
 
 def running_channel(intervals):
@@ -530,17 +540,123 @@ def running_channel(intervals):
 
 def derive(path):
     """The oracle's tables and analyses of one trace: {name: [row]}."""
-    instances, locks, intervals = Oracle(list(read_btf(path))).run()
+    events = list(read_btf(path))
+    instances, locks, intervals, preempted = Oracle(events).run()
     out = {"instances": instances, "lock_requests": locks, "intervals": intervals}
-    out.update(analyses(instances, intervals))
+    span = (min(e[0] for e in events), max(e[0] for e in events)) if events else None
+    cores = {e[4] for e in events if e[3] in CORE_TYPES}
+    out["response_times"] = response_times(instances)
+    out["preemption_pairs"] = preemption_pairs(preempted, intervals)
+    for window in (1000000, 7000000):
+        out["cpu_load %d" % window] = cpu_load(intervals, cores, span, window)
     return out
 
 
-ANALYSES = {}  # name (and its parameters) -> (columns compared, key columns, query arguments)
+STATS = ("min", "avg", "p50", "p90", "p99", "max", "stddev")
+METRICS = ("response_time", "start_delay", "net_exec", "gross_exec")
+# name (and parameters) -> (columns compared, key columns, arguments of `tracedb query`)
+ANALYSES = {
+    "response_times": (["instances", "instances_left_out"] + [
+        "%s_%s" % (m, s) for m in METRICS for s in STATS], ["entity", "entity_type"], []),
+    "preemption_pairs": (["preemptions", "first_ts", "last_ts"],
+                         ["preempted", "preempted_by", "core"], []),
+    "cpu_load 1000000": (["window_end", "busy", "load"], ["core", "window_start"], []),
+    "cpu_load 7000000": (["window_end", "busy", "load"], ["core", "window_start"],
+                         ["--param", "window=7ms"]),
+}
 
 
-def analyses(instances, intervals):
-    return {}
+def rounded(fraction, digits):
+    """Half away from zero, as SQL's round."""
+    scale = 10 ** digits
+    n = abs(fraction) * scale
+    whole = int(n) + (1 if n - int(n) >= Fraction(1, 2) else 0)
+    return (whole if fraction >= 0 else -whole) / scale
+
+
+def response_times(instances):
+    """Per task and ISR, statistics over complete instances (README: Analyses)."""
+    out = {}
+    for i in instances:
+        if i["entity_type"] == "R":
+            continue
+        row = out.setdefault(i["entity"], {"entity": i["entity"], "entity_type":
+                                           i["entity_type"], "values": []})
+        row["values"].append(i)
+    for row in out.values():
+        done = [i for i in row.pop("values") if i["complete"]]
+        row["instances"] = len(done)
+        row["instances_left_out"] = sum(1 for i in instances if i["entity"] == row["entity"]
+                                        and i["entity_type"] != "R") - len(done)
+        for m in METRICS:
+            values = sorted(i[m] for i in done if i[m] is not None)
+            n = len(values)
+            for s in STATS:
+                row["%s_%s" % (m, s)] = None
+            if not n:
+                continue
+            row[m + "_min"], row[m + "_max"] = values[0], values[-1]
+            row[m + "_avg"] = rounded(Fraction(sum(values), n), 1)
+            for p in (50, 90, 99):  # nearest rank
+                row["%s_p%d" % (m, p)] = values[max(1, -(-p * n // 100)) - 1]
+            if n > 1:
+                mean = Fraction(sum(values), n)
+                var = sum((v - mean) ** 2 for v in values) / (n - 1)
+                row[m + "_stddev"] = round(math.sqrt(var), 1)
+    return list(out.values())
+
+
+def preemption_pairs(preempted, intervals):
+    """Who preempted whom, per core: the next process to occupy the core at or after the
+    preemption (a zero-length occupancy occupies nothing), unless that is the preempted
+    instance itself."""
+    occupancy = {}
+    for r in intervals:
+        if r["channel"] == "running" and r["dur"] > 0:
+            occupancy.setdefault(r["entity"], []).append(r)
+    for rows in occupancy.values():
+        rows.sort(key=lambda r: r["ts"])
+    out = {}
+    for entity, number, ts, core in preempted:
+        rows = occupancy.get(core, [])
+        k = bisect.bisect_left([r["ts"] for r in rows], ts)
+        by = None
+        if k < len(rows) and (rows[k]["state"], rows[k]["value"]) != (entity, number):
+            by = rows[k]["state"]
+        row = out.setdefault((entity, by, core), {
+            "preempted": entity, "preempted_by": by, "core": core, "preemptions": 0,
+            "first_ts": ts, "last_ts": ts})
+        row["preemptions"] += 1
+        row["first_ts"], row["last_ts"] = min(row["first_ts"], ts), max(row["last_ts"], ts)
+    return list(out.values())
+
+
+def cpu_load(intervals, cores, span, window):
+    """Per core and aligned window: time a non-idle process occupied it, and its share."""
+    if span is None:
+        return []
+    busy = {}
+    for r in intervals:
+        if r["channel"] != "running":
+            continue
+        cores.add(r["entity"])
+        if "idle" in r["state"].lower():
+            continue
+        start, end = r["ts"], r["ts"] + r["dur"]
+        w = start // window * window
+        while w < end:
+            key = (r["entity"], w)
+            busy[key] = busy.get(key, 0) + min(end, w + window) - max(start, w)
+            w += window
+    first = span[0] // window * window
+    last = max(first, (span[1] - 1) // window * window) if span[1] > span[0] else first
+    out = []
+    for core in sorted(cores):
+        for w in range(first, last + 1, window):
+            b = busy.get((core, w), 0)
+            out.append({"core": core, "window_start": w, "window_end": w + window, "busy": b,
+                        "load": rounded(Fraction(b, window), 4)})
+    return out
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -643,6 +759,7 @@ def main(argv):
                 counts.append("%d %s" % (len(ours[name]), name))
             for name, (cols, key, _args) in ANALYSES.items():
                 found[name] = compare(name, ours[name], theirs[name], cols, key, (), report)
+                counts.append("%d %s" % (len(ours[name]), name))
             n = sum(sum(d.values()) for d in found.values())
             total += n
             print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
