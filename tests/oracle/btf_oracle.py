@@ -163,6 +163,7 @@ class Instance:
         self.adopted = []  # runnables it started before the capture showed it
         self.was_resynced = False
         self.entered_by = self.on_core = None  # the action and core of its current state
+        self.cause = None  # the action that took its core, when a move was taken back
 
     def move(self, ts, state, is_open=False):
         if self.since is not None and self.state in self.acc:
@@ -173,12 +174,22 @@ class Instance:
                 "channel": "state", "state": self.state, "value": None, "ts": self.since,
                 "dur": ts - self.since, "core": self.on_core, "start_action": self.entered_by,
                 "end_action": None if is_open else ACTION[0], "open": is_open,
-                "cause": None if is_open else ACTION[1]})
+                "cause": None if is_open else self.cause or ACTION[1]})
+            self.cause = None
         self.state, self.since, self.entered_by = state, ts, ACTION[0]
         self.on_core = None
         if state in ("running", "polling"):
             task = self.task if self.etype == "R" else self
             self.on_core = task.last_core if task is not None else self.core
+
+    def undo_move(self):
+        """Take back its last move: the state it left goes on (and its interval with it)."""
+        k = max(k for k, i in enumerate(INTERVALS) if i["entity"] == self.entity
+                and i["entity_type"] == self.etype and i["instance"] == self.number)
+        last = INTERVALS.pop(k)
+        self.acc[last["state"]] -= last["dur"]
+        self.state, self.since, self.entered_by = last["state"], last["ts"], last["start_action"]
+        self.on_core, self.cause = last["core"], last["cause"]  # (the core was taken then)
 
     def runs_on(self, core):
         if core is not None:
@@ -288,10 +299,12 @@ class Oracle:
             if inst.state == "ready":
                 inst.preemptions -= 1
                 self.preempted.pop()  # (the displacement was the last one recorded)
-            inst.state, inst.implicit = inst.resume_state, None
+            inst.undo_move()
+            inst.implicit = None
             for r in inst.runnables:
                 if r.by_task and r.state == "suspended" and r.since == ts:
-                    r.state, r.by_task = "running", False
+                    r.undo_move()
+                    r.by_task = False
                     r.preemptions -= 1
             inst.displaced_by.displaced, inst.displaced_by = None, None
         source_core = self.core_of(src, src_i)
