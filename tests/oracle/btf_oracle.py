@@ -164,6 +164,7 @@ class Instance:
         self.was_resynced = False
         self.entered_by = self.on_core = None  # the action and core of its current state
         self.cause = None  # the action that took its core, when a move was taken back
+        self.tail = None  # when an ISR's end gave it its core back
 
     def move(self, ts, state, is_open=False):
         if self.since is not None and self.state in self.acc:
@@ -341,8 +342,9 @@ class Oracle:
             inst.preemptions += 1  # the preempt on its old core is lost: taken as then
             self.preempted.append((inst, ts, inst.last_core))
             inst.lost = (ts, inst.last_core)
-            if self.occupant.get(inst.last_core) is inst:
-                del self.occupant[inst.last_core]  # it left that core
+            ACTION[:] = ["preempt", "preempt"]  # it left that core, ready for no time
+            self.leave_core(ts, inst, "ready")
+            ACTION[:] = [action, action]
         if action == "start" and inst.start_ts is None:
             inst.start_ts = ts
         if inst.displaced_by is not None:  # its own event ends an implicit preemption
@@ -360,6 +362,18 @@ class Oracle:
                     self.entity_core[target] = core
             other = self.occupant.get(core)
             if (other is not None and other is not inst and core is not None
+                    and other.state in ("running", "polling") and ttype in ("I", "ISR")
+                    and other.tail == ts):
+                # Tail-chaining: an ISR taking the core at the instant the last one gave it
+                # back interrupts on what that one interrupted, with no resume in between.
+                other.undo_move()
+                for r in other.runnables:
+                    if r.state == "running" and r.since == ts and r.entered_by == "resume":
+                        r.undo_move()
+                        r.by_task = True
+                other.implicit, other.displaced_by, other.tail = (ts, other.state), inst, None
+                inst.displaced = other
+            elif (other is not None and other is not inst and core is not None
                     and other.state in ("running", "polling")):
                 # At most one process runs on a core: an ISR that starts there with no
                 # preempt of the process running there preempts it until it terminates;
@@ -393,7 +407,7 @@ class Oracle:
             if back is not None and back.state in ("ready", "parking"):
                 ACTION[0] = "resume" if back.resume_state == "running" else "poll_parking"
                 back.move(ts, back.resume_state)
-                back.implicit = (ts, back.state)
+                back.implicit, back.tail = (ts, back.state), ts
                 self.follow(ts, back, "running")
                 ACTION[0] = action
                 back.displaced_by, inst.displaced = None, None
