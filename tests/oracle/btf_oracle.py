@@ -356,10 +356,9 @@ class Oracle:
                     r.core = core
         inst.adopted = []
         if dest in ("running", "polling"):
-            if dest == "running":
-                inst.runs_on(core)
-                if core is not None:
-                    self.entity_core[target] = core
+            inst.runs_on(core)  # (a poll_parking on another core migrates too)
+            if core is not None and dest == "running":
+                self.entity_core[target] = core
             other = self.occupant.get(core)
             if (other is not None and other is not inst and core is not None
                     and other.state in ("running", "polling") and ttype in ("I", "ISR")
@@ -594,7 +593,9 @@ ANALYSES = {
 
 
 def rounded(fraction, digits):
-    """Half away from zero, as SQL's round."""
+    """Half away from zero, as SQL's round of a double (a float's own value: 0.02405 is
+    a little less, and rounds down)."""
+    fraction = Fraction(float(fraction))
     scale = 10 ** digits
     n = abs(fraction) * scale
     whole = int(n) + (1 if n - int(n) >= Fraction(1, 2) else 0)
