@@ -593,13 +593,11 @@ ANALYSES = {
 
 
 def rounded(fraction, digits):
-    """Half away from zero, as SQL's round of a double (a float's own value: 0.02405 is
-    a little less, and rounds down)."""
-    fraction = Fraction(float(fraction))
-    scale = 10 ** digits
-    n = abs(fraction) * scale
-    whole = int(n) + (1 if n - int(n) >= Fraction(1, 2) else 0)
-    return (whole if fraction >= 0 else -whole) / scale
+    """As SQL's round of a double: the double times 10^digits, half away from zero (so
+    0.02405 rounds down, its double being a little less, and 0.55275 up)."""
+    scaled = abs(float(fraction) * 10 ** digits)
+    whole = math.floor(scaled) + (1 if scaled - math.floor(scaled) >= 0.5 else 0)
+    return math.copysign(whole / 10 ** digits, fraction)
 
 
 def response_times(instances):
