@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""An independent reading of BTF: instances and lock_requests from the contract alone.
+"""An independent reading of BTF: instances, lock_requests, intervals and three analyses.
 
 Written from /work/shared DESIGN.md ("Tables", "Metric definitions"), SEMANTICS.md (BTF
-state machines, file format) and FORMATS.md section 1, without tracedb's derive code, so
-that the two can be compared field by field (differential testing).
+state machines, file format), FORMATS.md section 1 and the README's definitions (the
+`intervals` table, Analyses), without tracedb's derive code or queries, so that the two
+can be compared field by field (differential testing). Tables: `instances`,
+`lock_requests`, and `intervals` of tasks, ISRs and runnables (channel `state`) and of
+cores (channel `running`); analyses, computed from the oracle's own rows: `response_times`,
+`preemption_pairs`, `cpu_load` with 1 ms and 7 ms windows.
 
-    btf_oracle.py TRACE.btf[.gz]                 print the oracle's rows as CSV
+    btf_oracle.py TRACE.btf[.gz]                 print the oracle's table rows as CSV
     btf_oracle.py --tracedb BIN TRACE.btf...     ingest each trace with BIN into a temporary
                                                  archive, compare, print every difference;
                                                  exit 1 when there is one
@@ -42,7 +46,35 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   matched first in first out with its assigned and released; a new request before the
   open one was assigned gives that one up; a release with no assigned closes the open
   one; contended = a waiting or queued step of that process, an overfull of the semaphore
-  while the request waited, or assigned later than requested.
+  while the request waited, or assigned later than requested;
+* a source named like a core (`Core_0`, `CPU1`: the word core or cpu) is one, declared or
+  not; a poll_parking on another core moves the polling process there (a migration);
+* intervals: one per stretch in one state (active, running, ready, waiting, polling,
+  parking; a runnable's running, suspended), with the action that entered and left it;
+  terminated leaves no interval; core only while on a core (running, polling); a state
+  still held at the end is open, closed at the capture's last event; a transition implied
+  for another process names the action BTF would have written (`preempt` or `park` when an
+  ISR or a task takes its core, `resume` or `poll_parking` when the ISR ends, `preempt`
+  from the old core, ready for no time, when it resumes on another core while running),
+  and its runnables follow with that action; an ISR starting at the instant the last one
+  ended (tail-chaining) interrupts on, with no resume in between; a task that terminates
+  or waits at the instant an ISR took its core left by its own event, and so did its
+  runnables;
+* `running` intervals: per core, one per stretch a process instance occupies it (running
+  and polling together), state = its name, value = its instance; it starts with the
+  process's own (or implied) action and ends with the event that took the core or that
+  the process left by (an ISR's `start`, not the `preempt` it implies);
+* response_times: per task and ISR, over complete instances (the others counted as left
+  out), min, max, average and sample standard deviation rounded to 0.1 as SQL rounds a
+  double, nearest-rank p50/p90/p99 (the smallest value at least p% do not exceed);
+* preemption_pairs: every preemption (implied ones and a first-event preempt included) on
+  the core it was running on (a first-event preempt: its source's), preempted by the next
+  process to occupy that core at or after it for a nonzero time (or at the capture's last
+  instant), none when that is the preempted instance itself or nothing;
+* cpu_load: per core (declared, or occupied by a process) and window aligned to multiples
+  of its length, from the capture's first event to its last (a last event on a boundary
+  ends the window before it), busy = occupancy by processes not named like `idle`, load =
+  busy / window rounded to 4 decimals.
 """
 import bisect
 import csv
@@ -236,10 +268,10 @@ class Oracle:
         for e in events:
             if e[3] in CORE_TYPES:
                 self.cores.add(e[4])
-            if CORE_NAME.search(e[1]):
-                self.cores.add(e[1])
             elif e[3] in PROCESS_TYPES:
                 self.processes.add(e[4])
+            if CORE_NAME.search(e[1]):
+                self.cores.add(e[1])
         self.occupant = {}  # core -> the process instance running or polling on it
         self.entity_core = {}  # process -> the core any instance of it last ran on
         self.orphans = {}  # (process, instance) not seen yet -> runnables it started
@@ -353,7 +385,7 @@ class Oracle:
         if inst.adopted and action in ("preempt", "wait", "poll", "park", "terminate"):
             for r in inst.adopted:  # they started where it ran until this first event
                 if r.state == "running" and r.core is None:
-                    r.core = core
+                    r.core = r.on_core = core
         inst.adopted = []
         if dest in ("running", "polling"):
             inst.runs_on(core)  # (a poll_parking on another core migrates too)
@@ -437,7 +469,7 @@ class Oracle:
             elif state == "suspended" and r.state == "suspended" and r.since == ts:
                 r.by_task = True  # its own suspend, written just before: the task's
             elif state == "running" and r.state == "running" and r.core is None:
-                r.core = task.last_core  # it started before its task ran
+                r.core = r.on_core = task.last_core  # it started before its task ran
             elif state == "running" and r.state == "suspended" and r.by_task:
                 r.by_task = False
                 r.move(ts, "running")
@@ -634,11 +666,11 @@ def response_times(instances):
 
 def preemption_pairs(preempted, intervals):
     """Who preempted whom, per core: the next process to occupy the core at or after the
-    preemption (a zero-length occupancy occupies nothing), unless that is the preempted
-    instance itself."""
+    preemption (one resumed and left at one instant occupies nothing; one the capture ends
+    in, however short, does), unless that is the preempted instance itself."""
     occupancy = {}
     for r in intervals:
-        if r["channel"] == "running" and r["dur"] > 0:
+        if r["channel"] == "running" and (r["dur"] > 0 or r["open"]):
             occupancy.setdefault(r["entity"], []).append(r)
     for rows in occupancy.values():
         rows.sort(key=lambda r: r["ts"])
