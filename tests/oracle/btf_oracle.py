@@ -45,7 +45,7 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 * lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
   matched first in first out with its assigned and released; a new request before the
   open one was assigned gives that one up; a release with no assigned closes the open
-  one; contended = a waiting or queued step of that process, an overfull of the semaphore
+  one; a waiting with no open request opens one then; contended = a waiting or queued step of that process, an overfull of the semaphore
   while the request waited, or assigned later than requested;
 * a source named like a core (`Core_0`, `CPU1`: the word core or cpu) is one, declared or
   not; a poll_parking on another core moves the polling process there (a migration);
@@ -213,7 +213,7 @@ class Instance:
         self.on_core = None
         if state in ("running", "polling"):
             task = self.task if self.etype == "R" else self
-            self.on_core = task.last_core if task is not None else self.core
+            self.on_core = (task.last_core if task is not None else None) or self.core
 
     def undo_move(self):
         """Take back its last move: the state it left goes on (and its interval with it)."""
@@ -533,6 +533,13 @@ class Oracle:
             self.locks.append(row)
         elif action in ("waiting", "queued"):
             pending = [r for r in rows if r["assigned_ts"] is None]
+            if not pending and action == "waiting":  # its request was not seen: now
+                row = {"semaphore": target, "process": src, "process_instance": src_i,
+                       "request_ts": ts, "assigned_ts": None, "released_ts": None,
+                       "contended": False}
+                rows.append(row)
+                self.locks.append(row)
+                pending = [row]
             if pending:
                 pending[0]["contended"] = True
         elif action == "assigned":
