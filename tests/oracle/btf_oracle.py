@@ -45,8 +45,9 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 * lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
   matched first in first out with its assigned and released; a new request before the
   open one was assigned gives that one up; a release with no assigned closes the open
-  one; a waiting with no open request opens one then; contended = a waiting or queued step of that process, an overfull of the semaphore
-  while the request waited, or assigned later than requested;
+  one; a waiting with no open request opens one then; contended = a waiting or queued
+  step of that process, an overfull of the semaphore while the request waited, or assigned
+  later than requested;
 * a source named like a core (`Core_0`, `CPU1`: the word core or cpu) is one, declared or
   not; a poll_parking on another core moves the polling process there (a migration);
 * intervals: one per stretch in one state (active, running, ready, waiting, polling,
@@ -59,7 +60,9 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   and its runnables follow with that action; an ISR starting at the instant the last one
   ended (tail-chaining) interrupts on, with no resume in between; a task that terminates
   or waits at the instant an ISR took its core left by its own event, and so did its
-  runnables;
+  runnables; an event of its own saying what an ISR or a task already implied for it (its
+  preempt, its resume, at that instant or later with nothing of its own between) is folded
+  in; a spinning task parked by an ISR whose lock comes meanwhile runs when the ISR ends;
 * `running` intervals: per core, one per stretch a process instance occupies it (running
   and polling together), state = its name, value = its instance; it starts with the
   process's own (or implied) action and ends with the event that took the core or that
@@ -319,8 +322,10 @@ class Oracle:
             if action in ("preempt",) and inst.state == "ready":
                 inst.implicit = None
                 return
-        if inst.implicit == (ts, dest):
-            # Its own preempt (resume) at the instant an ISR implied it, written after.
+        if (inst.implicit is not None and inst.implicit[1] == dest
+                and self.core_of(src, src_i) in (None, inst.last_core)):
+            # Its own preempt (resume) that an ISR implied already, written after it (at
+            # that instant or later, nothing of its own in between): folded in.
             inst.implicit = None
             if inst.displaced_by is not None:
                 inst.displaced_by.displaced, inst.displaced_by = None, None
@@ -340,6 +345,7 @@ class Oracle:
                     r.by_task = False
                     r.preemptions -= 1
             inst.displaced_by.displaced, inst.displaced_by = None, None
+        inst.implicit = None  # (an event of its own: a later one folds nothing)
         source_core = self.core_of(src, src_i)
         if (action == "preempt" and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
@@ -379,7 +385,10 @@ class Oracle:
             ACTION[:] = [action, action]
         if action == "start" and inst.start_ts is None:
             inst.start_ts = ts
-        if inst.displaced_by is not None:  # its own event ends an implicit preemption
+        if (action == "release_parking" and inst.displaced_by is not None
+                and inst.displaced_by.etype in ("I", "ISR")):
+            inst.resume_state = "running"  # its lock came: it runs when the ISR ends
+        elif inst.displaced_by is not None:  # its own event ends an implicit preemption
             inst.displaced_by.displaced, inst.displaced_by = None, None
         core = None if action == "activate" else source_core or inst.last_core
         if inst.adopted and action in ("preempt", "wait", "poll", "park", "terminate"):
