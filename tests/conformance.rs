@@ -109,8 +109,11 @@ fn freertos_captures_have_running_intervals_but_no_complete_instances() {
 }
 
 /// tests/oracle/btf_oracle.py reads BTF from the contract alone (DESIGN.md, SEMANTICS.md,
-/// FORMATS.md), written without looking at src/derive: every field of `instances` and
-/// `lock_requests` must agree with it on the shared FreeRTOS captures and the bundled ECU.
+/// FORMATS.md) and the README's definitions, written without looking at src/derive: every
+/// field of `instances`, `lock_requests` and the tasks', ISRs', runnables' and cores'
+/// `intervals`, and every row of `response_times`, `preemption_pairs` and `cpu_load` (two
+/// windows), must agree with it on the shared FreeRTOS captures, the bundled ECU and the
+/// hand-made traces of tests/oracle/cases (orders real producers write).
 #[test]
 fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
@@ -123,6 +126,14 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
         std::fs::read_dir(root.join("btf")).unwrap().flatten().map(|e| e.path()).collect();
     files.sort();
     files.push(manifest.join("datasets/btf/ecu-4cores.btf.gz"));
+    let mut cases: Vec<_> = std::fs::read_dir(manifest.join("tests/oracle/cases"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 7, "{cases:?}");
+    files.extend(cases);
     let out = std::process::Command::new("python3")
         .arg(manifest.join("tests/oracle/btf_oracle.py"))
         .arg("--tracedb")
@@ -137,6 +148,12 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
         "tracedb and the oracle disagree:\n{report}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(report.matches(", 0 differences").count(), files.len(), "{report}");
-    assert!(report.contains("8437 instances, 610 lock requests"), "{report}");
+    assert_eq!(report.matches("; 0 differences").count(), files.len(), "{report}");
+    assert!(
+        report.contains(
+            "8437 instances, 610 lock_requests, 16818 intervals, 26 response_times, \
+             22 preemption_pairs, 800 cpu_load 1000000, 116 cpu_load 7000000;"
+        ),
+        "{report}"
+    );
 }

@@ -325,7 +325,7 @@ impl<O: Output> Deriver<O> {
                     return Ok(());
                 }
                 if matches!(to, PState::Terminated | PState::Waiting)
-                    && self.end_displaced(key, state, a)
+                    && self.end_displaced(key, state, to, a)?
                 {
                     return self.enter(key, to, a);
                 }
@@ -411,17 +411,25 @@ impl<O: Output> Deriver<O> {
     /// instant: it ran until now and left the core by this event, and the other took the
     /// core as it left, the two written the other way round. The implied preemption is undone (its running interval ends with this event,
     /// no preemption counted) and the processes it had interrupted itself, an ISR
-    /// tail-chained by the next, stay interrupted, now by that ISR. True when so.
-    fn end_displaced(&mut self, key: (Sym, i64), state: PState, a: Act) -> bool {
-        let Some(p) = self.procs.get(&key) else { return false };
+    /// tail-chained by the next, stay interrupted, now by that ISR. Its runnables, suspended
+    /// with it by the implied preemption, were not either: their running interval ends with
+    /// this event too, and its terminate ends them there. True when so.
+    fn end_displaced(
+        &mut self,
+        key: (Sym, i64),
+        state: PState,
+        to: PState,
+        a: Act,
+    ) -> Result<bool> {
+        let Some(p) = self.procs.get(&key) else { return Ok(false) };
         if !p.implicit || p.since != a.ts || !matches!(state, PState::Ready | PState::Parking) {
-            return false;
+            return Ok(false);
         }
-        let Some(core) = p.core else { return false };
+        let Some(core) = p.core else { return Ok(false) };
         if a.core.is_some_and(|c| c != core) {
-            return false;
+            return Ok(false);
         }
-        let Some(slot) = self.cores.get_mut(&core) else { return false };
+        let Some(slot) = self.cores.get_mut(&core) else { return Ok(false) };
         if let Some(i) = slot.interrupted.iter().rposition(|(k, _)| *k == key) {
             let (_, by) = slot.interrupted.remove(i);
             for entry in &mut slot.interrupted {
@@ -434,7 +442,7 @@ impl<O: Output> Deriver<O> {
             // written before this end: no conflict after all.
             self.conflicts.remove(i);
         } else {
-            return false;
+            return Ok(false);
         }
         let implied = p.since_action;
         if let Some(p) = self.procs.get_mut(&key) {
@@ -454,7 +462,31 @@ impl<O: Output> Deriver<O> {
         }) {
             row.end_action = Some(a.action);
         }
-        true
+        let list = self.procs.get(&key).map(|p| p.runnables.clone()).unwrap_or_default();
+        for rk in list {
+            let Some(r) = self.runnables.get_mut(&rk) else { continue };
+            if r.running || !r.implicit || r.since != ts || r.since_action != implied {
+                continue;
+            }
+            // Suspended from now by this event (a wait), not by the implied preempt.
+            r.since_action = a.action;
+            if let Some(row) = self.intervals.recent_mut(256, |x| {
+                x.entity == rk.0
+                    && x.instance == rk.1
+                    && x.ts + x.dur == ts
+                    && x.end_action == Some(implied)
+            }) {
+                row.end_action = Some(a.action);
+            }
+            if to == PState::Terminated {
+                r.row.preemptions = r.row.preemptions.saturating_sub(1);
+                // It ended with its task here (its own terminate of this instant follows).
+                self.runnable_end(rk, ts, true)?;
+                self.pending_ends.push(PendingEnd { runnable: rk, task: key, pos: a.pos });
+                self.pending_ends_ts = ts;
+            }
+        }
+        Ok(true)
     }
 
     /// A resume of `key` from another core while it runs on `from`: equal-time events of two

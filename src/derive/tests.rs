@@ -582,6 +582,36 @@ fn runnables_terminate_with_their_task() {
 }
 
 #[test]
+fn a_runnable_whose_task_terminates_as_an_isr_arrives_is_not_preempted() {
+    // The ISR's start is written before the task's terminate of the same instant: the task
+    // left the core by its own terminate, not preempted, and so did its runnable, which
+    // ends with it (found by tests/oracle/btf_oracle.py: the runnable counted a preemption
+    // and a zero-length suspended interval its task did not have).
+    let (_, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n11,A,0,R,R1,0,start\n\
+         20,Core_0,0,I,ISR,0,start\n20,Core_0,0,T,A,0,terminate\n20,A,0,R,R1,0,terminate\n\
+         30,Core_0,0,I,ISR,0,terminate\n",
+    );
+    assert!(rows.metrics.contains(&"A#0 net=10 ready=0 preempt=0 migr=0".to_string()));
+    assert!(
+        rows.metrics.contains(&"R1#0 net=9 ready=0 preempt=0 migr=0".to_string()),
+        "{:?}",
+        rows.metrics
+    );
+    assert!(!rows.intervals.iter().any(|i| i.contains("suspended")), "{:?}", rows.intervals);
+    assert!(rows.intervals.contains(&"state R1 running [11,20) ".to_string()));
+    // Waiting at that instant instead, it suspends its runnable from then on, once.
+    let (_, rows) = derive(
+        "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n11,A,0,R,R1,0,start\n\
+         20,Core_0,0,I,ISR,0,start\n20,Core_0,0,T,A,0,wait\n30,Core_0,0,I,ISR,0,terminate\n\
+         40,Core_0,0,T,A,0,release\n",
+    );
+    assert!(rows.metrics.contains(&"A#0 net=10 ready=0 preempt=0 migr=0".to_string()));
+    assert!(rows.intervals.contains(&"state R1 running [11,20) ".to_string()));
+    assert!(rows.intervals.contains(&"state R1 suspended [20,40) open".to_string()));
+}
+
+#[test]
 fn a_repeated_terminate_makes_no_second_instance() {
     let (s, rows) = derive(
         "0,S,0,T,A,0,activate\n10,Core_0,0,T,A,0,start\n20,Core_0,0,T,A,0,terminate\n\

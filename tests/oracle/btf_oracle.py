@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""An independent reading of BTF: instances and lock_requests from the contract alone.
+"""An independent reading of BTF: instances, lock_requests, intervals and three analyses.
 
 Written from /work/shared DESIGN.md ("Tables", "Metric definitions"), SEMANTICS.md (BTF
-state machines, file format) and FORMATS.md section 1, without tracedb's derive code, so
-that the two can be compared field by field (differential testing).
+state machines, file format), FORMATS.md section 1 and the README's definitions (the
+`intervals` table, Analyses), without tracedb's derive code or queries, so that the two
+can be compared field by field (differential testing). Tables: `instances`,
+`lock_requests`, and `intervals` of tasks, ISRs and runnables (channel `state`) and of
+cores (channel `running`); analyses, computed from the oracle's own rows: `response_times`,
+`preemption_pairs`, `cpu_load` with 1 ms and 7 ms windows.
 
-    btf_oracle.py TRACE.btf[.gz]                 print the oracle's rows as CSV
+    btf_oracle.py TRACE.btf[.gz]                 print the oracle's table rows as CSV
     btf_oracle.py --tracedb BIN TRACE.btf...     ingest each trace with BIN into a temporary
                                                  archive, compare, print every difference;
                                                  exit 1 when there is one
@@ -45,20 +49,55 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 * lock_requests: one row per requestsemaphore/exclusivesemaphore of a process instance,
   matched first in first out with its assigned and released; a new request before the
   open one was assigned gives that one up; a release with no assigned closes the open
-  one; contended = a waiting or queued step of that process, an overfull of the semaphore
-  while the request waited, or assigned later than requested.
+  one; a waiting with no open request opens one then; contended = a waiting or queued
+  step of that process, an overfull of the semaphore while the request waited, or assigned
+  later than requested;
+* a source named like a core (`Core_0`, `CPU1`: the word core or cpu) is one, declared or
+  not; a poll_parking on another core moves the polling process there (a migration);
+* intervals: one per stretch in one state (active, running, ready, waiting, polling,
+  parking; a runnable's running, suspended), with the action that entered and left it;
+  terminated leaves no interval; core only while on a core (running, polling); a state
+  still held at the end is open, closed at the capture's last event; a transition implied
+  for another process names the action BTF would have written (`preempt` or `park` when an
+  ISR or a task takes its core, `resume` or `poll_parking` when the ISR ends, `preempt`
+  from the old core, ready for no time, when it resumes on another core while running),
+  and its runnables follow with that action; an ISR starting at the instant the last one
+  ended (tail-chaining) interrupts on, with no resume in between; a task that terminates
+  or waits at the instant an ISR took its core left by its own event, and so did its
+  runnables; an event of its own saying what an ISR or a task already implied for it (its
+  preempt, its resume, at that instant or later with nothing of its own between) is folded
+  in; a spinning task parked by an ISR whose lock comes meanwhile runs when the ISR ends;
+* `running` intervals: per core, one per stretch a process instance occupies it (running
+  and polling together), state = its name, value = its instance; it starts with the
+  process's own (or implied) action and ends with the event that took the core or that
+  the process left by (an ISR's `start`, not the `preempt` it implies);
+* response_times: per task and ISR, over complete instances (the others counted as left
+  out), min, max, average and sample standard deviation rounded to 0.1 as SQL rounds a
+  double, nearest-rank p50/p90/p99 (the smallest value at least p% do not exceed);
+* preemption_pairs: every preemption (implied ones and a first-event preempt included) on
+  the core it was running on (a first-event preempt: its source's), preempted by the next
+  process to occupy that core at or after it for a nonzero time (or at the capture's last
+  instant), none when that is the preempted instance itself or nothing;
+* cpu_load: per core (declared, or occupied by a process) and window aligned to multiples
+  of its length, from the capture's first event to its last (a last event on a boundary
+  ends the window before it), busy = occupancy by processes not named like `idle`, load =
+  busy / window rounded to 4 decimals.
 """
+import bisect
 import csv
 import gzip
 import io
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 
 SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
+CORE_NAME = re.compile(r"(^|[^a-z])(core|cpu)([^a-z]|$)", re.IGNORECASE)  # Core_0, ECU_CPU1
 PROCESS_TYPES = {"T", "I", "ISR"}
 CORE_TYPES = {"C", "CORE"}
 PROC_STATE = {  # action -> (allowed from states, destination)
@@ -75,6 +114,10 @@ PROC_STATE = {  # action -> (allowed from states, destination)
     "release_parking": ({"parking"}, "ready"),
     "poll_parking": ({"parking"}, "polling"),
 }
+INTERVAL_STATES = {"active", "running", "ready", "waiting", "polling", "parking", "suspended"}
+INTERVALS = []  # the state intervals of every instance, as they close
+ACTION = [None, None]  # the action ending one state and beginning the next (an implied one
+# when the event implies another process's transition), and that of the event being read
 RUNNABLE_STATE = {
     "start": "running",
     "resume": "running",
@@ -85,6 +128,10 @@ INSTANCE_COLUMNS = [
     "entity", "entity_type", "instance", "activate_ts", "start_ts", "terminate_ts", "core",
     "response_time", "start_delay", "gross_exec", "net_exec", "ready_time", "waiting_time",
     "polling_time", "parking_time", "preemptions", "migrations", "complete",
+]
+INTERVAL_COLUMNS = [
+    "entity", "entity_type", "instance", "channel", "state", "value", "ts", "dur", "core",
+    "start_action", "end_action", "open",
 ]
 LOCK_COLUMNS = [
     "semaphore", "process", "process_instance", "request_ts", "assigned_ts", "released_ts",
@@ -172,11 +219,35 @@ class Instance:
         self.lost = None  # (time, core) of a preempt taken as lost, not seen yet
         self.adopted = []  # runnables it started before the capture showed it
         self.was_resynced = False
+        self.entered_by = self.on_core = None  # the action and core of its current state
+        self.cause = None  # the action that took its core, when a move was taken back
+        self.tail = None  # when an ISR's end gave it its core back
 
-    def move(self, ts, state):
+    def move(self, ts, state, is_open=False):
         if self.since is not None and self.state in self.acc:
             self.acc[self.state] += ts - self.since
-        self.state, self.since = state, ts
+        if self.since is not None and self.state in INTERVAL_STATES:
+            INTERVALS.append({
+                "entity": self.entity, "entity_type": self.etype, "instance": self.number,
+                "channel": "state", "state": self.state, "value": None, "ts": self.since,
+                "dur": ts - self.since, "core": self.on_core, "start_action": self.entered_by,
+                "end_action": None if is_open else ACTION[0], "open": is_open,
+                "cause": None if is_open else self.cause or ACTION[1]})
+            self.cause = None
+        self.state, self.since, self.entered_by = state, ts, ACTION[0]
+        self.on_core = None
+        if state in ("running", "polling"):
+            task = self.task if self.etype == "R" else self
+            self.on_core = (task.last_core if task is not None else None) or self.core
+
+    def undo_move(self):
+        """Take back its last move: the state it left goes on (and its interval with it)."""
+        k = max(k for k, i in enumerate(INTERVALS) if i["entity"] == self.entity
+                and i["entity_type"] == self.etype and i["instance"] == self.number)
+        last = INTERVALS.pop(k)
+        self.acc[last["state"]] -= last["dur"]
+        self.state, self.since, self.entered_by = last["state"], last["ts"], last["start_action"]
+        self.on_core, self.cause = last["core"], last["cause"]  # (the core was taken then)
 
     def runs_on(self, core):
         if core is not None:
@@ -188,7 +259,7 @@ class Instance:
 
     def row(self, end_ts):
         if self.state not in ("terminated", "closed", "init") and self.since is not None:
-            self.move(end_ts, self.state)
+            self.move(end_ts, self.state, True)
         runnable = self.etype == "R"
         activate = self.start_ts if runnable else self.activate_ts
         start, term = self.start_ts, self.terminate_ts
@@ -224,12 +295,15 @@ class Oracle:
                 self.cores.add(e[4])
             elif e[3] in PROCESS_TYPES:
                 self.processes.add(e[4])
+            if CORE_NAME.search(e[1]):
+                self.cores.add(e[1])
         self.occupant = {}  # core -> the process instance running or polling on it
         self.entity_core = {}  # process -> the core any instance of it last ran on
         self.orphans = {}  # (process, instance) not seen yet -> runnables it started
         self.live = {}  # (entity, number) -> current Instance
         self.done = []  # every Instance ever made, in creation order
         self.locks = []  # rows of lock_requests
+        self.preempted = []  # (process instance, time, core) of every preemption
         self.open_locks = {}  # (semaphore, process, instance) -> [rows not yet released]
 
     def instance(self, entity, etype, number, adopt=True):
@@ -272,8 +346,10 @@ class Oracle:
             if action in ("preempt",) and inst.state == "ready":
                 inst.implicit = None
                 return
-        if inst.implicit == (ts, dest):
-            # Its own preempt (resume) at the instant an ISR implied it, written after.
+        if (inst.implicit is not None and inst.implicit[1] == dest
+                and self.core_of(src, src_i) in (None, inst.last_core)):
+            # Its own preempt (resume) that an ISR implied already, written after it (at
+            # that instant or later, nothing of its own in between): folded in.
             inst.implicit = None
             if inst.displaced_by is not None:
                 inst.displaced_by.displaced, inst.displaced_by = None, None
@@ -284,12 +360,16 @@ class Oracle:
             # until then, no preemption.
             if inst.state == "ready":
                 inst.preemptions -= 1
-            inst.state, inst.implicit = inst.resume_state, None
+                self.preempted.pop()  # (the displacement was the last one recorded)
+            inst.undo_move()
+            inst.implicit = None
             for r in inst.runnables:
                 if r.by_task and r.state == "suspended" and r.since == ts:
-                    r.state, r.by_task = "running", False
+                    r.undo_move()
+                    r.by_task = False
                     r.preemptions -= 1
             inst.displaced_by.displaced, inst.displaced_by = None, None
+        inst.implicit = None  # (an event of its own: a later one folds nothing)
         source_core = self.core_of(src, src_i)
         if (action == "preempt" and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
@@ -317,29 +397,47 @@ class Oracle:
             inst.activate_ts = ts
         if action == "preempt" and inst.state in ("running", "init") and not created:
             inst.preemptions += 1
+            self.preempted.append((inst, ts, inst.last_core if inst.state == "running"
+                                   else source_core))
         if (action in ("resume", "run") and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
             inst.preemptions += 1  # the preempt on its old core is lost: taken as then
+            self.preempted.append((inst, ts, inst.last_core))
             inst.lost = (ts, inst.last_core)
-            if self.occupant.get(inst.last_core) is inst:
-                del self.occupant[inst.last_core]  # it left that core
+            ACTION[:] = ["preempt", "preempt"]  # it left that core, ready for no time
+            self.leave_core(ts, inst, "ready")
+            ACTION[:] = [action, action]
         if action == "start" and inst.start_ts is None:
             inst.start_ts = ts
-        if inst.displaced_by is not None:  # its own event ends an implicit preemption
+        if (action == "release_parking" and inst.displaced_by is not None
+                and inst.displaced_by.etype in ("I", "ISR")):
+            inst.resume_state = "running"  # its lock came: it runs when the ISR ends
+        elif inst.displaced_by is not None:  # its own event ends an implicit preemption
             inst.displaced_by.displaced, inst.displaced_by = None, None
         core = None if action == "activate" or created else source_core or inst.last_core
         if inst.adopted and action in ("preempt", "wait", "poll", "park", "terminate"):
             for r in inst.adopted:  # they started where it ran until this first event
                 if r.state == "running" and r.core is None:
-                    r.core = core
+                    r.core = r.on_core = core
         inst.adopted = []
         if dest in ("running", "polling"):
-            if dest == "running":
-                inst.runs_on(core)
-                if core is not None:
-                    self.entity_core[target] = core
+            inst.runs_on(core)  # (a poll_parking on another core migrates too)
+            if core is not None and dest == "running":
+                self.entity_core[target] = core
             other = self.occupant.get(core)
             if (other is not None and other is not inst and core is not None
+                    and other.state in ("running", "polling") and ttype in ("I", "ISR")
+                    and other.tail == ts):
+                # Tail-chaining: an ISR taking the core at the instant the last one gave it
+                # back interrupts on what that one interrupted, with no resume in between.
+                other.undo_move()
+                for r in other.runnables:
+                    if r.state == "running" and r.since == ts and r.entered_by == "resume":
+                        r.undo_move()
+                        r.by_task = True
+                other.implicit, other.displaced_by, other.tail = (ts, other.state), inst, None
+                inst.displaced = other
+            elif (other is not None and other is not inst and core is not None
                     and other.state in ("running", "polling")):
                 # At most one process runs on a core: an ISR that starts there with no
                 # preempt of the process running there preempts it until it terminates;
@@ -348,7 +446,10 @@ class Oracle:
                 other.resume_state = other.state
                 if other.state == "running":
                     other.preemptions += 1
+                    self.preempted.append((other, ts, core))
+                ACTION[0] = "preempt" if other.state == "running" else "park"  # implied
                 self.leave_core(ts, other, "ready" if other.state == "running" else "parking")
+                ACTION[0] = action
                 other.implicit = (ts, other.state)
                 other.displaced_by = inst
                 if ttype in ("I", "ISR"):
@@ -368,9 +469,11 @@ class Oracle:
             inst.terminate_ts = ts
             back = inst.displaced
             if back is not None and back.state in ("ready", "parking"):
+                ACTION[0] = "resume" if back.resume_state == "running" else "poll_parking"
                 back.move(ts, back.resume_state)
-                back.implicit = (ts, back.state)
+                back.implicit, back.tail = (ts, back.state), ts
                 self.follow(ts, back, "running")
+                ACTION[0] = action
                 back.displaced_by, inst.displaced = None, None
                 if back.last_core is not None:
                     self.occupant[back.last_core] = back
@@ -399,7 +502,7 @@ class Oracle:
             elif state == "suspended" and r.state == "suspended" and r.since == ts:
                 r.by_task = True  # its own suspend, written just before: the task's
             elif state == "running" and r.state == "running" and r.core is None:
-                r.core = task.last_core  # it started before its task ran
+                r.core = r.on_core = task.last_core  # it started before its task ran
             elif state == "running" and r.state == "suspended" and r.by_task:
                 r.by_task = False
                 r.move(ts, "running")
@@ -463,6 +566,13 @@ class Oracle:
             self.locks.append(row)
         elif action in ("waiting", "queued"):
             pending = [r for r in rows if r["assigned_ts"] is None]
+            if not pending and action == "waiting":  # its request was not seen: now
+                row = {"semaphore": target, "process": src, "process_instance": src_i,
+                       "request_ts": ts, "assigned_ts": None, "released_ts": None,
+                       "contended": False}
+                rows.append(row)
+                self.locks.append(row)
+                pending = [row]
             if pending:
                 pending[0]["contended"] = True
         elif action == "assigned":
@@ -490,8 +600,10 @@ class Oracle:
 
     def run(self):
         end_ts = 0
+        del INTERVALS[:]
         for ts, src, src_i, ttype, target, t_i, action, note in self.events:
             end_ts = max(end_ts, ts)
+            ACTION[0] = ACTION[1] = action
             if ttype in PROCESS_TYPES:
                 self.process_event(ts, src, src_i, ttype, target, t_i, action, note)
             elif ttype == "R":
@@ -499,11 +611,150 @@ class Oracle:
             elif ttype == "SEM":
                 self.semaphore_event(ts, src, src_i, target, action)
         instances = [i.row(end_ts) for i in self.done]
-        return instances, self.locks
+        preempted = [(i.entity, i.number, ts, core) for i, ts, core in self.preempted]
+        return instances, self.locks, INTERVALS + running_channel(INTERVALS), preempted
+
+
+def running_channel(intervals):
+    """What occupies each core: a process instance's running and polling, one stretch."""
+    out = []
+    last = {}  # core -> its latest occupancy
+    for i in sorted((i for i in intervals if i["entity_type"] != "R" and i["core"] is not None),
+                    key=lambda i: (i["ts"], i["dur"] > 0)):
+        prev = last.get(i["core"])
+        if (prev is not None and (prev["state"], prev["value"]) == (i["entity"], i["instance"])
+                and prev["ts"] + prev["dur"] == i["ts"] and not prev["open"]):
+            prev["dur"] += i["dur"]
+            prev["end_action"], prev["open"] = i["cause"], i["open"]
+            continue
+        # (an occupancy ends with the event that took the core: an ISR's start, not the
+        # preempt it implies for the process it displaced)
+        row = dict(i, entity=i["core"], entity_type="C", instance=-1, channel="running",
+                   state=i["entity"], value=i["instance"], end_action=i["cause"])
+        last[i["core"]] = row
+        out.append(row)
+    return out
 
 
 def derive(path):
-    return Oracle(list(read_btf(path))).run()
+    """The oracle's tables and analyses of one trace: {name: [row]}."""
+    events = list(read_btf(path))
+    instances, locks, intervals, preempted = Oracle(events).run()
+    out = {"instances": instances, "lock_requests": locks, "intervals": intervals}
+    span = (min(e[0] for e in events), max(e[0] for e in events)) if events else None
+    cores = {e[4] for e in events if e[3] in CORE_TYPES}
+    out["response_times"] = response_times(instances)
+    out["preemption_pairs"] = preemption_pairs(preempted, intervals)
+    for window in (1000000, 7000000):
+        out["cpu_load %d" % window] = cpu_load(intervals, cores, span, window)
+    return out
+
+
+STATS = ("min", "avg", "p50", "p90", "p99", "max", "stddev")
+METRICS = ("response_time", "start_delay", "net_exec", "gross_exec")
+# name (and parameters) -> (columns compared, key columns, arguments of `tracedb query`)
+ANALYSES = {
+    "response_times": (["instances", "instances_left_out"] + [
+        "%s_%s" % (m, s) for m in METRICS for s in STATS], ["entity", "entity_type"], []),
+    "preemption_pairs": (["preemptions", "first_ts", "last_ts"],
+                         ["preempted", "preempted_by", "core"], []),
+    "cpu_load 1000000": (["window_end", "busy", "load"], ["core", "window_start"], []),
+    "cpu_load 7000000": (["window_end", "busy", "load"], ["core", "window_start"],
+                         ["--param", "window=7ms"]),
+}
+
+
+def rounded(fraction, digits):
+    """As SQL's round of a double: the double times 10^digits, half away from zero (so
+    0.02405 rounds down, its double being a little less, and 0.55275 up)."""
+    scaled = abs(float(fraction) * 10 ** digits)
+    whole = math.floor(scaled) + (1 if scaled - math.floor(scaled) >= 0.5 else 0)
+    return math.copysign(whole / 10 ** digits, fraction)
+
+
+def response_times(instances):
+    """Per task and ISR, statistics over complete instances (README: Analyses)."""
+    out = {}
+    for i in instances:
+        if i["entity_type"] == "R":
+            continue
+        row = out.setdefault(i["entity"], {"entity": i["entity"], "entity_type":
+                                           i["entity_type"], "values": []})
+        row["values"].append(i)
+    for row in out.values():
+        done = [i for i in row.pop("values") if i["complete"]]
+        row["instances"] = len(done)
+        row["instances_left_out"] = sum(1 for i in instances if i["entity"] == row["entity"]
+                                        and i["entity_type"] != "R") - len(done)
+        for m in METRICS:
+            values = sorted(i[m] for i in done if i[m] is not None)
+            n = len(values)
+            for s in STATS:
+                row["%s_%s" % (m, s)] = None
+            if not n:
+                continue
+            row[m + "_min"], row[m + "_max"] = values[0], values[-1]
+            row[m + "_avg"] = rounded(Fraction(sum(values), n), 1)
+            for p in (50, 90, 99):  # nearest rank
+                row["%s_p%d" % (m, p)] = values[max(1, -(-p * n // 100)) - 1]
+            if n > 1:
+                mean = Fraction(sum(values), n)
+                var = sum((v - mean) ** 2 for v in values) / (n - 1)
+                row[m + "_stddev"] = round(math.sqrt(var), 1)
+    return list(out.values())
+
+
+def preemption_pairs(preempted, intervals):
+    """Who preempted whom, per core: the next process to occupy the core at or after the
+    preemption (one resumed and left at one instant occupies nothing; one the capture ends
+    in, however short, does), unless that is the preempted instance itself."""
+    occupancy = {}
+    for r in intervals:
+        if r["channel"] == "running" and (r["dur"] > 0 or r["open"]):
+            occupancy.setdefault(r["entity"], []).append(r)
+    for rows in occupancy.values():
+        rows.sort(key=lambda r: r["ts"])
+    out = {}
+    for entity, number, ts, core in preempted:
+        rows = occupancy.get(core, [])
+        k = bisect.bisect_left([r["ts"] for r in rows], ts)
+        by = None
+        if k < len(rows) and (rows[k]["state"], rows[k]["value"]) != (entity, number):
+            by = rows[k]["state"]
+        row = out.setdefault((entity, by, core), {
+            "preempted": entity, "preempted_by": by, "core": core, "preemptions": 0,
+            "first_ts": ts, "last_ts": ts})
+        row["preemptions"] += 1
+        row["first_ts"], row["last_ts"] = min(row["first_ts"], ts), max(row["last_ts"], ts)
+    return list(out.values())
+
+
+def cpu_load(intervals, cores, span, window):
+    """Per core and aligned window: time a non-idle process occupied it, and its share."""
+    if span is None:
+        return []
+    busy = {}
+    for r in intervals:
+        if r["channel"] != "running":
+            continue
+        cores.add(r["entity"])
+        if "idle" in r["state"].lower():
+            continue
+        start, end = r["ts"], r["ts"] + r["dur"]
+        w = start // window * window
+        while w < end:
+            key = (r["entity"], w)
+            busy[key] = busy.get(key, 0) + min(end, w + window) - max(start, w)
+            w += window
+    first = span[0] // window * window
+    last = max(first, (span[1] - 1) // window * window) if span[1] > span[0] else first
+    out = []
+    for core in sorted(cores):
+        for w in range(first, last + 1, window):
+            b = busy.get((core, w), 0)
+            out.append({"core": core, "window_start": w, "window_end": w + window, "busy": b,
+                        "load": rounded(Fraction(b, window), 4)})
+    return out
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -513,51 +764,69 @@ def norm(value):
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    try:  # a number, however it is printed (0, 0.0, 1e3)
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+# name -> (columns compared, key columns, columns ordering rows of one key, tracedb's SQL)
+TABLES = {
+    "instances": (INSTANCE_COLUMNS[3:], INSTANCE_COLUMNS[:3],
+                  ("activate_ts", "start_ts"), "instances"),
+    "lock_requests": (LOCK_COLUMNS[3:], LOCK_COLUMNS[:3],
+                      ("request_ts", "assigned_ts", "released_ts"), "lock_requests"),
+    "intervals": (INTERVAL_COLUMNS[4:], INTERVAL_COLUMNS[:4], ("ts", "dur"),
+                  "intervals WHERE channel = 'running' OR (channel = 'state' "
+                  "AND entity_type IN ('T', 'I', 'ISR', 'R'))"),
+}
 
 
 def tracedb_rows(tracedb, traces, workdir):
-    """tracedb's instances and lock_requests of each trace: {path: {table: [row]}}."""
+    """tracedb's tables and analyses of each trace: {path: {name: [row]}}."""
     archive = os.path.join(workdir, "a.tdb")
     done = subprocess.run([tracedb, "ingest", "--archive", archive, "--format", "btf"] + traces,
                           capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit("tracedb ingest failed:\n" + done.stderr)
 
-    def query(sql):
-        text = subprocess.run([tracedb, "sql", "--archive", archive, "--format", "csv",
-                               "-c", sql], check=True, capture_output=True,
-                              text=True).stdout
+    def rows(args):
+        text = subprocess.run([tracedb] + args + ["--archive", archive, "--format", "csv"],
+                              check=True, capture_output=True, text=True).stdout
         return list(csv.DictReader(io.StringIO(text)))
 
     ids = {}
-    for r in query("SELECT capture_id, source_files FROM captures"):
+    for r in rows(["sql", "-c", "SELECT capture_id, source_files FROM captures"]):
         for f in json.loads(r["source_files"]):
             ids[r["capture_id"]] = os.path.realpath(f)
-    out = {os.path.realpath(t): {"instances": [], "lock_requests": []} for t in traces}
-    for table, cols in (("instances", INSTANCE_COLUMNS), ("lock_requests", LOCK_COLUMNS)):
-        for r in query("SELECT capture_id, %s FROM %s" % (", ".join(cols), table)):
-            out[ids[r["capture_id"]]][table].append(r)
+    out = {os.path.realpath(t): {name: [] for name in list(TABLES) + list(ANALYSES)}
+           for t in traces}
+    for name, (cols, key, _order, sql) in TABLES.items():
+        for r in rows(["sql", "-c", "SELECT capture_id, %s FROM %s" % (
+                ", ".join(key + cols), sql)]):
+            out[ids[r["capture_id"]]][name].append(r)
+    for name, (_cols, _key, args) in ANALYSES.items():
+        for r in rows(["query", name.split()[0]] + args):
+            out[ids[r["capture_id"]]][name].append(r)
     return out
 
 
-def keyed(rows, key_cols):
-    """Group rows by key; rows sharing a key are told apart by their order of times."""
+def keyed(rows, key_cols, order_cols):
+    """Group rows by key; rows sharing a key are told apart by their order."""
     groups = {}
     for r in rows:
         groups.setdefault(tuple(norm(r[c]) for c in key_cols), []).append(r)
     out = {}
     for key, group in groups.items():
-        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in
-                                       ("activate_ts", "start_ts", "request_ts",
-                                        "assigned_ts", "released_ts") if c in r))
+        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in order_cols))
         for n, r in enumerate(group):
             out[key + (n,)] = r
     return out
 
 
-def compare(name, ours, theirs, key_cols, cols, report):
-    a, b = keyed(ours, key_cols), keyed(theirs, key_cols)
+def compare(name, ours, theirs, cols, key_cols, order_cols, report):
+    a, b = keyed(ours, key_cols, order_cols), keyed(theirs, key_cols, order_cols)
     diffs = {}
     for key in sorted(set(a) | set(b)):
         if key not in a or key not in b:
@@ -581,33 +850,31 @@ def main(argv):
         with tempfile.TemporaryDirectory() as tmp:
             all_theirs = tracedb_rows(tracedb, traces, tmp)
         for trace in traces:
-            instances, locks = derive(trace)
-            theirs = all_theirs[os.path.realpath(trace)]
-            report = []
-            d1 = compare("instances", instances, theirs["instances"],
-                         ("entity", "entity_type", "instance"), INSTANCE_COLUMNS[3:], report)
-            d2 = compare("lock_requests", locks, theirs["lock_requests"],
-                         ("semaphore", "process", "process_instance"), LOCK_COLUMNS[3:],
-                         report)
-            n = sum(d1.values()) + sum(d2.values())
+            ours, theirs = derive(trace), all_theirs[os.path.realpath(trace)]
+            report, counts, found = [], [], {}
+            for name, (cols, key, order, _sql) in TABLES.items():
+                found[name] = compare(name, ours[name], theirs[name], cols, key, order, report)
+                counts.append("%d %s" % (len(ours[name]), name))
+            for name, (cols, key, _args) in ANALYSES.items():
+                found[name] = compare(name, ours[name], theirs[name], cols, key, (), report)
+                counts.append("%d %s" % (len(ours[name]), name))
+            n = sum(sum(d.values()) for d in found.values())
             total += n
-            print("%s: %d instances, %d lock requests, %d differences %s %s" % (
-                trace, len(instances), len(locks), n, d1 or "", d2 or ""))
+            print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
+                                                 {k: v for k, v in found.items() if v} or ""))
             for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
                 print("  " + line)
         return 1 if total else 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    instances, locks = derive(argv[0])
+    ours = derive(argv[0])
     w = csv.writer(sys.stdout)
-    w.writerow(INSTANCE_COLUMNS)
-    for r in instances:
-        w.writerow([norm(r[c]) for c in INSTANCE_COLUMNS])
-    w.writerow([])
-    w.writerow(LOCK_COLUMNS)
-    for r in locks:
-        w.writerow([norm(r[c]) for c in LOCK_COLUMNS])
+    for name, (cols, key, _order, _sql) in TABLES.items():
+        w.writerow(["# " + name])
+        w.writerow(key + cols)
+        for r in ours[name]:
+            w.writerow([norm(r[c]) for c in key + cols])
     return 0
 
 
