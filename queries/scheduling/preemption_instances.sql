@@ -17,7 +17,8 @@
 -- A preempt that is an instance's first event in the capture (the capture began while it
 -- ran) has no running interval before it: it is found among the instances whose activate
 -- and start the capture lacks, as the action that entered their first state, on the core
--- of the preempt event itself (the instance may resume on another core, or never).
+-- of the preempt event itself (the instance may resume on another core, or never); not the
+-- FreeRTOS trace logger's creation of a task, a first preempt noted `create pri:N`.
 -- Preemptions and occupants come from one scan of the process states (an occupant's
 -- instance is needed to tell a resume of the preempted instance itself). When two
 -- occupancies of the core begin at the same instant after a preemption (a core_conflict),
@@ -58,6 +59,9 @@ WITH r AS MATERIALIZED (
     LEFT JOIN events e ON e.capture_id = f.capture_id AND e.target = f.preempted
         AND e.target_instance = f.instance AND e.ts = f.at AND e.action = 'preempt'
     GROUP BY f.capture_id, f.preempted, f.instance, f.at
+    -- The FreeRTOS trace logger's creation of a task (a first preempt noted `create pri:N`)
+    -- makes it ready: it had not run, and it is no preemption (nor in `instances`).
+    HAVING NOT coalesce(bool_or(starts_with(e.note, 'create pri:')), false)
 ), p AS (
     SELECT capture_id, entity AS preempted, instance, core, preempt_ts
     FROM r WHERE preempt_ts IS NOT NULL

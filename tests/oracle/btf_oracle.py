@@ -30,9 +30,10 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   over every state seen, up to terminate or to the capture's last event;
 * migrations = times it runs again on a core other than the one it last ran on;
 * the core of a process event is its source when that source is a core (a `C` target
-  somewhere in the file, or anything that is not a process when the file names no core);
-  a process as source means the core that process last ran on; else the instance's own last core; instances.core = the core of
-  its first start or resume;
+  somewhere in the file, a name like `Core_0` or `CPU1`, anything that is not a process when
+  the file names no core, or an undeclared source moving a process whose core is not known
+  yet: core_inferred); a process as source means the core that process last ran on; else
+  the instance's own last core; instances.core = the core of its first start or resume;
 * at most one process runs on a core: an ISR starting on a busy core with no preempt
   preempts the process there (parks it if it polls) until the ISR terminates, a task
   until the displaced process's next event, unless that process's own preempt, wait or
@@ -298,6 +299,7 @@ class Oracle:
             if CORE_NAME.search(e[1]):
                 self.cores.add(e[1])
         self.occupant = {}  # core -> the process instance running or polling on it
+        self.used_cores = set()  # cores that caused a process event (cpu_load lists them)
         self.entity_core = {}  # process -> the core any instance of it last ran on
         self.orphans = {}  # (process, instance) not seen yet -> runnables it started
         self.live = {}  # (entity, number) -> current Instance
@@ -331,6 +333,8 @@ class Oracle:
         return None
 
     def process_event(self, ts, src, src_i, ttype, target, t_i, action, note=""):
+        if src in self.cores:
+            self.used_cores.add(src)  # a core by name or declaration: in entities as one
         if action not in PROC_STATE:
             return
         # (runnables started by an instance not seen yet are its own unless it first
@@ -370,6 +374,13 @@ class Oracle:
                     r.preemptions -= 1
             inst.displaced_by.displaced, inst.displaced_by = None, None
         inst.implicit = None  # (an event of its own: a later one folds nothing)
+        if (src not in self.processes and src not in self.cores and self.cores
+                and action != "activate" and inst.last_core is None
+                and self.entity_core.get(target) is None):
+            # An undeclared source moving a process whose core is not known yet is a core
+            # (the README's core_inferred).
+            self.cores.add(src)
+            self.used_cores.add(src)
         source_core = self.core_of(src, src_i)
         if (action == "preempt" and inst.state == "running" and source_core is not None
                 and inst.last_core is not None and source_core != inst.last_core):
@@ -639,10 +650,11 @@ def running_channel(intervals):
 def derive(path):
     """The oracle's tables and analyses of one trace: {name: [row]}."""
     events = list(read_btf(path))
-    instances, locks, intervals, preempted = Oracle(events).run()
+    oracle = Oracle(events)
+    instances, locks, intervals, preempted = oracle.run()
     out = {"instances": instances, "lock_requests": locks, "intervals": intervals}
     span = (min(e[0] for e in events), max(e[0] for e in events)) if events else None
-    cores = {e[4] for e in events if e[3] in CORE_TYPES}
+    cores = {e[4] for e in events if e[3] in CORE_TYPES} | oracle.used_cores
     out["response_times"] = response_times(instances)
     out["preemption_pairs"] = preemption_pairs(preempted, intervals)
     for window in (1000000, 7000000):
