@@ -659,6 +659,8 @@ def derive(path):
     out["preemption_pairs"] = preemption_pairs(preempted, intervals)
     for window in (1000000, 7000000):
         out["cpu_load %d" % window] = cpu_load(intervals, cores, span, window)
+    out["execution_times"] = execution_times(instances)
+    out["activation_jitter"] = activation_jitter(instances)
     return out
 
 
@@ -673,6 +675,12 @@ ANALYSES = {
     "cpu_load 1000000": (["window_end", "busy", "load"], ["core", "window_start"], []),
     "cpu_load 7000000": (["window_end", "busy", "load"], ["core", "window_start"],
                          ["--param", "window=7ms"]),
+    "execution_times": (["instances", "instances_left_out", "net_exec_total"] + [
+        "%s_%s" % (m, s) for m in ("net_exec", "gross_exec") for s in ("min", "avg", "max")],
+        ["entity", "entity_type"], []),
+    "activation_jitter": (["activations", "starts"] + [
+        "%s_to_%s_%s" % (m, m, s) for m in ("activate", "start") for s in ("min", "avg", "max")]
+        + ["activate_jitter", "start_jitter"], ["entity", "entity_type"], []),
 }
 
 
@@ -714,6 +722,68 @@ def response_times(instances):
                 var = sum((v - mean) ** 2 for v in values) / (n - 1)
                 row[m + "_stddev"] = round(math.sqrt(var), 1)
     return list(out.values())
+
+
+def by_entity(instances, runnables):
+    out = {}
+    for i in instances:
+        if runnables or i["entity_type"] != "R":
+            out.setdefault((i["entity"], i["entity_type"]), []).append(i)
+    return out
+
+
+def execution_times(instances):
+    """Per task, ISR and runnable: net and gross execution over complete instances, and
+    the running time of all of them (README: Analyses)."""
+    out = []
+    for (entity, etype), rows in by_entity(instances, True).items():
+        done = [i for i in rows if i["complete"]]
+        row = {"entity": entity, "entity_type": etype, "instances": len(done),
+               "instances_left_out": len(rows) - len(done)}
+        nets = [i["net_exec"] for i in rows if i["net_exec"] is not None]
+        row["net_exec_total"] = sum(nets) if nets else None
+        for m in ("net_exec", "gross_exec"):
+            values = [i[m] for i in done if i[m] is not None]
+            row[m + "_min"] = min(values) if values else None
+            row[m + "_max"] = max(values) if values else None
+            row[m + "_avg"] = rounded(Fraction(sum(values), len(values)), 1) if values else None
+        out.append(row)
+    return out
+
+
+def activation_jitter(instances):
+    """Per task and ISR: distances between consecutive instances' activates and first
+    starts, consecutive in activation order (README: activation_jitter)."""
+    out = []
+    for (entity, etype), rows in by_entity(instances, False).items():
+        # an instance with neither event has no place in that order and no distance; an
+        # entity with no such event at all has no row (tracedb's choice, see the report)
+        rows = [i for i in rows if i["activate_ts"] is not None or i["start_ts"] is not None]
+        if not rows:
+            continue
+        activated = [i for i in rows if i["activate_ts"] is not None]
+        first = min(activated, key=lambda i: (i["activate_ts"], i["instance"]), default=None)
+
+        def order(i):
+            if i["activate_ts"] is not None:
+                return (i["activate_ts"], 0, i["instance"])
+            if first is not None and i["instance"] < first["instance"]:
+                return (first["activate_ts"], -1, i["instance"])  # before the capture
+            ts = i["start_ts"] if i["start_ts"] is not None else math.inf
+            return (ts, 0, i["instance"])
+        rows = sorted(rows, key=order)
+        row = {"entity": entity, "entity_type": etype, "activations": len(activated),
+               "starts": sum(1 for i in rows if i["start_ts"] is not None)}
+        for m, col in (("activate", "activate_ts"), ("start", "start_ts")):
+            d = [b[col] - a[col] for a, b in zip(rows, rows[1:])
+                 if a[col] is not None and b[col] is not None]
+            name = "%s_to_%s_" % (m, m)
+            row[name + "min"] = min(d) if d else None
+            row[name + "max"] = max(d) if d else None
+            row[name + "avg"] = rounded(Fraction(sum(d), len(d)), 1) if d else None
+            row[m + "_jitter"] = max(d) - min(d) if d else None
+        out.append(row)
+    return out
 
 
 def preemption_pairs(preempted, intervals):
