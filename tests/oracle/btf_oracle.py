@@ -86,6 +86,7 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 """
 import bisect
 import csv
+import fnmatch
 import gzip
 import io
 import json
@@ -661,6 +662,10 @@ def derive(path):
         out["cpu_load %d" % window] = cpu_load(intervals, cores, span, window)
     out["execution_times"] = execution_times(instances)
     out["activation_jitter"] = activation_jitter(instances)
+    end = span[1] if span else 0
+    out["deadline_summary"] = deadline_summary(instances, {}, end)
+    if DEADLINES[0] is not None:
+        out["deadline_summary file"] = deadline_summary(instances, DEADLINES[1], end)
     return out
 
 
@@ -681,7 +686,40 @@ ANALYSES = {
     "activation_jitter": (["activations", "starts"] + [
         "%s_to_%s_%s" % (m, m, s) for m in ("activate", "start") for s in ("min", "avg", "max")]
         + ["activate_jitter", "start_jitter"], ["entity", "entity_type"], []),
+    "deadline_summary": (["instances", "instances_left_out", "unfinished_misses", "misses",
+                          "miss_ratio", "worst_lateness", "deadline_source"], ["entity"], []),
 }
+DEADLINES = [None, {}]  # --deadlines: the file, and its rules {pattern: ns}
+
+
+def read_deadlines(path):
+    """A deadline file (README: deadline_misses): `entity,deadline` lines, a unit suffix
+    (a bare number is ns), `#` comments, a first line of column names skipped."""
+    units = {"ps": Fraction(1, 1000), "ns": 1, "us": 1000, "\u00b5s": 1000, "ms": 1000000,
+             "s": 1000000000}
+    rules = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            line = line.split("#", 1)[0].strip()
+            if not line or (n == 0 and line.replace(" ", "") == "entity,deadline"):
+                continue
+            pattern, value = (x.strip() for x in line.rsplit(",", 1))
+            m = re.fullmatch(r"([0-9.]+)\s*([a-z\u00b5]*)", value)
+            rules[pattern] = int(Fraction(m.group(1)) * units[m.group(2) or "ns"])
+    return rules
+
+
+def deadline_rule(rules, entity):
+    """The deadline a file gives an entity: an exact name beats a glob, a longer glob a
+    shorter one, then fewer `*`, fewer `?`, then the pattern's text: the later in
+    character order (the README says only "the pattern's text"; tracedb's choice)."""
+    if entity in rules:
+        return rules[entity]
+    globs = [p for p in rules if any(c in p for c in "*?[") and fnmatch.fnmatchcase(entity, p)]
+    if not globs:
+        return None
+    best = max(globs, key=lambda p: (len(p), -p.count("*"), -p.count("?"), p))
+    return rules[best]
 
 
 def rounded(fraction, digits):
@@ -783,6 +821,47 @@ def activation_jitter(instances):
             row[name + "avg"] = rounded(Fraction(sum(d), len(d)), 1) if d else None
             row[m + "_jitter"] = max(d) - min(d) if d else None
         out.append(row)
+    return out
+
+
+def deadline_summary(instances, rules, end_ts):
+    """Per task and ISR: complete instances judged against their deadline (a file's rule,
+    else the activation period), misses among them, and unfinished instances whose
+    deadline passed before the capture's last event (README: deadline_misses)."""
+    out = []
+    for (entity, etype), rows in by_entity(instances, False).items():
+        times = sorted({i["activate_ts"] for i in rows if i["activate_ts"] is not None})
+        fixed = deadline_rule(rules, entity)
+        judged, unfinished, sources = [], 0, set()
+        for i in rows:
+            a = i["activate_ts"]
+            if a is None:
+                continue
+            if fixed is not None:
+                deadline, source = fixed, "file"
+            else:
+                k = bisect.bisect_right(times, a)
+                if k < len(times):
+                    deadline = times[k] - a
+                elif len(times) > 1:
+                    deadline = times[-1] - times[-2]
+                else:
+                    continue
+                source = "implicit-period"
+            if i["complete"]:
+                judged.append(i["terminate_ts"] - (a + deadline))
+                sources.add(source)
+            elif i["terminate_ts"] is None and a + deadline < end_ts:
+                unfinished += 1
+        misses = sum(1 for x in judged if x > 0)
+        out.append({
+            "entity": entity, "instances": len(judged),
+            "instances_left_out": len(rows) - len(judged), "unfinished_misses": unfinished,
+            "misses": misses if judged else None,
+            "miss_ratio": rounded(Fraction(misses, len(judged)), 4) if judged else None,
+            "worst_lateness": max(judged) if judged else None,
+            "deadline_source": (sources.pop() if len(sources) == 1 else "mixed")
+            if judged else None})
     return out
 
 
@@ -926,6 +1005,11 @@ def compare(name, ours, theirs, cols, key_cols, order_cols, report):
 
 
 def main(argv):
+    if len(argv) >= 2 and argv[0] == "--deadlines":
+        DEADLINES[:] = [os.path.abspath(argv[1]), read_deadlines(argv[1])]
+        ANALYSES["deadline_summary file"] = ANALYSES["deadline_summary"][:2] + (
+            ["--param", "deadlines=" + DEADLINES[0]],)
+        argv = argv[2:]
     if len(argv) >= 2 and argv[0] == "--tracedb":
         tracedb, traces = argv[1], [os.path.abspath(t) for t in argv[2:]]
         total = 0
