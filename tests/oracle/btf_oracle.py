@@ -663,6 +663,7 @@ def derive(path):
     out["execution_times"] = execution_times(instances)
     out["activation_jitter"] = activation_jitter(instances)
     end = span[1] if span else 0
+    out["semaphore_contention"] = semaphore_contention(locks, events, end)
     out["deadline_summary"] = deadline_summary(instances, {}, end)
     if DEADLINES[0] is not None:
         out["deadline_summary file"] = deadline_summary(instances, DEADLINES[1], end)
@@ -688,6 +689,11 @@ ANALYSES = {
         + ["activate_jitter", "start_jitter"], ["entity", "entity_type"], []),
     "deadline_summary": (["instances", "instances_left_out", "unfinished_misses", "misses",
                           "miss_ratio", "worst_lateness", "deadline_source"], ["entity"], []),
+    "semaphore_contention": ([
+        "requests", "contended_requests", "contention_ratio", "overfull_episodes",
+        "wait_total", "wait_avg", "wait_max", "wait_p99", "waits_left_out", "hold_total",
+        "hold_avg", "hold_max", "holds_left_out", "longest_holding_process",
+        "most_waiting_process", "locked_time", "overfull_time"], ["semaphore"], []),
 }
 DEADLINES = [None, {}]  # --deadlines: the file, and its rules {pattern: ns}
 
@@ -862,6 +868,71 @@ def deadline_summary(instances, rules, end_ts):
             "worst_lateness": max(judged) if judged else None,
             "deadline_source": (sources.pop() if len(sources) == 1 else "mixed")
             if judged else None})
+    return out
+
+
+SEM_STATE = {"ready": "free", "lock": "full", "used": "used", "free": "free",
+             "lock_used": "full", "unlock": "free", "unlock_full": "used",
+             "overfull": "overfull", "full": "full"}
+
+
+def semaphore_contention(locks, events, end_ts):
+    """Per semaphore: its lock requests' contention, waits and holds, and the time its own
+    states (SEMANTICS.md: semaphores) show it full or overfull (README: Analyses)."""
+    states = {}
+    for e in events:
+        if e[3] == "SEM" and e[1] == e[4] and e[6] in SEM_STATE:
+            states.setdefault(e[4], []).append((e[0], SEM_STATE[e[6]]))
+    rows = {}
+    for r in locks:
+        rows.setdefault(r["semaphore"], []).append(r)
+    out = []
+    for sem in sorted(set(rows) | set(states)):
+        reqs = [r for r in rows.get(sem, []) if r["request_ts"] is not None
+                or r["assigned_ts"] is not None]  # a release alone is no request
+        waits = [(r["assigned_ts"] - r["request_ts"], r) for r in reqs
+                 if r["request_ts"] is not None and r["assigned_ts"] is not None]
+        holds = [(r["released_ts"] - r["assigned_ts"], r) for r in reqs
+                 if r["assigned_ts"] is not None and r["released_ts"] is not None]
+        contended = sum(1 for r in reqs if r["contended"])
+        row = {"semaphore": sem, "requests": len(reqs), "contended_requests": contended,
+               "contention_ratio": rounded(Fraction(contended, len(reqs)), 4) if reqs
+               else None,
+               "waits_left_out": len(reqs) - len(waits),
+               "holds_left_out": sum(1 for r in reqs if r["assigned_ts"] is not None
+                                     and r["released_ts"] is None)}
+        for name, values in (("wait", waits), ("hold", holds)):
+            v = sorted(x for x, _ in values)
+            row[name + "_total"] = sum(v) if v else None
+            row[name + "_avg"] = rounded(Fraction(sum(v), len(v)), 1) if v else None
+            row[name + "_max"] = v[-1] if v else None
+        v = sorted(x for x, _ in waits)
+        row["wait_p99"] = v[max(1, -(-99 * len(v) // 100)) - 1] if v else None
+        row["longest_holding_process"] = max(holds, key=lambda h: h[0])[1]["process"] \
+            if holds else None
+        per_process = {}
+        for w, r in waits:
+            per_process[r["process"]] = per_process.get(r["process"], 0) + w
+        most = max(per_process.items(), key=lambda p: p[1], default=None)
+        row["most_waiting_process"] = most[0] if most and most[1] > 0 else None
+        # (with no state of its own, its time locked and overfull are unknown, NULL, but
+        # tracedb counts its overfull episodes as 0: the README ties NULL to the times only)
+        episodes, locked, overfull = 0, None, None
+        if sem in states:
+            episodes = locked = overfull = 0
+            seq = states[sem] + [(end_ts, None)]
+            prev = None
+            for (ts, state), (nxt, _s) in zip(seq, seq[1:]):
+                if state == "overfull" and prev != "overfull":
+                    episodes += 1
+                if state in ("full", "overfull"):
+                    locked += nxt - ts
+                if state == "overfull":
+                    overfull += nxt - ts
+                prev = state
+        row["overfull_episodes"], row["locked_time"], row["overfull_time"] = \
+            episodes, locked, overfull
+        out.append(row)
     return out
 
 
