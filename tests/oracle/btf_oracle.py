@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reading of BTF: instances, lock_requests, intervals and three analyses.
+"""An independent reading of BTF: instances, lock_requests, intervals and seven analyses.
 
 Written from /work/shared DESIGN.md ("Tables", "Metric definitions"), SEMANTICS.md (BTF
 state machines, file format), FORMATS.md section 1 and the README's definitions (the
@@ -7,10 +7,14 @@ state machines, file format), FORMATS.md section 1 and the README's definitions 
 can be compared field by field (differential testing). Tables: `instances`,
 `lock_requests`, and `intervals` of tasks, ISRs and runnables (channel `state`) and of
 cores (channel `running`); analyses, computed from the oracle's own rows: `response_times`,
-`preemption_pairs`, `cpu_load` with 1 ms and 7 ms windows.
+`preemption_pairs`, `cpu_load` with 1 ms and 7 ms windows, `execution_times`,
+`activation_jitter`, `deadline_summary` (implicit deadlines, and with --deadlines a file's,
+compared with `tracedb query deadline_summary --param deadlines=F`) and
+`semaphore_contention`.
 
     btf_oracle.py TRACE.btf[.gz]                 print the oracle's table rows as CSV
-    btf_oracle.py --tracedb BIN TRACE.btf...     ingest each trace with BIN into a temporary
+    btf_oracle.py [--deadlines F] --tracedb BIN TRACE.btf...
+                                                 ingest each trace with BIN into a temporary
                                                  archive, compare, print every difference;
                                                  exit 1 when there is one
 
@@ -82,7 +86,29 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 * cpu_load: per core (declared, or occupied by a process) and window aligned to multiples
   of its length, from the capture's first event to its last (a last event on a boundary
   ends the window before it), busy = occupancy by processes not named like `idle`, load =
-  busy / window rounded to 4 decimals.
+  busy / window rounded to 4 decimals;
+* execution_times: per task, ISR and runnable, net_exec and gross_exec min/avg/max over
+  complete instances, net_exec_total over every instance that ran;
+* activation_jitter: per task and ISR that has an instance with an activate or a start
+  (tracedb lists no other; an instance with neither has no place in the order), instances
+  in activation order (number breaking ties; one without an activate numbered below the
+  first activated comes before it, another goes by its start), a distance per consecutive
+  pair having both events, jitter = max - min;
+* deadline_summary: per task and ISR, the deadline a file's rule gives (exact name, then
+  the longer glob, fewer `*`, fewer `?`, then the later pattern text: the README says only
+  "the pattern's text"), else the time to the next activation at a later instant (the
+  last: the period before it; one activation: none); complete instances with one judged;
+  an unfinished one (no terminate) whose activate + deadline is before the capture's last
+  event is an unfinished miss; source file, implicit-period or mixed;
+* semaphore_contention: per semaphore with a request row or a state of its own; requests =
+  rows with a request or an assigned (a release alone is none); waits over rows with both
+  (others left out), holds over rows assigned and released (assigned, not released: left
+  out); p99 nearest rank; the process of the longest hold, the process with the largest
+  total wait (none when it is 0); its own states (ready/free/unlock: free, used/unlock_full:
+  used, lock/lock_used/full: full, overfull) held until the next or the capture's last
+  event give locked (full or overfull) and overfull time and the episodes (entries into
+  overfull); with no state of its own the times are NULL and the episodes 0 (tracedb's
+  choice).
 """
 import bisect
 import csv
