@@ -732,8 +732,8 @@ def read_deadlines(path):
     rules = {}
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f):
-            line = line.split("#", 1)[0].strip()
-            if not line or (n == 0 and line.replace(" ", "") == "entity,deadline"):
+            line = line.strip()  # (a comment is a line of its own: tracedb refuses `1ms # x`)
+            if not line or line.startswith("#") or (n == 0 and line.replace(" ", "") == "entity,deadline"):
                 continue
             pattern, value = (x.strip() for x in line.rsplit(",", 1))
             m = re.fullmatch(r"([0-9.]+)\s*([a-z\u00b5]*)", value)
