@@ -111,9 +111,11 @@ fn freertos_captures_have_running_intervals_but_no_complete_instances() {
 /// tests/oracle/btf_oracle.py reads BTF from the contract alone (DESIGN.md, SEMANTICS.md,
 /// FORMATS.md) and the README's definitions, written without looking at src/derive: every
 /// field of `instances`, `lock_requests` and the tasks', ISRs', runnables' and cores'
-/// `intervals`, and every row of `response_times`, `preemption_pairs` and `cpu_load` (two
-/// windows), must agree with it on the shared FreeRTOS captures, the bundled ECU and the
-/// hand-made traces of tests/oracle/cases (orders real producers write).
+/// `intervals`, and every row of `response_times`, `preemption_pairs`, `cpu_load` (two
+/// windows), `execution_times`, `activation_jitter`, `deadline_summary` (implicit deadlines,
+/// and tests/oracle/cases/deadlines.csv as `--param deadlines=`) and `semaphore_contention`,
+/// must agree with it on the shared FreeRTOS captures, the bundled ECU and the hand-made
+/// traces of tests/oracle/cases (orders real producers write).
 #[test]
 fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
@@ -130,12 +132,15 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "btf"))
         .collect();
     cases.sort();
     assert!(cases.len() >= 7, "{cases:?}");
     files.extend(cases);
     let out = std::process::Command::new("python3")
         .arg(manifest.join("tests/oracle/btf_oracle.py"))
+        .arg("--deadlines")
+        .arg(manifest.join("tests/oracle/cases/deadlines.csv"))
         .arg("--tracedb")
         .arg(util::bin())
         .args(&files)
@@ -152,7 +157,9 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
     assert!(
         report.contains(
             "8437 instances, 610 lock_requests, 16818 intervals, 26 response_times, \
-             22 preemption_pairs, 800 cpu_load 1000000, 116 cpu_load 7000000;"
+             22 preemption_pairs, 800 cpu_load 1000000, 116 cpu_load 7000000, \
+             88 execution_times, 26 activation_jitter, 26 deadline_summary, \
+             2 semaphore_contention, 26 deadline_summary file;"
         ),
         "{report}"
     );

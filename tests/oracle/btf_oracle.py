@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reading of BTF: instances, lock_requests, intervals and three analyses.
+"""An independent reading of BTF: instances, lock_requests, intervals and seven analyses.
 
 Written from /work/shared DESIGN.md ("Tables", "Metric definitions"), SEMANTICS.md (BTF
 state machines, file format), FORMATS.md section 1 and the README's definitions (the
@@ -7,10 +7,14 @@ state machines, file format), FORMATS.md section 1 and the README's definitions 
 can be compared field by field (differential testing). Tables: `instances`,
 `lock_requests`, and `intervals` of tasks, ISRs and runnables (channel `state`) and of
 cores (channel `running`); analyses, computed from the oracle's own rows: `response_times`,
-`preemption_pairs`, `cpu_load` with 1 ms and 7 ms windows.
+`preemption_pairs`, `cpu_load` with 1 ms and 7 ms windows, `execution_times`,
+`activation_jitter`, `deadline_summary` (implicit deadlines, and with --deadlines a file's,
+compared with `tracedb query deadline_summary --param deadlines=F`) and
+`semaphore_contention`.
 
     btf_oracle.py TRACE.btf[.gz]                 print the oracle's table rows as CSV
-    btf_oracle.py --tracedb BIN TRACE.btf...     ingest each trace with BIN into a temporary
+    btf_oracle.py [--deadlines F] --tracedb BIN TRACE.btf...
+                                                 ingest each trace with BIN into a temporary
                                                  archive, compare, print every difference;
                                                  exit 1 when there is one
 
@@ -82,10 +86,33 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 * cpu_load: per core (declared, or occupied by a process) and window aligned to multiples
   of its length, from the capture's first event to its last (a last event on a boundary
   ends the window before it), busy = occupancy by processes not named like `idle`, load =
-  busy / window rounded to 4 decimals.
+  busy / window rounded to 4 decimals;
+* execution_times: per task, ISR and runnable, net_exec and gross_exec min/avg/max over
+  complete instances, net_exec_total over every instance that ran;
+* activation_jitter: per task and ISR that has an instance with an activate or a start
+  (tracedb lists no other; an instance with neither has no place in the order), instances
+  in activation order (number breaking ties; one without an activate numbered below the
+  first activated comes before it, another goes by its start), a distance per consecutive
+  pair having both events, jitter = max - min;
+* deadline_summary: per task and ISR, the deadline a file's rule gives (exact name, then
+  the longer glob, fewer `*`, fewer `?`, then the later pattern text: the README says only
+  "the pattern's text"), else the time to the next activation at a later instant (the
+  last: the period before it; one activation: none); complete instances with one judged;
+  an unfinished one (no terminate) whose activate + deadline is before the capture's last
+  event is an unfinished miss; source file, implicit-period or mixed;
+* semaphore_contention: per semaphore with a request row or a state of its own; requests =
+  rows with a request or an assigned (a release alone is none); waits over rows with both
+  (others left out), holds over rows assigned and released (assigned, not released: left
+  out); p99 nearest rank; the process of the longest hold, the process with the largest
+  total wait (none when it is 0); its own states (ready/free/unlock: free, used/unlock_full:
+  used, lock/lock_used/full: full, overfull) held until the next or the capture's last
+  event give locked (full or overfull) and overfull time and the episodes (entries into
+  overfull); with no state of its own the times are NULL and the episodes 0 (tracedb's
+  choice).
 """
 import bisect
 import csv
+import fnmatch
 import gzip
 import io
 import json
@@ -659,6 +686,13 @@ def derive(path):
     out["preemption_pairs"] = preemption_pairs(preempted, intervals)
     for window in (1000000, 7000000):
         out["cpu_load %d" % window] = cpu_load(intervals, cores, span, window)
+    out["execution_times"] = execution_times(instances)
+    out["activation_jitter"] = activation_jitter(instances)
+    end = span[1] if span else 0
+    out["semaphore_contention"] = semaphore_contention(locks, events, end)
+    out["deadline_summary"] = deadline_summary(instances, {}, end)
+    if DEADLINES[0] is not None:
+        out["deadline_summary file"] = deadline_summary(instances, DEADLINES[1], end)
     return out
 
 
@@ -673,7 +707,51 @@ ANALYSES = {
     "cpu_load 1000000": (["window_end", "busy", "load"], ["core", "window_start"], []),
     "cpu_load 7000000": (["window_end", "busy", "load"], ["core", "window_start"],
                          ["--param", "window=7ms"]),
+    "execution_times": (["instances", "instances_left_out", "net_exec_total"] + [
+        "%s_%s" % (m, s) for m in ("net_exec", "gross_exec") for s in ("min", "avg", "max")],
+        ["entity", "entity_type"], []),
+    "activation_jitter": (["activations", "starts"] + [
+        "%s_to_%s_%s" % (m, m, s) for m in ("activate", "start") for s in ("min", "avg", "max")]
+        + ["activate_jitter", "start_jitter"], ["entity", "entity_type"], []),
+    "deadline_summary": (["instances", "instances_left_out", "unfinished_misses", "misses",
+                          "miss_ratio", "worst_lateness", "deadline_source"], ["entity"], []),
+    "semaphore_contention": ([
+        "requests", "contended_requests", "contention_ratio", "overfull_episodes",
+        "wait_total", "wait_avg", "wait_max", "wait_p99", "waits_left_out", "hold_total",
+        "hold_avg", "hold_max", "holds_left_out", "longest_holding_process",
+        "most_waiting_process", "locked_time", "overfull_time"], ["semaphore"], []),
 }
+DEADLINES = [None, {}]  # --deadlines: the file, and its rules {pattern: ns}
+
+
+def read_deadlines(path):
+    """A deadline file (README: deadline_misses): `entity,deadline` lines, a unit suffix
+    (a bare number is ns), `#` comments, a first line of column names skipped."""
+    units = {"ps": Fraction(1, 1000), "ns": 1, "us": 1000, "\u00b5s": 1000, "ms": 1000000,
+             "s": 1000000000}
+    rules = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            line = line.strip()  # (a comment is a line of its own: tracedb refuses `1ms # x`)
+            if not line or line.startswith("#") or (n == 0 and line.replace(" ", "") == "entity,deadline"):
+                continue
+            pattern, value = (x.strip() for x in line.rsplit(",", 1))
+            m = re.fullmatch(r"([0-9.]+)\s*([a-z\u00b5]*)", value)
+            rules[pattern] = int(Fraction(m.group(1)) * units[m.group(2) or "ns"])
+    return rules
+
+
+def deadline_rule(rules, entity):
+    """The deadline a file gives an entity: an exact name beats a glob, a longer glob a
+    shorter one, then fewer `*`, fewer `?`, then the pattern's text: the later in
+    character order (the README says only "the pattern's text"; tracedb's choice)."""
+    if entity in rules:
+        return rules[entity]
+    globs = [p for p in rules if any(c in p for c in "*?[") and fnmatch.fnmatchcase(entity, p)]
+    if not globs:
+        return None
+    best = max(globs, key=lambda p: (len(p), -p.count("*"), -p.count("?"), p))
+    return rules[best]
 
 
 def rounded(fraction, digits):
@@ -714,6 +792,174 @@ def response_times(instances):
                 var = sum((v - mean) ** 2 for v in values) / (n - 1)
                 row[m + "_stddev"] = round(math.sqrt(var), 1)
     return list(out.values())
+
+
+def by_entity(instances, runnables):
+    out = {}
+    for i in instances:
+        if runnables or i["entity_type"] != "R":
+            out.setdefault((i["entity"], i["entity_type"]), []).append(i)
+    return out
+
+
+def execution_times(instances):
+    """Per task, ISR and runnable: net and gross execution over complete instances, and
+    the running time of all of them (README: Analyses)."""
+    out = []
+    for (entity, etype), rows in by_entity(instances, True).items():
+        done = [i for i in rows if i["complete"]]
+        row = {"entity": entity, "entity_type": etype, "instances": len(done),
+               "instances_left_out": len(rows) - len(done)}
+        nets = [i["net_exec"] for i in rows if i["net_exec"] is not None]
+        row["net_exec_total"] = sum(nets) if nets else None
+        for m in ("net_exec", "gross_exec"):
+            values = [i[m] for i in done if i[m] is not None]
+            row[m + "_min"] = min(values) if values else None
+            row[m + "_max"] = max(values) if values else None
+            row[m + "_avg"] = rounded(Fraction(sum(values), len(values)), 1) if values else None
+        out.append(row)
+    return out
+
+
+def activation_jitter(instances):
+    """Per task and ISR: distances between consecutive instances' activates and first
+    starts, consecutive in activation order (README: activation_jitter)."""
+    out = []
+    for (entity, etype), rows in by_entity(instances, False).items():
+        # an instance with neither event has no place in that order and no distance; an
+        # entity with no such event at all has no row (tracedb's choice, see the report)
+        rows = [i for i in rows if i["activate_ts"] is not None or i["start_ts"] is not None]
+        if not rows:
+            continue
+        activated = [i for i in rows if i["activate_ts"] is not None]
+        first = min(activated, key=lambda i: (i["activate_ts"], i["instance"]), default=None)
+
+        def order(i):
+            if i["activate_ts"] is not None:
+                return (i["activate_ts"], 0, i["instance"])
+            if first is not None and i["instance"] < first["instance"]:
+                return (first["activate_ts"], -1, i["instance"])  # before the capture
+            ts = i["start_ts"] if i["start_ts"] is not None else math.inf
+            return (ts, 0, i["instance"])
+        rows = sorted(rows, key=order)
+        row = {"entity": entity, "entity_type": etype, "activations": len(activated),
+               "starts": sum(1 for i in rows if i["start_ts"] is not None)}
+        for m, col in (("activate", "activate_ts"), ("start", "start_ts")):
+            d = [b[col] - a[col] for a, b in zip(rows, rows[1:])
+                 if a[col] is not None and b[col] is not None]
+            name = "%s_to_%s_" % (m, m)
+            row[name + "min"] = min(d) if d else None
+            row[name + "max"] = max(d) if d else None
+            row[name + "avg"] = rounded(Fraction(sum(d), len(d)), 1) if d else None
+            row[m + "_jitter"] = max(d) - min(d) if d else None
+        out.append(row)
+    return out
+
+
+def deadline_summary(instances, rules, end_ts):
+    """Per task and ISR: complete instances judged against their deadline (a file's rule,
+    else the activation period), misses among them, and unfinished instances whose
+    deadline passed before the capture's last event (README: deadline_misses)."""
+    out = []
+    for (entity, etype), rows in by_entity(instances, False).items():
+        times = sorted({i["activate_ts"] for i in rows if i["activate_ts"] is not None})
+        fixed = deadline_rule(rules, entity)
+        judged, unfinished, sources = [], 0, set()
+        for i in rows:
+            a = i["activate_ts"]
+            if a is None:
+                continue
+            if fixed is not None:
+                deadline, source = fixed, "file"
+            else:
+                k = bisect.bisect_right(times, a)
+                if k < len(times):
+                    deadline = times[k] - a
+                elif len(times) > 1:
+                    deadline = times[-1] - times[-2]
+                else:
+                    continue
+                source = "implicit-period"
+            if i["complete"]:
+                judged.append(i["terminate_ts"] - (a + deadline))
+                sources.add(source)
+            elif i["terminate_ts"] is None and a + deadline < end_ts:
+                unfinished += 1
+        misses = sum(1 for x in judged if x > 0)
+        out.append({
+            "entity": entity, "instances": len(judged),
+            "instances_left_out": len(rows) - len(judged), "unfinished_misses": unfinished,
+            "misses": misses if judged else None,
+            "miss_ratio": rounded(Fraction(misses, len(judged)), 4) if judged else None,
+            "worst_lateness": max(judged) if judged else None,
+            "deadline_source": (sources.pop() if len(sources) == 1 else "mixed")
+            if judged else None})
+    return out
+
+
+SEM_STATE = {"ready": "free", "lock": "full", "used": "used", "free": "free",
+             "lock_used": "full", "unlock": "free", "unlock_full": "used",
+             "overfull": "overfull", "full": "full"}
+
+
+def semaphore_contention(locks, events, end_ts):
+    """Per semaphore: its lock requests' contention, waits and holds, and the time its own
+    states (SEMANTICS.md: semaphores) show it full or overfull (README: Analyses)."""
+    states = {}
+    for e in events:
+        if e[3] == "SEM" and e[1] == e[4] and e[6] in SEM_STATE:
+            states.setdefault(e[4], []).append((e[0], SEM_STATE[e[6]]))
+    rows = {}
+    for r in locks:
+        rows.setdefault(r["semaphore"], []).append(r)
+    out = []
+    for sem in sorted(set(rows) | set(states)):
+        reqs = [r for r in rows.get(sem, []) if r["request_ts"] is not None
+                or r["assigned_ts"] is not None]  # a release alone is no request
+        waits = [(r["assigned_ts"] - r["request_ts"], r) for r in reqs
+                 if r["request_ts"] is not None and r["assigned_ts"] is not None]
+        holds = [(r["released_ts"] - r["assigned_ts"], r) for r in reqs
+                 if r["assigned_ts"] is not None and r["released_ts"] is not None]
+        contended = sum(1 for r in reqs if r["contended"])
+        row = {"semaphore": sem, "requests": len(reqs), "contended_requests": contended,
+               "contention_ratio": rounded(Fraction(contended, len(reqs)), 4) if reqs
+               else None,
+               "waits_left_out": len(reqs) - len(waits),
+               "holds_left_out": sum(1 for r in reqs if r["assigned_ts"] is not None
+                                     and r["released_ts"] is None)}
+        for name, values in (("wait", waits), ("hold", holds)):
+            v = sorted(x for x, _ in values)
+            row[name + "_total"] = sum(v) if v else None
+            row[name + "_avg"] = rounded(Fraction(sum(v), len(v)), 1) if v else None
+            row[name + "_max"] = v[-1] if v else None
+        v = sorted(x for x, _ in waits)
+        row["wait_p99"] = v[max(1, -(-99 * len(v) // 100)) - 1] if v else None
+        row["longest_holding_process"] = max(holds, key=lambda h: h[0])[1]["process"] \
+            if holds else None
+        per_process = {}
+        for w, r in waits:
+            per_process[r["process"]] = per_process.get(r["process"], 0) + w
+        most = max(per_process.items(), key=lambda p: p[1], default=None)
+        row["most_waiting_process"] = most[0] if most and most[1] > 0 else None
+        # (with no state of its own, its time locked and overfull are unknown, NULL, but
+        # tracedb counts its overfull episodes as 0: the README ties NULL to the times only)
+        episodes, locked, overfull = 0, None, None
+        if sem in states:
+            episodes = locked = overfull = 0
+            seq = states[sem] + [(end_ts, None)]
+            prev = None
+            for (ts, state), (nxt, _s) in zip(seq, seq[1:]):
+                if state == "overfull" and prev != "overfull":
+                    episodes += 1
+                if state in ("full", "overfull"):
+                    locked += nxt - ts
+                if state == "overfull":
+                    overfull += nxt - ts
+                prev = state
+        row["overfull_episodes"], row["locked_time"], row["overfull_time"] = \
+            episodes, locked, overfull
+        out.append(row)
+    return out
 
 
 def preemption_pairs(preempted, intervals):
@@ -856,6 +1102,11 @@ def compare(name, ours, theirs, cols, key_cols, order_cols, report):
 
 
 def main(argv):
+    if len(argv) >= 2 and argv[0] == "--deadlines":
+        DEADLINES[:] = [os.path.abspath(argv[1]), read_deadlines(argv[1])]
+        ANALYSES["deadline_summary file"] = ANALYSES["deadline_summary"][:2] + (
+            ["--param", "deadlines=" + DEADLINES[0]],)
+        argv = argv[2:]
     if len(argv) >= 2 and argv[0] == "--tracedb":
         tracedb, traces = argv[1], [os.path.abspath(t) for t in argv[2:]]
         total = 0
