@@ -109,7 +109,7 @@ pub fn read<R: Read>(lines: &mut LineReader<R>, path: &str, sink: &mut dyn Sink)
         type_ids: HashMap::new(),
         entity_ids: HashMap::new(),
         freertos: false,
-        freertos_said: std::cell::Cell::new(false),
+        freertos_said: false,
     };
     sink.time_unit(TimeUnit::Ns);
     loop {
@@ -171,7 +171,7 @@ struct BtfReader<'p> {
     /// read as the one task `<name>[<id>]` (see [`freertos_label`]).
     freertos: bool,
     /// Whether a label has been rewritten yet (said once, as a `freertos_labels` row).
-    freertos_said: std::cell::Cell<bool>,
+    freertos_said: bool,
 }
 
 impl BtfReader<'_> {
@@ -354,21 +354,10 @@ impl BtfReader<'_> {
         self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
         let source_instance = self.instance(src_inst, "source", pos, ts, sink)?;
         let target_instance = self.instance(tgt_inst, "target", pos, ts, sink)?;
-        // BTF 2.1.5's numeric mode: the type column holds a `#typeTable` id (no type code
-        // begins with a digit), source and target `#entityTable` ids.
-        let (source, target_type, target) =
-            if target_type.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-                (
-                    self.resolve(source, "source", pos, ts, sink)?,
-                    self.resolve(target_type, "type", pos, ts, sink)?,
-                    self.resolve(target, "target", pos, ts, sink)?,
-                )
-            } else {
-                (source, target_type, target)
-            };
         // The FreeRTOS trace logger's older labels name a task after the core of each event
         // (`[0/0007]CS`, `[1/0007]CS`): one task, which its current exporter writes `CS[7]`
-        // with the core as the source of the line. Read them so.
+        // with the core as the source of the line. Read them so (never numeric: its type
+        // column is `T`).
         let (mut freertos_source, mut freertos_target) = (None, None);
         if self.freertos {
             if let Some((core, _, _)) = freertos_label(source) {
@@ -377,9 +366,8 @@ impl BtfReader<'_> {
             if let Some((_, id, name)) = freertos_label(target) {
                 freertos_target = Some(format!("{name}[{id}]"));
             }
-            if !self.freertos_said.get() && (freertos_source.is_some() || freertos_target.is_some())
-            {
-                self.freertos_said.set(true);
+            if !self.freertos_said && (freertos_source.is_some() || freertos_target.is_some()) {
+                self.freertos_said = true;
                 sink.diagnostic(Diagnostic {
                     severity: Severity::Info,
                     kind: "freertos_labels",
@@ -397,6 +385,18 @@ impl BtfReader<'_> {
         }
         let source = freertos_source.as_deref().unwrap_or(source);
         let target = freertos_target.as_deref().unwrap_or(target);
+        // BTF 2.1.5's numeric mode: the type column holds a `#typeTable` id (no type code
+        // begins with a digit), source and target `#entityTable` ids.
+        let (source, target_type, target) =
+            if target_type.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                (
+                    self.resolve(source, "source", pos, ts, sink)?,
+                    self.resolve(target_type, "type", pos, ts, sink)?,
+                    self.resolve(target, "target", pos, ts, sink)?,
+                )
+            } else {
+                (source, target_type, target)
+            };
         sink.event(&Event {
             ts,
             source,
