@@ -390,6 +390,51 @@ fn overfull_episodes_and_causes_of_a_reused_instance_number() {
     assert_eq!(got, ["S2@110"], "{bi:?}");
 }
 
+/// The process named for a semaphore's longest hold and largest total wait does not
+/// depend on the order DuckDB meets the rows in: ties go to the one that began first, then
+/// to the name. Overfull episodes are unknown (NULL), not 0, without the semaphore's states.
+#[test]
+fn semaphore_contention_breaks_ties_and_leaves_unknown_episodes_null() {
+    let tmp = tempfile::tempdir().unwrap();
+    // S: TA and TB hold for 10 each, TB first. Q: TY and TX hold it together for 10. W: TB
+    // waits 3 then 2, TA 5 in between. V logs its states and never goes overfull.
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#timeScale ns\n0,V,0,SEM,V,0,ready,0\n5,V,0,SEM,V,0,lock,1\n8,V,0,SEM,V,0,unlock,0\n\
+         10,TB,0,SEM,S,0,requestsemaphore\n10,TB,0,SEM,S,0,assigned\n20,TB,0,SEM,S,0,released\n\
+         30,TA,0,SEM,S,0,requestsemaphore\n30,TA,0,SEM,S,0,assigned\n40,TA,0,SEM,S,0,released\n\
+         50,TY,0,SEM,Q,0,requestsemaphore\n50,TY,0,SEM,Q,0,assigned\n\
+         50,TX,0,SEM,Q,0,requestsemaphore\n50,TX,0,SEM,Q,0,assigned\n\
+         60,TY,0,SEM,Q,0,released\n60,TX,0,SEM,Q,0,released\n\
+         90,TB,0,SEM,W,0,requestsemaphore\n90,TB,0,SEM,W,0,waiting\n93,TB,0,SEM,W,0,assigned\n\
+         94,TB,0,SEM,W,0,released\n100,TA,0,SEM,W,0,requestsemaphore\n100,TA,0,SEM,W,0,waiting\n\
+         105,TA,0,SEM,W,0,assigned\n106,TA,0,SEM,W,0,released\n\
+         110,TB,0,SEM,W,0,requestsemaphore\n110,TB,0,SEM,W,0,waiting\n\
+         112,TB,0,SEM,W,0,assigned\n113,TB,0,SEM,W,0,released\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    let sem = parse_csv(&ok(
+        tmp.path(),
+        &["query", "semaphore_contention", "--archive", "db", "--format", "csv"],
+    ));
+    let col = |name: &str| sem[0].iter().position(|c| c == name).unwrap();
+    let got: Vec<String> = sem[1..]
+        .iter()
+        .map(|r| {
+            [col("semaphore"), col("longest_holding_process"), col("most_waiting_process")]
+                .map(|c| r[c].as_str())
+                .join(" ")
+                + &format!(" episodes={}", r[col("overfull_episodes")])
+        })
+        .collect();
+    assert_eq!(
+        got,
+        ["Q TX  episodes=", "S TB  episodes=", "V   episodes=0", "W TB TB episodes="],
+        "{sem:?}"
+    );
+}
+
 /// A `wait_event` is a cause of blocking only when its instance waited after it: one for an event already set returns at once, as an OS does,
 /// and blocked nothing; nor does one the trace shows no wait for at all.
 #[test]

@@ -934,16 +934,21 @@ def semaphore_contention(locks, events, end_ts):
             row[name + "_max"] = v[-1] if v else None
         v = sorted(x for x, _ in waits)
         row["wait_p99"] = v[max(1, -(-99 * len(v) // 100)) - 1] if v else None
-        row["longest_holding_process"] = max(holds, key=lambda h: h[0])[1]["process"] \
+        # ties: the hold that began first, then the process name first in order
+        row["longest_holding_process"] = min(
+            holds, key=lambda h: (-h[0], h[1]["assigned_ts"], h[1]["process"]))[1]["process"] \
             if holds else None
         per_process = {}
         for w, r in waits:
-            per_process[r["process"]] = per_process.get(r["process"], 0) + w
-        most = max(per_process.items(), key=lambda p: p[1], default=None)
-        row["most_waiting_process"] = most[0] if most and most[1] > 0 else None
-        # (with no state of its own, its time locked and overfull are unknown, NULL, but
-        # tracedb counts its overfull episodes as 0: the README ties NULL to the times only)
-        episodes, locked, overfull = 0, None, None
+            if w > 0:
+                total, first = per_process.get(r["process"], (0, r["request_ts"]))
+                per_process[r["process"]] = (total + w, min(first, r["request_ts"]))
+        # ties: the process that began waiting first, then the name
+        most = min(per_process.items(), key=lambda p: (-p[1][0], p[1][1], p[0]), default=None)
+        row["most_waiting_process"] = most[0] if most else None
+        # with no state of its own, its time locked and overfull and its overfull episodes
+        # are unknown, NULL
+        episodes, locked, overfull = None, None, None
         if sem in states:
             episodes = locked = overfull = 0
             seq = states[sem] + [(end_ts, None)]
