@@ -884,6 +884,25 @@ fn jitter_pairs_each_instance_with_the_next_one() {
         "activations,activate_to_activate_min,activate_to_activate_max,starts,\
          start_to_start_min,start_to_start_avg,start_to_start_max\n2,17,17,3,5,7.5,10\n"
     );
+
+    // TC shows neither an activate nor a start (it was running when the capture began, as
+    // with the FreeRTOS trace logger): it has its row, with no distances.
+    std::fs::write(
+        tmp.path().join("l.btf"),
+        "0,STI,0,T,TD,0,activate\n1,Core_0,0,T,TC,0,preempt\n1,Core_0,0,T,TD,0,start\n\
+         4,Core_0,0,T,TD,0,terminate\n4,Core_0,0,T,TC,0,resume\n6,Core_0,0,T,TC,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "l", "l.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "l",
+            "SELECT entity, activations, activate_jitter, starts, start_jitter \
+             FROM activation_jitter"
+        ),
+        "entity,activations,activate_jitter,starts,start_jitter\nTC,0,,0,\nTD,1,,1,\n"
+    );
 }
 
 #[test]

@@ -28,9 +28,11 @@ CREATE OR REPLACE TEMP VIEW activation_jitter AS
 WITH i AS NOT MATERIALIZED (
     -- Read twice (a narrow scan) rather than held: `(... IN ...) IS TRUE` is filtered inside
     -- the Parquet scan, which then skips the runnables' pages.
+    -- Every task and ISR has its row, one whose instances show neither event (a capture
+    -- whose logger writes none) with 0 activations and NULL distances.
     SELECT capture_id, entity, entity_type, instance, activate_ts, start_ts
     FROM instances
-    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND (activate_ts IS NOT NULL OR start_ts IS NOT NULL)
+    WHERE (entity_type IN ('T', 'I', 'ISR')) IS TRUE
 ), first AS MATERIALIZED (
     -- One row per entity, numbered (eid): the window below partitions and sorts integers
     -- and carries no names, which are joined back to the aggregate's few rows. Held, and
@@ -48,7 +50,8 @@ WITH i AS NOT MATERIALIZED (
                  CASE WHEN i.activate_ts IS NOT NULL THEN i.activate_ts
                       WHEN i.instance < f.first_activated THEN f.first_activate
                       ELSE i.start_ts END AS k
-          FROM i JOIN first f ON f.capture_id = i.capture_id AND f.entity = i.entity)
+          FROM i JOIN first f ON f.capture_id = i.capture_id AND f.entity = i.entity
+          WHERE i.activate_ts IS NOT NULL OR i.start_ts IS NOT NULL)
     WINDOW seq AS (PARTITION BY eid ORDER BY k, instance)
 ), d AS (
     SELECT eid, min(a2a) AS a_min, round(avg(a2a), 1) AS a_avg, max(a2a) AS a_max,
@@ -60,5 +63,5 @@ SELECT f.capture_id, f.entity, f.entity_type, f.activations,
        d.a_max AS activate_to_activate_max, d.a_max - d.a_min AS activate_jitter,
        f.starts, d.s_min AS start_to_start_min, d.s_avg AS start_to_start_avg,
        d.s_max AS start_to_start_max, d.s_max - d.s_min AS start_jitter
-FROM first f JOIN d USING (eid)
+FROM first f LEFT JOIN d USING (eid)
 ORDER BY f.capture_id, f.entity;

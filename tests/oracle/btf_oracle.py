@@ -827,10 +827,8 @@ def activation_jitter(instances):
     out = []
     for (entity, etype), rows in by_entity(instances, False).items():
         # an instance with neither event has no place in that order and no distance; an
-        # entity with no such event at all has no row (tracedb's choice, see the report)
+        # entity with no such event at all has a row of 0 activations and no distances
         rows = [i for i in rows if i["activate_ts"] is not None or i["start_ts"] is not None]
-        if not rows:
-            continue
         activated = [i for i in rows if i["activate_ts"] is not None]
         first = min(activated, key=lambda i: (i["activate_ts"], i["instance"]), default=None)
 
