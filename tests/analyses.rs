@@ -390,6 +390,28 @@ fn overfull_episodes_and_causes_of_a_reused_instance_number() {
     assert_eq!(got, ["S2@110"], "{bi:?}");
 }
 
+/// A core declared with its type code in upper case (`CORE`) is a core: it has its rows in
+/// `cpu_load` though nothing ran on it.
+#[test]
+fn cpu_load_lists_a_core_declared_in_upper_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        "#entityTypeTable\n#-CORE PE_0\n#-CORE PE_1\n6,STI_Y,0,T,T1,0,activate\n\
+         7,PE_0,0,T,T1,0,start\n9,PE_0,0,T,T1,0,terminate\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT core, window_start, busy FROM cpu_load(window_ns := 4)"
+        ),
+        "core,window_start,busy\nPE_0,4,1\nPE_0,8,1\nPE_1,4,0\nPE_1,8,0\n"
+    );
+}
+
 /// The process named for a semaphore's longest hold and largest total wait does not
 /// depend on the order DuckDB meets the rows in: ties go to the one that began first, then
 /// to the name. Overfull episodes are unknown (NULL), not 0, without the semaphore's states.

@@ -28,14 +28,14 @@ WITH picked AS (
     SELECT * FROM captures WHERE capture IS NULL OR capture_id = capture
 ), cores AS (
     -- Every core a process ran on, and every core the trace declares (BTF type C, older
-    -- files Core) even if nothing ran on it: a core idle the whole capture is at 0, not
+    -- files Core, in any case) even if nothing ran on it: a core idle the whole capture is at 0, not
     -- missing. Numbered in output order, so that the steps below group, join and sort
     -- integers, not names.
     SELECT capture_id, core, row_number() OVER (ORDER BY capture_id, core) AS cid FROM (
         SELECT DISTINCT capture_id, core FROM intervals
         WHERE channel = 'running' AND (capture IS NULL OR capture_id = capture)
         UNION
-        SELECT capture_id, name FROM entities WHERE type IN ('C', 'Core') AND (capture IS NULL OR capture_id = capture))
+        SELECT capture_id, name FROM entities WHERE upper(type) IN ('C', 'CORE') AND (capture IS NULL OR capture_id = capture))
 ), guard AS (
     -- Checked before the windows are made: 1 ns windows over a long capture would make
     -- billions of rows, run for minutes and fill memory.

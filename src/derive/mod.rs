@@ -107,8 +107,9 @@ fn class_of(ty: &str) -> Class {
         "SEM" => Class::Semaphore,
         "SIG" => Class::Signal,
         // `CPU`: the Paraver and ovni ingests' processors (a task event caused by one runs on
-        // it, as a BTF core's does).
-        "C" | "Core" | "CPU" => Class::Core,
+        // it, as a BTF core's does). In any case (`CORE`, `cpu`): a core declared so is
+        // still a core, and no other type is spelled so.
+        t if ["C", "Core", "CPU"].iter().any(|c| t.eq_ignore_ascii_case(c)) => Class::Core,
         _ => Class::Other,
     }
 }

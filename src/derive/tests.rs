@@ -654,6 +654,23 @@ fn a_runnable_follows_its_task_to_another_core() {
 }
 
 #[test]
+fn a_core_declared_with_its_type_code_in_another_case_is_a_core() {
+    // PE_0 is declared, so it is not inferred; `CORE` is `Core` in upper case.
+    let (s, rows) = derive(
+        "#entityTypeTable\n#-CORE PE_0\n#-cpu PE_1\n6,STI_Y,0,T,T1,0,activate\n\
+         7,PE_0,0,T,T1,0,start\n9,PE_0,0,T,T1,0,terminate\n10,PE_1,0,T,T1,1,start\n\
+         12,PE_1,0,T,T1,1,terminate\n",
+    );
+    assert!(rows.intervals.contains(&"running PE_0 T1 [7,9) ".to_string()), "{:?}", rows.intervals);
+    assert!(
+        rows.intervals.contains(&"running PE_1 T1 [10,12) ".to_string()),
+        "{:?}",
+        rows.intervals
+    );
+    assert_eq!(diag_count(&s, "core_inferred"), 0);
+}
+
+#[test]
 fn an_undeclared_source_that_starts_a_task_is_a_core() {
     // Not named like a core (`CPU_0` would be one by name): taken for one by its role.
     let (s, rows) =

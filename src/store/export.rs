@@ -362,7 +362,7 @@ pub fn to_chrome_json(conn: &duckdb::Connection, id: i64, path: &Path) -> Result
 /// Process of an entity's track by its type: cores, tasks (and Paraver threads), other.
 fn chrome_pid(entity_type: &str) -> i64 {
     match entity_type {
-        "C" | "Core" | "CPU" => 1,
+        t if ["C", "Core", "CPU"].iter().any(|c| t.eq_ignore_ascii_case(c)) => 1,
         "T" | "I" | "ISR" | "R" | "THREAD" => 2,
         _ => 3,
     }

@@ -127,7 +127,7 @@ from fractions import Fraction
 SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
 CORE_NAME = re.compile(r"(^|[^a-z])(core|cpu)([^a-z]|$)", re.IGNORECASE)  # Core_0, ECU_CPU1
 PROCESS_TYPES = {"T", "I", "ISR"}
-CORE_TYPES = {"C", "CORE"}
+CORE_TYPES = {"C", "CORE", "CPU"}  # in any case (README: Cores)
 PROC_STATE = {  # action -> (allowed from states, destination)
     "activate": ({"init"}, "active"),
     "start": ({"active"}, "running"),
@@ -319,7 +319,7 @@ class Oracle:
         self.events = events
         self.cores, self.processes = set(), set()
         for e in events:
-            if e[3] in CORE_TYPES:
+            if e[3].upper() in CORE_TYPES:
                 self.cores.add(e[4])
             elif e[3] in PROCESS_TYPES:
                 self.processes.add(e[4])
@@ -681,7 +681,7 @@ def derive(path):
     instances, locks, intervals, preempted = oracle.run()
     out = {"instances": instances, "lock_requests": locks, "intervals": intervals}
     span = (min(e[0] for e in events), max(e[0] for e in events)) if events else None
-    cores = {e[4] for e in events if e[3] in CORE_TYPES} | oracle.used_cores
+    cores = {e[4] for e in events if e[3].upper() in CORE_TYPES} | oracle.used_cores
     out["response_times"] = response_times(instances)
     out["preemption_pairs"] = preemption_pairs(preempted, intervals)
     for window in (1000000, 7000000):
