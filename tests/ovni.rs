@@ -950,6 +950,33 @@ fn a_mark_operation_its_channel_type_refuses_is_said() {
     );
 }
 
+/// A CPU's number of running threads (ovni's PRV_ZERO channel `3`, where 0 is a value) is 0
+/// from the first time a thread is placed on it, also when that thread does not run there: a
+/// paused thread moved by `OAr` makes ovniemu's `cpu_update` write 0 for its new CPU
+/// (ovni/event.c `pre_affinity_remote`, cpu.c). Found by tests/oracle/ovni_oracle.py.
+#[test]
+fn a_cpu_given_a_paused_thread_first_runs_zero_threads_from_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let w = W::new(false);
+    // Thread 10 moves the paused thread 11 to the virtual CPU, where 11 then runs.
+    let mut oar = w.n32(u32::MAX).to_vec();
+    oar.extend(w.n32(11));
+    let a = w.ohx(1000, 0).ev("OAr", 1300, &oar).ev("OHe", 1600, &[]);
+    let b =
+        W::new(false).ohx(1100, 1).ev("OHp", 1200, &[]).ev("OHr", 1400, &[]).ev("OHe", 1500, &[]);
+    put(d, "host", 9, 10, &a);
+    put(d, "host", 9, 11, &b);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        chan(d, "3"),
+        "entity,state,ts,dur,open\nCPU 0.0,1,0,600,false\nCPU 0.0,0,600,0,true\n\
+         CPU 0.1,1,100,100,false\nCPU 0.1,0,200,400,true\nvCPU 0.*,0,300,100,false\n\
+         vCPU 0.*,1,400,100,false\nvCPU 0.*,0,500,100,true\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
+}
+
 #[test]
 fn an_affinity_change_ovni_refuses_changes_no_cpu_and_is_said() {
     let tmp = tempfile::tempdir().unwrap();

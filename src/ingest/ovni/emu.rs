@@ -631,13 +631,16 @@ impl Model {
         sink: &mut dyn Sink,
     ) -> Result<()> {
         let (cpu_side, idx) = who;
-        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value.
+        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
+        // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
+        // not run there (a paused thread moved by `OAr`).
         let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
+        let placed = !zero_ends && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
         let seen = self.last.entry(who).or_default();
         match seen.get_mut(channel) {
             Some(v) if *v == value => return Ok(()),
             Some(v) => *v = value,
-            None if value == 0 => return Ok(()),
+            None if value == 0 && !placed => return Ok(()),
             None => {
                 seen.insert(channel.to_string(), value);
             }
