@@ -441,6 +441,8 @@ class Emu:
                 evs.append((clock + off, si, k, mcv, payload, jumbo, bo))
         evs.sort(key=lambda e: (e[0], e[1], e[2]))
         self.origin = evs[0][0] if evs else 0
+        self.tevents = []   # the task instances' BTF-shaped events
+        self.nprocs = sum(len(lo.procs) for lo in self.looms.values())
         self.changes = {}   # (entity, type, channel) -> [(t, value)]
         self.current = {}
         self.labels = {}
@@ -450,7 +452,10 @@ class Emu:
             self.where = "%s event %d %s" % (os.path.relpath(s["path"]), k, mcv)
             th = s["thread"]
             th.pending = {}
-            self.event(th, mcv.decode("latin-1"), payload, jumbo, bo)
+            code = mcv.decode("latin-1")
+            moved = self.snapshot(th, code, payload, bo) if code[:1] == "O" else []
+            self.event(th, code, payload, jumbo, bo)
+            self.follow_threads(moved)
             for key, v in th.pending.items():
                 th.last[key] = v
             self.sample()
@@ -633,6 +638,13 @@ class Emu:
             else:
                 task = Task(task_id, type_id, False, True, False, True)
             proc.tasks[m][task_id] = task
+            label = proc.types[m][type_id][1]
+            task.entity = label + (" (loom.%s/proc.%d)" % (proc.loom.name, proc.pid)
+                                   if self.nprocs > 1 else "")
+            task.runs = 0
+            first = Body(task, 1)
+            first.inst = task_id if not task.parallel else (task_id << 32) + 1
+            self.temit(first, "activate", th.name)
             return
         (task_id,) = struct.unpack(bo + "I", p[:4])
         task = proc.tasks[m].get(task_id)
@@ -649,19 +661,42 @@ class Emu:
         stack = th.bodies[m]
         prev = th.running_body(m)
         body = task.bodies.get(bid)
+        running = th.state == RUNNING
+        src = th.cpu.name
         if v == "x":
+            rerun = False
             if body is None:
                 body = task.bodies[bid] = Body(task, bid)
             if body.state == "dead":
                 if not task.resurrect:
                     self.fail("body runs again")
                 body.state = "created"
+                rerun = True
             if body.state != "created" or body.stack is not None:
                 self.fail("execute of a %s body" % body.state)
             if prev is not None and not task.relax:
                 self.fail("nested over a running body")
             body.stack, body.state = stack, "running"
             stack.append(body)
+            if prev is not None:
+                # (on a thread that is not running, the outer task is resumed for the
+                # event, then preempted: the README's reading, which keeps BTF's states)
+                if not running:
+                    self.temit(prev, "resume", src)
+                self.temit(prev, "preempt", src)
+            task.runs += 1
+            if task.parallel:
+                body.inst = (task.id << 32) + bid
+                if bid != 1:
+                    self.temit(body, "activate", th.name)
+            elif task.runs == 1:
+                body.inst = task.id
+            else:
+                body.inst = (task.id << 32) + task.runs
+                self.temit(body, "activate", th.name)
+            self.temit(body, "start", src)
+            if not running:
+                self.temit(body, "preempt", src)
         else:
             if body is None or body.stack is not stack or stack[-1] is not body:
                 self.fail("body not on top of this thread")
@@ -669,16 +704,31 @@ class Emu:
                 if not task.pausable or body.state != "running":
                     self.fail("bad pause")
                 body.state = "paused"
+                if not running:
+                    self.temit(body, "resume", src)
+                self.temit(body, "wait", src)
             elif v == "r":
                 if body.state != "paused":
                     self.fail("bad resume")
                 body.state = "running"
+                self.temit(body, "release", src)
+                self.temit(body, "resume", src)
+                if not running:
+                    self.temit(body, "preempt", src)
             elif v == "e":
                 if body.state != "running":
                     self.fail("bad end")
                 body.state = "dead"
                 body.stack = None
                 stack.pop()
+                if not running:
+                    self.temit(body, "resume", src)
+                self.temit(body, "terminate", src)
+                nxt = th.running_body(m)
+                if nxt is not None:
+                    self.temit(nxt, "resume", src)
+                    if not running:
+                        self.temit(nxt, "preempt", src)
             else:
                 self.fail("bad task event")
         # the subsystem: in body from execute to end
@@ -697,6 +747,36 @@ class Emu:
             if val is not None and th.last.get(key) == val:
                 self.fail("same task id again")
             th.pending[key] = val
+
+    # -- task instances: BTF-shaped events (the README's reading of ovni's task model)
+
+    def body_now(self, th):
+        return th.running_body("V") or th.running_body("6")
+
+    def temit(self, body, action, source):
+        self.tevents.append({"entity": body.task.entity, "instance": str(body.inst),
+                             "ts": str(self.now), "action": action, "source": source})
+
+    def snapshot(self, th, code, p, bo):
+        """The threads an ovni event may stop, start or move, with what they ran before."""
+        out = [th]
+        if code == "OAr" and len(p) >= 8:
+            tid = struct.unpack(bo + "ii", p[:8])[1]
+            for pr in th.proc.loom.procs.values():
+                if tid in pr.threads and pr.threads[tid] is not th:
+                    out.append(pr.threads[tid])
+        return [(t, t.state == RUNNING, t.cpu, self.body_now(t)) for t in out]
+
+    def follow_threads(self, moved):
+        """A task follows its thread: preempted when it stops running or moves, resumed on
+        the thread's CPU when it runs again."""
+        for t, was, cpu, body in moved:
+            now = t.state == RUNNING
+            if was and body is not None and (not now or t.cpu is not cpu):
+                self.temit(body, "preempt", cpu.name)
+            cur = self.body_now(t)
+            if now and cur is not None and (not was or t.cpu is not cpu or cur is not body):
+                self.temit(cur, "resume", t.cpu.name)
 
     # -- the Paraver channels, as ovniemu writes them after each event
 
@@ -842,8 +922,39 @@ def tracedb_intervals(tracedb, trace, workdir):
          "SELECT entity, entity_type, channel, state, value, ts, dur, open FROM intervals "
          "WHERE entity_type IN ('THREAD', 'CPU')", "--archive", archive, "--format", "csv"],
         check=True, capture_output=True, text=True).stdout
+    tasks = subprocess.run(
+        [tracedb, "sql", "-c",
+         "SELECT target AS entity, target_instance AS instance, ts, action, source FROM events "
+         "WHERE target_type = 'T' ORDER BY seq", "--archive", archive, "--format", "csv"],
+        check=True, capture_output=True, text=True).stdout
     shutil.rmtree(archive)
-    return list(csv.DictReader(io.StringIO(text)))
+    return list(csv.DictReader(io.StringIO(text))), list(csv.DictReader(io.StringIO(tasks)))
+
+
+def compare_tasks(ours, theirs, report):
+    """Per task instance (entity, instance), its events' (ts, action, source) in order."""
+    def group(rows):
+        g = {}
+        for r in rows:
+            g.setdefault((r["entity"], norm(r["instance"])), []).append(
+                (norm(r["ts"]), r["action"], r["source"]))
+        return g
+    a, b = group(ours), group(theirs)
+    diffs = {}
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        what = ("missing in oracle" if x is None else "missing in tracedb" if y is None
+                else "task events")
+        diffs[what] = diffs.get(what, 0) + 1
+        if x is None or y is None:
+            report.append("task %s: %s (%s)" % (key, what, x or y))
+        else:
+            i = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), min(len(x), len(y)))
+            report.append("task %s: from event %d oracle=%s tracedb=%s" % (
+                key, i, x[i:i + 3], y[i:i + 3]))
+    return diffs
 
 
 def norm(x):
@@ -955,18 +1066,21 @@ def main(argv):
         with tempfile.TemporaryDirectory() as tmp:
             for trace in traces:
                 try:
-                    ours = Emu(trace).run().intervals()
+                    emu = Emu(trace).run()
+                    ours = emu.intervals()
                 except OracleError as e:
                     print("%s: the oracle refuses the trace: %s" % (trace, e))
                     total += 1
                     continue
-                theirs = tracedb_intervals(tracedb, trace, tmp)
+                theirs, their_tasks = tracedb_intervals(tracedb, trace, tmp)
                 report = []
                 found = compare(ours, theirs, report)
+                found.update(("task " + k, v) for k, v in
+                             compare_tasks(emu.tevents, their_tasks, report).items())
                 n = sum(found.values())
                 total += n
-                print("%s: %d intervals; %d differences %s" % (trace, len(ours), n,
-                                                                found or ""))
+                print("%s: %d intervals, %d task events; %d differences %s" % (
+                    trace, len(ours), len(emu.tevents), n, found or ""))
                 for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
                     print("  " + line)
         return 1 if total else 0
