@@ -876,6 +876,41 @@ fn mark_meta(chan: &str, labels: &str) -> String {
     )
 }
 
+/// Mark channels are named as the Paraver ingest of the emulator's output names them: ovni
+/// writes each mark type as Paraver type 100 + type with its title as label, and a label two
+/// types share, or one of tracedb's own channel names (`state`, `running`, `value`), gets the
+/// type appended. Found by tests/oracle/ovni_oracle.py: two types titled alike were one
+/// channel, whose intervals overlapped.
+#[test]
+fn mark_types_titled_alike_or_like_tracedbs_channels_are_told_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let meta = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 0}],
+  "mark": { "1": { "title": "Phase", "chan_type": "single" }, "2": { "title": "Phase", "chan_type": "single" },
+            "3": { "title": "state", "chan_type": "single" }, "4": { "title": "Other", "chan_type": "single" } },
+  "finished": 1 } }"#;
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .mark("OM=", 1100, 5, 1)
+        .mark("OM=", 1200, 6, 2)
+        .mark("OM=", 1300, 7, 3)
+        .mark("OM=", 1400, 8, 4)
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &a, meta);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT entity, channel, state, ts, dur FROM intervals WHERE channel NOT LIKE 'Thread%' \
+             AND channel NOT IN ('1', '2', '3') ORDER BY entity, ts"
+        ),
+        "entity,channel,state,ts,dur\nCPU 0.0,Phase (101),5,100,900\nCPU 0.0,Phase (102),6,200,800\n\
+         CPU 0.0,state (103),7,300,700\nCPU 0.0,Other,8,400,600\nTH 1.10,Phase (101),5,100,900\n\
+         TH 1.10,Phase (102),6,200,800\nTH 1.10,state (103),7,300,700\nTH 1.10,Other,8,400,600\n"
+    );
+}
+
 #[test]
 fn mark_labels_declared_by_different_threads_are_all_used() {
     let tmp = tempfile::tempdir().unwrap();
