@@ -2,6 +2,10 @@
 """Random but valid ovni traces, for tests/oracle/ovni_oracle.py (standard library only).
 
     ovni_gen.py DIR --seed N [--looms N] [--model ovni|nosv|nanos6|mixed] [--steps N]
+                [--ties] [--v2]
+
+(--ties: most events at the instant of the one before; --v2: libovni's v2 layout, no
+runtime, no marks)
 
 writes DIR/ovni/loom.<L>/proc.<P>/thread.<T>/stream.obs + stream.json (libovni's v3
 layout; some streams big-endian, some gzip-compressed) and, for several looms,
@@ -64,7 +68,7 @@ class T:
 
     def ev(self, mcv, payload=b"", jumbo=False):
         g = self.g
-        dt = g.rng.choice([0, 0, 1, 3, 10, 10, 50, 120, 400])
+        dt = g.rng.choice([0, 0, 0, 0, 0, 0, 1, 10] if g.ties else [0, 0, 1, 3, 10, 10, 50, 120, 400])
         if dt == 0 and g.last_key is not None and g.last_key > self.key:
             dt = 1
         g.now += dt
@@ -136,8 +140,9 @@ class Loom:
 
 
 class Gen:
-    def __init__(self, seed, nlooms, model, steps):
+    def __init__(self, seed, nlooms, model, steps, ties=False, v2=False):
         self.rng = random.Random(seed)
+        self.ties, self.v2 = ties, v2
         self.steps = steps
         self.now = 1_000_000 + self.rng.randint(0, 10_000)
         self.last_key = None
@@ -153,25 +158,36 @@ class Gen:
         for name in names:
             n = rng.randint(1, 4)
             phyids = sorted(rng.sample(range(0, 12), n))
-            offset = rng.randint(0, 5000) if self.offsets and names.index(name) else 0
+            offset = rng.randint(-5000, 5000) if self.offsets and names.index(name) else 0
             loom = Loom(name, phyids, offset)
             for pid in sorted(rng.sample(range(1000, 9999), rng.randint(1, 2))):
                 m = model if model != "mixed" else rng.choice(["ovni", "nosv", "nanos6"])
+                if v2:
+                    m = "ovni"
                 appid = rng.choice([1, 1, 2, 7])
                 proc = Proc(loom, pid, appid, rank if nlooms > 1 else None, m)
                 rank += 1
-                for tid in sorted(tids.pop() for _ in range(rng.randint(1, 3))):
+                mine = [tids.pop() for _ in range(rng.randint(1, 3))]
+                if self.looms and rng.random() < 0.2:
+                    # a tid another loom has too (ovni names both threads TH <app>.<tid>)
+                    tid = rng.choice(self.looms[-1].threads()).tid
+                    if all(t.tid != tid for t in loom.threads()):
+                        mine[0] = tid
+                for tid in sorted(set(mine)):
                     proc.threads.append(T(self, loom, proc, tid))
                 loom.procs.append(proc)
             self.looms.append(loom)
         self.nranks = rank
         # mark types: a single and a stack one; each thread declares some of them
         self.marks = {}
-        for ty in rng.sample(range(1, 100), rng.randint(0, 2)):
+        for ty in rng.sample(range(1, 100), 0 if v2 else rng.randint(0, 2)):
             stack = rng.random() < 0.5
             labels = {str(v): rng.choice(["Blue", "Gray", "Red", "phase %d" % v])
                       for v in rng.sample(range(1, 6), rng.randint(0, 3))}
-            self.marks[ty] = {"title": "Mark %d %s" % (ty, "stack" if stack else "single"),
+            # titles two types share, or like tracedb's own channels, now and then
+            title = rng.choice(["Mark %d %s" % (ty, "stack" if stack else "single")] * 4
+                               + ["Phase", "state", "value", " Spaced "])
+            self.marks[ty] = {"title": title,
                               "chan_type": "stack" if stack else "single", "labels": labels}
         for t in self.threads():
             t.marks_used = [ty for ty in self.marks if rng.random() < 0.7]
@@ -250,11 +266,15 @@ class Gen:
 
     def remote(self, t):
         others = [o for o in t.loom.threads()
-                  if o is not t and o.state in (PAUSED, COOLING, WARMING)]
+                  if o is not t and o.state in (PAUSED, COOLING, WARMING, RUNNING)]
         if not others:
             return
         o = self.rng.choice(others)
-        o.cpu = self.rng.choice(list(range(len(t.loom.phyids))) + [-1])
+        cpus = list(range(len(t.loom.phyids)))
+        if o.state == RUNNING:
+            # a running thread moves to a CPU no other thread runs on (or the virtual one)
+            cpus = [i for i in cpus if i == o.cpu or t.loom.free(i) and t.cpu != i]
+        o.cpu = self.rng.choice(cpus + [-1])
         t.ev("OAr", t.i32(o.cpu, o.tid))
 
     def flush(self, t):
@@ -264,7 +284,7 @@ class Gen:
     def mark(self, t):
         rng = self.rng
         ty = rng.choice(t.marks_used)
-        value = rng.choice([1, 2, 3, 4, 5, 1 << 40])
+        value = rng.choice([1, 2, 3, 4, 5, 1 << 40, -7])
         pl = lambda v: struct.pack(t.bo() + "qi", v, ty)
         if self.marks[ty]["chan_type"] == "single":
             t.ev("OM=", pl(value))
@@ -517,6 +537,16 @@ class Gen:
                         marks[str(ty)] = mk
                     if marks:
                         meta["mark"] = marks
+                    if self.v2:
+                        # libovni's v2 layout: thread.<tid>.obs beside the process metadata
+                        pdir = os.path.dirname(d)
+                        os.rmdir(d)
+                        with open(os.path.join(pdir, "metadata.json"), "w") as f:
+                            json.dump({"version": 2, "app_id": p.appid, "rank": p.rank or 0,
+                                       "cpus": meta["loom_cpus"]}, f)
+                        with open(os.path.join(pdir, "thread.%d.obs" % t.tid), "wb") as f:
+                            f.write(bytes(t.bytes))
+                        continue
                     with open(os.path.join(d, "stream.json"), "w") as f:
                         json.dump({"version": 3, "ovni": meta}, f, indent=1, ensure_ascii=False)
                     if self.rng.random() < 0.2:
@@ -532,8 +562,8 @@ class Gen:
                     f.write("%d %s %d %d 0\n" % (i, lo.name.split(".")[0], lo.offset, lo.offset))
 
 
-def generate(out, seed, looms=None, model="mixed", steps=60):
-    g = Gen(seed, looms, model, steps)
+def generate(out, seed, looms=None, model="mixed", steps=60, ties=False, v2=False):
+    g = Gen(seed, looms, model, steps, ties, v2)
     g.run()
     g.write(out)
     return g
@@ -543,9 +573,13 @@ def main(argv):
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    out, seed, looms, model, steps = argv[0], 1, None, "mixed", 60
+    out, seed, looms, model, steps, ties, v2 = argv[0], 1, None, "mixed", 60, False, False
     i = 1
     while i < len(argv):
+        if argv[i] in ("--ties", "--v2"):
+            ties, v2 = ties or argv[i] == "--ties", v2 or argv[i] == "--v2"
+            i += 1
+            continue
         if argv[i] == "--seed":
             seed = int(argv[i + 1])
         elif argv[i] == "--looms":
@@ -558,7 +592,7 @@ def main(argv):
             print(__doc__, file=sys.stderr)
             return 2
         i += 2
-    g = generate(out, seed, looms, model, steps)
+    g = generate(out, seed, looms, model, steps, ties, v2)
     print("%s: %d looms, %d threads, %d events" % (out, len(g.looms), len(g.threads()),
                                                    g.nevents))
     return 0

@@ -407,6 +407,11 @@ class Emu:
             g += 1
         for th in self.threads:
             th.marks = {t: ([] if d["stack"] else None) for t, d in self.mark_types.items()}
+        # a label two threads share (a tid on two looms) gets its Paraver row appended
+        names = [th.name for th in self.threads]
+        for row, th in enumerate(self.threads):
+            if names.count(th.name) > 1:
+                th.name += " (1.1.%d)" % (row + 1)
 
     # -- helpers that mirror ovni's checks: an input ovniemu refuses is an OracleError
     def fail(self, msg):
@@ -441,6 +446,7 @@ class Emu:
                 evs.append((clock + off, si, k, mcv, payload, jumbo, bo))
         evs.sort(key=lambda e: (e[0], e[1], e[2]))
         self.origin = evs[0][0] if evs else 0
+        self.prv_names = self.paraver_names()
         self.tevents = []   # the task instances' BTF-shaped events
         self.nprocs = sum(len(lo.procs) for lo in self.looms.values())
         self.changes = {}   # (entity, type, channel) -> [(t, value)]
@@ -802,20 +808,20 @@ class Emu:
         """[(channel name suffix-less, raw key, RUN or ACT, label table)]"""
         out = []
         if "nosv" in self.models:
-            out += [("nOS-V task body ID", "Vbody", "run", None),
-                    ("nOS-V task ID", "Vtask", "run", None),
-                    ("nOS-V task type", "Vtype", "run", "Vtype"),
-                    ("nOS-V task AppID", "Vappid", "run", None),
-                    ("nOS-V subsystem", "Vss", "act", NOSV_SS_NAMES),
-                    ("nOS-V task MPI rank", "Vrank", "run", None),
-                    ("nOS-V idle state", "Vidle", "run", IDLE_NAMES)]
+            out += [("nOS-V task body ID", "Vbody", "run", None, 15),
+                    ("nOS-V task ID", "Vtask", "run", None, 10),
+                    ("nOS-V task type", "Vtype", "run", "Vtype", 11),
+                    ("nOS-V task AppID", "Vappid", "run", None, 12),
+                    ("nOS-V subsystem", "Vss", "act", NOSV_SS_NAMES, 13),
+                    ("nOS-V task MPI rank", "Vrank", "run", None, 14),
+                    ("nOS-V idle state", "Vidle", "run", IDLE_NAMES, 16)]
         if "nanos6" in self.models:
-            out += [("Nanos6 task ID", "6task", "run", None),
-                    ("Nanos6 task type", "6type", "run", "6type"),
-                    ("Nanos6 subsystem", "6ss", "act", N6_SS_NAMES),
-                    ("Nanos6 task MPI rank", "6rank", "run", None),
-                    ("Nanos6 thread type", "6th", "any", N6_TH_NAMES),
-                    ("Nanos6 idle state", "6idle", "run", IDLE_NAMES)]
+            out += [("Nanos6 task ID", "6task", "run", None, 35),
+                    ("Nanos6 task type", "6type", "run", "6type", 36),
+                    ("Nanos6 subsystem", "6ss", "act", N6_SS_NAMES, 37),
+                    ("Nanos6 task MPI rank", "6rank", "run", None, 38),
+                    ("Nanos6 thread type", "6th", "any", N6_TH_NAMES, 39),
+                    ("Nanos6 idle state", "6idle", "run", IDLE_NAMES, 40)]
         return out
 
     def label(self, table, value, proc=None):
@@ -837,40 +843,72 @@ class Emu:
 
     def thread_view(self, th):
         raw = self.thread_raw(th)
+        n = self.prv_names["THREAD"]
         view = {
-            "Thread: thread state": (th.state or None, STATE_NAMES),
-            "Thread: CPU affinity": (th.cpu.gindex + 1 if th.cpu else None,
-                                     {th.cpu.gindex + 1: th.cpu.name} if th.cpu else {}),
-            "Thread: TID of the ACTIVE thread": (th.tid if th.active() else None, None),
-            "Flushing ovni buffer": (raw["flush"], {1: "Flushing"}),
+            n[4]: (th.state or None, STATE_NAMES),
+            n[6]: (th.cpu.gindex + 1 if th.cpu else None,
+                   {th.cpu.gindex + 1: th.cpu.name} if th.cpu else {}),
+            n[2]: (th.tid if th.active() else None, None),
+            n[7]: (raw["flush"], {1: "Flushing"}),
         }
         for ty, d in self.mark_types.items():
-            view[d["title"]] = (raw["mark%d" % ty] if th.active() else None, d["labels"])
-        for name, key, track, table in self.model_chans(False):
+            view[n[100 + ty]] = (raw["mark%d" % ty] if th.active() else None, d["labels"])
+        for _name, key, track, table, ptype in self.model_chans(False):
             shown = {"run": th.state == RUNNING, "act": th.active(), "any": True}[track]
-            suffix = {"run": " of the RUNNING thread", "act": " of the ACTIVE thread",
-                      "any": ""}[track]
-            view[name + suffix] = (raw[key] if shown else None, table)
+            view[n[ptype]] = (raw[key] if shown else None, table)
         return view
+
+    def paraver_names(self):
+        """The channel name of each Paraver type of thread.pcf and cpu.pcf, as the Paraver
+        ingest names them: the label, trimmed; the type when empty; the label and the type
+        when two types share it or it is one of tracedb's own channels."""
+        out = {}
+        for side in ("THREAD", "CPU"):
+            if side == "THREAD":
+                labels = {6: "Thread: CPU affinity", 2: "Thread: TID of the ACTIVE thread",
+                          4: "Thread: thread state", 7: "Flushing ovni buffer"}
+            else:
+                labels = {7: "Flushing ovni buffer of the RUNNING thread"}
+            for name, _key, track, _table, ptype in self.model_chans(side == "CPU"):
+                if side == "CPU":
+                    track = "run"
+                labels[ptype] = name + {"run": " of the RUNNING thread",
+                                        "act": " of the ACTIVE thread", "any": ""}[track]
+            for ty, d in self.mark_types.items():
+                labels[100 + ty] = d["title"].strip()
+            count = {}
+            for lab in labels.values():
+                count[lab] = count.get(lab, 0) + 1
+            names = {}
+            for ty, lab in labels.items():
+                if not lab:
+                    names[ty] = str(ty)
+                elif count[lab] > 1 or lab in ("state", "running", "value"):
+                    names[ty] = "%s (%d)" % (lab, ty)
+                else:
+                    names[ty] = lab
+            names.update({1: "1", 2: "2", 3: "3"} if side == "CPU" else {})
+            out[side] = names
+        return out
 
     def cpu_view(self, cpu):
         run = cpu.running()
         one = run[0] if len(run) == 1 else None
         raw = self.thread_raw(one) if one else None
+        n = self.prv_names["CPU"]
         view = {
-            "1": (one.proc.pid if one else None, None),
-            "2": (one.tid if one else None, None),
-            "3": (len(run) if cpu.updated else None, None),
-            "Flushing ovni buffer of the RUNNING thread": (raw["flush"] if raw else None,
-                                                           {1: "Flushing"}),
+            n[1]: (one.proc.pid if one else None, None),
+            n[2]: (one.tid if one else None, None),
+            n[3]: (len(run) if cpu.updated else None, None),
+            n[7]: (raw["flush"] if raw else None, {1: "Flushing"}),
         }
         for ty, d in self.mark_types.items():
-            view[d["title"]] = (raw["mark%d" % ty] if raw else None, d["labels"])
-        for name, key, _track, table in self.model_chans(True):
+            view[n[100 + ty]] = (raw["mark%d" % ty] if raw else None, d["labels"])
+        for _name, key, _track, table, ptype in self.model_chans(True):
             val = raw[key] if raw else None
             if raw is None and key.endswith("idle") and cpu.had_running:
                 val = RESTING
-            view[name + " of the RUNNING thread"] = (val, table)
+            view[n[ptype]] = (val, table)
         return view
 
     def sample(self):
