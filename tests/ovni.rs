@@ -785,6 +785,45 @@ fn a_task_follows_its_thread_and_an_ordinary_task_runs_again() {
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
 }
 
+/// A task event of a thread that does not run (Cooling, which ovni allows) takes its CPU for
+/// that instant; the task of the thread running there gives it up for that instant (a
+/// preempt and a resume at that time) instead of being taken as displaced until its next
+/// event, with a `core_conflict` and an `invalid_transition` on a trace ovni accepts. Found by
+/// tests/oracle/ovni_oracle.py.
+#[test]
+fn a_task_event_of_a_cooling_thread_lends_the_cpu_for_an_instant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Thread 11 cools on CPU 0 and runs task 2 there meanwhile; thread 10 runs task 1 on CPU
+    // 0 all along.
+    let a = W::new(false).ohx(1100, 0).task("VTx", 1200, 1, 0).task("VTe", 1600, 1, 0).ev(
+        "OHe",
+        1700,
+        &[],
+    );
+    let b = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task("VTc", 1002, 1, 1)
+        .task("VTc", 1003, 2, 1)
+        .ev("OHc", 1050, &[])
+        .task("VTx", 1300, 2, 0)
+        .task("VTe", 1400, 2, 0)
+        .ev("OHe", 1500, &[]);
+    put_meta(d, 9, 10, &a, META_NOSV);
+    put_meta(d, 9, 11, &b, META_NOSV);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", RUNS),
+        "instance,activate_ts,start_ts,terminate_ts,core,net_exec,ready_time,preemptions,migrations,complete\n\
+         1,2,200,600,CPU 0.0,400,0,2,0,true\n2,3,300,400,CPU 0.0,0,100,1,0,true\n"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity, ts FROM diagnostics ORDER BY ALL"),
+        "kind,severity,ts\n"
+    );
+}
+
 #[test]
 fn tasks_of_two_threads_share_a_cpu_while_one_is_paused() {
     let tmp = tempfile::tempdir().unwrap();
