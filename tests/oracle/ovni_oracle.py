@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reading of ovni streams: the emulator's thread and CPU channels.
+"""An independent reading of ovni streams: the emulator's thread and CPU channels, task instances.
 
 Written from SEMANTICS.md ("Channels: from events to state intervals"), FORMATS.md (the
 ovni output), the README's "ovni binary streams" section and ovni's own emulator source
@@ -39,7 +39,24 @@ Readings (where the contract is silent, the README's choice or what ovniemu does
   running thread (its mux has not selected yet); after that, with no or several running
   threads, nothing, but the idle state, which is Resting;
 * task types are numbered as ovniemu numbers them (uthash's Jenkins hash of the label +
-  666, 31 bits, +1000 below 1000); an empty label is `(unlabeled task type N)`.
+  666, 31 bits, +1000 below 1000); an empty label is `(unlabeled task type N)`;
+* channels are named as the Paraver ingest names the emulator's .pcf types: the label,
+  trimmed; the type number when empty; `label (type)` when two types of thread.pcf (or of
+  cpu.pcf) share a label or it is `state`, `running` or `value`; a label two threads share
+  (a tid on two looms) gets the thread's Paraver row, ` (1.1.<row>)`.
+Task instances (ovniemu has none: the README's readings, in BTF actions on the entity
+`<type label>`, ` (loom.<L>/proc.<P>)` appended when the trace has several processes):
+* instance = task id; a body of a parallel task `id << 32 | body`; the n-th run of an
+  ordinary nOS-V task that ran before `id << 32 | n`;
+* create = activate (source: the thread; a parallel task's body 1; another body, and a run
+  again, are activated at their execute); execute = start, pause = wait, resume = release
+  and resume, end = terminate (source: the thread's CPU);
+* a nested execute over a running task (Nanos6) preempts it, its end resumes it; a task
+  follows its thread: preempted when the thread stops running (OHp, OHc, OHe) or moves
+  (OAs, OAr: then resumed on the new CPU), resumed when it runs again (OHr, OHx);
+* a task event of a thread that does not run resumes its task for the event and preempts it
+  after (so an outer task of a nested execute too), and the task of a thread running on
+  that CPU gives it up for that instant (a preempt before, a resume after).
 """
 import csv
 import io
