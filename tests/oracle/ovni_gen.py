@@ -189,9 +189,12 @@ class Gen:
                                + ["Phase", "state", "value", " Spaced "])
             self.marks[ty] = {"title": title,
                               "chan_type": "stack" if stack else "single", "labels": labels}
+        self.declarer = {}
         for t in self.threads():
             t.marks_used = [ty for ty in self.marks if rng.random() < 0.7]
             t.marks = {ty: [] for ty in t.marks_used}
+            for ty in t.marks_used:
+                self.declarer.setdefault(ty, t)
 
     def threads(self):
         return [t for lo in self.looms for t in lo.threads()]
@@ -208,7 +211,7 @@ class Gen:
         if t.state == RUNNING:
             acts += [(1, lambda: self.pause(t)), (1, lambda: self.cool(t)),
                      (1, lambda: self.move(t)), (1, lambda: self.remote(t)),
-                     (1, lambda: self.flush(t))]
+                     (1, lambda: self.flush(t)), (0.3, lambda: self.noise(t))]
         elif t.state == COOLING:
             acts += [(2, lambda: self.to(t, "OHp", PAUSED))]
         elif t.state == PAUSED:
@@ -276,6 +279,14 @@ class Gen:
             cpus = [i for i in cpus if i == o.cpu or t.loom.free(i) and t.cpu != i]
         o.cpu = self.rng.choice(cpus + [-1])
         t.ev("OAr", t.i32(o.cpu, o.tid))
+
+    def noise(self, t):
+        """ovni events that change no channel: a thread creation, a burst, a sort region."""
+        code = self.rng.choice(["OHC", "OB.", "OU[", "OU]"])
+        if code == "OHC":
+            t.ev(code, t.i32(t.cpu if t.cpu is not None else -1) + struct.pack(t.bo() + "Q", 7))
+        else:
+            t.ev(code)
 
     def flush(self, t):
         t.ev("OF]" if t.flush else "OF[")
@@ -529,6 +540,10 @@ class Gen:
                         meta["rank"], meta["nranks"] = p.rank, self.nranks
                     marks = {}
                     for ty in t.marks_used:
+                        # one thread's declaration defines a type for all (libovni's
+                        # ovni_mark_type): the first thread using it always declares it
+                        if self.rng.random() < 0.3 and self.declarer[ty] is not t:
+                            continue
                         mk = dict(self.marks[ty])
                         labels = mk["labels"]
                         if labels and self.rng.random() < 0.5:

@@ -905,7 +905,8 @@ class Emu:
                 labels[ptype] = name + {"run": " of the RUNNING thread",
                                         "act": " of the ACTIVE thread", "any": ""}[track]
             for ty, d in self.mark_types.items():
-                labels[100 + ty] = d["title"].strip()
+                # (libovni refuses an empty title; tracedb names such a type `Mark N`)
+                labels[100 + ty] = d["title"].strip() if d["title"] else "Mark %d" % ty
             count = {}
             for lab in labels.values():
                 count[lab] = count.get(lab, 0) + 1
