@@ -1005,7 +1005,7 @@ def tracedb_rows(tracedb, traces, workdir):
         first = os.path.realpath(json.loads(r["source_files"])[0])
         ids[r["capture_id"]] = max((t for t in traces
                                     if first.startswith(os.path.realpath(t) + os.sep)), key=len)
-    out = {t: ([], [], []) for t in traces}
+    out = {t: ([], [], [], []) for t in traces}
     for r in rows("SELECT capture_id, entity, entity_type, channel, state, value, ts, dur, open "
                   "FROM intervals WHERE entity_type IN ('THREAD', 'CPU')"):
         out[ids[r["capture_id"]]][0].append(r)
@@ -1015,8 +1015,29 @@ def tracedb_rows(tracedb, traces, workdir):
     for r in rows("SELECT capture_id, kind, severity, message FROM diagnostics WHERE severity "
                   "NOT IN ('info')"):
         out[ids[r["capture_id"]]][2].append(r)
+    for r in rows("SELECT capture_id, entity, instance, complete FROM instances "
+                  "WHERE entity_type = 'T'"):
+        out[ids[r["capture_id"]]][3].append(r)
     shutil.rmtree(archive)
     return out
+
+
+def compare_instances(tevents, theirs, report):
+    """One `instances` row per task instance, complete when it was activated and ended."""
+    ours = {}
+    for e in tevents:
+        ours.setdefault((e["entity"], e["instance"]), set()).add(e["action"])
+    b = {(r["entity"], norm(r["instance"])): r["complete"] for r in theirs}
+    diffs = {}
+    for key in sorted(set(ours) | set(b)):
+        want = "true" if {"activate", "terminate"} <= ours.get(key, set()) else "false"
+        if key not in ours or key not in b or b[key] != want:
+            what = ("missing in oracle" if key not in ours else "missing in tracedb"
+                    if key not in b else "complete")
+            diffs[what] = diffs.get(what, 0) + 1
+            report.append("instances %s: %s (oracle complete=%s, tracedb=%s)" % (
+                key, what, want, b.get(key)))
+    return diffs
 
 
 def compare_tasks(ours, theirs, report):
@@ -1161,11 +1182,14 @@ def main(argv):
                 print("%s: the oracle refuses the trace: %s" % (trace, e))
                 total += 1
                 continue
-            theirs, their_tasks, warnings = theirs_all[trace]
+            theirs, their_tasks, warnings, instances = theirs_all[trace]
             report = []
             found = compare(ours, theirs, report)
             found.update(("task " + k, v) for k, v in
                          compare_tasks(emu.tevents, their_tasks, report).items())
+            if not emu.vcpu_tasks:
+                found.update(("instances " + k, v) for k, v in
+                             compare_instances(emu.tevents, instances, report).items())
             known = 0
             for w in warnings:
                 if w["kind"] in VCPU_WARNINGS and emu.vcpu_tasks:
