@@ -164,3 +164,80 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
         "{report}"
     );
 }
+
+/// tests/oracle/ovni_oracle.py replays ovni's emulator from its source (bsc-pm/ovni src/emu)
+/// and the README's readings, written without looking at tracedb's ovni importer: every
+/// thread and CPU `intervals` row (state, value, times, open) and every task instance's
+/// BTF-shaped events (action, time, source) must agree with it, and tracedb may give no
+/// warning, on the four shared ovni samples and on traces tests/oracle/ovni_gen.py writes
+/// (fixed seeds: several looms with clock offsets, processes and threads, nOS-V and Nanos6,
+/// marks, affinity changes, cooling, nested and parallel tasks, ties, the v2 layout).
+#[test]
+fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() {
+    let Some(root) = util::shared_datasets() else { return };
+    if std::process::Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not installed (tests/oracle/ovni_oracle.py needs it)");
+        return;
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let oracle = manifest.join("tests/oracle/ovni_oracle.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut traces: Vec<_> = std::fs::read_dir(root.join("ovni"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 4, "{traces:?}");
+    let generated: &[(&str, &[&str])] = &[
+        ("s1", &["--seed", "1"]),
+        ("s2", &["--seed", "2"]),
+        ("s8", &["--seed", "8"]),
+        ("t3", &["--seed", "3", "--ties"]),
+        ("v5", &["--seed", "5", "--v2"]),
+        ("n6", &["--seed", "6", "--model", "nanos6", "--looms", "2"]),
+        ("p9", &["--seed", "9", "--model", "nosv", "--looms", "2", "--steps", "120"]),
+    ];
+    for (name, args) in generated {
+        let dir = tmp.path().join(name);
+        let out = std::process::Command::new("python3")
+            .arg(&oracle)
+            .arg("--generate")
+            .arg(&dir)
+            .args(*args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        traces.push(dir);
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&oracle)
+        .arg("--tracedb")
+        .arg(util::bin())
+        .args(&traces)
+        .env_remove("TRACEDB_ARCHIVE")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tracedb and the oracle disagree:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report.matches("; 0 differences").count(), traces.len(), "{report}");
+    // Not vacuous: the samples' channels and tasks, and every generated trace's rows.
+    for line in [
+        "emu-nanos6-nested-tasks: 2409 intervals, 600 task events; 0 differences",
+        "emu-nosv-nested-tasks: 2809 intervals, 600 task events; 0 differences",
+        "emu-ovni-libovni-mark: 1439 intervals, 0 task events; 0 differences",
+        "emu-ovni-mp-simple: 32 intervals, 0 task events; 0 differences",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
+    for (name, _) in generated {
+        let line = report.lines().find(|l| l.contains(&format!("/{name}: "))).unwrap();
+        let n: u32 = line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(n > 100, "{line}");
+    }
+}

@@ -785,6 +785,45 @@ fn a_task_follows_its_thread_and_an_ordinary_task_runs_again() {
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
 }
 
+/// A task event of a thread that does not run (Cooling, which ovni allows) takes its CPU for
+/// that instant; the task of the thread running there gives it up for that instant (a
+/// preempt and a resume at that time) instead of being taken as displaced until its next
+/// event, with a `core_conflict` and an `invalid_transition` on a trace ovni accepts. Found by
+/// tests/oracle/ovni_oracle.py.
+#[test]
+fn a_task_event_of_a_cooling_thread_lends_the_cpu_for_an_instant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Thread 11 cools on CPU 0 and runs task 2 there meanwhile; thread 10 runs task 1 on CPU
+    // 0 all along.
+    let a = W::new(false).ohx(1100, 0).task("VTx", 1200, 1, 0).task("VTe", 1600, 1, 0).ev(
+        "OHe",
+        1700,
+        &[],
+    );
+    let b = W::new(false)
+        .ohx(1000, 0)
+        .task_type(1001, 1, "A")
+        .task("VTc", 1002, 1, 1)
+        .task("VTc", 1003, 2, 1)
+        .ev("OHc", 1050, &[])
+        .task("VTx", 1300, 2, 0)
+        .task("VTe", 1400, 2, 0)
+        .ev("OHe", 1500, &[]);
+    put_meta(d, 9, 10, &a, META_NOSV);
+    put_meta(d, 9, 11, &b, META_NOSV);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", RUNS),
+        "instance,activate_ts,start_ts,terminate_ts,core,net_exec,ready_time,preemptions,migrations,complete\n\
+         1,2,200,600,CPU 0.0,400,0,2,0,true\n2,3,300,400,CPU 0.0,0,100,1,0,true\n"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT kind, severity, ts FROM diagnostics ORDER BY ALL"),
+        "kind,severity,ts\n"
+    );
+}
+
 #[test]
 fn tasks_of_two_threads_share_a_cpu_while_one_is_paused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -876,6 +915,41 @@ fn mark_meta(chan: &str, labels: &str) -> String {
     )
 }
 
+/// Mark channels are named as the Paraver ingest of the emulator's output names them: ovni
+/// writes each mark type as Paraver type 100 + type with its title as label, and a label two
+/// types share, or one of tracedb's own channel names (`state`, `running`, `value`), gets the
+/// type appended. Found by tests/oracle/ovni_oracle.py: two types titled alike were one
+/// channel, whose intervals overlapped.
+#[test]
+fn mark_types_titled_alike_or_like_tracedbs_channels_are_told_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let meta = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 0}],
+  "mark": { "1": { "title": "Phase", "chan_type": "single" }, "2": { "title": "Phase", "chan_type": "single" },
+            "3": { "title": "state", "chan_type": "single" }, "4": { "title": "Other", "chan_type": "single" } },
+  "finished": 1 } }"#;
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .mark("OM=", 1100, 5, 1)
+        .mark("OM=", 1200, 6, 2)
+        .mark("OM=", 1300, 7, 3)
+        .mark("OM=", 1400, 8, 4)
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &a, meta);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT entity, channel, state, ts, dur FROM intervals WHERE channel NOT LIKE 'Thread%' \
+             AND channel NOT IN ('1', '2', '3') ORDER BY entity, ts"
+        ),
+        "entity,channel,state,ts,dur\nCPU 0.0,Phase (101),5,100,900\nCPU 0.0,Phase (102),6,200,800\n\
+         CPU 0.0,state (103),7,300,700\nCPU 0.0,Other,8,400,600\nTH 1.10,Phase (101),5,100,900\n\
+         TH 1.10,Phase (102),6,200,800\nTH 1.10,state (103),7,300,700\nTH 1.10,Other,8,400,600\n"
+    );
+}
+
 #[test]
 fn mark_labels_declared_by_different_threads_are_all_used() {
     let tmp = tempfile::tempdir().unwrap();
@@ -948,6 +1022,33 @@ fn a_mark_operation_its_channel_type_refuses_is_said() {
         csv(d, "db", "SELECT capture_id, state, ts, dur FROM intervals WHERE channel = 'Phase' AND entity_type = 'THREAD' ORDER BY ALL"),
         "capture_id,state,ts,dur\n1,5,100,100\n1,7,200,100\n2,5,100,200\n"
     );
+}
+
+/// A CPU's number of running threads (ovni's PRV_ZERO channel `3`, where 0 is a value) is 0
+/// from the first time a thread is placed on it, also when that thread does not run there: a
+/// paused thread moved by `OAr` makes ovniemu's `cpu_update` write 0 for its new CPU
+/// (ovni/event.c `pre_affinity_remote`, cpu.c). Found by tests/oracle/ovni_oracle.py.
+#[test]
+fn a_cpu_given_a_paused_thread_first_runs_zero_threads_from_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let w = W::new(false);
+    // Thread 10 moves the paused thread 11 to the virtual CPU, where 11 then runs.
+    let mut oar = w.n32(u32::MAX).to_vec();
+    oar.extend(w.n32(11));
+    let a = w.ohx(1000, 0).ev("OAr", 1300, &oar).ev("OHe", 1600, &[]);
+    let b =
+        W::new(false).ohx(1100, 1).ev("OHp", 1200, &[]).ev("OHr", 1400, &[]).ev("OHe", 1500, &[]);
+    put(d, "host", 9, 10, &a);
+    put(d, "host", 9, 11, &b);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        chan(d, "3"),
+        "entity,state,ts,dur,open\nCPU 0.0,1,0,600,false\nCPU 0.0,0,600,0,true\n\
+         CPU 0.1,1,100,100,false\nCPU 0.1,0,200,400,true\nvCPU 0.*,0,300,100,false\n\
+         vCPU 0.*,1,400,100,false\nvCPU 0.*,0,500,100,true\n"
+    );
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics"), "0");
 }
 
 #[test]

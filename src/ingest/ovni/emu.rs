@@ -144,6 +144,32 @@ pub const MAX_MARK_STACK: usize = 512;
 /// and CPU row): the events of further ones change no channel (`too_many_mark_types`).
 pub const MAX_UNKNOWN_MARK_TYPES: usize = 256;
 
+/// Mark types with their titles made the channel names the Paraver ingest gives the
+/// emulator's Paraver types `100 + type` (labelled with the title, trimmed): an empty title
+/// is the number, and a title two types share or one of tracedb's own channel names
+/// (`state`, `running`, `value`) gets the type appended (`Phase (101)`), so two types never
+/// share a channel.
+fn mark_channels(mut marks: BTreeMap<i64, MarkType>) -> BTreeMap<i64, MarkType> {
+    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for m in marks.values() {
+        *seen.entry(m.title.trim().to_string()).or_default() += 1;
+    }
+    for (ty, m) in marks.iter_mut() {
+        let title = m.title.trim();
+        let prv_type = ty.saturating_add(100);
+        m.title = if title.is_empty() {
+            prv_type.to_string()
+        } else if seen.get(title).is_some_and(|n| *n > 1)
+            || crate::ingest::prv::pcf::RESERVED_CHANNELS.contains(&title)
+        {
+            format!("{title} ({prv_type})")
+        } else {
+            title.to_string()
+        };
+    }
+    marks
+}
+
 /// Where the event being applied comes from.
 #[derive(Debug, Clone, Copy)]
 pub struct At {
@@ -177,7 +203,7 @@ impl Model {
             cpus,
             threads: Vec::new(),
             looms,
-            marks,
+            marks: mark_channels(marks),
             last: FastMap::default(),
             said: Default::default(),
             mark_overflow: FastMap::default(),
@@ -631,13 +657,16 @@ impl Model {
         sink: &mut dyn Sink,
     ) -> Result<()> {
         let (cpu_side, idx) = who;
-        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value.
+        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
+        // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
+        // not run there (a paused thread moved by `OAr`).
         let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
+        let placed = !zero_ends && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
         let seen = self.last.entry(who).or_default();
         match seen.get_mut(channel) {
             Some(v) if *v == value => return Ok(()),
             Some(v) => *v = value,
-            None if value == 0 => return Ok(()),
+            None if value == 0 && !placed => return Ok(()),
             None => {
                 seen.insert(channel.to_string(), value);
             }

@@ -160,9 +160,6 @@ impl Tasks {
             b'e' => &["terminate"],
             _ => return Ok(()),
         };
-        // Its thread's task on top runs while the event is applied (a thread that stopped
-        // running had it preempted).
-        self.follow(thread, true, core, &code, ts, pos, sink)?;
         // The body of a parallel task (its id from the event); none for an ordinary task.
         let body = match info.parallel {
             true => match d.int("bodyid").and_then(|b| u32::try_from(b).ok()) {
@@ -172,6 +169,19 @@ impl Tasks {
             },
             false => None,
         };
+        // A thread that does not run (Cooling, Warming: ovni allows task events there) takes
+        // its CPU for the instant of the event: the task the thread running there runs gives
+        // it up for that instant (a preempt now, a resume once the event is applied), rather
+        // than being taken as displaced until an event of its own.
+        let lenders = if running { Vec::new() } else { self.running_on(thread, core) };
+        let lend = format!("{code} of {thread}, which does not run: its CPU lent for an instant");
+        for (name, instance) in &lenders {
+            let src = core.unwrap_or(thread);
+            self.emit(name, *instance, "preempt", ts, src, core, pos, &lend, sink)?;
+        }
+        // Its thread's task on top runs while the event is applied (a thread that stopped
+        // running had it preempted).
+        self.follow(thread, true, core, &code, ts, pos, sink)?;
         let run = info.run;
         let instance = match body {
             Some(_) => instance_of(task, body),
@@ -257,7 +267,28 @@ impl Tasks {
             self.emit_nested(k, b, "resume", ts, thread, core, pos, &note, sink)?;
         }
         // And the thread's state after the event.
-        self.follow(thread, running, core, &code, ts, pos, sink)
+        self.follow(thread, running, core, &code, ts, pos, sink)?;
+        for (name, instance) in &lenders {
+            let src = core.unwrap_or(thread);
+            self.emit(name, *instance, "resume", ts, src, core, pos, &lend, sink)?;
+        }
+        Ok(())
+    }
+
+    /// The tasks that run on `core` (on top of a running thread's stack) other than those of
+    /// `thread`, in name and instance order.
+    fn running_on(&self, thread: &str, core: Option<&str>) -> Vec<(Rc<str>, i64)> {
+        let Some(core) = core else { return Vec::new() };
+        let mut out: Vec<(Rc<str>, i64)> = self
+            .stacks
+            .iter()
+            .filter(|(t, _)| t.as_str() != thread)
+            .filter_map(|(_, s)| s.last())
+            .filter(|t| t.running && !t.off && t.core.as_deref() == Some(core))
+            .map(|t| (Rc::clone(&t.name), t.instance))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Has the task on top of thread `thread`'s stack follow its thread, now `running` or not,

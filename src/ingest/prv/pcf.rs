@@ -47,7 +47,7 @@ enum Section {
 }
 
 /// Channel names the derive stage gives its own intervals (`intervals.channel`).
-const RESERVED_CHANNELS: &[&str] = &["state", "running", "value"];
+pub(crate) const RESERVED_CHANNELS: &[&str] = &["state", "running", "value"];
 
 /// Splits `<int> <rest>`; the rest trimmed.
 fn int_and_rest(line: &str) -> Option<(i128, &str)> {
