@@ -684,3 +684,28 @@ fn a_dic_of_another_build_or_other_sizes_is_not_used() {
     assert!(e.starts_with("0|0x7E7D0010|"), "{e}");
     assert!(d[0].contains("(sizes -T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2, the target's are -T2"));
 }
+
+#[test]
+fn a_rearm_carries_the_tick_rate_before_the_armed_flag() {
+    // qpc's QTimeEvt_rearm writes `QS_2U8_PRE_(tickRate, wasArmed)` (QP 5 to 7: rate
+    // first), as QSPY 8 reads it; QP 4 had no tick rate, only the flag.
+    let (ao, te) = (0x2000_0100u32.to_le_bytes(), 0x2000_0200u32.to_le_bytes());
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(61, &cat(&[&ao, b"ao\0"]));
+    g.rec(61, &cat(&[&te, b"te\0"]));
+    // QF_TIMEEVT_REARM: t, time event, AO, 5 ticks, interval 0, tick rate 2, was armed 1.
+    g.rec(36, &cat(&[&[10, 0], &te, &ao, &[5, 0, 0, 0], &[2, 1]]));
+    // A target that leaves the rate out (as the QP 5 sample does in its tick records):
+    // the one byte left is the flag.
+    g.rec(36, &cat(&[&[11, 0], &te, &ao, &[5, 0, 0, 0], &[1]]));
+    let r = run(&g.out, &QsOptions::default());
+    let notes: Vec<&str> = r.events.iter().skip(3).filter_map(|e| e.split('|').nth(4)).collect();
+    assert_eq!(
+        notes,
+        ["Obj=te,AO=ao,Tim=5,Int=0,Rate=2,Was=1", "Obj=te,AO=ao,Tim=5,Int=0,Was=1"],
+        "{:?}",
+        r.events
+    );
+    assert!(!r.kinds().contains(&"truncated_record"), "{:?}", r.diags);
+}
