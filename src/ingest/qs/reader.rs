@@ -372,8 +372,12 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
-        // Sequence: +1 per record; QS_EMPTY and a target reset start over.
-        let exempt = rec == cfg.empty() || reset_info.as_ref().is_some_and(|t| t.reset);
+        // Sequence: +1 per record; QS_EMPTY and a target reset start over (the reset flag of
+        // QS_TARGET_INFO, or QP 5.0-5.4's QS_QP_RESET record).
+        let spec = records::spec_of(rec, cfg.version);
+        let exempt = rec == cfg.empty()
+            || reset_info.as_ref().is_some_and(|t| t.reset)
+            || spec.is_some_and(|s| s.role == Role::Reset);
         if let Some(last) = self.seq {
             let expected = last.wrapping_add(1);
             if f.seq() != expected && !exempt {
@@ -390,7 +394,7 @@ impl<'a> Reader<'a> {
         if rec >= cfg.user() {
             return self.user(f);
         }
-        let Some(spec) = records::spec_of(rec, cfg.version) else {
+        let Some(spec) = spec else {
             return self.unknown(f);
         };
         if spec.role == Role::Dict {

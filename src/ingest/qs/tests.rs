@@ -709,3 +709,26 @@ fn a_rearm_carries_the_tick_rate_before_the_armed_flag() {
     );
     assert!(!r.kinds().contains(&"truncated_record"), "{:?}", r.diags);
 }
+
+#[test]
+fn a_qp5_reset_starts_the_sequence_over_without_a_gap() {
+    // QP 5.0 to 5.4: record 0 is QS_QP_RESET, the target's reset (QSPY 7 shows it as
+    // `Trg-RST`); the target numbers its records from 1 again, so the jump is no loss.
+    let comp =
+        Companion { dic: Some(Dic::parse("-v540 -T2 -O4 -F4 -S2\n")), ..Companion::default() };
+    let mut g = Gen::new();
+    g.seq = 40;
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 41
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 42
+    g.seq = 0;
+    g.rec(0, &[]); // the reset, seq 1
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 2
+    g.seq = 5;
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 6: 3 records lost
+    let mut sink = Rec::default();
+    read(&g.out[..], "x.bin", &QsOptions::default(), &comp, &mut sink).unwrap();
+    let gaps: Vec<&str> =
+        sink.diags.iter().filter(|d| d.0 == "seq_gap").map(|d| d.1.as_str()).collect();
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(gaps.iter().all(|g| g.contains("from 2 to 6")), "{gaps:?}");
+}
