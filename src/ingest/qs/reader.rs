@@ -437,7 +437,9 @@ impl<'a> Reader<'a> {
         let e = self.unknown_rec.entry(rec).or_insert((0, f.pos(), f.at()));
         e.0 += 1;
         let action = format!("REC_{rec}");
-        let note = hex_bytes(f.payload());
+        // Labelled as the records kept whole are (`Data=` of QS_EMPTY, QUERY_DATA...): a
+        // bare `10` would be read as the number 10 for the `value` column.
+        let note = format!("Data={}", hex_bytes(f.payload()));
         self.own_event("QS", &action, &note, None, f)
     }
 
