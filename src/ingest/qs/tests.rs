@@ -732,3 +732,31 @@ fn a_qp5_reset_starts_the_sequence_over_without_a_gap() {
     assert_eq!(gaps.len(), 1, "{gaps:?}");
     assert!(gaps.iter().all(|g| g.contains("from 2 to 6")), "{gaps:?}");
 }
+
+#[test]
+fn a_message_names_its_receiver_as_its_post_does() {
+    // An active object named only after the posts to it: each message names its receiver
+    // as the post's events row does (as it names the sender), not as the dictionary does
+    // when the message is written (at the get, a reset or the end of the capture).
+    let ao = 0x2000_0100u32.to_le_bytes();
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(14, &cat(&[&[1, 0], &ao, &SIG, &ao, &[0, 0, 5, 4]])); // never got
+    g.rec(14, &cat(&[&[2, 0], &ao, &SIG, &ao, &[0, 0, 5, 4]])); // got at 3
+    g.rec(61, &cat(&[&ao, b"late\0"]));
+    g.rec(16, &cat(&[&[3, 0], &SIG, &ao, &[0, 0, 5]]));
+    g.rec(14, &cat(&[&[4, 0], &ao, &SIG, &ao, &[0, 0, 5, 4]])); // never got, named
+    let r = run(&g.out, &QsOptions::default());
+    let mut m = r.messages.clone();
+    m.sort();
+    assert_eq!(
+        m,
+        [
+            "0x20000100->0x20000100 tag 126 sent 1 got Some(3)",
+            "0x20000100->0x20000100 tag 126 sent 2 got None",
+            "late->late tag 126 sent 4 got None",
+        ],
+        "{:?}",
+        r.events
+    );
+}
