@@ -62,9 +62,16 @@ def record_names(v):
                             "QF_CRIT_ENTRY", "QF_CRIT_EXIT", "QF_ISR_ENTRY", "QF_ISR_EXIT",
                             "QF_INT_DISABLE", "QF_INT_ENABLE", "QF_ACTIVE_POST_ATTEMPT",
                             "QF_EQUEUE_POST_ATTEMPT", "QF_MPOOL_GET_ATTEMPT"], 1))
-        t.update({50: "QK_MUTEX_LOCK", 51: "QK_MUTEX_UNLOCK", 52: "QK_SCHEDULE",
+        # 48/49 are reserved in QP 5.1's qs.h; QSPY (7.x) reads them as the mutex records
+        # of QP before 7.1 whatever the version, and so does tracedb (open reading)
+        t.update({48: "MUTEX_LOCK", 49: "MUTEX_UNLOCK",
+                  50: "QK_MUTEX_LOCK", 51: "QK_MUTEX_UNLOCK", 52: "QK_SCHEDULE",
                   60: "SIG_DICT", 61: "OBJ_DICT", 62: "FUN_DICT", 63: "USR_DICT",
                   64: "EMPTY", 67: "TEST_RUN", 68: "TEST_FAIL", 69: "ASSERT_FAIL"})
+        if v < 500:  # QP 4.x: 63 is QS_ASSERT (FORMATS.md §3), 64 to 69 reserved
+            t[63] = "ASSERT"
+            for i in range(64, 70):
+                t[i] = None
         return {k: n for k, n in t.items() if n}, 70
     names = ["EMPTY", "QEP_STATE_ENTRY", "QEP_STATE_EXIT", "QEP_STATE_INIT", "QEP_INIT_TRAN",
              "QEP_INTERN_TRAN", "QEP_TRAN", "QEP_IGNORED", "QEP_DISPATCH", "QEP_UNHANDLED",
@@ -90,10 +97,11 @@ def record_names(v):
     if v < 620:
         t.update({10: "QF_ACTIVE_ADD", 11: "QF_ACTIVE_REMOVE", 18: "QF_EQUEUE_INIT",
                   38: "QF_TIMEEVT_CTR"})
-    if v < 690:
-        t[23] = "QF_MPOOL_INIT" if v < 660 else None
-    if v < 660:
+    if v < 690:  # QF_MPOOL_INIT before 6.2 (as in QP 5), then reserved until QF_NEW_ATTEMPT
+        t[23] = "QF_MPOOL_INIT" if v < 620 else None
+    if v < 620:
         t[27] = None
+    if v < 620:  # QUERY_DATA came with QUTest (qpc 6.3.6 qs.h has it at 67)
         t[67] = None
     if v < 710:
         t.update({48: "MUTEX_LOCK", 49: "MUTEX_UNLOCK"})
@@ -124,7 +132,9 @@ def canon(name):
 def layout(name, v):
     """The fields of a predefined record (QSpyRecord_process), as (label, kind) pairs."""
     name = canon(name)
-    rate = [("Rate", "1")] if v >= 500 else []
+    # the tick rate (QP 5 on): some QP 5 targets leave it out (the QP 5 dpp.qs sample), so
+    # it is read only when the payload has room for it and the fields after it
+    rate = [("Rate", "?")] if v >= 500 else []
     L = {
         "QEP_STATE_ENTRY": "Obj:o State:f",
         "QEP_STATE_EXIT": "Obj:o State:f",
@@ -189,6 +199,20 @@ def layout(name, v):
         "SCHED_IDLE": "t:t Prev:1",
         "ENUM_DICT": "Value:1 Grp:1 Name:z",
         "TEST_PAUSED": "",
+        "EMPTY": "Data:r",
+        "QP_RESET": "Data:r",
+        "ASSERT": "t:t Data:r",
+        "QUERY_DATA": "t:t Data:r",
+        "PEEK_DATA": "t:t Data:r",
+        "TEST_RUN": "Data:r",
+        "TEST_FAIL": "Data:r",
+        "QF_MPOOL_INIT": "Obj:o Blocks:p",
+        "SCHED_RESUME": "t:t Pri:1 Prev:1",
+        "QK_MUTEX_LOCK": "t:t Pro:1 Ceil:1",
+        "QK_MUTEX_UNLOCK": "t:t Pro:1 Ceil:1",
+        "QK_SCHEDULE": "t:t Pri:1 Prev:1",
+        "QF_INT_DISABLE": "t:t Nest:1 Pri:1",
+        "QF_INT_ENABLE": "t:t Nest:1 Pri:1",
         "TEST_PROBE_GET": "t:t Fun:f Data:4",
         "SIG_DICT": "Sig:s Obj:o Name:z",
         "OBJ_DICT": "Ptr:o Name:z",
@@ -446,6 +470,8 @@ class Capture:
         return ("0x%016X" if size > 4 else "0x%08X") % key
 
     def sig(self, sig, obj):
+        if sig == 0:  # SigDictionary_get: signal 0 is NULL
+            return "NULL"
         for d in (self.inband["sig"], self.dic_dicts["sig"]):
             if obj and (sig, obj) in d:
                 return d[(sig, obj)]
@@ -540,9 +566,12 @@ ROLES = {
     "QF_CRIT_ENTRY": ("'QF", "SCHED", None, None, "Nest"),
     "QF_CRIT_EXIT": ("'QF", "SCHED", None, None, "Nest"),
     "QF_ISR_ENTRY": ("'ISR", "I", None, None, "Pri"),
+    "QF_INT_DISABLE": ("'QF", "SCHED", None, None, "Pri"),
+    "QF_INT_ENABLE": ("'QF", "SCHED", None, None, "Pri"),
+    "QF_MPOOL_INIT": ("Obj", "POOL", None, None, "Blocks"),
     "QF_ISR_EXIT": ("'ISR", "I", None, None, "Pri"),
 }
-for _a in ("SCHED_NEXT", "SCHED_PREEMPT", "SCHED_RESTORE"):
+for _a in ("SCHED_NEXT", "SCHED_PREEMPT", "SCHED_RESTORE", "SCHED_RESUME"):
     ROLES[_a] = ("'QF", "SCHED", None, None, "Pri")
 for _a in ("SEM_TAKE", "SEM_BLOCK", "SEM_SIGNAL", "SEM_BLOCK_ATTEMPT"):
     ROLES[_a] = ("Obj", "SEM", None, None, None)
@@ -551,7 +580,7 @@ for _a in ("MTX_BLOCK", "MTX_BLOCK_ATTEMPT"):
 for _a in ("MTX_LOCK", "MTX_UNLOCK", "MTX_LOCK_ATTEMPT", "MTX_UNLOCK_ATTEMPT"):
     ROLES[_a] = ("Obj", "MUTEX", None, None, "Nest")
 for _a in ("SCHED_LOCK", "SCHED_UNLOCK",
-           "SCHED_IDLE", "MUTEX_LOCK", "MUTEX_UNLOCK", "SCHED_RESUME", "QK_MUTEX_LOCK",
+           "SCHED_IDLE", "MUTEX_LOCK", "MUTEX_UNLOCK", "QK_MUTEX_LOCK",
            "QK_MUTEX_UNLOCK", "QK_SCHEDULE"):
     ROLES[_a] = ("'QF", "SCHED", None, None, None)
 AO_FIELDS = {"QF_ACTIVE_POST": "Obj", "QF_ACTIVE_POST_ATTEMPT": "Obj",
@@ -565,6 +594,7 @@ AO_FIELDS = {"QF_ACTIVE_POST": "Obj", "QF_ACTIVE_POST_ATTEMPT": "Obj",
              "QF_TIMEEVT_AUTO_DISARM": "AO", "QF_TIMEEVT_DISARM_ATTEMPT": "AO",
              "QF_TIMEEVT_POST": "AO"}
 
+VALUE_FIELDS = ["Free", "Len", "Blocks", "Size", "Ctr", "Tim", "Pri", "Nest", "Ref"]
 SENDER_ROLE = {"QF_ACTIVE_POST", "QF_ACTIVE_POST_ATTEMPT", "QF_PUBLISH"}
 IFMT_WIDTH = lambda w: "%" + (str(w) if w else "") + "d"  # noqa: E731
 
@@ -577,6 +607,18 @@ def user_args(cap, r, v):
     except Short:
             return [t for t, _ in out], first_number(out), True
     return [t for t, _ in out], first_number(out), False
+
+
+def number(text):
+    """A note that is a decimal number, or a hexadecimal one with 0x, else None."""
+    t = text  # exactly: `12 ` (an empty argument after it) is no number
+    try:
+        if t[:2].lower() == "0x":
+            return int(t, 16) if t[2:] and all(c in "0123456789abcdefABCDEF" for c in t[2:]) \
+                else None
+        return float(t) if t[:1] in "0123456789+-." and t[:1] else None
+    except ValueError:
+        return None
 
 
 def first_number(args):
@@ -652,15 +694,19 @@ def decode(cap):
     v, sizes = cap.cfg["version"], cap.cfg["sizes"]
     size_of = {"o": sizes["obj"], "f": sizes["fun"], "s": sizes["sig"], "e": sizes["evt"],
                "q": sizes["queue"], "p": sizes["pool"], "c": sizes["tevt"],
-               "t": sizes["tstamp"], "1": 1, "2": 2, "4": 4}
+               "t": sizes["tstamp"], "1": 1, "2": 2, "4": 4, "?": 1}
     cap.reset_dicts()
     cap.unknown = {"obj": set(), "fun": set()}
     cap.last_raw, cap.last_abs, cap.offset, cap.wraps, cap.after_reset = None, 0, 0, 0, False
     seen_good, last_seq, unknown_ids = False, None, set()
     rows = []
-    for n, (kind, start, buf) in enumerate(fr):
+    first = True  # before the first frame with bytes
+    for kind, start, buf in fr:
+        if kind == "bad" and not buf:  # back-to-back flags: an idle line, no frame
+            continue
+        was_first, first = first, False
         if kind == "bad":
-            cap.diag("resync" if n == 0 else "bad_checksum")
+            cap.diag("resync" if was_first else "bad_checksum")
             continue
         if kind in ("short", "tail"):
             cap.diag("frame_too_short")
@@ -669,10 +715,13 @@ def decode(cap):
             cap.diag("frame_too_long")
             continue
         seq, rec, payload = buf[0], buf[1], buf[2:-1]
-        is_reset = False
+        is_reset = v < 550 and rec == 0  # QSPY: QS_EMPTY before 5.5 is a target reset
         if rec == 64 and v >= 550:
             ti = parse_target_info(payload)
             is_reset = bool(ti and ti[0])
+        if is_reset and rec == 0:
+            cap.reset_dicts()
+            cap.after_reset = True
         if seen_good and rec != cap.empty_id and not is_reset and seq != (last_seq + 1) & 255:
             cap.diag("seq_gap")
         seen_good, last_seq = True, seq
@@ -690,6 +739,8 @@ def decode(cap):
                 note = ""  # a space before each argument but the first that shows
                 for a in args:
                     note += (" " if note else "") + a
+                if value is None:  # no numeric argument: the note, if it is a number
+                    value = number(note)
                 if cut:
                     raise Short()
             elif name == "TARGET_INFO":
@@ -709,12 +760,21 @@ def decode(cap):
                         unknown_ids.add(rec)
                         cap.diag("unknown_record")
                 src = "QS"
-                note = "Data=" + payload.hex().upper()
+                note = "Data=" + spaced_hex(payload)
                 r.pos = len(payload)
             else:
-                for label, k in layout(name, v):
-                    if k == "z":
+                lay = layout(name, v)
+                for i, (label, k) in enumerate(lay):
+                    if k == "?":
+                        after = sum(size_of[k2] for _l, k2 in lay[i + 1:] if k2 in size_of)
+                        if r.left() < 1 + after:
+                            continue
+                        fields[label] = r.uint(1)
+                    elif k == "z":
                         fields[label] = r.string()
+                    elif k == "r":
+                        fields[label] = r.data[r.pos:]
+                        r.pos = len(r.data)
                     else:
                         fields[label] = r.uint(size_of[k])
                         if k == "t":
@@ -724,12 +784,17 @@ def decode(cap):
             cap.diag("truncated_record")
         if not short and r.left() > 0:
             cap.diag("trailing_bytes")
-        row = {"ts": ts, "action": name, "note": note, "value": value, "source": src,
+        row = {"reset": is_reset, "ts": ts, "action": name, "note": note, "value": value,
+               "source": src,
                "source_type": src_t, "target": tgt, "target_type": tgt_t,
                "fields": fields, "rec": rec, "v": v}
-        if name in ("SIG_DICT", "OBJ_DICT", "FUN_DICT", "USR_DICT", "ENUM_DICT") and not short:
+        if name in ("SIG_DICT", "OBJ_DICT", "FUN_DICT", "USR_DICT", "ENUM_DICT"):
+            if short:  # a dictionary record that does not decode: kept as hex
+                row["note"], row["source"] = "Data=" + spaced_hex(payload), "QS"
+                rows.append(row)
+                continue
             put_dict(cap, name, fields)
-        if fields or note is None:
+        if rec < cap.quser and (fields or note is None):
             describe(cap, row)
         rows.append(row)
     # records before the first timestamp take it
@@ -748,6 +813,10 @@ def decode(cap):
         cap.diag("unknown_tick_rate")
     cap.events = rows
     return cap
+
+
+def spaced_hex(data):
+    return " ".join("%02X" % b for b in data)
 
 
 def put_dict(cap, name, f):
@@ -778,6 +847,8 @@ def describe(cap, row):
             shown[label] = cap.obj(x, "fun")
         elif k == "s" and name != "SIG_DICT":
             shown[label] = cap.sig(x, f.get("Obj") if name != "QF_TIMEEVT_POST" else f.get("AO"))
+        elif k == "r":
+            shown[label] = spaced_hex(x)
         elif label == "Name":
             shown[label] = cap.clean(x, name not in ("USR_DICT", "ENUM_DICT"))
         elif label == "Ptr":
@@ -785,13 +856,13 @@ def describe(cap, row):
             shown[label] = ("0x%016X" if size > 4 else "0x%08X") % x
         else:
             shown[label] = str(x)
-    if name in ("SCHED_LOCK", "SCHED_UNLOCK") and len(shown) == 2:
-        shown = {"Ceil": "%s->%s" % (shown["Prev"], shown["Ceil"])}
+    if name in ("SCHED_LOCK", "SCHED_UNLOCK", "QK_MUTEX_LOCK", "QK_MUTEX_UNLOCK") and shown:
+        shown = {"Ceil": "->".join(shown.values())}  # the ceiling before and after
     if "Src" in shown or "Dst" in shown:
         merged = {}
         for k, x in shown.items():
             if k == "Src":
-                merged["State"] = x + "->" + shown.get("Dst", "")
+                merged["State"] = x + ("->" + shown["Dst"] if "Dst" in shown else "")
             elif k != "Dst":
                 merged[k] = x
         note = ",".join("%s=%s" % kv for kv in merged.items())
@@ -804,29 +875,40 @@ def describe(cap, row):
         row["source"] = "QS"
         return
     s, st, t, tt, val = role
+    row["src_ptr"] = f.get(s)
     row["source"] = s[1:] if s.startswith("'") else shown.get(s)
-    row["source_type"] = st if row["source"] is not None else None
+    row["source_type"] = st
+    if row["source"] is None and s == "Sdr" and canon(name) != "QF_ACTIVE_POST_ATTEMPT":
+        # a post (a publish) cut before its sender: as from a null one
+        row["source"], row["source_type"] = "NULL", None
+    elif row["source"] is None:  # cut before its object: the framework's record
+        row["source"], row["source_type"] = "QF", "SCHED"
     row["target"] = t[1:] if t and t.startswith("'") else (shown.get(t) if t else None)
+    if t == "Dst" and row["target"] is None:  # cut before the destination
+        row["target"] = shown.get("Src")
     row["target_type"] = tt if row["target"] is not None else None
-    row["value"] = f.get(val) if val else None
+    # the main number: the first of these fields the record has (a record cut short has
+    # fewer: a post cut before its queue counters shows its Ref)
+    row["value"] = next((f[k] for k in VALUE_FIELDS if k in f), None)
 
 
 def derive(cap):
     """AO typing, entities and messages from the decoded rows."""
-    aos = set()
+    aos = set()  # pointers: a name may change (a reset clears the dictionaries)
     for r in cap.events:
         fld = AO_FIELDS.get(canon(r["action"]))
         if fld and r["fields"].get(fld) is not None:
-            aos.add(r["shown"][fld])
+            aos.add(r["fields"][fld])
     for r in cap.events:
         if r["source"] == "NULL":
             r["source_type"] = None
         if r["target"] == "NULL":
             r["target_type"] = None
-        if r["source_type"] == "SM" and r["source"] in aos:
+        if r["source_type"] == "SM" and r.get("src_ptr") in aos:
             r["source_type"] = "AO"
         # a sender is an AO only when an active-object record names it so (an ISR posts too)
-        if canon(r["action"]) in SENDER_ROLE and r["source"] not in aos:
+        if canon(r["action"]) in SENDER_ROLE and r["source"] != "QF" \
+                and r.get("src_ptr") not in aos:
             r["source_type"] = None
     ents = {}
     for r in cap.events:
@@ -839,6 +921,8 @@ def derive(cap):
         a = canon(r["action"])
         if a in ("QF_ACTIVE_POST", "QF_ACTIVE_POST_LIFO"):
             rcv = r["shown"].get("Obj")
+            if rcv is None:  # cut before its receiver
+                continue
             m = {"sender": r["source"], "receiver": rcv, "send_ts": r["ts"],
                  "recv_ts": None, "tag": r["fields"].get("Sig")}
             q = pending.setdefault((rcv, m["tag"]), [])
@@ -847,7 +931,7 @@ def derive(cap):
             else:
                 q.append(m)
             msgs.append(m)
-        elif a == "TARGET_INFO" and r["note"].endswith("Reset=1"):
+        elif a == "TARGET_INFO" and r["note"].endswith("Reset=1") or r.get("reset"):
             pending = {}  # a reset empties the queues: what was posted is never got
         elif a in ("QF_ACTIVE_GET", "QF_ACTIVE_GET_LAST"):
             q = pending.get((r["source"], r["fields"].get("Sig")))
@@ -871,8 +955,8 @@ def oracle_rows(path, dic=None, tick_rate=None):
                "note": r["note"], "value": r["value"]} for i, r in enumerate(cap.events)]
     entities = [{"name": n, "type": t} for n, t in cap.entities.items()]
     messages = [dict(m) for m in cap.messages]
-    diags = [{"kind": k, "rows": 1} for k in sorted(cap.diags)]
-    diags += [{"kind": k, "rows": 1} for k in DERIVED_DIAGS]
+    diags = [{"kind": k, "count": n} for k, n in sorted(cap.diags.items())]
+    diags += [{"kind": k, "count": 0} for k in DERIVED_DIAGS]
     return {"events": events, "entities": entities, "messages": messages,
             "diagnostics": diags}
 
@@ -888,9 +972,10 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
     "entities": (["name"], ["type"], "SELECT name, type FROM entities"),
     "messages": (["sender", "receiver", "tag", "send_ts"], ["recv_ts"],
                  "SELECT sender, receiver, tag, send_ts, recv_ts FROM messages"),
-    "diagnostics": (["kind"], ["rows"],
-                    "SELECT kind, 1 AS rows FROM diagnostics GROUP BY kind UNION "
-                    "SELECT unnest(['%s']), 1" % "', '".join(sorted(DERIVED_DIAGS))),
+    "diagnostics": (["kind"], ["count"],
+                    "SELECT kind, sum(count) AS count FROM diagnostics WHERE kind NOT IN "
+                    "('%s') GROUP BY kind UNION ALL SELECT unnest(['%s']), 0" % (
+                        "', '".join(sorted(DERIVED_DIAGS)), "', '".join(sorted(DERIVED_DIAGS)))),
 }
 
 
@@ -998,11 +1083,12 @@ def frame(seq, rec, payload, bad=False):
     return bytes(out)
 
 
-VERSIONS = [560, 610, 640, 670, 694, 700, 720, 734, 800, 812]
+VERSIONS = [450, 540, 560, 610, 640, 670, 694, 700, 720, 734, 800, 812]
 
 
 def generate(seed):
-    """(stream bytes, .dic text or None, description) of a random capture."""
+    """(stream bytes, .dic text or None, description, tick rate or None) of a random
+    capture."""
     rng = random.Random(seed)
     v = rng.choice(VERSIONS)
     sizes = {"obj": rng.choice([1, 2, 4, 8]), "fun": rng.choice([1, 2, 4, 8]),
@@ -1010,7 +1096,7 @@ def generate(seed):
              "evt": rng.choice([1, 2, 4]), "queue": rng.choice([1, 2, 4]),
              "pool": rng.choice([1, 2, 4]), "poolblk": rng.choice([1, 2, 4]),
              "tevt": rng.choice([1, 2, 4])}
-    use_ti = rng.random() < 0.7
+    use_ti = v >= 550 and rng.random() < 0.7  # QS_TARGET_INFO exists from QP 5.5
     names, quser = record_names(v)
     ids = {canon(n): i for i, n in names.items()}
     build = [rng.randrange(60), rng.randrange(60), rng.randrange(24), rng.randrange(1, 29),
@@ -1040,7 +1126,8 @@ def generate(seed):
 
     nobj = min(13, (1 << (8 * sizes["obj"])) - 1)
     objs = ptrs(nobj, sizes["obj"])
-    funs = ptrs(min(8, (1 << (8 * sizes["fun"])) - 1), sizes["fun"])
+    funs = [p for p in ptrs(min(8, (1 << (8 * sizes["fun"])) - 1) + len(objs), sizes["fun"])
+            if p not in objs][:8]
     # objects keep one role, as on a target: active objects, plain state machines, time
     # events, pools, queues, senders that are no active object (ISRs), others
     aos, sms, timers, pools = objs[:4], objs[4:6], objs[6:8], objs[8:9]
@@ -1089,7 +1176,7 @@ def generate(seed):
     dict_inband = rng.random() < 0.6
     if use_ti:
         recs.append((ids["TARGET_INFO"], ti_record(True)))
-    if dict_inband:
+    def emit_dicts():
         for i, p in enumerate(objs):
             if rng.random() < 0.9:
                 recs.append((ids["OBJ_DICT"], uint(p, sizes["obj"]) + name("obj", i).encode()
@@ -1103,17 +1190,33 @@ def generate(seed):
                 o = 0 if rng.random() < 0.5 else rng.choice(aos)
                 recs.append((ids["SIG_DICT"], uint(s, sizes["sig"]) + uint(o, sizes["obj"])
                              + b"SIG%d_SIG\0" % s))
-        for u in usr_ids[:2]:
+        for u in usr_ids[:2] if "USR_DICT" in ids else []:
             recs.append((ids["USR_DICT"], bytes([u]) + b"USR%d\0" % u))
         if "ENUM_DICT" in ids:
             for val in range(3):
                 recs.append((ids["ENUM_DICT"], bytes([val, rng.randrange(8)]) + b"E%d\0" % val))
+    if dict_inband:
+        emit_dicts()
     usable = [canon(n) for n in names.values() if layout(n, v) is not None
               and n not in ("TARGET_INFO", "OBJ_DICT", "FUN_DICT", "SIG_DICT", "USR_DICT")
               and (n != "RX_STATUS" or v >= 660)]
     pending = []
-    for _ in range(rng.randrange(120, 300)):
+    count = rng.randrange(120, 300)
+    reset_at = rng.randrange(count) if use_ti and rng.random() < 0.4 else None
+    for step_no in range(count):
+        if step_no == reset_at:  # a target reset: its counter starts over, or runs on
+            recs.append((ids["TARGET_INFO"], ti_record(True)))
+            if rng.random() < 0.6:
+                clock[0] = rng.randrange(step)
+            if dict_inband and rng.random() < 0.6:
+                emit_dicts()
+            pending = []
         r = rng.random()
+        if r < 0.02:  # a record ID the version does not define, or a user record not named
+            free = [i for i in range(quser) if i not in names] or [quser + 7]
+            recs.append((rng.choice(free + [rng.randrange(quser, 256)]),
+                         t() + bytes(rng.randrange(256) for _ in range(rng.randrange(4)))))
+            continue
         if r < 0.15 and pending:  # a get of a posted event
             ao, s = pending.pop(rng.randrange(len(pending)))
             n = rng.choice(["QF_ACTIVE_GET", "QF_ACTIVE_GET_LAST"])
@@ -1156,15 +1259,15 @@ def generate(seed):
                 payload += uint(rng.choice(sigs), sizes["sig"])
             elif k == "z":
                 payload += name("n", rng.randrange(100)).encode() + b"\0"
+            elif k == "r":
+                payload += bytes(rng.randrange(256) for _ in range(rng.randrange(5)))
+            elif k == "?":  # the tick rate, which a QP 5 target may leave out
+                payload += bytes([rng.randrange(256)]) if rng.random() < 0.9 else b""
             else:
                 size = {"e": sizes["evt"], "q": sizes["queue"], "p": sizes["pool"],
                         "c": sizes["tevt"]}.get(k) or int(k)
                 payload += uint(rng.randrange(1 << (8 * size)), size)
         recs.append((ids[n], payload))
-    # a target reset in the middle, its counter started over
-    if use_ti and rng.random() < 0.3:
-        at = rng.randrange(len(recs) // 2, len(recs))
-        recs.insert(at, (ids["TARGET_INFO"], ti_record(True)))
     out = bytearray()
     if rng.random() < 0.3:  # the capture starts in the middle of a record
         out += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6))) + bytes([FLAG])
@@ -1173,11 +1276,23 @@ def generate(seed):
         if rng.random() < 0.02:
             seq += rng.randrange(1, 5)  # records lost
         bad = i > 0 and rng.random() < 0.02
+        if i > 0 and rng.random() < 0.02:  # cut short, or with bytes left over
+            payload = payload[:rng.randrange(len(payload) + 1)] if rng.random() < 0.5 \
+                else payload + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 4)))
         out += frame(seq, rec, payload, bad)
         seq += 1
+        if rng.random() < 0.004:  # a frame whose flag was lost: over 512 bytes
+            out += bytes(rng.randrange(0, 0x7D) for _ in range(600))
     if rng.random() < 0.3:
         out += frame(seq, 0, b"")[:3]  # cut by the end of the capture
     dic = None
+    if use_ti and rng.random() < 0.2:  # a .dic beside it: of this build, or of another
+        other = rng.random() < 0.5
+        dic = "-v%d\n-T%d -O%d -F%d -S%d -E%d -Q%d -P%d -B%d -C%d\n-t%02d%02d%02d_%02d%02d%02d\n" % (
+            v, sizes["tstamp"], sizes["obj"], sizes["fun"], sizes["sig"], sizes["evt"],
+            sizes["queue"], sizes["pool"], sizes["poolblk"], sizes["tevt"], build[5],
+            build[4], build[3] + (1 if other else 0), build[2], build[1], build[0])
+        dic += "Obj-Dic:\n%d\n0x%08X dic_name\n***\n" % (sizes["obj"], objs[-1])
     if not use_ti:
         dic = "-v%d\n-T%d\n-O%d\n-F%d\n-S%d\n-E%d\n-Q%d\n-P%d\n-B%d\n-C%d\n" % (
             v, sizes["tstamp"], sizes["obj"], sizes["fun"], sizes["sig"], sizes["evt"],
@@ -1194,10 +1309,12 @@ def generate(seed):
             for s in sigs[:5]:
                 dic += "%08d 0x%08X SIG%d_SIG\n" % (s, 0, s)
             dic += "***\n"
-    desc = "v%d sizes %s %s%s" % (v, "".join("%s%d" % (k[0], x) for k, x in sizes.items()),
-                                  "target-info" if use_ti else "dic",
-                                  " in-band dictionaries" if dict_inband else "")
-    return bytes(out), dic, desc
+    rate = rng.choice([None, None, None, 1000, 32768, 1000000, 3000000000])
+    desc = "v%d sizes %s %s%s%s" % (
+        v, "".join("%s%d" % (k[0], x) for k, x in sizes.items()),
+        "target-info" if use_ti else "dic", " in-band dictionaries" if dict_inband else "",
+        " --tick-rate %d" % rate if rate else "")
+    return bytes(out), dic, desc, rate
 
 
 def user_payload(rng, v, sizes, objs, funs, sigs):
@@ -1233,7 +1350,7 @@ def user_payload(rng, v, sizes, objs, funs, sigs):
 
 
 def write_generated(directory, seed):
-    data, dic, desc = generate(seed)
+    data, dic, desc, rate = generate(seed)
     path = os.path.join(directory, "gen-%d.bin" % seed)
     with open(path, "wb") as f:
         f.write(data)
@@ -1242,7 +1359,7 @@ def write_generated(directory, seed):
         dic_path = os.path.join(directory, "gen-%d.dic" % seed)
         with open(dic_path, "w") as f:
             f.write(dic)
-    return path, dic_path, desc
+    return path, dic_path, desc, rate
 
 
 def main(argv):
@@ -1263,10 +1380,10 @@ def main(argv):
         os.makedirs(opts["--generate"], exist_ok=True)
         total = 0
         for seed in range(int(a), int(b or a) + 1):
-            path, dic, desc = write_generated(opts["--generate"], seed)
+            path, dic, desc, seed_rate = write_generated(opts["--generate"], seed)
             if opts["--tracedb"]:
                 print("seed %d: %s" % (seed, desc))
-                total += check(opts["--tracedb"], path, dic, rate)
+                total += check(opts["--tracedb"], path, dic, rate or seed_rate)
             else:
                 print("%s: %s" % (path, desc))
         return 1 if total else 0
