@@ -734,7 +734,8 @@ def decode(cap):
                 usr = cap.inband["usr"].get(rec) or cap.dic_dicts["usr"].get(rec)
                 name = usr or "USER_%d" % rec
                 src, src_t = name, "USER"
-                ts = cap.time(r.uint(sizes["tstamp"]))
+                fields["t"] = r.uint(sizes["tstamp"])
+                ts = cap.time(fields["t"])
                 args, value, cut = user_args(cap, r, v)
                 note = ""  # a space before each argument but the first that shows
                 for a in args:
@@ -745,7 +746,9 @@ def decode(cap):
                     raise Short()
             elif name == "TARGET_INFO":
                 ti = parse_target_info(payload)
-                if ti is None:
+                src = "QS"
+                if ti is None:  # cut short: kept as hex, as a dictionary record is
+                    note = "Data=" + spaced_hex(payload)
                     raise Short()
                 r.pos = len(payload)
                 src = "QS"
@@ -784,7 +787,8 @@ def decode(cap):
             cap.diag("truncated_record")
         if not short and r.left() > 0:
             cap.diag("trailing_bytes")
-        row = {"reset": is_reset, "ts": ts, "action": name, "note": note, "value": value,
+        row = {"reset": is_reset, "raw_t": fields.get("t"), "ts": ts, "action": name,
+               "note": note, "value": value,
                "source": src,
                "source_type": src_t, "target": tgt, "target_type": tgt_t,
                "fields": fields, "rec": rec, "v": v}
@@ -948,8 +952,9 @@ def obj_name_of(cap, row, field):
 Capture.obj_name_of = obj_name_of
 
 
-def oracle_rows(path, dic=None, tick_rate=None):
+def oracle_rows(path, dic=None, tick_rate=None, matlab=None):
     cap = derive(decode(Capture(path, dic, tick_rate)))
+    mat = matlab_check(cap, matlab) if matlab else []
     events = [{"seq": i, "ts": r["ts"], "source": r["source"], "source_type": r["source_type"],
                "target": r["target"], "target_type": r["target_type"], "action": r["action"],
                "note": r["note"], "value": r["value"]} for i, r in enumerate(cap.events)]
@@ -958,7 +963,7 @@ def oracle_rows(path, dic=None, tick_rate=None):
     diags = [{"kind": k, "count": n} for k, n in sorted(cap.diags.items())]
     diags += [{"kind": k, "count": 0} for k in DERIVED_DIAGS]
     return {"events": events, "entities": entities, "messages": messages,
-            "diagnostics": diags}
+            "diagnostics": diags, "matlab": mat}
 
 
 # kinds from the interval derivation (ISR nesting, critical sections), not from decoding:
@@ -968,14 +973,15 @@ EVENT_COLS = ["ts", "source", "source_type", "target", "target_type", "action", 
               "value"]
 TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
     "events": (["seq"], EVENT_COLS,
-               "SELECT seq, %s FROM events ORDER BY seq" % ", ".join(EVENT_COLS)),
-    "entities": (["name"], ["type"], "SELECT name, type FROM entities"),
+               "SELECT capture_id, seq, %s FROM events" % ", ".join(EVENT_COLS)),
+    "entities": (["name"], ["type"], "SELECT capture_id, name, type FROM entities"),
     "messages": (["sender", "receiver", "tag", "send_ts"], ["recv_ts"],
-                 "SELECT sender, receiver, tag, send_ts, recv_ts FROM messages"),
+                 "SELECT capture_id, sender, receiver, tag, send_ts, recv_ts FROM messages"),
     "diagnostics": (["kind"], ["count"],
-                    "SELECT kind, sum(count) AS count FROM diagnostics WHERE kind NOT IN "
-                    "('%s') GROUP BY kind UNION ALL SELECT unnest(['%s']), 0" % (
-                        "', '".join(sorted(DERIVED_DIAGS)), "', '".join(sorted(DERIVED_DIAGS)))),
+                    "SELECT capture_id, kind, sum(count) AS count FROM diagnostics WHERE kind "
+                    "NOT IN ('%s') GROUP BY ALL UNION ALL SELECT capture_id, unnest(['%s']), 0 "
+                    "FROM captures" % ("', '".join(sorted(DERIVED_DIAGS)),
+                                       "', '".join(sorted(DERIVED_DIAGS)))),
 }
 
 
@@ -997,22 +1003,39 @@ def norm(value):
     return str(value)
 
 
-def tracedb_rows(tracedb, trace, dic, tick_rate, workdir):
+def tracedb_rows(tracedb, items, workdir):
+    """tracedb's rows of each (trace, .dic, tick rate): {trace: {table: [row]}} (None and
+    the message when tracedb refuses a trace), from one archive and one query per table."""
     archive = os.path.join(workdir, "a.tdb")
-    args = [tracedb, "ingest", "--archive", archive, "--format", "qs", trace]
-    if dic:
-        args += ["--qs-dic", dic]
-    if tick_rate:
-        args += ["--tick-rate", str(tick_rate)]
-    done = subprocess.run(args, capture_output=True, text=True)
-    if done.returncode != 0:
-        return None, done.stderr.strip()
     out = {}
-    for name, (_key, _cols, sql) in TABLES.items():
+    for trace, dic, rate in items:
+        args = [tracedb, "ingest", "--archive", archive, "--format", "qs", trace]
+        if dic:
+            args += ["--qs-dic", dic]
+        if rate:
+            args += ["--tick-rate", str(rate)]
+        done = subprocess.run(args, capture_output=True, text=True)
+        if done.returncode != 0:
+            out[trace] = (None, done.stderr.strip())
+            continue
+        out[trace] = ({name: [] for name in TABLES}, None)
+
+    def rows(sql):
         text = subprocess.run([tracedb, "sql", "--archive", archive, "-c", sql, "--format",
                                "csv"], check=True, capture_output=True, text=True).stdout
-        out[name] = list(csv.DictReader(io.StringIO(text)))
-    return out, None
+        return list(csv.DictReader(io.StringIO(text)))
+
+    if not any(t for t, _ in out.values()):
+        return out
+    ids = {}
+    for r in rows("SELECT capture_id, source_files FROM captures"):
+        ids[r["capture_id"]] = os.path.realpath(json.loads(r["source_files"])[0])
+    by_path = {os.path.realpath(t): t for t in out}
+    for name, (_key, _cols, sql) in TABLES.items():
+        for r in rows(sql):
+            tables = out[by_path[ids[r["capture_id"]]]][0]
+            tables[name].append(r)
+    return out
 
 
 def keyed(rows, key_cols):
@@ -1044,24 +1067,38 @@ def compare(name, ours, theirs, key_cols, cols, report):
     return diffs
 
 
-def check(tracedb, trace, dic=None, tick_rate=None):
-    """Compare one trace; print a summary line and the differences; return their number."""
-    ours = oracle_rows(trace, dic, tick_rate)
+def check(tracedb, items):
+    """Compare each (trace, .dic, tick rate, QSPY MATLAB file or None, description): print
+    a summary line per trace and its differences (the oracle's decoding against QSPY's
+    MATLAB output of the trace too, when given); return the number of differences."""
     with tempfile.TemporaryDirectory() as tmp:
-        theirs, err = tracedb_rows(tracedb, trace, dic, tick_rate, tmp)
-    if theirs is None:
-        print("%s: tracedb refused it: %s; 1 differences" % (trace, err))
-        return 1
-    report, counts, found = [], [], {}
-    for name, (key, cols, _sql) in TABLES.items():
-        found[name] = compare(name, ours[name], theirs[name], key, cols, report)
-        counts.append("%d %s" % (len(ours[name]), name))
-    n = sum(sum(d.values()) for d in found.values())
-    print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
-                                         {k: v for k, v in found.items() if v} or ""))
-    for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-        print("  " + line)
-    return n
+        all_theirs = tracedb_rows(tracedb, [(t, d, r) for t, d, r, _m, _s in items], tmp)
+    total = 0
+    for trace, dic, rate, matlab, desc in items:
+        if desc:
+            print(desc)
+        ours = oracle_rows(trace, dic, rate, matlab)
+        theirs, err = all_theirs[trace]
+        if theirs is None:
+            print("%s: tracedb refused it: %s; 1 differences" % (trace, err))
+            total += 1
+            continue
+        report, counts, found = [], [], {}
+        for name, (key, cols, _sql) in TABLES.items():
+            found[name] = compare(name, ours[name], theirs[name], key, cols, report)
+            counts.append("%d %s" % (len(ours[name]), name))
+        if matlab:
+            report += ours["matlab"]
+            found["matlab"] = {"line": len(ours["matlab"])} if ours["matlab"] else {}
+            with open(matlab) as f:
+                counts.append("%d QSPY MATLAB lines" % sum(1 for line in f if line.strip()))
+        n = sum(sum(d.values()) for d in found.values())
+        total += n
+        print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
+                                             {k: v for k, v in found.items() if v} or ""))
+        for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
+            print("  " + line)
+    return total
 
 
 # --------------------------------------------------------------------------------------
@@ -1349,6 +1386,60 @@ def user_payload(rng, v, sizes, objs, funs, sigs):
     return out
 
 
+# --------------------------------------------------------------------------------------
+# QSPY's own MATLAB output (qspy -m): a second truth for the oracle's decoding
+
+# record name -> the fields QSPY writes (FPRINF_MATFILE in QSpyRecord_process), in its order
+MAT_FIELDS = {
+    "QEP_STATE_ENTRY": "Obj State", "QEP_STATE_EXIT": "Obj State",
+    "QEP_STATE_INIT": "Obj Src Dst", "QEP_TRAN_HIST": "Obj Src Dst",
+    "QEP_INIT_TRAN": "t Obj State", "QEP_INTERN_TRAN": "t Sig Obj State",
+    "QEP_IGNORED": "t Sig Obj State", "QEP_DISPATCH": "t Sig Obj State",
+    "QEP_TRAN": "t Sig Obj Src Dst", "QEP_UNHANDLED": "Sig Obj State",
+    "QF_ACTIVE_SUBSCRIBE": "t Sig Obj", "QF_ACTIVE_UNSUBSCRIBE": "t Sig Obj",
+    "QF_ACTIVE_POST": "t Sdr Sig Obj Pool Ref Free Min",
+    "QF_ACTIVE_GET": "t Sig Obj Pool Ref Free", "QF_ACTIVE_GET_LAST": "t Sig Obj Pool Ref",
+    "QF_MPOOL_GET": "t Obj Free Min", "QF_MPOOL_PUT": "t Obj Free",
+    "QF_PUBLISH": "t Sdr Sig Pool", "QF_NEW": "t Size Sig",
+    "QF_GC_ATTEMPT": "t Sig Pool Ref", "QF_GC": "t Sig Pool Ref",
+    "QF_TIMEEVT_ARM": "t Obj AO Tim Int", "QF_TIMEEVT_AUTO_DISARM": "Obj AO",
+    "QF_TIMEEVT_DISARM_ATTEMPT": "t Obj AO", "QF_TIMEEVT_POST": "t Obj Sig AO",
+}
+
+
+def mat_name(s):
+    """QSPY's getMatDict: a name as a MATLAB variable."""
+    for c in "[].:":
+        s = s.replace(c, "_")
+    return s[1:] if s.startswith("&") else s
+
+
+def matlab_check(cap, path):
+    """Compare the decoded records with QSPY's MATLAB lines; return the differences."""
+    with open(path) as f:
+        theirs = [line.split() for line in f if line.strip()]
+    ours = []
+    for r in cap.events:
+        a, f = canon(r["action"]), r["fields"]
+        if a == "SIG_DICT":
+            ours.append([str(r["rec"]), "%s=[%d" % (mat_name(f["Name"]), f["Sig"]),
+                         "%d];" % f["Obj"]])
+        elif a in ("OBJ_DICT", "FUN_DICT"):
+            ours.append([str(r["rec"]), "%s=%d;" % (mat_name(f["Name"]), f["Ptr"])])
+        elif a in MAT_FIELDS:
+            ours.append([str(r["rec"])] + [str(f[k]) for k in MAT_FIELDS[a].split()])
+        elif r["rec"] >= cap.quser:
+            ours.append([str(r["rec"]), str(r["raw_t"])] + (r["note"] or "").split())
+    diffs = []
+    for n in range(max(len(ours), len(theirs))):
+        x = ours[n] if n < len(ours) else None
+        y = theirs[n] if n < len(theirs) else None
+        if x != y:
+            diffs.append("matlab line %d: oracle=%s qspy=%s" % (
+                n + 1, " ".join(x) if x else "NONE", " ".join(y) if y else "NONE"))
+    return diffs
+
+
 def write_generated(directory, seed):
     data, dic, desc, rate = generate(seed)
     path = os.path.join(directory, "gen-%d.bin" % seed)
@@ -1364,7 +1455,7 @@ def write_generated(directory, seed):
 
 def main(argv):
     opts = {"--tracedb": None, "--qs-dic": None, "--tick-rate": None, "--generate": None,
-            "--seeds": None}
+            "--seeds": None, "--matlab": None}
     files = []
     i = 0
     while i < len(argv):
@@ -1378,22 +1469,22 @@ def main(argv):
     if opts["--generate"]:
         a, _, b = (opts["--seeds"] or "1-10").partition("-")
         os.makedirs(opts["--generate"], exist_ok=True)
-        total = 0
+        items = []
         for seed in range(int(a), int(b or a) + 1):
             path, dic, desc, seed_rate = write_generated(opts["--generate"], seed)
-            if opts["--tracedb"]:
-                print("seed %d: %s" % (seed, desc))
-                total += check(opts["--tracedb"], path, dic, rate or seed_rate)
-            else:
+            items.append((path, dic, rate or seed_rate, None, "seed %d: %s" % (seed, desc)))
+            if not opts["--tracedb"]:
                 print("%s: %s" % (path, desc))
-        return 1 if total else 0
+        if not opts["--tracedb"]:
+            return 0
+        return 1 if check(opts["--tracedb"], items) else 0
     if not files:
         print(__doc__, file=sys.stderr)
         return 2
     if opts["--tracedb"]:
-        total = sum(check(opts["--tracedb"], os.path.abspath(f), opts["--qs-dic"], rate)
-                    for f in files)
-        return 1 if total else 0
+        items = [(os.path.abspath(f), opts["--qs-dic"], rate, opts["--matlab"], None)
+                 for f in files]
+        return 1 if check(opts["--tracedb"], items) else 0
     ours = oracle_rows(files[0], opts["--qs-dic"], rate)
     w = csv.writer(sys.stdout)
     for name, (key, cols, _sql) in TABLES.items():
