@@ -3,25 +3,72 @@
 
 Written from /work/shared FORMATS.md section 3, DESIGN.md ("Tables"), the README's QS
 section, table reference and diagnostics table, and QSPY's own parser (QuantumLeaps/qtools
-qspy.c: QSPY_parse for the framing, QSpyRecord_process/processUser for every record's
-layout per QP version, the target-info record, dictionaries), without tracedb's QS importer,
-so that the two can be compared field by field (differential testing). Rows: `events`
-(ts, source, source_type, target, target_type, action, note, value), `entities` (name,
-type), `messages` (sender, receiver, send_ts, recv_ts, tag) and the `diagnostics` kinds with
-their counts.
+qspy.c of QSPY 5.3, 7.2 and 8.x: QSPY_parse for the framing, QSpyRecord_process and
+processUser for every record's layout per QP version, the target-info record, dictionaries;
+qpc's qs.h of 5.1 and 6.3.6 for the record IDs, qf_time.c for QF_TIMEEVT_REARM), before
+tracedb's QS importer was read, so that the two can be compared field by field
+(differential testing). Rows: `events` (ts, source, source_type, target, target_type,
+action, note, value), `entities` (name, type), `messages` (sender, receiver, tag, send_ts,
+recv_ts) and the count of each `diagnostics` kind the decoding gives (lost_isr_exit,
+lost_isr_entry and lost_critical_exit come from the interval derivation: not compared).
+With --matlab it also compares its own decoding with QSPY's MATLAB output (qspy -m) of the
+trace, line for line: a second truth.
 
-    qs_oracle.py [--qs-dic F] [--tick-rate HZ] TRACE      print the oracle's rows as CSV
-    qs_oracle.py --tracedb BIN [--qs-dic F] [--tick-rate HZ] TRACE...
-                                           ingest each trace with BIN (one archive per
-                                           trace), compare, print every difference; exit 1
-                                           when there is one
+    qs_oracle.py [--qs-dic F] [--tick-rate HZ] TRACE
+                                    print the oracle's rows as CSV
+    qs_oracle.py --tracedb BIN [--qs-dic F] [--tick-rate HZ] [--matlab M] TRACE...
+                                    ingest each trace with BIN (one archive), compare, print
+                                    every difference (the first 20 per trace; ORACLE_SHOW=N
+                                    for more); exit 1 when there is one
     qs_oracle.py --generate DIR --seeds A-B [--tracedb BIN]
-                                           write random QS streams DIR/gen-<seed>.bin (and a
-                                           .dic beside some), and with --tracedb compare them
+                                    write random QS streams DIR/gen-<seed>.bin (a .dic beside
+                                    some; a tick rate for some), and with --tracedb compare
 
-Readings of the contract this oracle makes (where it is silent, tracedb's choice, listed in
-the conformance test's report as "open readings"):
-* see OPEN_READINGS below.
+The generator: QP 4.5, 5.4, 5.6, 6.1, 6.4, 6.7, 6.9.4, 7.0, 7.2, 7.3.4, 8.0, 8.1.2; the
+old and the QP 8 target-info format, or a .dic with the sizes (and dictionaries when the
+stream has none), or a .dic beside a target info, of its build or of another; object and
+function pointers of 1, 2, 4, 8 bytes, timestamps of 1, 2, 4 bytes that wrap, signal,
+event-size, queue, pool and time-event counters of 1, 2, 4 bytes; dictionaries in-band
+(names with `&` and `[i]`), re-sent after a target reset or not; every record the version
+defines with a layout, user records with every format byte and width, record IDs the
+version does not define, posts got later (FIFO and LIFO), null senders; 0x7E/0x7D in
+pointers, sequence numbers and checksums; a capture that starts mid-record, lost records,
+bad checksums, records cut short or with bytes left over, a record over 512 bytes, a target
+reset whose counter starts over or runs on, the tick rate left out of a time-event record.
+
+Readings where the contract is silent: tracedb's (its choice, found by comparing; "open
+readings" in the report of the session that wrote this):
+* notes: the fields in wire order as `Label=value` (QSPY's labels), a transition's states
+  as `State=src->dst` (only `State=src` when the record is cut before the destination,
+  which is then the target), a scheduler lock's ceilings (and QK mutex records of QP 5) as
+  `Ceil=before->after`, dictionary names with a leading `&` dropped and, before QP 6.9,
+  `[i]` shown `<i>` (objects, functions and signals; user-record names keep brackets);
+  user-record arguments unpadded (integers in decimal, hex formats as QSPY pads them
+  (U8 2, U16 4, U32 and the HEX32 format 8, U64 16 digits), floats in their shortest
+  form without a trailing `.0`, memory as spaced hex bytes, an empty string as nothing),
+  one space before each argument but the first shown;
+* a null pointer is `NULL` for every pointer size (QSPY: 4 and 8 bytes only) and an
+  unknown one `0x%08X` (16 digits when 8 bytes) for every size (QSPY: `%03d` for 1 byte);
+  signal 0 is `NULL`; an unknown signal its number in 8 digits;
+* value: the first of Free, Len, Blocks, Size, Ctr, Tim, Pri, Nest, Ref the record has; a
+  user record's first numeric argument (not a signal, object or function), else the note
+  when it is a number (decimal, or hex with 0x);
+* types: an object is an AO when an active-object record names its pointer (whatever its
+  name then); a sender that is no AO has no type; semaphore records' objects are SEM,
+  mutex records' MUTEX; a post's target is its receiver (AO), a LIFO post's its signal,
+  a deferral's its queue (QUEUE);
+* records cut short keep what decoded; the fields' owner missing, the source is `QF`
+  (SCHED), but a post or publish cut before its sender is from `NULL`; a dictionary or
+  target-info record cut short is kept as `Data=` and its hex payload, as are the records
+  tracedb keeps whole (QS_EMPTY, QUERY_DATA, PEEK_DATA, QP 4's ASSERT, QP 5's TEST_RUN and
+  TEST_FAIL) and an ID the version does not define (`REC_<id>`);
+* record IDs: 48/49 are the mutex records before QP 7.1 in every version (reserved in QP
+  5.1's qs.h: QSPY 7 reads them so); QUERY_DATA (67) from 6.2, QF_NEW_REF (27) from
+  6.2, 23 QF_MPOOL_INIT before 6.2 and reserved until QF_NEW_ATTEMPT in 6.9 (qpc 6.3.6's
+  qs.h); 64 to 69 are undefined in QP 4; RX_STATUS of QP before 6.6 is not generated
+  (tracedb reads a timestamp before its byte there: not checked);
+* back-to-back flags are an idle line (QSPY: a bad checksum); a post waiting when the
+  target resets is never received; a message names its receiver as its post does.
 """
 import csv
 import io
@@ -35,8 +82,6 @@ import tempfile
 
 FLAG, ESC = 0x7E, 0x7D
 MAX_RECORD = 512
-
-OPEN_READINGS = []
 
 # --------------------------------------------------------------------------------------
 # Record-ID tables (FORMATS.md §3, qs_copy.h of QP 5.1, qspy.c of QSPY 7.2 and 8.x)
@@ -596,9 +641,6 @@ AO_FIELDS = {"QF_ACTIVE_POST": "Obj", "QF_ACTIVE_POST_ATTEMPT": "Obj",
 
 VALUE_FIELDS = ["Free", "Len", "Blocks", "Size", "Ctr", "Tim", "Pri", "Nest", "Ref"]
 SENDER_ROLE = {"QF_ACTIVE_POST", "QF_ACTIVE_POST_ATTEMPT", "QF_PUBLISH"}
-IFMT_WIDTH = lambda w: "%" + (str(w) if w else "") + "d"  # noqa: E731
-
-
 def user_args(cap, r, v):
     """QSpyRecord_processUser: the arguments as text, and the first numeric one."""
     out, first = [], None
@@ -680,12 +722,6 @@ def user_args_into(cap, r, v, out):
             num = r.uint(4)
             text = "0x%08X" % num
         out.append((text, num))
-
-
-EFMT = ["%7.0e", "%9.1e", "%10.2e", "%11.3e", "%12.4e", "%13.5e", "%14.6e", "%15.7e",
-        "%16.8e", "%17.9e", "%18.10e", "%19.11e", "%20.12e", "%21.13e", "%22.14e", "%23.15e"]
-ILFMT = ["%2d", "%4d", "%6d", "%8d", "%10d", "%12d", "%14d", "%16d", "%18d", "%d", "%22d",
-         "%24d", "%26d", "%28d", "%30d", "%32d"]
 
 
 def decode(cap):
@@ -945,11 +981,6 @@ def derive(cap):
     return cap
 
 
-def obj_name_of(cap, row, field):
-    return cap.obj(row["fields"][field])
-
-
-Capture.obj_name_of = obj_name_of
 
 
 def oracle_rows(path, dic=None, tick_rate=None, matlab=None):
@@ -1496,4 +1527,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:  # `| head`
+        sys.exit(0)
