@@ -241,3 +241,69 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
         assert!(n > 100, "{line}");
     }
 }
+
+/// tests/oracle/qs_oracle.py decodes QS on its own, written from FORMATS.md §3, the README's
+/// QS section and QSPY's parser (qspy.c of QSPY 5.3, 7.2 and 8; qpc's qs.h and the records
+/// its sources write) before the QS importer was read: every `events` row (time, source and
+/// target with their types, action, note, value), `entities` (name, type), `messages`
+/// (sender, receiver, tag, times) and the count of each decoding `diagnostics` kind must
+/// agree with it on the four shared QS captures (the QP 5 and 4.2 ones with the options
+/// their decodes used) and on 20 random streams it generates (QP 4.5 to 8.1, both target-info
+/// formats and `.dic` files, pointers of 1 to 8 bytes, 1- to 4-byte timestamps that wrap,
+/// target resets, every record kind, user records with every format byte, escapes, lost,
+/// corrupt, cut and over-long frames, tick rates); its own decoding of qp694 must also
+/// give QSPY's MATLAB output of it, line for line.
+#[test]
+fn shared_qs_captures_and_generated_streams_agree_with_the_independent_oracle() {
+    let Some(root) = util::shared_datasets() else { return };
+    if std::process::Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not installed (tests/oracle/qs_oracle.py needs it)");
+        return;
+    }
+    let qs = root.join("qs");
+    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/qs_oracle.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("qp5.dic"), "-v540 -T4 -O4 -F4 -S2 -C4\n").unwrap();
+    std::fs::write(d.join("qp42.dic"), "-v420\n-T4 -O8 -F8 -S2 -E4 -Q4 -P4 -B4 -C4\n").unwrap();
+    let run = |args: &[&std::ffi::OsStr]| -> String {
+        let out = std::process::Command::new("python3")
+            .arg(&oracle)
+            .arg("--tracedb")
+            .arg(util::bin())
+            .args(args)
+            .env_remove("TRACEDB_ARCHIVE")
+            .env("ORACLE_SHOW", "40")
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "tracedb and the oracle disagree:\n{report}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        report
+    };
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let report = [
+        run(&[
+            "--matlab".as_ref(),
+            &os(&qs.join("qp694-dpp-qpc.qspy-matlab.mat")),
+            &os(&qs.join("qp694-dpp-qpc.bin")),
+        ]),
+        run(&[&os(&qs.join("qp8-dpp-qpc-nodict.bin"))]),
+        run(&["--qs-dic".as_ref(), &os(&d.join("qp5.dic")), &os(&qs.join("qp5-dpp.qs"))]),
+        run(&["--qs-dic".as_ref(), &os(&d.join("qp42.dic")), &os(&qs.join("qp5-dpp64.qs"))]),
+        run(&["--generate".as_ref(), &os(&d.join("gen")), "--seeds".as_ref(), "1-20".as_ref()]),
+    ]
+    .concat();
+    assert_eq!(report.matches("; 0 differences").count(), 4 + 20, "{report}");
+    assert!(
+        report.contains(
+            "1044 events, 30 entities, 119 messages, 5 diagnostics, 1040 QSPY MATLAB lines; \
+             0 differences"
+        ),
+        "{report}"
+    );
+    assert!(report.contains("6188 events, 35 entities, 798 messages"), "{report}");
+}

@@ -536,3 +536,19 @@ fn the_duplicate_check_counts_the_dictionary_given_and_the_tick_rate() {
         "capture_id,time_unit,dic\n1,ns,\n2,ns,a.dic\n3,ns,b.dic\n4,ns,\n5,tick,\n"
     );
 }
+
+#[test]
+fn a_payload_kept_as_hex_is_no_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Record 90 (reserved in QP 7.3) with the one byte 0x10, another with 0x89; an
+    // OBJ_DICT cut after one byte of its pointer. Their payloads are notes in hex: `10` is
+    // the byte 16, not the number 10, and `89` is 137.
+    let recs = [(90, vec![0x10]), (90, vec![0x89]), (61, vec![0x42])];
+    std::fs::write(d.join("hex.bin"), capture(&recs)).unwrap();
+    ok(d, &["ingest", "--archive", "db", "hex.bin"]);
+    assert_eq!(
+        csv(d, "db", "SELECT action, note, value FROM events WHERE seq > 0 ORDER BY seq"),
+        "action,note,value\nREC_90,Data=10,\nREC_90,Data=89,\nOBJ_DICT,Data=42,\n"
+    );
+}

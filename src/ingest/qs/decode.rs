@@ -67,16 +67,31 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The bytes the fixed-size fields after field `i` take.
+fn fixed_after(fields: &[Field], i: usize, cfg: &Config) -> usize {
+    fields
+        .get(i + 1..)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|&(k, _)| records::size(k, cfg))
+        .map(usize::from)
+        .sum()
+}
+
 /// Reads `fields` from `payload`: the values read, and how the payload fitted.
 pub fn fields(payload: &[u8], fields: &[Field], cfg: &Config) -> (Vec<Val>, Shape) {
     let mut c = Cursor::new(payload);
     let mut out = Vec::with_capacity(fields.len());
     let mut shape = Shape::default();
-    for &(k, label) in fields {
+    for (i, &(k, label)) in fields.iter().enumerate() {
         let v = match records::size(k, cfg) {
+            // An optional byte the payload has no room for (with the fixed-size fields
+            // after it) was left out by the target.
+            Some(n) if k == K::OptU8 && c.left() < usize::from(n) + fixed_after(fields, i, cfg) => {
+                continue
+            }
             Some(n) => match c.uint(n) {
                 Some(num) => Val { k, label, num, bytes: None },
-                None if k == K::OptU8 && c.left() == 0 => continue,
                 None => {
                     shape.missing = usize::from(n) - c.left();
                     return (out, shape);

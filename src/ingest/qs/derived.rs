@@ -10,6 +10,7 @@ use crate::ingest::{Diagnostic, Severity};
 use crate::ingest::{Message, Span};
 use crate::model::{Event, Pos};
 use crate::Result;
+use std::sync::Arc;
 
 /// State machines with a state at once: QP targets have tens to hundreds. Each costs about
 /// 250 bytes here and as an open interval at the end (2^20 of them peaked over 1 GB).
@@ -173,11 +174,12 @@ impl Reader<'_> {
             Role::PostFifo | Role::PostLifo => {
                 if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
                     let lifo = role == Role::PostLifo;
-                    let sender = if lifo { named("Obj").unwrap_or_default() } else { source };
-                    if let Some((bound, (rp, rs), old)) = self.posts.post((p, s), sender, ts, lifo)
-                    {
-                        let receiver = self.receiver_name(rp);
-                        self.message(&old, &receiver, rs, None, f.pos())?;
+                    let receiver = named("Obj").unwrap_or_default();
+                    let sender = if lifo { receiver.clone() } else { source };
+                    let evicted = self.posts.post((p, s), (sender, &receiver), ts, lifo);
+                    if let Some((bound, (_, rs), old)) = evicted {
+                        let receiver = Arc::clone(&old.receiver);
+                        self.message(&old, rs, None, f.pos())?;
                         let m = match bound {
                             Bound::Pair => format!(
                                 "more than {MAX_PAIR} posts of signal {rs} to {receiver} wait for \
@@ -197,7 +199,7 @@ impl Reader<'_> {
             Role::Get => {
                 if let (Some(p), Some(s)) = (ptr("Obj"), sig) {
                     if let Some(post) = self.posts.take((p, s)) {
-                        self.message(&post, &source, s, Some(ts), f.pos())?;
+                        self.message(&post, s, Some(ts), f.pos())?;
                     }
                 }
             }
@@ -215,29 +217,10 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// The name of a receiving object, without a diagnostic (it was named at its post).
-    fn receiver_name(&self, p: u64) -> String {
-        let known = self.obj.get(&p).or_else(|| self.dic_obj.get(&p)).cloned();
-        known.unwrap_or_else(|| {
-            if self.cfg.obj <= 4 {
-                format!("0x{p:08X}")
-            } else {
-                format!("0x{p:016X}")
-            }
-        })
-    }
-
-    fn message(
-        &mut self,
-        p: &Pending,
-        receiver: &str,
-        sig: u64,
-        recv: Option<i64>,
-        pos: Pos,
-    ) -> Result<()> {
+    fn message(&mut self, p: &Pending, sig: u64, recv: Option<i64>, pos: Pos) -> Result<()> {
         self.sink.message(&Message {
             sender: &p.sender,
-            receiver,
+            receiver: &p.receiver,
             send_ts: p.ts,
             recv_ts: recv,
             phys_send_ts: p.ts,
@@ -432,10 +415,9 @@ impl Reader<'_> {
         if let Some((since, _)) = self.crit.take() {
             self.span("QF", "SCHED", "critical", "critical", None, since, end, pos)?;
         }
-        for ((p, s), q) in self.posts.drain() {
-            let receiver = self.receiver_name(p);
+        for ((_, s), q) in self.posts.drain() {
             for post in q {
-                self.message(&post, &receiver, s, None, pos)?;
+                self.message(&post, s, None, pos)?;
             }
         }
         Ok(())

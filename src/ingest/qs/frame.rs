@@ -211,10 +211,11 @@ impl<R: Read> Deframer<R> {
 
     /// Bytes after the last flag.
     fn tail(&mut self) -> Option<Item> {
-        if self.record.is_empty() && !self.overlong {
+        // A record over MAX_RECORD that the end cut was reported as too long already.
+        self.overlong = false;
+        if self.record.is_empty() {
             return None;
         }
-        self.overlong = false;
         self.frames += 1;
         let n = std::mem::take(&mut self.record).len();
         let msg = format!(
@@ -381,5 +382,20 @@ mod tests {
             kinds,
             ["frame", "frame_too_short", "frame_too_long", "frame", "frame_too_short"]
         );
+    }
+
+    #[test]
+    fn a_too_long_record_cut_by_the_end_is_reported_once() {
+        // Its bytes are reported lost as too long; no "0 bytes after the last flag" after.
+        let mut wire = encode(&[1, 8, 0]);
+        wire.extend(std::iter::repeat_n(0x11, MAX_RECORD + 5));
+        let kinds: Vec<&str> = items(&wire)
+            .iter()
+            .map(|i| match i {
+                Item::Frame(_) => "frame",
+                Item::Problem(d) => d.kind,
+            })
+            .collect();
+        assert_eq!(kinds, ["frame", "frame_too_long"]);
     }
 }

@@ -323,7 +323,7 @@ impl Reader<'_> {
                     f.payload().len()
                 );
                 self.diag(f, Severity::Warning, "truncated_record", m)?;
-                hex_bytes(f.payload())
+                format!("Data={}", hex_bytes(f.payload()))
             }
         };
         self.declare("QS", None);

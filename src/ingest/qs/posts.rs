@@ -3,17 +3,24 @@
 //! are bounded, so a capture whose gets are never recorded cannot grow memory: beyond a
 //! bound the oldest post leaves, to be written never received.
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Most posts kept per (active object, signal).
 pub(super) const MAX_PAIR: usize = 4096;
 /// Most posts kept in all (about 300 bytes each with their pair's share).
 pub(super) const MAX_ALL: usize = 1 << 18;
+/// Most receivers whose names are kept for sharing (targets have tens of active objects);
+/// beyond, the cache starts over (the posts keep their names).
+const MAX_NAMES: usize = 4096;
 
 /// A post waiting for its get.
 #[derive(Debug)]
 pub(super) struct Pending {
     /// Who sent it (the receiver itself for a LIFO post).
     pub(super) sender: String,
+    /// Who it was sent to, named as its post names it (a dictionary record may name the
+    /// object only later): shared by the posts of a pair while the name stays the same.
+    pub(super) receiver: Arc<str>,
     /// When.
     pub(super) ts: i64,
     /// Its place in the order of all posts (for "the oldest").
@@ -42,6 +49,8 @@ pub(super) struct Posts {
     queues: HashMap<(u64, u64), Queue>,
     /// Every waiting post by id, with its pair: the first is the oldest.
     order: BTreeMap<u64, (u64, u64)>,
+    /// The name each receiving object had at its last post, shared by its posts.
+    names: HashMap<u64, Arc<str>>,
     next: u64,
     max_pair: usize,
     max_all: usize,
@@ -55,22 +64,40 @@ impl Default for Posts {
 
 impl Posts {
     pub(super) fn new(max_pair: usize, max_all: usize) -> Self {
-        Posts { queues: HashMap::new(), order: BTreeMap::new(), next: 0, max_pair, max_all }
+        Posts {
+            queues: HashMap::new(),
+            order: BTreeMap::new(),
+            names: HashMap::new(),
+            next: 0,
+            max_pair,
+            max_all,
+        }
     }
 
-    /// Posts `sender`'s event to the pair `key` (`(object, signal)`) at `ts`. Returns the post
-    /// a bound evicted, with its pair.
+    /// Posts `sender`'s event to the pair `key` (`(object, signal)`), whose object the post
+    /// names `receiver`, at `ts`. Returns the post a bound evicted, with its pair.
     pub(super) fn post(
         &mut self,
         key: (u64, u64),
-        sender: String,
+        (sender, receiver): (String, &str),
         ts: i64,
         lifo: bool,
     ) -> Option<(Bound, (u64, u64), Pending)> {
         let id = self.next;
         self.next += 1;
+        let receiver = match self.names.get(&key.0) {
+            Some(r) if **r == *receiver => Arc::clone(r),
+            _ => {
+                if self.names.len() >= MAX_NAMES {
+                    self.names.clear();
+                }
+                let r: Arc<str> = receiver.into();
+                self.names.insert(key.0, Arc::clone(&r));
+                r
+            }
+        };
         let q = self.queues.entry(key).or_default();
-        let p = Pending { sender, ts, id };
+        let p = Pending { sender, receiver, ts, id };
         if lifo {
             q.posts.push_front(p);
             q.lifo += 1;
@@ -150,14 +177,14 @@ mod tests {
     fn lifo_posts_are_got_first_and_the_oldest_is_evicted() {
         let mut q = Posts::new(3, 100);
         let k = (1, 5);
-        assert_eq!(sent(q.post(k, "a".into(), 10, false)), None);
-        assert_eq!(sent(q.post(k, "a".into(), 11, false)), None);
-        assert_eq!(sent(q.post(k, "b".into(), 12, true)), None);
+        assert_eq!(sent(q.post(k, ("a".into(), "r"), 10, false)), None);
+        assert_eq!(sent(q.post(k, ("a".into(), "r"), 11, false)), None);
+        assert_eq!(sent(q.post(k, ("b".into(), "r"), 12, true)), None);
         // A fourth post: the oldest (10) leaves, not the LIFO one just pushed.
-        assert_eq!(sent(q.post(k, "b".into(), 13, true)), Some((Bound::Pair, k, 10)));
+        assert_eq!(sent(q.post(k, ("b".into(), "r"), 13, true)), Some((Bound::Pair, k, 10)));
         // Now 13, 12 (LIFO), 11: the oldest is the FIFO one after the boundary... then 12.
-        assert_eq!(sent(q.post(k, "a".into(), 14, false)), Some((Bound::Pair, k, 11)));
-        assert_eq!(sent(q.post(k, "a".into(), 15, false)), Some((Bound::Pair, k, 12)));
+        assert_eq!(sent(q.post(k, ("a".into(), "r"), 14, false)), Some((Bound::Pair, k, 11)));
+        assert_eq!(sent(q.post(k, ("a".into(), "r"), 15, false)), Some((Bound::Pair, k, 12)));
         let order: Vec<i64> = std::iter::from_fn(|| q.take(k)).map(|p| p.ts).collect();
         assert_eq!(order, [13, 14, 15]);
         assert_eq!(q.len(), 0);
@@ -167,13 +194,16 @@ mod tests {
     #[test]
     fn all_posts_together_are_bounded() {
         let mut q = Posts::new(10, 3);
-        assert_eq!(sent(q.post((1, 1), "a".into(), 10, false)), None);
-        assert_eq!(sent(q.post((2, 1), "a".into(), 11, false)), None);
-        assert_eq!(sent(q.post((3, 1), "a".into(), 12, true)), None);
+        assert_eq!(sent(q.post((1, 1), ("a".into(), "r"), 10, false)), None);
+        assert_eq!(sent(q.post((2, 1), ("a".into(), "r"), 11, false)), None);
+        assert_eq!(sent(q.post((3, 1), ("a".into(), "r"), 12, true)), None);
         assert_eq!(q.take((2, 1)).map(|p| p.ts), Some(11));
-        assert_eq!(sent(q.post((4, 1), "a".into(), 13, false)), None);
+        assert_eq!(sent(q.post((4, 1), ("a".into(), "r"), 13, false)), None);
         // Four waiting: the oldest of all (10, pair (1, 1)) leaves, and its pair with it.
-        assert_eq!(sent(q.post((4, 1), "a".into(), 14, false)), Some((Bound::All, (1, 1), 10)));
+        assert_eq!(
+            sent(q.post((4, 1), ("a".into(), "r"), 14, false)),
+            Some((Bound::All, (1, 1), 10))
+        );
         assert_eq!(q.len(), 3);
         assert_eq!(q.queues.len(), 2);
         let left: Vec<((u64, u64), Vec<i64>)> =

@@ -372,8 +372,12 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
-        // Sequence: +1 per record; QS_EMPTY and a target reset start over.
-        let exempt = rec == cfg.empty() || reset_info.as_ref().is_some_and(|t| t.reset);
+        // Sequence: +1 per record; QS_EMPTY and a target reset start over (the reset flag of
+        // QS_TARGET_INFO, or QP 5.0-5.4's QS_QP_RESET record).
+        let spec = records::spec_of(rec, cfg.version);
+        let exempt = rec == cfg.empty()
+            || reset_info.as_ref().is_some_and(|t| t.reset)
+            || spec.is_some_and(|s| s.role == Role::Reset);
         if let Some(last) = self.seq {
             let expected = last.wrapping_add(1);
             if f.seq() != expected && !exempt {
@@ -390,7 +394,7 @@ impl<'a> Reader<'a> {
         if rec >= cfg.user() {
             return self.user(f);
         }
-        let Some(spec) = records::spec_of(rec, cfg.version) else {
+        let Some(spec) = spec else {
             return self.unknown(f);
         };
         if spec.role == Role::Dict {
@@ -433,7 +437,9 @@ impl<'a> Reader<'a> {
         let e = self.unknown_rec.entry(rec).or_insert((0, f.pos(), f.at()));
         e.0 += 1;
         let action = format!("REC_{rec}");
-        let note = hex_bytes(f.payload());
+        // Labelled as the records kept whole are (`Data=` of QS_EMPTY, QUERY_DATA...): a
+        // bare `10` would be read as the number 10 for the `value` column.
+        let note = format!("Data={}", hex_bytes(f.payload()));
         self.own_event("QS", &action, &note, None, f)
     }
 

@@ -160,8 +160,9 @@ pub enum K {
     Fun,
     /// u8.
     U8,
-    /// A trailing u8 some targets leave out (the tick rate of QP 5 tick and time-event
-    /// records: the QP 5 `dpp.qs` sample has none).
+    /// A u8 some targets leave out (the tick rate of QP 5 tick and time-event records: the
+    /// QP 5 `dpp.qs` sample has none): absent when the payload has no room for it and the
+    /// fields after it.
     OptU8,
     /// u16.
     U16,
@@ -310,14 +311,16 @@ const TE_ADIS: &[Field] = &[(Obj, "Obj"), (Obj, "AO"), (OptU8, "Rate")];
 const TE_ADIS_4: &[Field] = &[(Obj, "Obj"), (Obj, "AO")];
 const TE_DISA: &[Field] = &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (OptU8, "Rate")];
 const TE_DISA_4: &[Field] = &[(Time, ""), (Obj, "Obj"), (Obj, "AO")];
+/// qpc writes `QS_2U8_PRE_(tickRate, wasArmed)`: the rate first (QSPY 8 reads it so;
+/// QSPY 7 swapped the two), left out by targets without it as in the other records.
 const TE_REARM: &[Field] = &[
     (Time, ""),
     (Obj, "Obj"),
     (Obj, "AO"),
     (TCtr, "Tim"),
     (TCtr, "Int"),
-    (U8, "Was"),
     (OptU8, "Rate"),
+    (U8, "Was"),
 ];
 const TE_REARM_4: &[Field] =
     &[(Time, ""), (Obj, "Obj"), (Obj, "AO"), (TCtr, "Tim"), (TCtr, "Int"), (U8, "Was")];

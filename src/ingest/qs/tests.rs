@@ -124,7 +124,7 @@ fn decodes_a_generated_capture() {
         "65648|sm|QSIG:SIG_7E|QF_ACTIVE_GET_LAST|Sig=SIG_7E,Obj=sm,Pool=0,Ref=0|Some(0.0)",
         "65664|NULL|AO:sm|QF_ACTIVE_POST|Sdr=NULL,Sig=SIG_7E,Obj=sm,Pool=0,Ref=0,Free=5,Min=4|Some(5.0)",
         "65672|QF|QSIG:SIG_7E|QEP_DISPATCH|Sig=SIG_7E|None",
-        "65672|QS|:|REC_90|01 02|None",
+        "65672|QS|:|REC_90|Data=01 02|None",
         "65672|QS|:|USR_DICT|Rec=100,Name=MY_REC|None",
         "65680|MY_REC|:|MY_REC|7 x|Some(7.0)",
         "65696|USER_101|:|USER_101|-2|Some(-2.0)",
@@ -558,7 +558,7 @@ fn records_moved_between_qp_releases_decode_as_qspy_decodes_them() {
             "QF_ACTIVE_DEFER|Obj=ao,Que=q,Sig=00000007,Pool=1,Ref=2",
             "QF_ACTIVE_RECALL|Obj=ao,Que=q,Sig=00000007,Pool=1,Ref=1",
             "QF_ACTIVE_RECALL_ATTEMPT|Obj=ao,Que=q",
-            "REC_23|0D 00 06 00 07 00",
+            "REC_23|Data=0D 00 06 00 07 00",
             "QF_NEW_REF|Sig=00000007,Pool=1,Ref=2",
             "QF_DELETE_REF|Sig=00000007,Pool=1,Ref=1",
             "MUTEX_LOCK|Pro=3,Ceil=4",
@@ -683,4 +683,80 @@ fn a_dic_of_another_build_or_other_sizes_is_not_used() {
     let (e, d) = entry("-v694 -T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2");
     assert!(e.starts_with("0|0x7E7D0010|"), "{e}");
     assert!(d[0].contains("(sizes -T4 -O4 -F4 -S2 -E2 -Q1 -P2 -B2 -C2, the target's are -T2"));
+}
+
+#[test]
+fn a_rearm_carries_the_tick_rate_before_the_armed_flag() {
+    // qpc's QTimeEvt_rearm writes `QS_2U8_PRE_(tickRate, wasArmed)` (QP 5 to 7: rate
+    // first), as QSPY 8 reads it; QP 4 had no tick rate, only the flag.
+    let (ao, te) = (0x2000_0100u32.to_le_bytes(), 0x2000_0200u32.to_le_bytes());
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(61, &cat(&[&ao, b"ao\0"]));
+    g.rec(61, &cat(&[&te, b"te\0"]));
+    // QF_TIMEEVT_REARM: t, time event, AO, 5 ticks, interval 0, tick rate 2, was armed 1.
+    g.rec(36, &cat(&[&[10, 0], &te, &ao, &[5, 0, 0, 0], &[2, 1]]));
+    // A target that leaves the rate out (as the QP 5 sample does in its tick records):
+    // the one byte left is the flag.
+    g.rec(36, &cat(&[&[11, 0], &te, &ao, &[5, 0, 0, 0], &[1]]));
+    let r = run(&g.out, &QsOptions::default());
+    let notes: Vec<&str> = r.events.iter().skip(3).filter_map(|e| e.split('|').nth(4)).collect();
+    assert_eq!(
+        notes,
+        ["Obj=te,AO=ao,Tim=5,Int=0,Rate=2,Was=1", "Obj=te,AO=ao,Tim=5,Int=0,Was=1"],
+        "{:?}",
+        r.events
+    );
+    assert!(!r.kinds().contains(&"truncated_record"), "{:?}", r.diags);
+}
+
+#[test]
+fn a_qp5_reset_starts_the_sequence_over_without_a_gap() {
+    // QP 5.0 to 5.4: record 0 is QS_QP_RESET, the target's reset (QSPY 7 shows it as
+    // `Trg-RST`); the target numbers its records from 1 again, so the jump is no loss.
+    let comp =
+        Companion { dic: Some(Dic::parse("-v540 -T2 -O4 -F4 -S2\n")), ..Companion::default() };
+    let mut g = Gen::new();
+    g.seq = 40;
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 41
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 42
+    g.seq = 0;
+    g.rec(0, &[]); // the reset, seq 1
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 2
+    g.seq = 5;
+    g.rec(1, &cat(&[&SM, &S_A])); // seq 6: 3 records lost
+    let mut sink = Rec::default();
+    read(&g.out[..], "x.bin", &QsOptions::default(), &comp, &mut sink).unwrap();
+    let gaps: Vec<&str> =
+        sink.diags.iter().filter(|d| d.0 == "seq_gap").map(|d| d.1.as_str()).collect();
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(gaps.iter().all(|g| g.contains("from 2 to 6")), "{gaps:?}");
+}
+
+#[test]
+fn a_message_names_its_receiver_as_its_post_does() {
+    // An active object named only after the posts to it: each message names its receiver
+    // as the post's events row does (as it names the sender), not as the dictionary does
+    // when the message is written (at the get, a reset or the end of the capture).
+    let ao = 0x2000_0100u32.to_le_bytes();
+    let mut g = Gen::new();
+    g.target_info();
+    g.rec(14, &cat(&[&[1, 0], &ao, &SIG, &ao, &[0, 0, 5, 4]])); // never got
+    g.rec(14, &cat(&[&[2, 0], &ao, &SIG, &ao, &[0, 0, 5, 4]])); // got at 3
+    g.rec(61, &cat(&[&ao, b"late\0"]));
+    g.rec(16, &cat(&[&[3, 0], &SIG, &ao, &[0, 0, 5]]));
+    g.rec(14, &cat(&[&[4, 0], &ao, &SIG, &ao, &[0, 0, 5, 4]])); // never got, named
+    let r = run(&g.out, &QsOptions::default());
+    let mut m = r.messages.clone();
+    m.sort();
+    assert_eq!(
+        m,
+        [
+            "0x20000100->0x20000100 tag 126 sent 1 got Some(3)",
+            "0x20000100->0x20000100 tag 126 sent 2 got None",
+            "late->late tag 126 sent 4 got None",
+        ],
+        "{:?}",
+        r.events
+    );
 }
