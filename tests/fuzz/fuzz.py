@@ -41,6 +41,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -58,6 +59,8 @@ ANALYSES = [
     "state_time", "channel_time", "messages_summary",
 ]
 MACROS = {"cpu_load"}
+# cpu_load's documented refusal of a window count past its bound (README "cpu_load").
+WINDOW_REFUSED = re.compile(r"cpu_load: a \d+ ns window makes \d+ rows .*at most 10,000,000")
 
 # ---------------------------------------------------------------------------------------
 # Seeds
@@ -300,7 +303,7 @@ def build_seeds(shared):
                             data = head_lines(data, 300)
                         views[os.path.join(emu, "ovni", rel)] = data
             seeds.append(Seed(emu + "-streams", "ovni", streams, emu, args=["--format", "ovni"],
-                              text={k for k in streams if k.endswith(".json")}))
+                              mutable=sorted(streams), text={k for k in streams if k.endswith(".json")}))
             seeds.append(Seed(emu + "-prv", "ovni-prv", views, emu, mutable=sorted(views),
                               text=set(views)))
 
@@ -325,6 +328,8 @@ def build_seeds(shared):
         seeds.append(Seed("qp8", "qs", files, "t.bin", mutable=["t.bin", "t.dic"], text={"t.dic"}))
         seeds.append(Seed("qp8-tick", "qs", dict(files), "t.bin", args=["--tick-rate", "1MHz"],
                           mutable=["t.bin"]))
+        seeds.append(Seed("qp8-1hz", "qs", dict(files), "t.bin", args=["--tick-rate", "1"],
+                          mutable=["t.bin"]))
 
     # S.Ha.R.K.
     recs = shark_run()
@@ -336,6 +341,8 @@ def build_seeds(shared):
     seeds.append(Seed("shark-forced", "shark", {"t.dat": b"".join(recs)}, "t.dat",
                       args=["--format", "shark", "--tick-rate", "1GHz"]))
     seeds.append(Seed("shark-udp", "shark", {"udp.bin": shark_udp(recs)}, "udp.bin"))
+    seeds.append(Seed("shark-1hz", "shark", {"t.dat": b"".join(recs[1:])}, "t.dat",
+                      args=["--format", "shark", "--tick-rate", "1"]))
     seeds.append(Seed("shark-gz", "shark", {"0trace.dat.gz": gzip.compress(b"".join(recs), mtime=0)},
                       "0trace.dat.gz", args=["--format", "shark"]))
 
@@ -364,7 +371,8 @@ def build_seeds(shared):
 EXTREMES = [
     b"9223372036854775807", b"-9223372036854775808", b"18446744073709551615",
     b"18446744073709551616", b"-1", b"0", b"4294967295", b"4294967296", b"65535", b"65536",
-    b"4611686018427387904", b"4611686018427387903", b"-4611686018427387904", b"1e400",
+    b"4611686018427387904", b"4611686018427387903", b"-4611686018427387904",
+    b"-4611686018427387903", b"2305843009213693952", b"-2305843009213693952", b"1e400",
     b"-1e400", b"NaN", b"nan", b"inf", b"-inf", b"1e308", b"1.5", b"-0", b"+5", b"0x7fffffffffffffff",
     b"0xFFFFFFFFFFFFFFFFFF", b"99999999999999999999999999999999999999", b"1" + b"0" * 400,
     b"1" * 5000, b"", b" ", b"1_000", b"1e-400", b"0.000000001", b"12abc",
@@ -510,7 +518,7 @@ def t_time_back(r, b):
         v = int(m.group(0).split(b".")[0])
     except ValueError:
         return b
-    nv = r.choice([0, v // 2, v - 1, -v, -1])
+    nv = r.choice([0, v // 2, v - 1, -v, -1, (1 << 62) - 1, -(1 << 62) + 1, 1 << 61, -(1 << 61)])
     ls[i] = ls[i][:m.start()] + str(nv).encode() + ls[i][m.end():]
     return b"".join(ls)
 
@@ -641,7 +649,7 @@ def s_record(r, b, how):
         off = r.choice([2, 12])
         struct.pack_into("<H" if off == 2 else "<I", rec, off, r.choice([0, 0xFFFF]) if off == 2 else r.choice(INTS) & 0xFFFFFFFF)
     elif how == "tsc":
-        v = r.choice([0, 1, 1 << 62, (1 << 64) - 1, 1 << 63, r.randrange(1 << 40)])
+        v = r.choice([0, 1, 1 << 62, (1 << 62) - 1, 1 << 61, (1 << 64) - 1, 1 << 63, r.randrange(1 << 40)])
         struct.pack_into("<II", rec, 4, v >> 32, v & 0xFFFFFFFF)
     elif how == "swap":
         j = r.randrange(n) * 16
@@ -828,6 +836,8 @@ def btf_data_lines(data):
     if b"\r" in data.replace(b"\r\n", b""):
         return None
     n = 0
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a UTF-8 byte-order mark is skipped
     for line in data.split(b"\n"):
         t = line.strip(b" \t\r\n\x0b\x0c")
         if t and not t.startswith(b"#"):
@@ -884,20 +894,23 @@ def run_case(runner, case, workdir, query_every, stats):
     if check_basic("verify", rc4, e4, findings) and rc4 != 0:
         findings.append(("verify_failed", e4[-2000:]))
     # analyses, in one script
+    # (cpu_load last: a span too long for its default window is refused, as documented,
+    # and the first failing statement stops the script)
     stmts = []
-    for a in ANALYSES:
+    for a in sorted(ANALYSES, key=lambda a: a in MACROS):
         stmts += ["-c", f"SELECT count(*) FROM {a}{'()' if a in MACROS else ''}"]
     rc5, _, e5, _ = runner.run(["sql", "--archive", "db", "--format", "csv"] + stmts, workdir)
-    if check_basic("analyses", rc5, e5, findings) and rc5 != 0:
+    if check_basic("analyses", rc5, e5, findings) and rc5 != 0 and not WINDOW_REFUSED.search(e5):
         findings.append(("analysis_failed", e5[-2000:]))
     if query_every and case["n"] % query_every == 0:
         for a in ANALYSES:
             rq, _, eq, _ = runner.run(["query", a, "--archive", "db", "--format", "csv"], workdir)
-            if check_basic(f"query-{a}", rq, eq, findings) and rq != 0:
+            if check_basic(f"query-{a}", rq, eq, findings) and rq != 0 and not WINDOW_REFUSED.search(eq):
                 findings.append((f"query_failed:{a}", eq[-2000:]))
-        rr, _, er, _ = runner.run(["report", "-o", "r.json", "--archive", "db"], workdir)
-        if check_basic("report", rr, er, findings) and rr != 0:
-            findings.append(("report_failed", er[-2000:]))
+        for form in ("json", "md", "html"):
+            rr, _, er, _ = runner.run(["report", "-o", "r." + form, "--archive", "db"], workdir)
+            if check_basic("report-" + form, rr, er, findings) and rr != 0:
+                findings.append(("report_failed:" + form, er[-2000:]))
     # export to BTF and ingest it again
     re_, _, ee, _ = runner.run(["export", str(cap), "--to", "btf", "out.btf", "--archive", "db"], workdir)
     if check_basic("export", re_, ee, findings):
@@ -928,7 +941,7 @@ def archive_case(runner, seeds, master, n, workdir, stats):
     if os.path.exists(workdir):
         shutil.rmtree(workdir)
     os.makedirs(workdir)
-    good = [s for s in seeds if s.fmt in ("btf", "paraver", "qs")]
+    good = [s for s in seeds if s.fmt in ("btf", "paraver", "qs") and not s.args]
     picks = r.sample(good, 2)
     for s in picks + [good[0]]:
         for rel, data in s.files.items():
@@ -937,7 +950,10 @@ def archive_case(runner, seeds, master, n, workdir, stats):
             with open(p, "wb") as f:
                 f.write(data)
     for s in picks:
-        runner.run(["ingest", os.path.join(s.name, s.target), "--archive", "db"] + s.args, workdir)
+        rc, _, err, _ = runner.run(["ingest", os.path.join(s.name, s.target), "--archive", "db"], workdir)
+        if rc != 0:
+            findings.append((f"archive_seed_failed", err[-1500:]))
+            return findings, {}
     files = []
     for dp, _, fs in os.walk(os.path.join(workdir, "db")):
         for f in fs:
@@ -971,7 +987,7 @@ def archive_case(runner, seeds, master, n, workdir, stats):
             ["sql", "--archive", "db", "-c", "SELECT count(*) FROM events"],
             ["verify", "--archive", "db"],
             ["export", "1", "--to", "btf", "-", "--archive", "db"],
-            ["ingest", os.path.join(good[0].name, good[0].target), "--archive", "db"] + good[0].args,
+            ["ingest", os.path.join(good[0].name, good[0].target), "--archive", "db"],
             ["rm", "1", "--archive", "db"],
             ["captures", "--archive", "db"]]
     for c in cmds:
@@ -1001,7 +1017,7 @@ def save_failure(out, sig, detail, case, workdir, extra=None):
     cd = os.path.join(d, f"case-{case}")
     if os.path.exists(cd):
         shutil.rmtree(cd)
-    shutil.copytree(workdir, cd, ignore=shutil.ignore_patterns("db", "db-*", "out.btf", "r.json"))
+    shutil.copytree(workdir, cd, ignore=shutil.ignore_patterns("db", "db-*", "out.btf", "r.*"))
     with open(os.path.join(cd, "finding.json"), "w") as f:
         json.dump({"signature": sig, "detail": detail, **(extra or {})}, f, indent=1)
 
@@ -1105,11 +1121,31 @@ def main():
         for s, d in fs:
             print("FINDING", s, d[:1500])
         return
+    # A SIGTERM (or ^C) ends the campaign with its summary written.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     t_end = time.time() + args.minutes * 60
     n = args.start
+    stats["cases"]["next"] = n
     found = collections.Counter()
     t0 = time.time()
+    try:
+        campaign(args, runner, seeds, stats, found, t_end, t0, n)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    n = stats["cases"]["next"]
+    summary = {"seed": args.seed, "cases": n - args.start, "runs": runner.runs,
+               "seconds": round(time.time() - t0), "findings": dict(found),
+               **{k: dict(v) for k, v in stats.items() if k != "cases"}}
+    with open(os.path.join(args.out, f"summary-{args.seed}-{args.start}.json"), "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+    print(json.dumps({"cases": summary["cases"], "runs": summary["runs"], "seconds": summary["seconds"],
+                      "findings": summary["findings"], "format": summary.get("format", {}),
+                      "rc": summary.get("rc", {})}, indent=1))
+
+
+def campaign(args, runner, seeds, stats, found, t_end, t0, n):
     while (args.runs and n < args.start + args.runs) or (not args.runs and time.time() < t_end):
+        stats["cases"]["next"] = n
         if args.archive_cases and n % args.archive_cases == 0:
             wd = os.path.join(args.out, "work-archive")
             fs, extra = archive_case(runner, seeds, args.seed, n, wd, stats)
@@ -1131,17 +1167,10 @@ def main():
                                                    "kinds": case["kinds"], "case": n, "master_seed": args.seed})
             print(f"[{n}] {case['seed'].name} {case['file']} {case['kinds']}: {s}", flush=True)
         n += 1
+        stats["cases"]["next"] = n
         if n % 50 == 0:
             print(f"... {n - args.start} cases, {runner.runs} runs, {time.time() - t0:.0f} s, "
                   f"{sum(found.values())} findings ({len(found)} kinds)", flush=True)
-    summary = {"seed": args.seed, "cases": n - args.start, "runs": runner.runs,
-               "seconds": round(time.time() - t0), "findings": dict(found),
-               **{k: dict(v) for k, v in stats.items()}}
-    with open(os.path.join(args.out, f"summary-{args.seed}-{args.start}.json"), "w") as f:
-        json.dump(summary, f, indent=1, sort_keys=True)
-    print(json.dumps({"cases": summary["cases"], "runs": summary["runs"], "seconds": summary["seconds"],
-                      "findings": summary["findings"], "format": summary.get("format", {}),
-                      "rc": summary.get("rc", {})}, indent=1))
 
 
 if __name__ == "__main__":
