@@ -1072,6 +1072,21 @@ def minimise(args, runner):
 
     def still(data):
         c = {"n": 1, "seed": seed, "files": {**files, fname: data}, "file": fname, "kinds": []}
+        if want.startswith(("query_failed:", "report_failed:")):
+            # Only the command that failed, after the ingest (a whole case runs 30 commands).
+            if os.path.exists(work):
+                shutil.rmtree(work)
+            for rel, b in c["files"].items():
+                os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
+                with open(os.path.join(work, rel), "wb") as f:
+                    f.write(b)
+            if runner.run(["ingest", seed.target] + seed.args + ["--archive", "db"], work)[0] != 0:
+                return False
+            what = want.split(":", 1)[1]
+            cmd = (["query", what, "--format", "csv"] if want.startswith("query")
+                   else ["report", "-o", "r." + what])
+            rc, _, err, _ = runner.run(cmd + ["--archive", "db"], work)
+            return rc == 1 and not WINDOW_REFUSED.search(err)
         fs, _, _ = run_case(runner, c, work, 0, collections.defaultdict(collections.Counter))
         return any(normalise_sig(s) == want for s, _ in fs)
 
@@ -1081,8 +1096,10 @@ def minimise(args, runner):
         return
     textual = fname in seed.text
     unit = lines_of(data) if textual else [data[i:i + 1] for i in range(len(data))]
+    smallest = 1 if textual else args.min_chunk
+    out = os.path.join(d, "minimised-" + os.path.basename(fname))
     chunk = max(1, len(unit) // 2)
-    while chunk >= 1:
+    while chunk >= smallest:
         i = 0
         changed = False
         while i < len(unit):
@@ -1090,12 +1107,13 @@ def minimise(args, runner):
             if cand and still(b"".join(cand)):
                 unit = cand
                 changed = True
+                with open(out, "wb") as f:  # the best so far, should it be stopped
+                    f.write(b"".join(unit))
             else:
                 i += chunk
         if not changed:
             chunk //= 2
     data = b"".join(unit)
-    out = os.path.join(d, "minimised-" + os.path.basename(fname))
     with open(out, "wb") as f:
         f.write(data)
     print(f"{len(data)} bytes -> {out}")
@@ -1117,6 +1135,8 @@ def main():
     ap.add_argument("--out", default="fuzz-out")
     ap.add_argument("--replay", type=int, help="run case N (of --seed) again, keep its files in --out/replay")
     ap.add_argument("--minimise", help="a saved failure's case directory")
+    ap.add_argument("--min-chunk", type=int, default=4,
+                    help="--minimise: smallest run of bytes removed from a binary file at once")
     ap.add_argument("--list-seeds", action="store_true")
     ap.add_argument("--check-seeds", action="store_true", help="run every seed unmutated (all must pass)")
     args = ap.parse_args()
