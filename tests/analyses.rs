@@ -1258,6 +1258,54 @@ fn unfinished_instances_past_their_deadline_are_misses_and_bursts_share_a_period
     );
 }
 
+/// Times span the whole accepted range, ±(2^62 - 1): an implicit period near 2^63 is a
+/// deadline like any other (`activate_ts + deadline` overflowed BIGINT and the analysis
+/// failed; found by fuzzing). A: activated at -H, again at H - 10, terminated at H: late by
+/// 10. K: activated at -H and H - 5, never terminated: its first instance is past its
+/// deadline when the capture ends, its second is not.
+#[test]
+fn deadlines_near_2_pow_63_do_not_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h: i64 = (1 << 62) - 1;
+    std::fs::write(
+        tmp.path().join("t.btf"),
+        format!(
+            "#timeScale ns\n-{h},S,0,T,A,1,activate\n-{h},C0,0,T,A,1,start\n\
+             -{h},S,0,T,K,1,activate\n{},S,0,T,A,2,activate\n{},S,0,T,K,2,activate\n\
+             {h},C0,0,T,A,1,terminate\n",
+            h - 10,
+            h - 5
+        ),
+    )
+    .unwrap();
+    ok(tmp.path(), &["ingest", "--archive", "db", "t.btf"]);
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT entity, instance, activate_ts, terminate_ts, response_time, deadline, \
+             deadline_source, lateness FROM deadline_misses"
+        ),
+        format!(
+            "entity,instance,activate_ts,terminate_ts,response_time,deadline,deadline_source,lateness\n\
+             A,1,-{h},{h},{},{},implicit-period,10\nK,1,-{h},,,{},implicit-period,\n",
+            2 * h,
+            2 * h - 10,
+            2 * h - 5
+        )
+    );
+    assert_eq!(
+        util::csv(
+            tmp.path(),
+            "db",
+            "SELECT entity, instances, instances_left_out, unfinished_misses, misses, \
+             worst_lateness FROM deadline_summary"
+        ),
+        "entity,instances,instances_left_out,unfinished_misses,misses,worst_lateness\n\
+         A,1,1,0,1,10\nK,0,2,1,,\n"
+    );
+}
+
 /// Deadline rules of equal rank: between globs of one length the one with fewer `*` wins
 /// (`T?` is narrower than `T*`), whichever line comes first; one pattern inserted twice
 /// into param_deadlines takes the shorter deadline; a file giving one pattern two

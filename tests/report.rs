@@ -316,6 +316,55 @@ fn json_figures_equal_the_analyses_output() {
     assert!(rects > 0 && rects <= 4000);
 }
 
+/// A capture spanning nearly 2^62 ns: who ran before a miss's start is still found (its
+/// time buckets widen; 2^20 ns buckets made a list of 2^42 of them, which DuckDB refused,
+/// and the report failed; found by fuzzing), and agrees with a plain overlap join.
+#[test]
+fn who_delayed_a_start_is_found_over_a_capture_of_2_pow_62_ns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (h, m): (i64, i64) = ((1 << 62) - 1, 1 << 61);
+    std::fs::write(
+        dir.join("t.btf"),
+        format!(
+            "#timeScale ns\n0,S,0,T,A,1,activate\n0,S,0,T,B,1,activate\n0,C0,0,T,B,1,start\n\
+             10,S,0,T,A,2,activate\n{m},S,0,T,C,1,activate\n{m},C0,0,T,B,1,preempt\n\
+             {m},C0,0,T,C,1,start\n{},C0,0,T,C,1,terminate\n{},C0,0,T,B,1,resume\n\
+             {},C0,0,T,B,1,terminate\n{},C0,0,T,A,1,start\n{},C0,0,T,A,1,terminate\n\
+             {},C0,0,T,A,2,start\n{h},C0,0,T,A,2,terminate\n",
+            m + 1000,
+            m + 1000,
+            h - 20,
+            h - 20,
+            h - 10,
+            h - 10
+        ),
+    )
+    .unwrap();
+    ok(dir, &["ingest", "--archive", "db", "t.btf"]);
+    let r = report_json(dir, &[]);
+    let ran = sql_json(
+        dir,
+        "WITH r AS (SELECT i.instance, o.entity, o.instance AS oi, \
+               sum(least(o.ts + o.dur, i.start_ts) - greatest(o.ts, i.activate_ts)) AS t \
+             FROM instances i JOIN intervals o ON o.core = i.core AND o.channel = 'state' \
+               AND o.state IN ('running', 'polling') AND o.dur > 0 \
+               AND o.entity_type IN ('T', 'I', 'ISR') \
+               AND o.ts < i.start_ts AND o.ts + o.dur > i.activate_ts \
+             WHERE i.entity = 'A' GROUP BY ALL) \
+             SELECT instance, string_agg(entity || ' #' || oi || ' for ' || fmt_ns(t), ', ' \
+               ORDER BY t DESC, entity, oi) AS ran FROM r GROUP BY ALL",
+    );
+    let misses: Vec<&Value> =
+        r["deadline_misses"].as_array().unwrap().iter().filter(|m| m["entity"] == "A").collect();
+    assert_eq!(misses.len(), 2, "{r}");
+    for miss in misses {
+        let want = ran.iter().find(|w| w["instance"] == miss["instance"]).map(|w| &w["ran"]);
+        assert!(want.is_some(), "{miss}");
+        assert_eq!(want.unwrap(), &miss["start_delayed_by"], "{miss}");
+    }
+}
+
 #[test]
 fn markdown_and_html_forms_carry_the_same_figures() {
     let tmp = tempfile::tempdir().unwrap();

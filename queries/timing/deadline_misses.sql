@@ -83,7 +83,9 @@ WITH runs AS (
     GROUP BY n.capture_id, n.entity
 )
 SELECT capture_id, entity, entity_type, instance, activate_ts, terminate_ts, response_time, deadline,
-       deadline_source, terminate_ts - (activate_ts + deadline) AS lateness, complete
+       -- (Differences first: times are within ±2^62, so each difference fits in 64 bits,
+       -- where activate_ts + deadline overflowed for a period near 2^63.)
+       deadline_source, (terminate_ts - activate_ts) - deadline AS lateness, complete
 FROM (
     SELECT i.capture_id, i.entity, i.entity_type, i.instance, i.activate_ts, i.terminate_ts, i.response_time,
            coalesce(b.deadline, i.next_period, i.prev_period) AS deadline,
@@ -96,7 +98,7 @@ FROM (
 )
 -- Complete instances, and unfinished ones (activated, no terminate in the capture) whose
 -- deadline passed before the capture's last event: whenever they terminate, lateness > 0.
-WHERE complete OR (terminate_ts IS NULL AND ts_max > activate_ts + deadline);
+WHERE complete OR (terminate_ts IS NULL AND ts_max - activate_ts > deadline);
 CREATE OR REPLACE VIEW memory.tracedb_internal._recorded_misses AS
 SELECT e.capture_id, e.source AS entity, e.source_instance AS instance, i.activate_ts, i.terminate_ts,
        i.response_time, e.ts - i.activate_ts AS deadline, 'recorded' AS deadline_source,

@@ -294,28 +294,34 @@ fn explain_misses(conn: &duckdb::Connection, id: i64, misses: &mut [Row]) -> Res
     // Who ran on its core between its activation and its first start (the core it started
     // on), in 2^20 ns buckets: each window and each occupancy listed in the buckets it
     // spans, a pair counted in the first bucket they share (a join on the core alone
-    // compares every window with every occupancy of the core).
+    // compares every window with every occupancy of the core). Over a capture longer than
+    // 2^36 ns (69 s) the buckets widen, so that nothing spans more than 2^16 of them: an
+    // occupancy of 2^62 ns made a list of 2^42 buckets, which DuckDB refuses.
     let start = format!(
-        "WITH w AS ( \
-             SELECT i.entity, i.instance, i.core, i.activate_ts AS w0, i.start_ts AS w1 \
-             FROM instances i JOIN {keys} USING (entity, instance) \
+        "WITH sh AS ( \
+             SELECT greatest(20, coalesce(CAST(ceil(log2(greatest(ts_max - ts_min, 2)::DOUBLE)) \
+                                               AS INTEGER), 0) - 16) AS s \
+             FROM captures WHERE capture_id = {id} \
+         ), w AS ( \
+             SELECT i.entity, i.instance, i.core, i.activate_ts AS w0, i.start_ts AS w1, sh.s \
+             FROM instances i JOIN {keys} USING (entity, instance), sh \
              WHERE i.capture_id = {id} AND i.core IS NOT NULL AND i.start_ts > i.activate_ts \
          ), wb AS ( \
-             SELECT w.*, unnest(range(w.w0 >> 20, ((w.w1 - 1) >> 20) + 1)) AS bucket FROM w \
+             SELECT w.*, unnest(range(w.w0 >> w.s, ((w.w1 - 1) >> w.s) + 1)) AS bucket FROM w \
          ), occ AS ( \
-             SELECT entity AS ran, instance AS ran_instance, core, ts, ts + dur AS te \
-             FROM intervals \
+             SELECT entity AS ran, instance AS ran_instance, core, ts, ts + dur AS te, sh.s \
+             FROM intervals, sh \
              WHERE capture_id = {id} AND channel = 'state' \
                AND (state IN ('running', 'polling')) IS TRUE AND core IS NOT NULL AND dur > 0 \
                AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE AND core IN (SELECT core FROM w) \
          ), ob AS ( \
-             SELECT o.*, unnest(range(o.ts >> 20, ((o.te - 1) >> 20) + 1)) AS bucket FROM occ o \
+             SELECT o.*, unnest(range(o.ts >> o.s, ((o.te - 1) >> o.s) + 1)) AS bucket FROM occ o \
          ), ran AS ( \
              SELECT wb.entity, wb.instance, ob.ran, ob.ran_instance, \
                     sum(overlap(ob.ts, ob.te - ob.ts, wb.w0, wb.w1 - wb.w0)) AS t \
              FROM wb JOIN ob ON ob.core = wb.core AND ob.bucket = wb.bucket \
              WHERE ob.ts < wb.w1 AND ob.te > wb.w0 \
-               AND wb.bucket = greatest(ob.ts >> 20, wb.w0 >> 20) \
+               AND wb.bucket = greatest(ob.ts >> wb.s, wb.w0 >> wb.s) \
              GROUP BY ALL \
          ) \
          SELECT entity, instance, string_agg(ran || ' #' || ran_instance || ' for ' || fmt_ns(t), \

@@ -55,7 +55,7 @@ pub fn load_chart(load: &CpuLoad) -> String {
         );
     }
     for i in 0..=4 {
-        let t = from + (to - from) * i / 4;
+        let t = tick(from, to, i);
         let _ = write!(
             s,
             r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="{}">{}</text>"#,
@@ -159,7 +159,7 @@ pub fn gantt(g: &Gantt) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>Gantt chart</title>"#
     );
     for i in 0..=4 {
-        let t = g.from + (g.to - g.from) * i / 4;
+        let t = tick(g.from, g.to, i);
         let _ = write!(
             s,
             r##"<line x1="{0:.1}" x2="{0:.1}" y1="20" y2="{1}" stroke="#eee"/><text x="{0:.1}" y="14" font-size="10" text-anchor="{3}">{2}</text>"##,
@@ -215,6 +215,13 @@ pub fn gantt(g: &Gantt) -> String {
     s
 }
 
+/// The time of the i-th of five axis labels (0 to 4) from `from` to `to`, in i128: a span
+/// of 2^61 ns times 4 overflows i64 (the last label of a capture that long was negative).
+fn tick(from: i64, to: i64, i: i64) -> i64 {
+    let t = i128::from(from) + (i128::from(to) - i128::from(from)) * i128::from(i) / 4;
+    i64::try_from(t).unwrap_or(to)
+}
+
 /// Text anchor of the i-th of five axis labels: the last one ends at the right edge instead
 /// of being cut by it.
 fn anchor(i: i64) -> &'static str {
@@ -222,5 +229,47 @@ fn anchor(i: i64) -> &'static str {
         "end"
     } else {
         "middle"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::CoreLoad;
+
+    /// The five labels of the time axis, in order.
+    fn axis_labels(svg: &str, anchor_first: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for part in svg.split("font-size=\"10\" text-anchor=\"").skip(1) {
+            let (anchor, rest) = part.split_once("\">").unwrap();
+            let label = rest.split_once('<').unwrap().0;
+            if (anchor == "middle" || anchor == "end") && !label.ends_with('%') {
+                out.push(label.to_string());
+            }
+        }
+        assert!(out.first().is_some_and(|l| l == anchor_first), "{out:?}");
+        out
+    }
+
+    #[test]
+    fn axes_of_a_capture_spanning_2_pow_61_ns_do_not_overflow() {
+        let to = 1i64 << 61;
+        let load = CpuLoad {
+            window_ns: 1 << 50,
+            cores: vec![CoreLoad {
+                core: "Core_0".into(),
+                mean: 0.5,
+                baseline_mean: None,
+                points: vec![(0, 0.5), (to, 0.5)],
+                baseline_points: vec![],
+            }],
+        };
+        let labels = axis_labels(&load_chart(&load), "0 ns");
+        assert_eq!(labels.len(), 5, "{labels:?}");
+        assert!(labels.iter().all(|l| !l.starts_with('-')), "{labels:?}");
+        let g =
+            Gantt { from: 0, to, focus: "T".into(), focus_from: 0, focus_to: to, lanes: vec![] };
+        let labels = axis_labels(&gantt(&g), "0 ns");
+        assert_eq!(labels.last().map(String::as_str), Some("2305843009.21 s"), "{labels:?}");
     }
 }

@@ -216,6 +216,20 @@ impl Mapping {
         }
         let idle = raw.idle.iter().map(|k| value(k, "idle")).collect::<Result<Vec<_>, _>>()?;
         let address_radix = radix(raw.address_radix, "address_radix")?.unwrap_or(16);
+        // A key starting with a digit is an address (no symbol name starts with one): one
+        // that does not read as an address in 64 bits would match nothing, silently.
+        let keys = raw.current_task.keys().map(|k| ("current_task", k));
+        let sigs = raw.signals.iter().filter(|p| !p.contains(['*', '?'])).map(|p| ("signals", p));
+        for (what, k) in keys.chain(sigs) {
+            if let Var::Name(_) = Var::parse(k, address_radix) {
+                if k.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(format!(
+                        "{what}: '{k}' starts with a digit but is not an address of at most 64 \
+                         bits in address_radix {address_radix} (no symbol name starts with a digit)"
+                    ));
+                }
+            }
+        }
         Ok(Mapping {
             delimiter,
             columns: raw.columns,

@@ -362,6 +362,15 @@ fn mapping_files_are_checked() {
     assert!(Mapping::parse(r#"{"time": {"unit": "min"}}"#).is_err());
     assert!(Mapping::parse(r#"{"time": {"unit": "ns", "frequency_hz": 5}}"#).is_err());
     assert!(Mapping::parse(r#"{"tasks": {"x": "A"}}"#).is_err());
+    // An address too long for 64 bits, or not in the radix, would match nothing.
+    for bad in [
+        r#"{"current_task": {"0xFFFFFFFFFFFFFFFFFF": "Core_0"}}"#,
+        r#"{"current_task": {"0x2000000G": "Core_0"}}"#,
+        r#"{"address_radix": 10, "signals": ["2000000A"]}"#,
+    ] {
+        let e = Mapping::parse(bad).unwrap_err();
+        assert!(e.contains("starts with a digit but is not an address"), "{bad}: {e}");
+    }
     let m = Mapping::parse(
         r#"{"delimiter": "tab", "current_task": {"0x40000000": "Core_1", "cur0": "Core_0"},
             "tasks": {"0x10": "A"}, "idle": ["0"], "signals": ["sp*", "0x50"]}"#,
