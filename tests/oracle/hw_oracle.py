@@ -374,32 +374,55 @@ class System:
         if rinst is not None:
             self.emit(ts, owner, oinst, func, "R", rinst, "terminate", core)
 
-    def interrupt(self, ts, core, func, start):
+    def interrupt(self, ts, core, func, frm):
         isr = func if func else "ISR"
         inst = self.new_instance(isr)
         self.emit(ts, core, -1, isr, "I", inst, "activate", core)
         self.emit(ts, core, -1, isr, "I", inst, "start", core)
-        self.isrs.setdefault(core, []).append((isr, inst, []))
+        f = self.syms.lookup(frm) if frm is not None else None
+        self.isrs.setdefault(core, []).append((isr, inst, [], f[0] if f else None))
         self.occupy(core, ts)
 
+    def end_isr(self, ts, core):
+        isr = self.isrs[core]
+        name, inst = isr[-1][0], isr[-1][1]
+        self.emit(ts, core, -1, name, "I", inst, "terminate", core)
+        isr.pop()
+        if not isr and core in self.held:
+            self.switch(ts, core, self.held.pop(core))
+        else:
+            self.occupy(core, ts)
+
     def ret(self, ts, core, dest):
+        """A return pops the innermost call (an ISR is the bottom call of its context), or
+        every call above the deeper one its destination is in (or, in an ISR, the whole
+        ISR when it goes to the code the interrupt interrupted); inside the innermost
+        call it ends nothing; with no call open it ends nothing."""
         isr = self.isrs.get(core)
-        name, inst, calls = self.context(core)
+        _name, _inst, calls = self.context(core)
         if calls is None:
             return
-        dfunc = self.syms.lookup(dest) if dest is not None else None
-        if calls:
-            if dfunc and dfunc[0] == calls[-1][0]:
-                return  # inside the innermost open call: ends nothing
-            self.end_call(ts, core, calls.pop())
-            return
+        d = self.syms.lookup(dest) if dest is not None else None
+        dfunc = d[0] if d else None
+        frames = [c[0] for c in calls]
         if isr:
-            self.emit(ts, core, -1, name, "I", inst, "terminate", core)
-            isr.pop()
-            if not isr and core in self.held:
-                self.switch(ts, core, self.held.pop(core))
+            frames = [isr[-1][0]] + frames
+        if not frames:
+            return  # unmatched_return
+        if dfunc is not None and dfunc in frames[:-1]:
+            # the nearest deeper frame of that function (a recursion's caller)
+            pops = frames[-2::-1].index(dfunc) + 1
+        elif dfunc is not None and dfunc == frames[-1]:
+            return  # inside the innermost open call
+        elif isr and dfunc is not None and dfunc == isr[-1][3]:
+            pops = len(frames)
+        else:
+            pops = 1
+        for _ in range(pops):
+            if calls:
+                self.end_call(ts, core, calls.pop())
             else:
-                self.occupy(core, ts)
+                self.end_isr(ts, core)
 
     def row(self, r):
         ts, core, typ = r["t"], r["core"], r["type"]
@@ -417,18 +440,20 @@ class System:
                     g.lower().startswith("0x") and parse_int(g, 16) == r["addr"]
                     for g in self.m.get("signals", []))):
                 name, inst, _c = self.context(core)
+                if name is None:
+                    name, inst = core, -1  # an idle core's write: the core's
                 self.emit(ts, name, inst, var, "SIG", -1, "write", core, str(r["data"]))
         elif "branch" in typ or "call" in typ or "jump" in typ or typ == "linear":
             target = r["dest"] if typ != "linear" else r["addr"]
             s = sym(target)
             if s and s[2] and s[1] == target:
                 if self.match("isrs", s[0]):
-                    self.interrupt(ts, core, s[0], s[1])
+                    self.interrupt(ts, core, s[0], r["addr"])
                 else:
                     self.call(ts, core, s[0], s[1])
         elif typ in ("interrupt", "exception", "irq", "trap"):
             s = sym(r["dest"])
-            self.interrupt(ts, core, s[0] if s else None, s[1] if s else None)
+            self.interrupt(ts, core, s[0] if s else None, r["addr"])
         elif typ in ("return", "ret", "rfi"):
             self.ret(ts, core, r["dest"])
 
@@ -625,6 +650,9 @@ def generate(seed):
     def pc(f):
         return fstart[f] + rng.randrange(4, fsize[f], 2)
 
+    def fn_of(a):
+        return next(f for f, st, z in funcs if st <= a < st + z)
+
     rows = []  # (tick, core index, type, addr, dest, data)
     for c in range(ncores):
         tick = rng.randint(0, 20)
@@ -651,12 +679,14 @@ def generate(seed):
             p = rng.random()
             if p < 0.2:
                 choices = [v for v in mine + [0] if v != cur]
+                if rng.random() < 0.1:
+                    choices = [cur or 0]  # the value already there: no switch
                 v = rng.choice(choices)
-                if not isr and applied and not stacks[applied] and rng.random() < 0.4:
+                if not isr and applied and v != applied and rng.random() < 0.4 and (
+                        not stacks[applied] or rng.random() < 0.3):
+                    # the task ends (from inside a runnable, sometimes)
                     rows.append((tick, c, "Branch", code(), fstart["OS_TerminateTask"], None))
-                    stacks[applied].append("OS_TerminateTask")
                     tick += rng.randint(1, 5)
-                    live.discard(applied)
                     stacks.pop(applied)
                 var = 0x20000000 + 4 * c
                 rows.append((tick, c, rng.choice(["Data", "wr-long"]), var, None, v))
@@ -675,25 +705,43 @@ def generate(seed):
                     tick += rng.randint(1, 5)
                     rows.append((tick, c, "Linear", fstart[f], None, None))
             elif p < 0.55 and frames:
-                f = frames.pop()
-                back = code()
-                rows.append((tick, c, "Return", pc(f), back if rng.random() < 0.7 else None,
-                             None))
-            elif p < 0.65 and len(isr) < 3 and (applied or isr or rng.random() < 0.3):
+                q = rng.random()
+                if q < 0.15 and (len(frames) >= 3 or (isr and len(frames) >= 2)):
+                    f = frames.pop()  # and the one below it: its return is not traced
+                    frames.pop()
+                    rows.append((tick, c, "Return", pc(f), code(), None))
+                elif q < 0.22:
+                    # a stub's return inside the innermost open call: ends nothing
+                    rows.append((tick, c, "Return", pc("OS_TerminateTask"), pc(frames[-1]),
+                                 None))
+                else:
+                    f = frames.pop()
+                    back = code()
+                    rows.append((tick, c, "Return", pc(f),
+                                 back if rng.random() < 0.7 else None, None))
+            elif p < 0.58 and frames == [] and not isr:
+                # a return with no call open (the trace began inside): ends nothing
+                rows.append((tick, c, "Return", pc(rng.choice(helpers)), code(), None))
+            elif p < 0.67 and len(isr) < 3 and (applied or isr or rng.random() < 0.3):
                 f = rng.choice(isrs)
-                if any(f == i for i, _ in isr):
+                if any(f == i for i, _, _ in isr):
                     continue
-                rows.append((tick, c, "Interrupt", code(), fstart[f], None))
-                isr.append((f, []))
-            elif p < 0.75 and isr and not isr[-1][1]:
-                f, _ = isr.pop()
-                back = code()
-                rows.append((tick, c, "Return", pc(f), back if rng.random() < 0.7 else None,
-                             None))
+                frm = code()
+                typ = "Interrupt" if rng.random() < 0.8 else "Branch"
+                rows.append((tick, c, typ, frm, fstart[f], None))
+                isr.append((f, [], frm))
+            elif p < 0.77 and isr and (not isr[-1][1] or rng.random() < 0.2):
+                f, fr, frm = isr[-1]
+                if fr and fn_of(frm) in fr:
+                    continue  # the interrupted function is open in the ISR too: ambiguous
+                isr.pop()
+                # to the code it interrupted (its open calls' returns not traced), or nowhere
+                back = frm if fr or rng.random() < 0.7 else None
+                rows.append((tick, c, "Return", pc(fr[-1] if fr else f), back, None))
                 if not isr and held:
                     held = False
                     applied = cur if cur else None
-            elif p < 0.88 and (applied or isr):
+            elif p < 0.9 and (applied or isr or rng.random() < 0.2):
                 s = rng.choice(sigs)
                 rows.append((tick, c, "Data", 0x20000100 + 4 * sigs.index(s), None,
                              rng.randint(-5, 1000)))
