@@ -35,7 +35,18 @@ are tracedb's, found by comparing):
   stage's implicit_preemption);
 * a runnable's start/terminate are caused by the task or ISR that runs it (with its
   instance) and carry the row's core;
-* a signal write's source is the innermost ISR on the row's core, else its task.
+* a signal write's source is the innermost ISR on the row's core, else its task;
+* a terminated task's open runnables get no terminate event (the derive stage ends them
+  with the task, `ended_with_task`), and its open calls are dropped.
+Open readings (tracedb's, found by comparing; the README now says them):
+* a write of the value already in force (the running task, idle on an idle core, a held
+  switch's last value) changes nothing, unless the task entered a terminate function
+  (then it terminates and starts again as a new instance);
+* an idle core's signal write has the core as its source (instance -1);
+* a return whose destination is a function deeper in the stack of its context returns to
+  the nearest such frame even when the innermost call is that function too (a recursion's
+  caller), before "inside the innermost open call, ends nothing".
+Not compared: the record rows (target NULL), `instances`, diagnostics.
 """
 import csv
 import fnmatch
@@ -451,6 +462,9 @@ class System:
                     self.interrupt(ts, core, s[0], r["addr"])
                 else:
                     self.call(ts, core, s[0], s[1])
+        elif "context" in typ or "ownership" in typ:
+            if r["data"] is not None:
+                self.write_current(ts, core, r["data"])
         elif typ in ("interrupt", "exception", "irq", "trap"):
             s = sym(r["dest"])
             self.interrupt(ts, core, s[0] if s else None, r["addr"])
@@ -689,7 +703,10 @@ def generate(seed):
                     tick += rng.randint(1, 5)
                     stacks.pop(applied)
                 var = 0x20000000 + 4 * c
-                rows.append((tick, c, rng.choice(["Data", "wr-long"]), var, None, v))
+                if rng.random() < 0.15:  # a Nexus ownership record instead of the write
+                    rows.append((tick, c, "Software Context", None, None, v))
+                else:
+                    rows.append((tick, c, rng.choice(["Data", "wr-long"]), var, None, v))
                 cur = v
                 if isr:
                     held = True
