@@ -814,6 +814,10 @@ impl<'a> Reader<'a> {
                 let vector = kind == Kind::Interrupt
                     && !isr_row
                     && entered.as_deref().is_some_and(|f| !self.map.is_isr(f));
+                let from = addr_hit.filter(|h| h.func).map(|h| h.name.to_string());
+                if vector {
+                    self.system.interrupted_from(&core, from.as_deref(), true);
+                }
                 if let Some(f) = entered.filter(|_| !vector) {
                     if self.system.top(&core) != Some(f.as_str()) {
                         let e = if isr_row || self.map.is_isr(&f) {
@@ -825,6 +829,9 @@ impl<'a> Reader<'a> {
                         } else {
                             Entry::Plain
                         };
+                        if e == Entry::Isr {
+                            self.system.interrupted_from(&core, from.as_deref(), false);
+                        }
                         self.system.enter(&f, e, at, sink)?;
                     }
                 }

@@ -57,6 +57,13 @@ struct CoreState {
     /// A switch written while an ISR ran (an OS dispatches in the ISR epilogue): the task
     /// (or idle) and the row that wrote it, applied when the outermost ISR ends.
     held: Option<(Option<String>, Pos)>,
+    /// The function the outermost ISR interrupted (where the row entering it, or the
+    /// interrupt row into a vector before it, was): a return there ends every ISR frame,
+    /// even when that code is no open call (a task's own code, an idle loop).
+    interrupted_in: Option<String>,
+    /// The function an interrupt row into a vector (no call opened) interrupted, until
+    /// the handler's entry takes it.
+    vector_from: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -248,6 +255,21 @@ impl System {
         }
     }
 
+    /// Where an interrupt was taken on `core` (the function its row's address is in), noted
+    /// only when no ISR runs there: `vector` for an interrupt row that opens no call (into
+    /// a vector stub), whose handler's entry comes next and takes it.
+    pub fn interrupted_from(&mut self, core: &str, from: Option<&str>, vector: bool) {
+        let c = self.cores.entry(core.to_string()).or_default();
+        if !c.isr_stack.is_empty() {
+            return;
+        }
+        if vector {
+            c.vector_from = from.map(str::to_string);
+        } else {
+            c.interrupted_in = c.vector_from.take().or_else(|| from.map(str::to_string));
+        }
+    }
+
     /// Function `func` entered on `at.core`: `isr` when it is an interrupt handler,
     /// `runnable` when the mapping names it one, `terminate` when it ends its task.
     pub fn enter(
@@ -338,15 +360,20 @@ impl System {
         at: At<'_>,
         sink: &mut dyn Sink,
     ) -> Result<()> {
-        // The function an interrupt's return goes back to, in the context it interrupted.
-        let interrupted =
-            self.cores.get(at.core).filter(|c| !c.isr_stack.is_empty()).and_then(|c| {
-                match &c.current {
-                    Some((t, _)) => self.tasks.get(t)?.stack.last(),
+        // The functions an interrupt's return goes back to: the innermost open call of the
+        // context it interrupted, and the function its entry row was in.
+        let interrupted: Vec<String> = self
+            .cores
+            .get(at.core)
+            .filter(|c| !c.isr_stack.is_empty())
+            .map(|c| {
+                let open = match &c.current {
+                    Some((t, _)) => self.tasks.get(t).and_then(|t| t.stack.last()),
                     None => c.base_stack.last(),
-                }
-                .map(|f| f.func.clone())
-            });
+                };
+                open.map(|f| f.func.clone()).into_iter().chain(c.interrupted_in.clone()).collect()
+            })
+            .unwrap_or_default();
         let stack = self.stack_mut(at.core);
         if stack.is_empty() {
             return sink.diagnostic(Diagnostic {
@@ -361,12 +388,25 @@ impl System {
                 ),
             });
         }
-        // Frames above the caller it returns to: one, unless the caller is deeper.
+        // Frames above the caller it returns to: one, unless the caller is deeper. A return
+        // inside an ISR reaches no deeper than that ISR's frame, or the frame it interrupted
+        // (a function open below it is not returned to across it).
         let below = stack.len().saturating_sub(1);
+        let isr_at = stack.iter().rposition(|f| matches!(f.role, Role::Isr(_)));
+        let lo = isr_at.unwrap_or(0).min(below);
         let deeper = to.and_then(|t| {
-            let inside = stack.get(..below)?.iter().rposition(|f| f.func == t).map(|i| i + 1);
-            // Back to the interrupted code: every ISR frame ends.
-            inside.or_else(|| (interrupted.as_deref() == Some(t)).then_some(0))
+            let inside = stack.get(lo..below)?.iter().rposition(|f| f.func == t);
+            if inside.is_none() && stack.last().is_some_and(|f| f.func == t) {
+                return None; // into the innermost open function: below
+            }
+            inside
+                .map(|i| lo + i + 1)
+                .or_else(|| {
+                    let under = isr_at?.checked_sub(1)?;
+                    (stack.get(under)?.func == t).then_some(under + 1)
+                })
+                // Back to the code the outermost ISR interrupted: every ISR frame ends.
+                .or_else(|| interrupted.iter().any(|f| f == t).then_some(0))
         });
         let keep = match deeper {
             Some(k) => k,

@@ -665,6 +665,73 @@ fn a_return_into_the_innermost_open_function_ends_nothing() {
     assert_eq!(r.kinds(), ["time_unit_assumed"]);
 }
 
+/// Found by tests/oracle/hw_oracle.py: ISR_Timer interrupts os_dispatch (no call open there:
+/// the task's own code, or an idle core's loop) and calls Run_A, whose return goes straight
+/// back to the interrupted code. That is the end of Run_A and of the ISR, as when the code
+/// interrupted is an open call; the ISR used to stay open, holding the core and its task.
+#[test]
+fn a_return_to_the_code_an_interrupt_interrupted_ends_the_isr_whatever_that_code_is() {
+    for first in ["Data,0x20000000,,1,10\n", ""] {
+        let text = format!(
+            "Type,Address,Destination,Data,Timestamp\n{first}\
+             Interrupt,0x1030,0x3000,,20\n\
+             Branch,0x3010,0x2000,,30\n\
+             Return,0x2010,0x1030,,40\n\
+             Data,0x20000010,,5,50\n"
+        );
+        let r = run_with(&text, SYSTEM_MAP, Some(system_elf()));
+        let who = if first.is_empty() { "Core_0/-1" } else { "TASK_A/0" };
+        let sys: Vec<String> = r.system().iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            sys[sys.len() - 6..],
+            [
+                "20 Core_0/-1 I:ISR_Timer/0 activate".to_string(),
+                "20 Core_0/-1 I:ISR_Timer/0 start".into(),
+                "30 ISR_Timer/0 R:Run_A/0 start".into(),
+                "40 ISR_Timer/0 R:Run_A/0 terminate".into(),
+                "40 Core_0/-1 I:ISR_Timer/0 terminate".into(),
+                format!("50 {who} SIG:speed/-1 write [5]"),
+            ],
+            "{first}"
+        );
+        assert_eq!(r.kinds()[1..], ["missing_return"], "{first}");
+    }
+}
+
+/// Found by tests/oracle/hw_oracle.py: helper is open under ISR_Timer when ISR_Can
+/// interrupts it and calls helper too; a stub's return into helper is inside the innermost
+/// open call and ends nothing. It used to be taken as a return to the deeper helper, across
+/// ISR_Can, ending ISR_Can there (`missing_return`) while it still ran.
+#[test]
+fn a_return_does_not_reach_below_the_innermost_isr_for_a_function_open_there_too() {
+    let mut syms = system_syms();
+    syms.push(Symbol { addr: 0x3100, size: 0x40, name: "ISR_Can".into(), func: true });
+    let text = "Type,Address,Destination,Data,Timestamp\n\
+                Data,0x20000000,,1,10\n\
+                Interrupt,0x1030,0x3000,,20\n\
+                Branch,0x3010,0x2100,,30\n\
+                Interrupt,0x2110,0x3100,,40\n\
+                Branch,0x3110,0x2100,,50\n\
+                Return,0x4010,0x2110,,60\n\
+                Return,0x2120,0x3114,,70\n\
+                Return,0x3120,0x2114,,80\n\
+                Return,0x2130,0x3014,,90\n\
+                Return,0x3020,0x1034,,100\n";
+    let r = run_with(text, SYSTEM_MAP, Some(Symbols::new(syms, 0)));
+    assert_eq!(
+        r.system()[2..],
+        [
+            "20 Core_0/-1 I:ISR_Timer/0 activate",
+            "20 Core_0/-1 I:ISR_Timer/0 start",
+            "40 Core_0/-1 I:ISR_Can/0 activate",
+            "40 Core_0/-1 I:ISR_Can/0 start",
+            "80 Core_0/-1 I:ISR_Can/0 terminate",
+            "100 Core_0/-1 I:ISR_Timer/0 terminate",
+        ]
+    );
+    assert_eq!(r.kinds(), ["time_unit_assumed"]);
+}
+
 #[test]
 fn missing_return_names_the_functions_that_did_not_return() {
     // helper, tail-called by Run_A, returns straight to os_dispatch: the return is helper's
