@@ -604,6 +604,37 @@ fn nanos6_ctf2prv_rows_are_all_cpus_its_virtual_ones_too() {
 }
 
 #[test]
+fn an_event_of_a_cpu_row_keeps_the_cpu_its_record_names() {
+    // A row labelled like a CPU is a CPU; its events are on it when the record's cpu field
+    // is 0 (ovni's cpu.prv), but a cpu field that names a CPU is where the record says the
+    // event happened, as for the intervals it makes (found by tests/oracle/prv_oracle.py:
+    // the events said the row, dropping the field).
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("v.prv"),
+        "#Paraver (22/11/26 at 19:00):1000_ns:1(3):1:1(2:1)\n\
+         2:3:1:1:1:100:50000001:4\n2:0:1:1:2:200:50000001:5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("v.row"),
+        "LEVEL CPU SIZE 3\nc1\nc2\nc3\n\nLEVEL THREAD SIZE 2\nCPU 1\nCPU 2\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "v.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT target, core FROM events ORDER BY ts"),
+        "target,core\nCPU 1,c3\nCPU 2,CPU 2\n"
+    );
+    assert_eq!(
+        q("SELECT entity, core FROM intervals ORDER BY ts"),
+        "entity,core\nCPU 1,c3\nCPU 2,\n"
+    );
+}
+
+#[test]
 fn a_new_format_body_is_read_as_paraver_kernel_reads_it() {
     // A first line `new format` makes paraver-kernel read the body with TraceBodyIO_v2:
     // objects are one global thread number, `1`/`2` are a state's begin/end, `3` events,
