@@ -197,10 +197,10 @@ def parse_pcf(path):
 
 
 def parse_row(path):
-    """{level: [labels]}"""
-    levels = {}
+    """({level: [labels]}, blocks with fewer labels than their SIZE)"""
+    levels, short = {}, 0
     if not path:
-        return levels
+        return levels, short
     lines = read_text(path).splitlines()
     i = 0
     while i < len(lines):
@@ -208,10 +208,13 @@ def parse_row(path):
         i += 1
         if not m:
             continue
-        n = int(m.group(2))
-        levels[m.group(1)] = [l.rstrip("\r").strip() for l in lines[i: i + n]]
-        i += n
-    return levels
+        n, labels = int(m.group(2)), []
+        while len(labels) < n and i < len(lines) and not lines[i].startswith("LEVEL "):
+            labels.append(lines[i].rstrip("\r").strip())
+            i += 1
+        short += len(labels) < n
+        levels[m.group(1)] = labels
+    return levels, short
 
 
 def distinct(labels, suffix):
@@ -238,8 +241,14 @@ class File:
         self.header = parse_header(lines[i].strip())
         self.body = lines[i + 1:]
         self.states, self.types, self.values = parse_pcf(companion(path, ".pcf"))
-        self.rows = parse_row(companion(path, ".row"))
+        self.rows, self.short_row_blocks = parse_row(companion(path, ".row"))
         self.ovni = self.header["date"] == OVNI_DATE
+        # Paraver's cutter: `#<date>:CUTTER:<kind>:"<original>":<offset>:<begin>:<end>`
+        self.cuts = []
+        for line in self.body:
+            m = re.match(r'^#[^:]*:CUTTER:[^:]*:"(.*)":(-?\d+):', line.strip())
+            if m:
+                self.cuts.append((int(m.group(2)) * self.header["scale"], m.group(1)))
         # threads, in process-model order
         self.threads = []  # (appl, task, thread)
         for a, tasks in enumerate(self.header["apps"], 1):
@@ -248,14 +257,16 @@ class File:
                     self.threads.append((a, t, th))
         labels = self.rows.get("THREAD")
         names = []
+        cpu_view = bool(labels) and CPU_LABEL.match(labels[0]) is not None
         for k, (a, t, th) in enumerate(self.threads):
             if labels and k < len(labels) and labels[k]:
                 names.append(labels[k])
+            elif cpu_view:  # reading: a CPU view's row without a label is a CPU by number
+                names.append("CPU ROW %d" % (k + 1))
             else:
                 names.append("THREAD %d.%d.%d" % (a, t, th))
         ids = self.threads
         self.thread_name = dict(zip(ids, distinct(names, lambda k: "%d.%d.%d" % ids[k])))
-        cpu_view = bool(labels) and CPU_LABEL.match(labels[0]) is not None
         self.thread_type = {}
         for k, key in enumerate(ids):
             lab = labels[k] if labels and k < len(labels) else ""
@@ -379,9 +390,17 @@ def oracle_rows(path):
             entity(f.thread_name[key], f.thread_type[key])
         fev = []
         prev_state = {}
+        if f.short_row_blocks:
+            diags["malformed_companion"] = (diags.get("malformed_companion", 0)
+                                            + f.short_row_blocks)
         if f.header["unknown_unit"]:
             diags["unknown_time_unit"] = diags.get("unknown_time_unit", 0) + 1
         for kind, v in f.records():
+            ncpu = sum(f.header["cpus"])
+            bad = [c for c in ([v[0], v[6]] if kind == "3" else [v[0]])
+                   if ncpu and (c > ncpu or c < 0)]
+            if bad:
+                diags["unknown_object"] = diags.get("unknown_object", 0) + len(bad)
             if kind == "1":
                 cpu, a, t, th, b, e, s = v[:7]
                 name = f.thread(a, t, th)
@@ -458,7 +477,13 @@ def oracle_rows(path):
         iv["dur"] = (last if end is None else end) - iv["ts"]
         out_iv.append(iv)
     ents = [{"name": n, "type": t} for n, t in entities.items()]
-    return {"entities": ents, "events": events, "intervals": out_iv, "messages": messages,
+    f0 = files[0]
+    cuts = [c for f in files for c in f.cuts]
+    cap = {"capture_id": "", "time_unit": {1: "ns", 1000: "us", 1000000: "ms"}[f0.header["scale"]],
+           "ts_max": last, "cuts": len(cuts) or None,
+           "cut_offset_ns": sum(o for o, _ in cuts) if cuts else None,
+           "cut_from": cuts[0][1] if cuts else None}
+    return {"captures": [cap], "entities": ents, "events": events, "intervals": out_iv, "messages": messages,
             "diagnostics": [{"kind": k, "count": n} for k, n in diags.items()]}
 
 
@@ -478,6 +503,12 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
     "messages": (["sender", "receiver", "send_ts", "recv_ts", "tag"], MSG_COLS,
                  "SELECT capture_id, sender, receiver, send_ts, recv_ts, tag, %s FROM messages"
                  % ", ".join(MSG_COLS)),
+    "captures": (["capture_id"], ["time_unit", "ts_max", "cuts", "cut_offset_ns", "cut_from"],
+                 "SELECT capture_id, time_unit, ts_max, "
+                 "json_extract_string(meta, '$.\"paraver.cuts\"') AS cuts, "
+                 "json_extract_string(meta, '$.\"paraver.cut_offset_ns\"') AS cut_offset_ns, "
+                 "json_extract_string(meta, '$.\"paraver.cut_from\"') AS cut_from "
+                 "FROM captures"),
     "diagnostics": (["kind"], ["count"],
                     "SELECT capture_id, kind, sum(count) AS count FROM diagnostics "
                     "WHERE severity <> 'info' GROUP BY ALL"),
@@ -582,9 +613,11 @@ def check(tracedb, traces, descs=None):
             total += 1
             continue
         report, counts, found = [], [], {}
+        for r in theirs["captures"]:
+            r["capture_id"] = ""
         for name, (key, cols, _sql) in TABLES.items():
             found[name] = compare(name, ours[name], theirs[name], key, cols, report)
-            if name != "diagnostics":
+            if name not in ("diagnostics", "captures"):
                 counts.append("%d %s" % (len(ours[name]), name))
         n = sum(sum(d.values()) for d in found.values())
         total += n
@@ -634,6 +667,8 @@ def generate(seed):
     recs = []
 
     def cpu():
+        if ncpu and rng.random() < 0.01:
+            return ncpu + 1  # beyond the resource model: kept, unknown_object
         return rng.randint(0, ncpu) if ncpu else 0
 
     def obj(th):
@@ -680,6 +715,9 @@ def generate(seed):
             recs.append((ps, "%d:%d" % (rng.randint(4, 7), rng.randint(0, 30))))
     recs.sort(key=lambda x: x[0] + rng.choice([0, 0, 0, horizon // 50]))  # roughly sorted
     body = ["c:1:%d:1:1" % (i + 1) for i in range(ncomm)]
+    for i in range(rng.choice([0, 0, 1, 2])):  # Paraver's cutter, the earlier cut copied
+        body.append('#2022112%d164408:CUTTER:%s:"/runs/a:b/t%d.prv":%d:%d:%d' % (
+            i, rng.choice(["ORIGINAL", "RUNAPP"]), i, 1000 * (i + 1), 1000 * (i + 1), 9000))
     for i, (_t, line) in enumerate(recs):
         if rng.random() < 0.02:
             body.append("# a comment")
@@ -726,8 +764,10 @@ def generate(seed):
         out.append("")
         out.append("LEVEL THREAD SIZE %d" % len(threads))
         out += [rng.choice(["THREAD %d.%d.%d" % th, "worker", "  rank %d  " % th[1],
-                            "CPU %d" % th[2]])
+                            "CPU %d" % th[2], "T%d" % th[2]])
                 for th in threads]
+        if rng.random() < 0.1:
+            out = out[:-1]  # one label short: the last thread keeps its number
         row = nl.join(out) + nl
     desc = "seed %d: unit %s, %d nodes, %d apps, %d threads, %d records%s%s%s%s" % (
         seed, unit or "(us)", len(nodes), len(apps), len(threads), len(recs),
