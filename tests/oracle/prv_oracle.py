@@ -479,7 +479,7 @@ def oracle_rows(path):
     ents = [{"name": n, "type": t} for n, t in entities.items()]
     f0 = files[0]
     cuts = [c for f in files for c in f.cuts]
-    cap = {"capture_id": "", "time_unit": {1: "ns", 1000: "us", 1000000: "ms"}[f0.header["scale"]],
+    cap = {"capture_id": "", "format": "prv", "time_unit": {1: "ns", 1000: "us", 1000000: "ms"}[f0.header["scale"]],
            "ts_max": last, "cuts": len(cuts) or None,
            "cut_offset_ns": sum(o for o, _ in cuts) if cuts else None,
            "cut_from": cuts[0][1] if cuts else None}
@@ -503,8 +503,8 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
     "messages": (["sender", "receiver", "send_ts", "recv_ts", "tag"], MSG_COLS,
                  "SELECT capture_id, sender, receiver, send_ts, recv_ts, tag, %s FROM messages"
                  % ", ".join(MSG_COLS)),
-    "captures": (["capture_id"], ["time_unit", "ts_max", "cuts", "cut_offset_ns", "cut_from"],
-                 "SELECT capture_id, time_unit, ts_max, "
+    "captures": (["capture_id"], ["format", "time_unit", "ts_max", "cuts", "cut_offset_ns", "cut_from"],
+                 "SELECT capture_id, format, time_unit, ts_max, "
                  "json_extract_string(meta, '$.\"paraver.cuts\"') AS cuts, "
                  "json_extract_string(meta, '$.\"paraver.cut_offset_ns\"') AS cut_offset_ns, "
                  "json_extract_string(meta, '$.\"paraver.cut_from\"') AS cut_from "
