@@ -21,15 +21,20 @@ none).
                                         write random valid traces DIR/gen-<seed>.{prv,pcf,row},
                                         and with --tracedb compare
 
-The generator: 1 to 4 nodes of 1 to 4 CPUs (or no resource model), 1 to 3 applications of
-1 to 4 tasks of 1 to 3 threads on any node; time units ns, us, ms or none (us); states
-that overlap, leave gaps or stay open (end -1); events of up to 12 types, several
-`type:value` pairs a line, values with and without labels, 0 ending a channel, a value
+The generator: 1 to 4 nodes of 1 to 4 CPUs (or no resource model: `0`, `0()`; or `n`),
+1 to 3 applications of 1 to 4 tasks of 1 to 3 threads on any node, separated by `:` or
+`,`; time units ns, us, ms, none (us) or an unknown `_s`; states that overlap, leave gaps
+or stay open (end -1); events of up to 12 types, several `type:value` pairs a line, values
+with and without labels (up to 2^64 - 1, down to -2^63), 0 ending a channel, a value
 repeated; types without a .pcf name; .pcf blocks of several types sharing their VALUES,
-two types with one label, two states with one label, a type labelled `state`; .row labels
-for threads and CPUs (two threads with one label), or no .row; communications with logical
-times before the physical ones; records out of time order; `#` comment lines and
-communicator lines.
+two types with one label, two states with one label, empty labels, a type labelled
+`state`; .row labels for threads and CPUs (two threads with one label, a CPU view, a block
+one label short), or no .row; communications with logical times before the physical ones;
+cpus and threads outside the model; records out of time order; `#` comment lines, the
+cutter's lines and communicator lines; the `new format` layout (state ends, communication
+marks); ovni's date (its PRV_ZERO types); Dimemas' communicator counts, an ad-hoc
+`tasks:(threads:node)`; CRLF, a BOM in the .pcf, `#PARAVER`, zero-padded end times, a
+.prv.gz.
 
 Readings where the contract is silent (tracedb's, found by comparing; "open readings" in the
 report of the session that wrote this) are marked `reading:` in the code.
@@ -140,6 +145,12 @@ def parse_header(line):
             k = rest.index(")" if n == ntasks - 1 else ",", pos)
             tasks.append((th, lead_int(rest[pos:k])))
             pos = k + 1
+        # Dimemas follows an application that has communicators with `,<count>`: a `,`
+        # then a number then `:` (or the end), where Extrae's next application has a `(`
+        # (an ad-hoc writer's, `:(`)
+        m = re.match(r",\d+(:(?!\()|$)", rest[pos:])
+        if m:
+            pos += len(m.group(0)) - 1
         pos += 1
         apps.append(tasks)
     return {"date": date, "end": int(end_text) * scale, "scale": scale, "cpus": cpus,
@@ -359,7 +370,7 @@ class File:
         """A v2 object: one thread number counted from 1 over the whole process model."""
         if 1 <= n <= len(self.threads):
             return list(self.threads[n - 1])
-        return [0, 0, n]
+        return [0, 0, n]  # named `THREAD 0.0.n`
 
 
 def exact(v):
@@ -399,6 +410,8 @@ def oracle_rows(path):
             ncpu = sum(f.header["cpus"])
             bad = [c for c in ([v[0], v[6]] if kind == "3" else [v[0]])
                    if ncpu and (c > ncpu or c < 0)]
+            objs = [tuple(v[1:4])] + ([tuple(v[7:10])] if kind == "3" else [])
+            bad += [o for o in objs if o not in f.thread_name]
             if bad:
                 diags["unknown_object"] = diags.get("unknown_object", 0) + len(bad)
             if kind == "1":
@@ -657,12 +670,19 @@ def generate(seed):
     else:
         res = "%d(%s)" % (len(nodes), ",".join(map(str, nodes)))
     sep = rng.choice([":", ":", ","])  # Extrae separates applications with either
-    appl = sep.join("%d(%s)" % (len(tasks), ",".join("%d:%d" % x for x in tasks))
-                    for tasks in apps)
+    adhoc = rng.random() < 0.1  # an ad-hoc writer's `tasks:(threads:node)`
+    dimemas = sep == ":" and rng.random() < 0.2  # `,<communicators>` after applications
+    appl = sep.join("%d%s(%s)%s" % (len(tasks), ":" if adhoc else "",
+                                    ",".join("%d:%d" % x for x in tasks),
+                                    ",%d" % rng.randint(1, 3) if dimemas and i < len(apps) - 1
+                                    and rng.random() < 0.6 else "")
+                    for i, tasks in enumerate(apps, 1))
     ncomm = rng.randint(0, 2)
     end_text = ("%020d" if rng.random() < 0.2 else "%d") % end
-    header = "%s (23/11/2026 at 01:%02d):%s%s:%s:%d:%s%s" % (
-        rng.choice(["#Paraver", "#Paraver", "#PARAVER"]), seed % 60, end_text, unit, res,
+    ovni = rng.random() < 0.15  # ovni's date: its PRV_ZERO types' 0 is a value
+    date = "19/01/38 at 03:14" if ovni else "23/11/2026 at 01:%02d" % (seed % 60)
+    header = "%s (%s):%s%s:%s:%d:%s%s" % (
+        rng.choice(["#Paraver", "#Paraver", "#PARAVER"]), date, end_text, unit, res,
         len(apps), appl, ",%d" % ncomm if ncomm else "")
     recs = []
 
@@ -672,11 +692,13 @@ def generate(seed):
         return rng.randint(0, ncpu) if ncpu else 0
 
     def obj(th):
+        if rng.random() < 0.005:  # outside the process model: kept, unknown_object
+            return "%d" % (len(threads) + 1) if v2 else "%d:%d:%d" % (th[0], th[1], 9)
         return "%d" % (threads.index(th) + 1) if v2 else "%d:%d:%d" % th
 
     states = list(range(rng.randint(2, 10)))
-    types = rng.sample([1, 2, 9, 40, 50000001, 50000002, 50000003, 60000019, 70000001,
-                        90000000, 123, 2 ** 31 + 5], rng.randint(3, 12))
+    types = rng.sample([1, 2, 3, 9, 17, 40, 250, 50000001, 50000002, 50000003, 60000019,
+                        70000001, 90000000, 123, 2 ** 31 + 5], rng.randint(3, 12))
     for th in threads:
         t = 0
         for _ in range(rng.randint(0, 25)):
@@ -749,7 +771,7 @@ def generate(seed):
                 for v in (0, 1, 2, 3, 7, 1000, 2 ** 64 - 1):
                     if rng.random() < 0.6:
                         out.append("%d%s%s" % (v, rng.choice(["      ", "\t"]), rng.choice(
-                            ["End", "MPI_Send", "MPI_Recv", " CPU 0.0", "main", "x y  z"])))
+                            ["End", "MPI_Send", "MPI_Recv", " CPU 0.0", "main", "x y  z", ""])))
             out.append("")
         pcf = ("\ufeff" if rng.random() < 0.1 else "") + nl.join(out) + nl
     row = None
@@ -772,20 +794,29 @@ def generate(seed):
     desc = "seed %d: unit %s, %d nodes, %d apps, %d threads, %d records%s%s%s%s" % (
         seed, unit or "(us)", len(nodes), len(apps), len(threads), len(recs),
         "" if pcf else ", no .pcf", "" if row else ", no .row", ", new format" if v2 else "",
-        ", CRLF" if crlf else "")
+        ", CRLF" if crlf else "") + (", ovni date" if ovni else "") + (
+        ", Dimemas" if dimemas else "") + (", tasks:(...)" if adhoc else "")
     return prv, pcf, row, desc
 
 
 def write_generated(d, seed):
     prv, pcf, row, desc = generate(seed)
     base = os.path.join(d, "gen-%d" % seed)
-    for ext, text in ((".prv", prv), (".pcf", pcf), (".row", row)):
+    gz = random.Random(seed).random() < 0.1  # a compressed trace, its companions not
+    for ext in (".prv", ".prv.gz", ".pcf", ".row"):
         if os.path.exists(base + ext):
             os.remove(base + ext)
-        if text is not None:
-            with open(base + ext, "w", newline="") as f:
-                f.write(text)
-    return base + ".prv", desc
+    for ext, text in ((".prv", prv), (".pcf", pcf), (".row", row)):
+        if text is None:
+            continue
+        if gz and ext == ".prv":
+            import gzip
+            with gzip.open(base + ext + ".gz", "wb") as f:
+                f.write(text.encode())
+            continue
+        with open(base + ext, "w", newline="") as f:
+            f.write(text)
+    return base + (".prv.gz" if gz else ".prv"), desc + (", .prv.gz" if gz else "")
 
 
 def main(argv):
