@@ -349,3 +349,79 @@ fn generated_hardware_exports_agree_with_the_independent_oracle() {
         assert!(n[0] > 20 && n[1] > 5, "{line}");
     }
 }
+
+/// tests/oracle/prv_oracle.py reads Paraver on its own, written from FORMATS.md §2, the
+/// README's Paraver section and paraver-kernel's readers (ProcessModel, TraceBodyIO_v1/v2,
+/// the .pcf and .row parsers) before the Paraver importer was read: every `entities` row
+/// (name, type), `events` row (seq, time, source, target, action, note, value, core),
+/// `intervals` row (entity, channel, start: state, value, length, open, core), `messages`
+/// row (both threads, the four times, size, tag), the capture's unit, end and cutter meta,
+/// and the count of each warning `diagnostics` kind must agree with it on the two Extrae
+/// samples, the four ovni emulator outputs and 17 random traces it generates (nodes, CPUs,
+/// applications, tasks and threads; states that overlap, leave gaps or stay open; events
+/// of many types with labels shared by a .pcf block; communications; ns, us, ms, none and
+/// an unknown unit; the `new format` layout, CRLF, a BOM; no .pcf or no .row).
+#[test]
+fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() {
+    let Some(root) = util::shared_datasets() else { return };
+    if std::process::Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not installed (tests/oracle/prv_oracle.py needs it)");
+        return;
+    }
+    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/prv_oracle.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut samples = vec![
+        root.join("paraver/extrae-test1.prv"),
+        root.join("paraver/extrae-lulesh-7+1-chop8.prv"),
+    ];
+    let mut emu: Vec<_> = std::fs::read_dir(root.join("ovni"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("ovni"))
+        .filter(|p| p.join("thread.prv").exists())
+        .collect();
+    emu.sort();
+    assert_eq!(emu.len(), 4, "{emu:?}");
+    samples.extend(emu);
+    let run = |args: &[&std::ffi::OsStr]| -> String {
+        let out = std::process::Command::new("python3")
+            .arg(&oracle)
+            .arg("--tracedb")
+            .arg(util::bin())
+            .args(args)
+            .env_remove("TRACEDB_ARCHIVE")
+            .env("ORACLE_SHOW", "40")
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "tracedb and the oracle disagree:\n{report}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        report
+    };
+    let mut args: Vec<&std::ffi::OsStr> = samples.iter().map(|p| p.as_os_str()).collect();
+    let report = run(&args);
+    let gen = tmp.path().join("gen");
+    args = vec!["--generate".as_ref(), gen.as_os_str(), "--seeds".as_ref(), "1-17".as_ref()];
+    let report = report + &run(&args);
+    assert_eq!(report.matches("; 0 differences").count(), 6 + 17, "{report}");
+    // Not vacuous: the samples' rows, and every generated trace's.
+    for line in [
+        "extrae-lulesh-7+1-chop8.prv: 40 entities, 16624 events, 11995 intervals, 160 messages",
+        "emu-nosv-nested-tasks/ovni: 3 entities, 4829 events, 2809 intervals, 0 messages",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
+    let mut rows = 0;
+    for line in report.lines().filter(|l| l.contains("/gen-")) {
+        let n = |i: usize| -> u32 {
+            line.split(", ").nth(i).unwrap().split(' ').next().unwrap().parse().unwrap()
+        };
+        assert!(n(1) + n(2) > 0, "events and intervals: {line}");
+        rows += n(1) + n(2);
+    }
+    assert!(rows > 5000, "{rows} events and intervals in the generated traces\n{report}");
+    assert!(report.contains("new format") && report.contains("CRLF"), "{report}");
+}

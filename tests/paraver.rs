@@ -604,6 +604,74 @@ fn nanos6_ctf2prv_rows_are_all_cpus_its_virtual_ones_too() {
 }
 
 #[test]
+fn an_event_of_a_cpu_row_keeps_the_cpu_its_record_names() {
+    // A row labelled like a CPU is a CPU; its events are on it when the record's cpu field
+    // is 0 (ovni's cpu.prv), but a cpu field that names a CPU is where the record says the
+    // event happened, as for the intervals it makes (found by tests/oracle/prv_oracle.py:
+    // the events said the row, dropping the field).
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("v.prv"),
+        "#Paraver (22/11/26 at 19:00):1000_ns:1(3):1:1(2:1)\n\
+         2:3:1:1:1:100:50000001:4\n2:0:1:1:2:200:50000001:5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("v.row"),
+        "LEVEL CPU SIZE 3\nc1\nc2\nc3\n\nLEVEL THREAD SIZE 2\nCPU 1\nCPU 2\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "v.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT target, core FROM events ORDER BY ts"),
+        "target,core\nCPU 1,c3\nCPU 2,CPU 2\n"
+    );
+    assert_eq!(
+        q("SELECT entity, core FROM intervals ORDER BY ts"),
+        "entity,core\nCPU 1,c3\nCPU 2,\n"
+    );
+}
+
+#[test]
+fn a_communication_naming_a_cpu_outside_the_model_is_reported_like_any_record() {
+    // paraver-kernel checks a communication's two cpu fields as it checks a state's or an
+    // event's; tracedb kept the record but said nothing about them (found by
+    // tests/oracle/prv_oracle.py). Both layouts: the usual one and `new format`'s `d`.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("m.prv"),
+        "#Paraver (22/11/26 at 19:00):1000_ns:1(2):1:1(2:1)\n\
+         3:1:1:1:1:10:11:5:1:1:2:20:21:8:1\n3:7:1:1:2:30:31:2:1:1:1:40:41:8:2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("n.prv"),
+        "new format\n#Paraver (22/11/26 at 19:00):1000_ns:1(2):1:1(2:1)\n\
+         d:1:1:10:11:9:2:20:21:8:1\n",
+    )
+    .unwrap();
+    ok(d, &["ingest", "--archive", "db", "m.prv", "n.prv"]);
+    let q = |sql: &str| util::csv(d, "db", sql);
+    assert_eq!(
+        q("SELECT capture_id, position, message FROM diagnostics WHERE kind = 'unknown_object' \
+           ORDER BY ALL"),
+        "capture_id,position,message\n\
+         1,m.prv:2,cpu 5 is not in the header's resource model (2 CPUs); kept as CPU 5\n\
+         1,m.prv:3,cpu 7 is not in the header's resource model (2 CPUs); kept as CPU 7\n\
+         2,n.prv:3,cpu 9 is not in the header's resource model (2 CPUs); kept as CPU 9\n"
+    );
+    // Every cpu a record names has its entities row, a communication's too.
+    assert_eq!(
+        q("SELECT capture_id, name FROM entities WHERE type = 'CPU' ORDER BY ALL"),
+        "capture_id,name\n1,CPU 1\n1,CPU 2\n1,CPU 5\n1,CPU 7\n2,CPU 1\n2,CPU 9\n"
+    );
+    assert_eq!(q("SELECT count(*) AS n FROM messages"), "n\n3\n");
+}
+
+#[test]
 fn a_new_format_body_is_read_as_paraver_kernel_reads_it() {
     // A first line `new format` makes paraver-kernel read the body with TraceBodyIO_v2:
     // objects are one global thread number, `1`/`2` are a state's begin/end, `3` events,

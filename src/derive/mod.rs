@@ -868,7 +868,9 @@ impl<O: Output> Sink for Deriver<O> {
                 }
                 core
             }
-            Class::Core => Some(target),
+            // An event of a core is on it, unless the event names the core it was on (a
+            // Paraver row that is a CPU, with a record's cpu field naming another).
+            Class::Core => Some(ev.core.map_or(target, |c| self.names.intern(c))),
             Class::Other if ev.action == "tag" && ev.target_type == "SIM" => {
                 self.signal_init_value(source, ts, action, ev)?;
                 match ev.core {

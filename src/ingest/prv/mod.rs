@@ -1537,6 +1537,13 @@ impl Reader<'_> {
         // Entities outside the header's model still get their `entities` row.
         sink.declare_entity(&sender, Some(sender_type), None);
         sink.declare_entity(&receiver, Some(receiver_type), None);
+        // The cpus are checked and listed as a state's or an event's are (`messages` has no
+        // column for them).
+        for i in [1, 7] {
+            if let Some(c) = self.cpu(f.get(i), pos, sink)? {
+                sink.declare_entity(&c, Some("CPU"), None);
+            }
+        }
         sink.message(&Message {
             sender: &sender,
             receiver: &receiver,
