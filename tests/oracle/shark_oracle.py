@@ -57,6 +57,7 @@ import sys
 import tempfile
 
 MAGIC = b"TRACER-V1.0\0"
+LIMIT = 2**62 - 1  # the latest time tracedb stores
 
 GENERAL = {0x00: "empty", 0x10: "cycles_per_msec", 0x20: "trace_start", 0x30: "trace_stop",
            0x40: "blackout_start", 0x50: "blackout_end", 0x60: "id", 0x70: "numevents"}
@@ -179,6 +180,7 @@ class Log:
     def __init__(self, recs, tick_rate):
         self.recs = sorted(recs, key=lambda r: (r.tsc, r.order))
         self.rate = None
+        self.out_of_range = 0
         for r in self.recs:
             if r.fast:
                 continue
@@ -197,10 +199,15 @@ class Log:
 
     def ns(self, tsc):
         if self.rate:
-            return tsc * 10**6 // self.rate
-        if self.tick_rate:
-            return tsc * 10**9 // self.tick_rate
-        return tsc
+            ns = tsc * 10**6 // self.rate
+        elif self.tick_rate:
+            ns = tsc * 10**9 // self.tick_rate
+        else:
+            ns = tsc
+        if ns > LIMIT:
+            self.out_of_range += 1
+            return LIMIT
+        return ns
 
     def task(self, ctx, pos):
         m = self.maps.get(ctx)
@@ -237,21 +244,33 @@ class Log:
         self.queued = {}  # task -> [instances activated while one was open]
         self.started = {}  # task -> whether its open instance started
         self.preempted = {}  # task -> its open instance is preempted (resume next)
-        self.from_activate = {}  # task -> its open instance came from task_activate
         self.running = None
         self.irqs = []  # open interrupts: (irq, instance)
+        self.irq_victim = []  # per open interrupt: (instance it interrupted, counts?)
+        self.pending = {}  # task -> (instance, end of the interruption, counts?)
+        self.run_since = 0
         self.holder = {}  # mutex -> task
         self.waiting = {}  # task -> mutex it is blocked on
         self.released = {}  # task -> blocked, but released from its wait
         for i, r in enumerate(self.recs):
             self.record(i, r)
+        for t in list(self.pending):
+            self.flush(t, None)
         out = []
         for (t, n), v in sorted(self.inst.items()):
             v = dict(v)
+            v.pop("by", None)
             v["complete"] = v["activate_ts"] is not None and v["terminate_ts"] is not None \
                 and v["start_ts"] is not None
             out.append(v)
         return out
+
+    def flush(self, t, ts, merged=False):
+        """Count the interruption of t that ended last, unless a preemption at its end
+        continues it."""
+        p = self.pending.pop(t, None)
+        if p and p[2] and not (merged and p[1] == ts):
+            self.inst[p[0]]["preemptions"] += 1
 
     def open_inst(self, t):
         return self.open.get(t, -1)
@@ -272,6 +291,7 @@ class Log:
             self.last[t] = n
             self.started[t] = False
             self.preempted[t] = False
+        self.inst[(t, n)]["by"] = r.name
         self.row(r, "activate", target=t, ttype="T", tinst=n)
         return n
 
@@ -283,12 +303,12 @@ class Log:
             t = self.task(r.par1, i)
             if name == "task_activate":
                 self.activate(r, t, ts)
-                self.from_activate[t] = True
                 return
             if name == "task_timer":
-                if t in self.open and not self.started[t] and self.from_activate.get(t) \
+                if t in self.open and not self.started[t] and \
+                        self.inst[(t, self.open[t])].get("by") == "task_activate" \
                         and not self.queued.get(t):
-                    self.from_activate[t] = False
+                    self.inst[(t, self.open[t])]["by"] = "released"
                     self.row(r, name, source=t, stype="T", sinst=self.open[t], plain=True)
                     return
                 self.activate(r, t, ts)
@@ -299,6 +319,7 @@ class Log:
             if name == "task_epilogue" and self.running == t and not self.irqs \
                     and not self.keeps_cpu(i, r.par1):
                 n = self.open[t]
+                self.flush(t, ts, merged=True)
                 self.inst[(t, n)]["preemptions"] += 1
                 self.preempted[t] = True
                 self.running = None
@@ -318,11 +339,13 @@ class Log:
                     if q:
                         self.open[t] = q.pop(0)
                         self.last[t] = self.open[t]
-                        self.from_activate[t] = False
                     else:
                         del self.open[t]
                     self.started[t] = False
                     self.preempted[t] = False
+                    self.flush(t, ts)
+                    self.waiting.pop(t, None)  # an instance's wait ends with it
+                    self.released.pop(t, None)
                     if self.running == t:
                         self.running = None
                     return
@@ -337,19 +360,40 @@ class Log:
                 self.inst[(irq, n)] = {"entity": irq, "instance": n, "activate_ts": ts,
                                        "start_ts": ts, "terminate_ts": None,
                                        "preemptions": 0}
-                if self.irqs:  # a nested interrupt preempts the one it interrupts
-                    self.inst[self.irqs[-1]]["preemptions"] += 1
+                # A nested interrupt preempts the one it interrupts, the outermost the
+                # running task.
+                if self.irqs:
+                    self.irq_victim.append((self.irqs[-1], None))
                 elif self.running is not None:
-                    self.inst[(self.running, self.open[self.running])]["preemptions"] += 1
+                    self.flush(self.running, ts)
+                    self.irq_victim.append(((self.running, self.open[self.running]),
+                                            ts > self.run_since))
+                else:
+                    self.irq_victim.append((None, None))
                 self.irqs.append((irq, n))
                 self.row(r, "activate", target=irq, ttype="I", tinst=n, implied=True)
                 self.row(r, "start", target=irq, ttype="I", tinst=n)
                 return
-            if name == "interrupt_end" and self.irqs and self.irqs[-1][0] == irq:
-                irq, n = self.irqs.pop()
-                self.inst[(irq, n)]["terminate_ts"] = ts
+            if name == "interrupt_end" and any(q == irq for q, _n in self.irqs):
+                while True:
+                    q, n = self.irqs.pop()
+                    victim, counts = self.irq_victim.pop()
+                    if victim is not None and counts is None:
+                        self.inst[victim]["preemptions"] += 1
+                    elif victim is not None:  # the task runs again from here, unless
+                        # preempted at this same instant (one ready stretch: tracedb
+                        # counts it once)
+                        self.pending[victim[0]] = (victim, ts, counts)
+                        self.run_since = ts
+                    self.inst[(q, n)]["terminate_ts"] = ts
+                    if q == irq:
+                        break
+                    self.note_diag("lost_interrupt_end")
+                    self.row(r, "terminate", target=q, ttype="I", tinst=n, implied=True)
                 self.row(r, "terminate", target=irq, ttype="I", tinst=n)
                 return
+            if name == "interrupt_end":
+                self.note_diag("lost_interrupt_start")
             self.row(r, name, source=irq, stype="I", plain=True)
             return
         if fam == 6 and r.code <= 0x56 and not r.fast and r.code in (0x16, 0x36):
@@ -400,6 +444,7 @@ class Log:
         if self.running is not None:
             p = self.running
             n = self.open[p]
+            self.flush(p, ts, merged=True)
             self.inst[(p, n)]["preemptions"] += 1
             self.preempted[p] = True
             self.row(r, "preempt", target=p, ttype="T", tinst=n, implied=True)
@@ -430,6 +475,7 @@ class Log:
             self.inst[(t, n)]["start_ts"] = ts
             self.row(r, "start", target=t, ttype="T", tinst=n)
         self.running = t
+        self.run_since = ts
         if m is not None:
             self.holder[m] = t
             self.row(r, "assigned", source=t, stype="T", sinst=n, target=m, ttype="SEM",
@@ -440,7 +486,9 @@ EVENT_COLS = ["ts", "source", "source_type", "source_instance", "target", "targe
               "target_instance", "action", "note", "value"]
 INST_COLS = ["activate_ts", "start_ts", "terminate_ts", "preemptions", "complete"]
 DIAG_KINDS = ["empty_slots", "partial_record", "unknown_code", "activate_while_active",
-              "miss_without_instance"]
+              "miss_without_instance", "lost_interrupt_end", "lost_interrupt_start",
+              "chunk_wrapped", "time_out_of_range", "cycle_rate_changed",
+              "unknown_cycle_rate", "tick_rate_ignored"]
 
 
 def oracle_rows(path, tick_rate=None):
@@ -449,6 +497,12 @@ def oracle_rows(path, tick_rate=None):
     instances = log.run()
     unknown = {r.code for r in log.recs if r.code not in NAMES}
     diag["unknown_code"] = len(unknown)
+    diag["time_out_of_range"] = 1 if log.out_of_range else 0
+    rates = [r.par2 for r in log.recs if not r.fast and (
+        r.code == 0x10 or (r.code == 0x20 and r.par2 != 0))]
+    diag["cycle_rate_changed"] = 1 if any(x != rates[0] for x in rates) else 0
+    diag["unknown_cycle_rate"] = 1 if not rates and not tick_rate else 0
+    diag["tick_rate_ignored"] = 1 if rates and tick_rate else 0
     diag.update({k: v for k, v in log.diag.items() if k in DIAG_KINDS})
     events = [dict(e, seq=i) for i, e in enumerate(log.events)]
     return {"events": events, "instances": instances,
@@ -591,7 +645,9 @@ def generate(seed):
     how to write it)."""
     rng = random.Random(seed)
     rate = rng.choice([1000, 233_000, 1_000_000, 2_400_000, 3_000_000])
-    rate_kind = rng.choice(["cycles_per_msec", "trace_start", "trace_start", "none"])
+    rate_kind = rng.choice(["cycles_per_msec", "trace_start", "trace_start", "none",
+                            "tick_rate", "changed", "zero", "fast", "given_twice"])
+    tick_rate = rate * 1000 if rate_kind in ("tick_rate", "given_twice") else None
     policy = rng.choice(["rm", "edf"])
     sched = rng.choice(["task_schedule", "task_dispatch", "mixed"])
     ntasks = rng.randint(2, 5)
@@ -609,6 +665,9 @@ def generate(seed):
     mutexes = rng.sample(range(1, 1000), 2)
     unit = max(1, rate // 100)  # cycles per step (10 us)
     tsc0 = rng.randint(10**6, 10**9)
+    late = rng.random() < 0.1
+    if late:  # times pass 2^62 - 1 ns half way
+        tsc0 = max(0, (LIMIT * rate // 10**6) - unit * 200)
     out = []
     clock = [tsc0]
 
@@ -618,9 +677,15 @@ def generate(seed):
         typ = code(name) if not name.startswith("code_") else int(name[7:], 16)
         out.append(((0x8000 if fast else 0) | typ, par1, clock[0], par2))
 
-    if rate_kind == "cycles_per_msec":
+    if rate_kind in ("cycles_per_msec", "changed", "given_twice"):
         emit("cycles_per_msec", 0, rate)
     elif rate_kind == "trace_start":
+        emit("trace_start", 0, rate)
+    elif rate_kind == "zero":  # a trace_start with no rate, then the rate
+        emit("trace_start", 0, 0)
+        emit("cycles_per_msec", 0, rate)
+    elif rate_kind == "fast":  # a stale rate is no rate: then the real one
+        emit("cycles_per_msec", 0, rng.randint(1, 2**32 - 1), fast=True)
         emit("trace_start", 0, rate)
     ids_late = rng.random() < 0.4
     if not ids_late:
@@ -636,6 +701,8 @@ def generate(seed):
     sleeping_irq = 0
     for step in range(steps):
         clock[0] = max(clock[0], tsc0 + step * unit)
+        if rate_kind == "changed" and step == 50:
+            emit("cycles_per_msec", 0, rate + 1000)  # the first still scales the log
         if ids_late and step == 5:
             for t in tasks:
                 emit("id", t["ctx"], t["pid"])
@@ -670,14 +737,26 @@ def generate(seed):
                                   "deadline": step + t["prio"], "lock_at": None, "hold": 0,
                                   "m": None})
         # an interrupt now and then
-        if rng.random() < 0.05:
+        # (none once times are past 2^62 - 1 ns: all at one instant, an interrupt there
+        # is a zero-length preemption, which tracedb's derive counts or not by order)
+        if rng.random() < 0.05 and clock[0] * 10**6 // rate < LIMIT - 10**9:
             n = rng.randint(0, 15)
             emit("interrupt_start", n)
+            aper = [t for t in tasks if not t["periodic"]]
+            if aper and rng.random() < 0.3:  # the handler activates a task
+                t = rng.choice(aper)
+                emit("task_activate", t["ctx"])
+                t["jobs"].append({"left": t["wcet"], "started": False,
+                                  "by": "task_activate", "deadline": step + t["prio"],
+                                  "lock_at": None, "hold": 0, "m": None})
             if rng.random() < 0.3:
-                n2 = rng.randint(0, 15)
+                n2 = rng.choice([x for x in range(16) if x != n])
                 emit("interrupt_start", n2)
-                emit("interrupt_end", n2)
+                if rng.random() < 0.8:
+                    emit("interrupt_end", n2)  # else its end is lost
             emit("interrupt_end", n)
+        if rng.random() < 0.005 and clock[0] * 10**6 // rate < LIMIT - 10**9:
+            emit("interrupt_end", rng.randint(0, 15))  # its start is lost
             if running is not None and rng.random() < 0.3:  # the kernel gave it back
                 emit("task_epilogue", running["ctx"])
                 emit("task_schedule", running["ctx"], running["ctx"])
@@ -690,6 +769,9 @@ def generate(seed):
         if best is None:
             running = None
             continue
+        want = best["jobs"][0].get("want")
+        if want is not None and holder.get(want) not in (None, best["ctx"]):
+            blocked[best["ctx"]] = want  # another took it first: blocked again
         exec_t = best
         if best["ctx"] in blocked:  # inheritance: the holder runs for it
             m = blocked[best["ctx"]]
@@ -704,6 +786,10 @@ def generate(seed):
             else:
                 emit("task_dispatch", exec_t["ctx"])
             running = exec_t
+        if want is not None and best is exec_t:  # scheduled with the mutex free: its
+            holder[want] = best["ctx"]  # (the reading of the README: not at the unlock)
+            best["jobs"][0]["want"] = None
+            best["jobs"][0]["hold"] = rng.randint(1, 8)
         t = exec_t
         job = t["jobs"][0]
         job["started"] = True
@@ -717,8 +803,13 @@ def generate(seed):
             emit("STI", 0)
         if rng.random() < 0.01:
             emit("code_0x%02X" % rng.choice([0x0C, 0x0D, 0x9A, 0x2F]), rng.randint(0, 5), 7)
-        if job["lock_at"] is not None and job["left"] == t["wcet"] - job["lock_at"] \
-                and job["hold"] == 0:
+        contended = job["m"] in holder and holder[job["m"]] != t["ctx"]
+        others = blocked or any(x["jobs"] and x["jobs"][0].get("want") is not None
+                                for x in tasks)
+        if job["lock_at"] is not None and job["left"] <= t["wcet"] - job["lock_at"] \
+                and job["hold"] == 0 and t is best and not (contended and others) \
+                and job.get("want") is None:
+            # (one waiter at a time, and not while running for another: no deadlock)
             m = job["m"]
             emit("mutex_lock", t["ctx"], m)
             if m in holder and holder[m] != t["ctx"]:
@@ -737,14 +828,11 @@ def generate(seed):
                 del holder[m]
                 job["hold"] = 0
                 for c, bm in list(blocked.items()):
-                    if bm == m:  # the waiter takes it when next scheduled
+                    if bm == m:  # ready again; takes it when next scheduled, if free
                         del blocked[c]
                         w = next(x for x in tasks if x["ctx"] == c)
                         w["jobs"][0]["lock_at"] = None
-                        w["jobs"][0]["hold"] = rng.randint(1, 8)
-                        holder[m] = c
-                        w["got"] = True
-                        break
+                        w["jobs"][0]["want"] = m
         if policy == "edf" and step > job["deadline"] and not job.get("missed"):
             job["missed"] = True
             emit("task_deadline_miss", t["ctx"])
@@ -763,12 +851,13 @@ def generate(seed):
             running = None
             if not t["jobs"] and rng.random() < 0.05:
                 emit("task_deadline_miss", t["ctx"])  # logged after the job ended
-    return out, "rate %s (%s), %s, %s, %d tasks, %d records" % (
-        rate, rate_kind, policy, sched, ntasks, len(out)), rng
+    return out, "rate %s (%s), %s, %s, %d tasks, %d records%s" % (
+        rate, rate_kind, policy, sched, ntasks, len(out),
+        ", past 2^62 ns" if late else ""), rng, tick_rate
 
 
 def write_generated(directory, seed):
-    recs, desc, rng = generate(seed)
+    recs, desc, rng, tick_rate = generate(seed)
     form = rng.choice(["dump", "dump", "udp"])
     data = [rec(*r) for r in recs]
     if form == "udp":
@@ -780,7 +869,7 @@ def write_generated(directory, seed):
             out += b"".join(part)
         with open(path, "wb") as f:
             f.write(out)
-        return path, desc + ", UDP"
+        return path, desc + ", UDP", tick_rate
     d = os.path.join(directory, "gen-%d" % seed)
     os.makedirs(d, exist_ok=True)
     for old in os.listdir(d):
@@ -791,14 +880,23 @@ def write_generated(directory, seed):
     wrapped = rng.random() < 0.5
     if wrapped:  # a cyclic last chunk: its slots hold the newest records first
         last = chunks[-1]
+        if len(chunks) == 1 and rng.random() < 0.5:  # the oldest ones overwritten (in a
+            # run of several chunks that would be a hole in the middle, where the states
+            # that are left are the derive stage's resynchronisation, not the importer's)
+            last = last[rng.randint(0, len(last) // 4):]
         k = rng.randint(1, len(last) - 1) if len(last) > 1 else 0
         chunks[-1] = last[k:] + last[:k]
+    cut = rng.random() < 0.15
     for i, c in enumerate(chunks):
         empty = rng.choice([0, 0, 3])
         with open(os.path.join(d, "%dtrace.dat" % i), "wb") as f:
-            f.write(b"".join(c) + b"\0" * 16 * empty)
-    return os.path.join(d, "0trace.dat"), "%s, %d chunk files%s" % (
-        desc, len(chunks), ", last wrapped" if wrapped else "")
+            tail = b"\0" * 16 * empty
+            if cut and i == len(chunks) - 1:  # the file ends inside a record
+                tail = rng.randbytes(rng.randint(1, 15))
+            f.write(b"".join(c) + tail)
+    return os.path.join(d, "0trace.dat"), "%s, %d chunk files%s%s" % (
+        desc, len(chunks), ", last wrapped" if wrapped else "",
+        ", cut" if cut else ""), tick_rate
 
 
 def main(argv):
@@ -818,8 +916,8 @@ def main(argv):
         os.makedirs(opts["--generate"], exist_ok=True)
         items = []
         for seed in range(int(a), int(b or a) + 1):
-            path, desc = write_generated(opts["--generate"], seed)
-            items.append((path, rate, "seed %d: %s" % (seed, desc)))
+            path, desc, seed_rate = write_generated(opts["--generate"], seed)
+            items.append((path, rate or seed_rate, "seed %d: %s" % (seed, desc)))
             if not opts["--tracedb"]:
                 print("%s: %s" % (path, desc))
         if not opts["--tracedb"]:
