@@ -38,9 +38,9 @@ or sent as UDP datagrams.
 
 Readings where the contract is silent, taken from tracedb (found by running it on small
 logs, not by reading its code; "open readings" in the report of the session that wrote
-this): every row's `core` is Core_0; a task record that moves no state (create, id,
-mutex_create...) has source the task (instance -1 for `id`/`task_create`, else the task's
-open instance), no target; a mutex record's source instance is the task's open instance;
+this): a task record that moves no state (create, id, mutex_create...) has source the task,
+no target; its source instance, and a mutex record's, is the task's open instance, else
+the last one it had (-1 before its first; a `task_deadline_miss` with none open: -1);
 a blocked task that gets the mutex at its schedule writes, in this order, the implied
 `preempt` of the running task, the implied `release`, its `resume`/`start` and the implied
 `assigned`; instance preemptions count ISR interruptions of a running task.
@@ -252,6 +252,7 @@ class Log:
         self.holder = {}  # mutex -> task
         self.waiting = {}  # task -> mutex it is blocked on
         self.released = {}  # task -> blocked, but released from its wait
+        self.semq = {}  # semaphore -> tasks blocked on it by `mutex_wait`, in order
         for i, r in enumerate(self.recs):
             self.record(i, r)
         for t in list(self.pending):
@@ -396,10 +397,13 @@ class Log:
                 self.note_diag("lost_interrupt_start")
             self.row(r, name, source=irq, stype="I", plain=True)
             return
+        if r.code in (0x46, 0x56) and not r.fast:
+            self.semaphore(i, r, ts)
+            return
         if fam == 6 and r.code <= 0x56 and not r.fast and r.code in (0x16, 0x36):
             t = self.task(r.par1, i)
             m = "mutex_%d" % r.par2
-            args = dict(source=t, stype="T", sinst=self.open_inst(t), target=m, ttype="SEM")
+            args = dict(source=t, stype="T", sinst=self.last_inst(t), target=m, ttype="SEM")
             if name == "mutex_lock":
                 if self.holder.get(m) not in (None, t):
                     self.row(r, "requestsemaphore", **args)
@@ -425,6 +429,44 @@ class Log:
             self.row(r, name, source=t, stype="T", sinst=sinst, plain=True)
             return
         self.row(r, name, plain=True)
+
+    def semaphore(self, i, r, ts):
+        """`mutex_wait` (sem_wait) and `mutex_post` (sem_post)."""
+        t = self.task(r.par1, i)
+        m = "mutex_%d" % r.par2
+        args = dict(source=t, stype="T", sinst=self.last_inst(t), target=m, ttype="SEM")
+        if r.name == "mutex_wait":
+            self.row(r, "requestsemaphore", **args)
+            nxt = None
+            for q in self.recs[i + 1:]:
+                if q.name == "task_epilogue" and q.par1 == r.par1:
+                    continue
+                nxt = q
+                break
+            if nxt is None or (nxt.name in ("task_dispatch", "task_schedule")
+                               and nxt.par1 != r.par1):
+                self.row(r, "waiting", implied=True, **args)
+                self.row(r, "wait", target=t, ttype="T", tinst=self.open_inst(t),
+                         implied=True)
+                self.semq.setdefault(m, []).append(t)
+                if self.running == t:
+                    self.running = None
+            else:
+                self.row(r, "assigned", implied=True, **args)
+                self.holder[m] = t
+            return
+        if self.holder.get(m) == t:
+            del self.holder[m]
+            self.row(r, "released", **args)
+        else:  # a signal
+            self.row(r, r.name, source=t, stype="T", sinst=self.last_inst(t), plain=True)
+        q = self.semq.get(m)
+        if q:
+            w = q.pop(0)
+            self.row(r, "release", target=w, ttype="T", tinst=self.open_inst(w), implied=True)
+            self.row(r, "assigned", source=w, stype="T", sinst=self.open_inst(w), target=m,
+                     ttype="SEM", implied=True)
+            self.holder[m] = w
 
     def keeps_cpu(self, i, ctx):
         """An epilogue is no preemption when the task's next scheduling record (within
@@ -661,8 +703,12 @@ def generate(seed):
                       "period": period, "wcet": rng.randint(1, max(1, period // 2)),
                       "prio": period if periodic else rng.randint(5, 60),
                       "next": rng.randint(0, 10), "jobs": [], "mutex": rng.random() < 0.6,
+                      "sem": rng.random() < 0.5,
                       "end": rng.choice(["task_end_cycle", "task_end_cycle", "task_sleep"])})
     mutexes = rng.sample(range(1, 1000), 2)
+    sem, signal_sem = rng.sample(range(1000, 2000), 2)  # semaphores (sem_wait/sem_post)
+    sem_holder = [None]
+    sem_queue = []  # tasks blocked on it, in the order they blocked
     unit = max(1, rate // 100)  # cycles per step (10 us)
     tsc0 = rng.randint(10**6, 10**9)
     late = rng.random() < 0.1
@@ -729,6 +775,8 @@ def generate(seed):
                                   "deadline": step + t["period"],
                                   "lock_at": rng.randint(0, t["wcet"] - 1)
                                   if t["mutex"] else None, "hold": 0,
+                                  "sem_at": rng.randint(0, t["wcet"] - 1)
+                                  if t["sem"] and not t["mutex"] else None, "shold": 0,
                                   "m": rng.choice(mutexes)})
             else:
                 t["next"] = step + rng.randint(2, 80)  # may come while a job is open
@@ -761,10 +809,12 @@ def generate(seed):
                 emit("task_epilogue", running["ctx"])
                 emit("task_schedule", running["ctx"], running["ctx"])
         # pick
-        ready = [t for t in tasks if t["jobs"] and t["ctx"] not in blocked]
+        ready = [t for t in tasks if t["jobs"] and t["ctx"] not in blocked
+                 and t["ctx"] not in sem_queue]
         key = (lambda t: (t["prio"], t["ctx"])) if policy == "rm" else \
             (lambda t: (t["jobs"][0]["deadline"], t["ctx"]))
-        waiting = [t for t in tasks if t["jobs"] and t["ctx"] in blocked]
+        waiting = [t for t in tasks if t["jobs"] and t["ctx"] in blocked
+                   and t["ctx"] not in sem_queue]
         best = min(ready + waiting, key=key) if ready + waiting else None
         if best is None:
             running = None
@@ -819,7 +869,46 @@ def generate(seed):
             holder[m] = t["ctx"]
             job["hold"] = rng.randint(1, 8)
             job["lock_at"] = None
+        if job.get("sem_at") is not None and job["left"] <= t["wcet"] - job["sem_at"] \
+                and t is best and not job["hold"]:
+            if sem_holder[0] is None:  # sem_wait that does not block
+                emit("mutex_wait", t["ctx"], sem)
+                emit("ipoint", rng.randint(0, 99), 0)
+                sem_holder[0] = t["ctx"]
+                job["shold"] = rng.randint(1, 6)
+                job["sem_at"] = None
+            else:
+                cand = [x for x in tasks if x["jobs"] and x is not t
+                        and x["ctx"] not in blocked and x["ctx"] not in sem_queue
+                        and x["jobs"][0].get("want") is None]
+                if cand:  # sem_wait blocks: the scheduler runs another at once
+                    emit("mutex_wait", t["ctx"], sem)
+                    if rng.random() < 0.5:
+                        emit("task_epilogue", t["ctx"])
+                    nxt = min(cand, key=key)
+                    if rng.random() < 0.5:
+                        emit("task_schedule", nxt["ctx"], nxt["ctx"])
+                    else:
+                        emit("task_dispatch", nxt["ctx"])
+                    sem_queue.append(t["ctx"])
+                    job["sem_at"] = None
+                    running = nxt
+                    continue
+        if rng.random() < 0.01 and not sem_queue:  # a signal: posted, never waited on
+            emit("mutex_post", t["ctx"], signal_sem)
         job["left"] -= 1
+        if job.get("shold"):
+            job["shold"] -= 1
+            if job["shold"] == 0 or job["left"] <= 0:
+                emit("mutex_post", t["ctx"], sem)
+                job["shold"] = 0
+                if sem_queue:  # the first blocked on it gets it, ready
+                    w = sem_queue.pop(0)
+                    sem_holder[0] = w
+                    wt = next(x for x in tasks if x["ctx"] == w)
+                    wt["jobs"][0]["shold"] = rng.randint(1, 6)
+                else:
+                    sem_holder[0] = None
         if job["hold"]:
             job["hold"] -= 1
             if job["hold"] == 0 or job["left"] <= 0:

@@ -105,6 +105,11 @@ pub(super) struct Mapper<'a> {
     tasks: HashMap<u16, Task>,
     /// `task_<pid>` names given so far (at most [`MAX_ENTITIES`]).
     task_names: HashSet<String>,
+    /// The latest instance of a task no context holds now (its context got another pid):
+    /// the kernel's pids are `proc_table` slots, reused, and a task that comes back goes on
+    /// numbering from there, so `(entity, instance)` stays a key. At most one per task
+    /// name, so bounded as the names are.
+    left_inst: HashMap<String, i64>,
     /// The last task name refused per context (beyond [`MAX_ENTITIES`]), said once.
     capped: HashMap<u16, String>,
     /// Mutexes declared so far (at most [`MAX_ENTITIES`]).
@@ -167,6 +172,7 @@ impl<'a> Mapper<'a> {
             scale: None,
             tasks: HashMap::new(),
             task_names: HashSet::new(),
+            left_inst: HashMap::new(),
             sems: HashSet::new(),
             capped: HashMap::new(),
             irq_names: HashSet::new(),
@@ -380,9 +386,13 @@ impl<'a> Mapper<'a> {
         if self.running == Some(ctx) {
             self.running = None;
         }
+        if let Some(old) = self.tasks.get(&ctx) {
+            self.left_inst.insert(old.name.clone(), old.inst);
+        }
+        let inst = self.left_inst.remove(&name).unwrap_or(-1);
         let t = Task {
             name,
-            inst: -1,
+            inst,
             state: St::Idle,
             waiting_on: None,
             holds: Vec::new(),
