@@ -316,8 +316,9 @@ fn shared_qs_captures_and_generated_streams_agree_with_the_independent_oracle() 
 /// the random logs it generates (one CPU under RM or EDF, periodic and aperiodic tasks,
 /// queued activations, epilogues, contended mutexes and semaphores, nested and lost
 /// interrupts, user events, fast-variant and unknown records, every way of giving the
-/// rate, chunk runs with a wrapped or cut last chunk, UDP captures). Seed 199 reuses a pid
-/// for a context, as the kernel reuses `proc_table` slots.
+/// rate, chunk runs with a wrapped or cut last chunk, UDP captures). Seeds 1, 4, 19... give
+/// a destroyed task's pid back to its context or to another, as the kernel reuses
+/// `proc_table` slots.
 #[test]
 fn generated_shark_logs_agree_with_the_independent_oracle() {
     if std::process::Command::new("python3").arg("--version").output().is_err() {
@@ -327,7 +328,7 @@ fn generated_shark_logs_agree_with_the_independent_oracle() {
     let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/shark_oracle.py");
     let tmp = tempfile::tempdir().unwrap();
     let mut report = String::new();
-    for seeds in ["1-24", "199-199"] {
+    for seeds in ["1-24"] {
         let out = std::process::Command::new("python3")
             .arg(&oracle)
             .arg("--tracedb")
@@ -347,7 +348,7 @@ fn generated_shark_logs_agree_with_the_independent_oracle() {
         );
         report += &text;
     }
-    assert_eq!(report.matches("; 0 differences").count(), 25, "{report}");
+    assert_eq!(report.matches("; 0 differences").count(), 24, "{report}");
     // The generated logs are what they say: a few hundred records each, some of every form.
     assert!(report.contains(", UDP") && report.contains("chunk files"), "{report}");
     assert!(report.contains("last wrapped") && report.contains(", cut"), "{report}");

@@ -214,7 +214,22 @@ class Log:
         if not m:
             return "ctx_%d" % ctx
         before = [pid for p, pid in m if p <= pos]
-        return "task_%d" % (before[-1] if before else m[0][1])
+        name = "task_%d" % (before[-1] if before else m[0][1])
+        old = self.bound.get(ctx)
+        if old != name and hasattr(self, "open"):
+            # The context holds another task from here (tracedb's reading): the task it
+            # names starts with no job open or queued, its instances numbered on.
+            self.bound[ctx] = name
+            if old is not None and self.running == old:
+                self.running = None
+            self.open.pop(name, None)
+            self.queued.pop(name, None)
+            self.started[name] = False
+            self.preempted[name] = False
+            self.waiting.pop(name, None)
+            if name in self.count:  # its latest instance: the last number given
+                self.last[name] = self.count[name] - 1
+        return name
 
     def row(self, r, action, source="Core_0", stype="C", sinst=-1, target="", ttype="",
             tinst=-1, implied=False, plain=False):
@@ -239,6 +254,7 @@ class Log:
 
     def run(self):
         self.count = {}
+        self.bound = {}  # context -> the task it holds
         self.open = {}  # task -> open instance
         self.last = {}  # task -> its last instance that was open
         self.queued = {}  # task -> [instances activated while one was open]
@@ -708,6 +724,7 @@ def generate(seed):
     mutexes = rng.sample(range(1, 1000), 2)
     sem, signal_sem = rng.sample(range(1000, 2000), 2)  # semaphores (sem_wait/sem_post)
     sem_holder = [None]
+    freed = []  # pids of destroyed tasks
     sem_queue = []  # tasks blocked on it, in the order they blocked
     unit = max(1, rate // 100)  # cycles per step (10 us)
     tsc0 = rng.randint(10**6, 10**9)
@@ -932,7 +949,16 @@ def generate(seed):
                 emit("task_epilogue", t["ctx"])  # leaving by itself: no preemption
             if not t["periodic"] and rng.random() < 0.15:
                 emit("task_end", t["ctx"], t["pid"])  # destroyed; the context is reused
-                t["pid"] = rng.randint(400, 800)
+                # with a pid no live task has: a freed one (the kernel's pids are
+                # proc_table slots: this context's own, or one another context freed)
+                # or a new one
+                freed.append(t["pid"])
+                live = {x["pid"] for x in tasks}
+                if rng.random() < 0.5:
+                    t["pid"] = freed.pop(rng.randrange(len(freed)))
+                else:
+                    t["pid"] = rng.choice([p for p in range(400, 800) if p not in live
+                                           and p not in freed])
                 emit("task_create", t["ctx"], t["pid"])
             else:
                 emit(t["end"] if t["periodic"] else "task_end_cycle", t["ctx"], 1)

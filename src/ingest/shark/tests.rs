@@ -770,6 +770,23 @@ fn a_pid_that_comes_back_continues_its_tasks_instances() {
             "10 Core_0#-1 T:task_42#1 start",
         ]
     );
+    // A pid one context freed, created again in another.
+    let mut b = rec(0x02, 5, 1, 42);
+    b.extend(rec(0x12, 5, 2, 0));
+    b.extend(rec(0x42, 5, 3, 42));
+    b.extend(rec(0x02, 6, 4, 42));
+    b.extend(rec(0x12, 6, 5, 0));
+    let o = ingest_ns(&b);
+    assert_eq!(
+        heads(&o),
+        [
+            "1 task_42#-1 - task_create",
+            "2 Core_0#-1 T:task_42#0 activate",
+            "3 Core_0#-1 T:task_42#0 terminate",
+            "4 task_42#0 - task_create",
+            "5 Core_0#-1 T:task_42#1 activate",
+        ]
+    );
 }
 
 /// Ingests `recs` written to a file (so the pre-pass can read it again), sorting `cap`
