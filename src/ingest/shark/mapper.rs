@@ -105,6 +105,14 @@ pub(super) struct Mapper<'a> {
     tasks: HashMap<u16, Task>,
     /// `task_<pid>` names given so far (at most [`MAX_ENTITIES`]).
     task_names: HashSet<String>,
+    /// The latest instance of a task no context holds now (its context got another pid):
+    /// the kernel's pids are `proc_table` slots, reused, and a task that comes back goes on
+    /// numbering from there, so `(entity, instance)` stays a key. At most one per task
+    /// name, so bounded as the names are.
+    left_inst: HashMap<String, i64>,
+    /// The context that took each task name last: a pid freed by one context may be
+    /// created again in another, and its instances go on from the first's.
+    name_ctx: HashMap<String, u16>,
     /// The last task name refused per context (beyond [`MAX_ENTITIES`]), said once.
     capped: HashMap<u16, String>,
     /// Mutexes declared so far (at most [`MAX_ENTITIES`]).
@@ -167,6 +175,8 @@ impl<'a> Mapper<'a> {
             scale: None,
             tasks: HashMap::new(),
             task_names: HashSet::new(),
+            left_inst: HashMap::new(),
+            name_ctx: HashMap::new(),
             sems: HashSet::new(),
             capped: HashMap::new(),
             irq_names: HashSet::new(),
@@ -380,9 +390,19 @@ impl<'a> Mapper<'a> {
         if self.running == Some(ctx) {
             self.running = None;
         }
+        if let Some(old) = self.tasks.get(&ctx) {
+            // Its queued activations have their numbers already.
+            self.left_inst.insert(old.name.clone(), old.inst + old.queued);
+        }
+        let mut inst = self.left_inst.remove(&name).unwrap_or(-1);
+        if let Some(other) = self.name_ctx.insert(name.clone(), ctx).filter(|c| *c != ctx) {
+            if let Some(t) = self.tasks.get(&other).filter(|t| t.name == name) {
+                inst = inst.max(t.inst + t.queued);
+            }
+        }
         let t = Task {
             name,
-            inst: -1,
+            inst,
             state: St::Idle,
             waiting_on: None,
             holds: Vec::new(),

@@ -738,6 +738,57 @@ fn ids_name_tasks_also_for_records_before_them() {
     );
 }
 
+/// S.Ha.R.K.'s pids are `proc_table` slots, reused once a task is destroyed: a context
+/// that gets its old pid back (pid 42, then 43, then 42 again) is task_42 again, whose
+/// instances go on from the last one (found by tests/oracle/shark_oracle.py: they started
+/// over at 0, two `instances` rows then shared task_42 and an instance number).
+#[test]
+fn a_pid_that_comes_back_continues_its_tasks_instances() {
+    let mut b = rec(0x02, 5, 1, 42);
+    b.extend(rec(0x12, 5, 2, 0));
+    b.extend(rec(0x22, 5, 3, 0));
+    b.extend(rec(0x42, 5, 4, 42)); // task_end: destroyed
+    b.extend(rec(0x02, 5, 5, 43));
+    b.extend(rec(0x12, 5, 6, 0));
+    b.extend(rec(0x42, 5, 7, 43));
+    b.extend(rec(0x02, 5, 8, 42)); // the slot comes back to pid 42
+    b.extend(rec(0x12, 5, 9, 0));
+    b.extend(rec(0x22, 5, 10, 0));
+    let o = ingest_ns(&b);
+    assert_eq!(
+        heads(&o),
+        [
+            "1 task_42#-1 - task_create",
+            "2 Core_0#-1 T:task_42#0 activate",
+            "3 Core_0#-1 T:task_42#0 start",
+            "4 Core_0#-1 T:task_42#0 terminate",
+            "5 task_43#-1 - task_create",
+            "6 Core_0#-1 T:task_43#0 activate",
+            "7 Core_0#-1 T:task_43#0 terminate",
+            "8 task_42#0 - task_create",
+            "9 Core_0#-1 T:task_42#1 activate",
+            "10 Core_0#-1 T:task_42#1 start",
+        ]
+    );
+    // A pid one context freed, created again in another.
+    let mut b = rec(0x02, 5, 1, 42);
+    b.extend(rec(0x12, 5, 2, 0));
+    b.extend(rec(0x42, 5, 3, 42));
+    b.extend(rec(0x02, 6, 4, 42));
+    b.extend(rec(0x12, 6, 5, 0));
+    let o = ingest_ns(&b);
+    assert_eq!(
+        heads(&o),
+        [
+            "1 task_42#-1 - task_create",
+            "2 Core_0#-1 T:task_42#0 activate",
+            "3 Core_0#-1 T:task_42#0 terminate",
+            "4 task_42#0 - task_create",
+            "5 Core_0#-1 T:task_42#1 activate",
+        ]
+    );
+}
+
 /// Ingests `recs` written to a file (so the pre-pass can read it again), sorting `cap`
 /// records together.
 fn ingest_windows(recs: &[Vec<u8>], cap: usize) -> Out {
