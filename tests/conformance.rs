@@ -37,6 +37,26 @@ fn expected(path: &Path) -> (u64, Option<i64>) {
     (n, first)
 }
 
+/// Whether python3 runs; says the test is skipped when it does not (`script` needs it).
+fn python3(script: &str) -> bool {
+    let ok = std::process::Command::new("python3").arg("--version").output().is_ok();
+    if !ok {
+        eprintln!("skipped: python3 is not installed (tests/oracle/{script} needs it)");
+    }
+    ok
+}
+
+/// An oracle's report (its standard output), which must say it agreed with tracedb.
+fn agreed(out: &std::process::Output) -> String {
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "tracedb and the oracle disagree:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    report
+}
+
 #[test]
 fn shared_btf_captures_ingest_with_all_events_in_ns() {
     let Some(root) = util::shared_datasets() else { return };
@@ -119,8 +139,7 @@ fn freertos_captures_have_running_intervals_but_no_complete_instances() {
 #[test]
 fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed (tests/oracle/btf_oracle.py needs it)");
+    if !python3("btf_oracle.py") {
         return;
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -147,12 +166,7 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
         .env_remove("TRACEDB_ARCHIVE")
         .output()
         .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "tracedb and the oracle disagree:\n{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = agreed(&out);
     assert_eq!(report.matches("; 0 differences").count(), files.len(), "{report}");
     assert!(
         report.contains(
@@ -175,8 +189,7 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
 #[test]
 fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed (tests/oracle/ovni_oracle.py needs it)");
+    if !python3("ovni_oracle.py") {
         return;
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -219,12 +232,7 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
         .env_remove("TRACEDB_ARCHIVE")
         .output()
         .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "tracedb and the oracle disagree:\n{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = agreed(&out);
     assert_eq!(report.matches("; 0 differences").count(), traces.len(), "{report}");
     // Not vacuous: the samples' channels and tasks, and every generated trace's rows.
     for line in [
@@ -256,8 +264,7 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
 #[test]
 fn shared_qs_captures_and_generated_streams_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed (tests/oracle/qs_oracle.py needs it)");
+    if !python3("qs_oracle.py") {
         return;
     }
     let qs = root.join("qs");
@@ -276,13 +283,7 @@ fn shared_qs_captures_and_generated_streams_agree_with_the_independent_oracle() 
             .env("ORACLE_SHOW", "40")
             .output()
             .unwrap();
-        let report = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "tracedb and the oracle disagree:\n{report}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        report
+        agreed(&out)
     };
     let os = |p: &Path| p.as_os_str().to_owned();
     let report = [
@@ -319,8 +320,7 @@ fn shared_qs_captures_and_generated_streams_agree_with_the_independent_oracle() 
 /// deltas and timestamp messages; rows in time order and core by core; `,` `;` and tab).
 #[test]
 fn generated_hardware_exports_agree_with_the_independent_oracle() {
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed (tests/oracle/hw_oracle.py needs it)");
+    if !python3("hw_oracle.py") {
         return;
     }
     let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/hw_oracle.py");
@@ -334,12 +334,7 @@ fn generated_hardware_exports_agree_with_the_independent_oracle() {
         .env_remove("TRACEDB_ARCHIVE")
         .output()
         .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "tracedb and the oracle disagree:\n{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = agreed(&out);
     assert_eq!(report.matches("; 0 differences").count(), 20, "{report}");
     // Not vacuous: every export gives system events and running intervals.
     for line in report.lines().filter(|l| l.contains("/gen-")) {
@@ -364,8 +359,7 @@ fn generated_hardware_exports_agree_with_the_independent_oracle() {
 #[test]
 fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed (tests/oracle/prv_oracle.py needs it)");
+    if !python3("prv_oracle.py") {
         return;
     }
     let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/prv_oracle.py");
@@ -393,13 +387,7 @@ fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() 
             .env("ORACLE_SHOW", "40")
             .output()
             .unwrap();
-        let report = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "tracedb and the oracle disagree:\n{report}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        report
+        agreed(&out)
     };
     let mut args: Vec<&std::ffi::OsStr> = samples.iter().map(|p| p.as_os_str()).collect();
     let report = run(&args);
@@ -439,8 +427,7 @@ fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() 
 /// `proc_table` slots.
 #[test]
 fn generated_shark_logs_agree_with_the_independent_oracle() {
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed (tests/oracle/shark_oracle.py needs it)");
+    if !python3("shark_oracle.py") {
         return;
     }
     let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/shark_oracle.py");
@@ -456,12 +443,7 @@ fn generated_shark_logs_agree_with_the_independent_oracle() {
         .env("ORACLE_SHOW", "40")
         .output()
         .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "tracedb and the oracle disagree:\n{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = agreed(&out);
     assert_eq!(report.matches("; 0 differences").count(), 24, "{report}");
     // The generated logs are what they say: a few hundred records each, some of every form.
     assert!(report.contains(", UDP") && report.contains("chunk files"), "{report}");
