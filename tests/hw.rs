@@ -236,6 +236,18 @@ fn a_csv_that_is_not_an_export_needs_format_hw_and_a_bad_mapping_is_refused() {
     let out = run(d, &["ingest", "--archive", "db", "t.csv"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("t.csv: line 1: unrecognised format"), "{err}");
+    // An S32DS export whose header row is damaged has seven fields after a number on every
+    // row, as BTF lines have: it is still no known format (it was read as BTF, every line
+    // a malformed_line).
+    std::fs::write(
+        d.join("damaged.csv"),
+        "Indx,Sorce,Type,Address,Destination,Timestamp,Data\n0,Core0,Data,0x20000000,,0,1\n\
+         1,Core0,Branch,0x1010,0x2000,50,\n2,Core0,Data,0x20000004,,100,3\n",
+    )
+    .unwrap();
+    let out = run(d, &["ingest", "--archive", "db", "damaged.csv"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("damaged.csv: line 1: unrecognised format"), "{err}");
     ok(d, &["ingest", "--archive", "db", "--format", "hw", "t.csv"]);
     assert_eq!(
         csv(d, "db", "SELECT ts, action, note FROM events ORDER BY seq"),

@@ -46,7 +46,7 @@ const KNOWN_KEYS: &[&str] = &[
 ];
 
 /// True when `prefix` looks like BTF: a known `#key` header line, or data lines most of
-/// which have at least 7 comma-separated fields and an integer time. Up to
+/// which have at least 7 comma-separated fields, an integer time, a target and an action. Up to
 /// [`SNIFF_DATA_LINES`] data lines are looked at, so that one malformed line at the top
 /// (a diagnostic like any other) does not make the whole file unrecognised. A NUL byte
 /// (binary data) leaves only the header to go by: one stray NUL in a BTF file is a
@@ -75,9 +75,14 @@ pub fn sniff(prefix: &[u8]) -> bool {
             }
             continue;
         }
-        let fields: Vec<&str> = line.splitn(8, ',').collect();
-        if fields.len() >= 7 && parse_int(fields.first().unwrap_or(&"").trim()).is_some() {
-            good += 1;
+        // Good: what the reader keeps (an integer time, a target and an action), not only
+        // seven fields after a number (a hardware-trace export whose header row is damaged
+        // has those, with its Destination or Data column empty on most rows).
+        let fields: Vec<&str> = line.splitn(8, ',').map(str::trim).collect();
+        if let [time, _, _, _, target, _, action, ..] = fields.as_slice() {
+            if parse_int(time).is_some() && !target.is_empty() && !action.is_empty() {
+                good += 1;
+            }
         }
         seen += 1;
         if seen == SNIFF_DATA_LINES {
@@ -787,6 +792,14 @@ mod tests {
         assert!(sniff(b"0,STI,0,T,A\n0,STI,0,T,A,0,activate\n1,Core_0,0,T,A,0,start\n"));
         assert!(!sniff(b"a,b\nc,d\n0,STI,0,T,A,0,activate\n"));
         assert!(!sniff(b"0,STI,0,T,A\n"));
+        // A hardware-trace export whose header row is damaged: seven fields after a number,
+        // but what a BTF line needs (target, action) empty on most rows.
+        let export = b"Indx,Sorce,Type,Address,Destination,Timestamp,Data\n\
+            0,Core0,Data,0x20000000,,0,1\n1,Core1,Data,0x20000004,,50,3\n\
+            2,Core0,Branch,0x1010,0x2000,100,\n3,Core1,Branch,0x1020,0x2100,150,\n";
+        assert!(!sniff(export));
+        // The same rows with a target and an action are BTF-shaped, whatever they mean.
+        assert!(sniff(b"0,Core0,Data,0x20000000,X,0,1\n1,Core1,Data,0x20000004,X,50,3\n"));
     }
 
     #[test]
