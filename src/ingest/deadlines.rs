@@ -6,7 +6,7 @@
 //! silently ignored deadline would hide misses. So is one pattern given two different
 //! deadlines (which one applies would be a guess); given twice with the same deadline, it
 //! is kept once.
-use crate::model::time::parse_duration_ns;
+use crate::model::time::{duration_overflows, parse_duration_ns};
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -43,14 +43,12 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<(String, i64)>> {
             return Err(Error::input(path, pos(), "empty entity name"));
         }
         let ns = parse_duration_ns(deadline).filter(|v| *v > 0).ok_or_else(|| {
-            Error::input(
-                path,
-                pos(),
-                format!(
-                    "deadline '{}' is not a positive duration such as 10ms, 250us, 2s",
-                    deadline.trim()
-                ),
-            )
+            let why = if duration_overflows(deadline) {
+                "is too long: at most 9223372036854775807 ns (about 292 years)"
+            } else {
+                "is not a positive duration such as 10ms, 250us, 2s"
+            };
+            Error::input(path, pos(), format!("deadline '{}' {why}", deadline.trim()))
         })?;
         match seen.get(entity) {
             Some(&(_, earlier)) if earlier == ns => continue,
@@ -101,6 +99,13 @@ mod tests {
             "d.csv: line 2: deadline 'soon' is not a positive duration such as 10ms, 250us, 2s"
         );
         assert!(parse("just a name\n", "d.csv").is_err());
+        // A deadline past 64 bits of ns is too long, not unreadable.
+        let e = parse("A,10000000000s\n", "d.csv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.csv: line 1: deadline '10000000000s' is too long: at most 9223372036854775807 ns \
+             (about 292 years)"
+        );
         // A header is a first line only: later, "entity" is a task's name like any other.
         let d = parse("# from a spreadsheet\nEntity, Deadline\nA,1ms\n", "d.csv").unwrap();
         assert_eq!(d, [("A".to_string(), 1_000_000)]);

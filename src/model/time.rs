@@ -67,20 +67,7 @@ pub const MAX_ABS_NS: i64 = 1 << 62;
 /// Parses a duration with a unit suffix (`10ms`, `250us`, `2s`, `15ns`, `1.5ms`) to ns.
 /// A bare number is taken as ns.
 pub fn parse_duration_ns(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'));
-    let (num, unit) = match split {
-        Some(i) => s.split_at(i),
-        None => (s, "ns"),
-    };
-    let factor: f64 = match TimeUnit::parse(unit)? {
-        TimeUnit::Ps => 1e-3,
-        TimeUnit::Ns => 1.0,
-        TimeUnit::Us => 1e3,
-        TimeUnit::Ms => 1e6,
-        TimeUnit::S => 1e9,
-        TimeUnit::Tick => return None,
-    };
+    let (num, factor) = split_duration(s)?;
     if let Ok(i) = num.parse::<i64>() {
         if factor >= 1.0 {
             #[allow(clippy::cast_possible_truncation)]
@@ -95,6 +82,34 @@ pub fn parse_duration_ns(s: &str) -> Option<i64> {
     } else {
         None
     }
+}
+
+/// True when `s` is a duration [`parse_duration_ns`] reads but whose magnitude does not fit
+/// in 64 bits of ns (`10000000000s`): too long, not unreadable.
+pub fn duration_overflows(s: &str) -> bool {
+    parse_duration_ns(s).is_none()
+        && split_duration(s)
+            .and_then(|(num, factor)| num.parse::<f64>().ok().map(|v| v * factor))
+            .is_some_and(|ns| ns.abs() >= 9.2e18)
+}
+
+/// The number and the factor to ns of its unit suffix (a bare number is ns).
+fn split_duration(s: &str) -> Option<(&str, f64)> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'));
+    let (num, unit) = match split {
+        Some(i) => s.split_at(i),
+        None => (s, "ns"),
+    };
+    let factor: f64 = match TimeUnit::parse(unit)? {
+        TimeUnit::Ps => 1e-3,
+        TimeUnit::Ns => 1.0,
+        TimeUnit::Us => 1e3,
+        TimeUnit::Ms => 1e6,
+        TimeUnit::S => 1e9,
+        TimeUnit::Tick => return None,
+    };
+    Some((num, factor))
 }
 
 #[cfg(test)]
@@ -125,5 +140,10 @@ mod tests {
         assert_eq!(parse_duration_ns("250 us"), Some(250_000));
         assert_eq!(parse_duration_ns("42"), Some(42));
         assert_eq!(parse_duration_ns("3parsecs"), None);
+        assert_eq!(parse_duration_ns("10000000000s"), None);
+        assert!(duration_overflows("10000000000s"));
+        assert!(duration_overflows("-100000000000s") && duration_overflows("99999999999999999999"));
+        assert!(!duration_overflows("9s") && !duration_overflows("soon"));
+        assert!(!duration_overflows("3parsecs") && !duration_overflows("inf"));
     }
 }
