@@ -423,6 +423,23 @@ fn parse_header(line: &str, path: &str, pos: Pos) -> Result<HeaderParts> {
             ),
         ));
     }
+    // `<nodes>(<cpus>,...)` lists the CPU count of each node: a node count that is not the
+    // length of the list (paraver-kernel reads that many counts) is a damaged header.
+    if let (Some(_), Some((nodes, list))) = (cpus, resources.split_once('(')) {
+        let listed = list.split(',').count();
+        if nodes.trim().parse::<u64>().ok() != u64::try_from(listed).ok() {
+            problems.push((
+                Severity::Warning,
+                "bad_header",
+                format!(
+                    "the resource model '{}' gives {} nodes but lists the CPUs of {listed}: \
+                     the {listed} listed are the model",
+                    clip(&resources),
+                    clip(nodes.trim())
+                ),
+            ));
+        }
+    }
     let n_appl: usize = fields
         .get(2)
         .and_then(|f| f.trim().parse().ok())
@@ -1661,6 +1678,20 @@ mod tests {
         let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
         assert_eq!((h.cpus, h.end), (None, 100));
         assert!(problems[0].2.contains("resource model"), "{problems:?}");
+        // A node count that is not the length of the node list: the list is the model.
+        for (line, cpus) in [
+            ("#Paraver (d):100_ns:18446744073709551615(4):1:1(1:1)", 4),
+            ("#Paraver (d):100_ns:1(4,4):1:1(1:1)", 8),
+            ("#Paraver (d):100_ns:3(4,4):1:1(1:1)", 8),
+        ] {
+            let (h, problems, _) = parse_header(line, "t", Pos::Line(1)).unwrap();
+            assert_eq!(h.cpus, Some(cpus), "{line}");
+            assert_eq!(problems.len(), 1, "{line}: {problems:?}");
+            assert!(problems[0].2.contains("nodes but lists the CPUs of"), "{problems:?}");
+        }
+        let (_, problems, _) =
+            parse_header("#Paraver (d):100_ns:2(4,4):1:1(1:1)", "t", Pos::Line(1)).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         // No resource model at all is no problem: `0`, or Extrae's `0()` (mpi2prv writes
         // `<nodes>(` and then the CPUs of each node, none when it knows of no node), which
         // paraver-kernel also reads as no model (a node count of 0).
