@@ -907,6 +907,41 @@ fn jitter_pairs_each_instance_with_the_next_one() {
          start_to_start_min,start_to_start_avg,start_to_start_max\n2,17,17,3,5,7.5,10\n"
     );
 
+    // Instances 1 and 3 share the first activation instant; instance 2 has no activate. The
+    // first instance activated is 1, the lower number (not whichever row the engine met
+    // first), so instance 2 is not numbered below it and goes by its start (5), first. In
+    // both files, whichever of 1 and 3 ends first.
+    for (name, tail) in [
+        ("m1", "30,Core_0,0,T,TE,3,start\n35,Core_0,0,T,TE,3,terminate\n\
+                40,Core_0,0,T,TE,1,start\n45,Core_0,0,T,TE,1,terminate\n"),
+        ("m3", "30,Core_0,0,T,TE,1,start\n35,Core_0,0,T,TE,1,terminate\n\
+                40,Core_0,0,T,TE,3,start\n45,Core_0,0,T,TE,3,terminate\n"),
+    ] {
+        let head = "5,Core_0,0,T,TE,2,start\n8,Core_0,0,T,TE,2,terminate\n\
+                    10,STI,0,T,TE,3,activate\n10,STI,0,T,TE,1,activate\n";
+        std::fs::write(tmp.path().join(format!("{name}.btf")), format!("{head}{tail}")).unwrap();
+        ok(tmp.path(), &["ingest", "--archive", name, &format!("{name}.btf")]);
+        // Order 2 (start 5), 1, 3 (activated at 10): one activate distance, 0; starts
+        // 5, then 1's and 3's.
+        let (s1, s3) = if name == "m1" { (40, 30) } else { (30, 40) };
+        let (d1, d2) = (s1 - 5, s3 - s1);
+        assert_eq!(
+            util::csv(
+                tmp.path(),
+                name,
+                "SELECT activations, activate_to_activate_min, activate_to_activate_max, \
+                 starts, start_to_start_min, start_to_start_max FROM activation_jitter"
+            ),
+            format!(
+                "activations,activate_to_activate_min,activate_to_activate_max,starts,\
+                 start_to_start_min,start_to_start_max\n2,0,0,3,{},{}\n",
+                d1.min(d2),
+                d1.max(d2)
+            ),
+            "{name}"
+        );
+    }
+
     // TC shows neither an activate nor a start (it was running when the capture began, as
     // with the FreeRTOS trace logger): it has its row, with no distances.
     std::fs::write(
