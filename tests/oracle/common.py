@@ -10,6 +10,7 @@ line and its first differences (`summary`, `refused`), and the command line (`op
 
 An oracle imports it from its own directory whatever the working directory is:
 
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import common
 """
