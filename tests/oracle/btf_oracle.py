@@ -111,18 +111,18 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
   choice).
 """
 import bisect
-import csv
 import fnmatch
 import gzip
 import io
-import json
 import math
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from fractions import Fraction
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (the oracles' shared plumbing, beside this file)
 
 SCALE = {"ps": 0.001, "ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
 CORE_NAME = re.compile(r"(^|[^a-z])(core|cpu)([^a-z]|$)", re.IGNORECASE)  # Core_0, ECU_CPU1
@@ -1020,18 +1020,6 @@ def cpu_load(intervals, cores, span, window):
 
 # ----------------------------------------------------------------------------- comparison
 
-def norm(value):
-    if value is None or value == "":
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    try:  # a number, however it is printed (0, 0.0, 1e3)
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return str(int(number)) if number.is_integer() else repr(number)
-
-
 # name -> (columns compared, key columns, columns ordering rows of one key, tracedb's SQL)
 TABLES = {
     "instances": (INSTANCE_COLUMNS[3:], INSTANCE_COLUMNS[:3],
@@ -1044,64 +1032,17 @@ TABLES = {
 }
 
 
-def tracedb_rows(tracedb, traces, workdir):
+def tracedb_rows(tracedb, traces):
     """tracedb's tables and analyses of each trace: {path: {name: [row]}}."""
-    archive = os.path.join(workdir, "a.tdb")
-    done = subprocess.run([tracedb, "ingest", "--archive", archive, "--format", "btf"] + traces,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit("tracedb ingest failed:\n" + done.stderr)
-
-    def rows(args):
-        text = subprocess.run([tracedb] + args + ["--archive", archive, "--format", "csv"],
-                              check=True, capture_output=True, text=True).stdout
-        return list(csv.DictReader(io.StringIO(text)))
-
-    ids = {}
-    for r in rows(["sql", "-c", "SELECT capture_id, source_files FROM captures"]):
-        for f in json.loads(r["source_files"]):
-            ids[r["capture_id"]] = os.path.realpath(f)
-    out = {os.path.realpath(t): {name: [] for name in list(TABLES) + list(ANALYSES)}
-           for t in traces}
-    for name, (cols, key, _order, sql) in TABLES.items():
-        for r in rows(["sql", "-c", "SELECT capture_id, %s FROM %s" % (
-                ", ".join(key + cols), sql)]):
-            out[ids[r["capture_id"]]][name].append(r)
-    for name, (_cols, _key, args) in ANALYSES.items():
-        for r in rows(["query", name.split()[0]] + args):
-            out[ids[r["capture_id"]]][name].append(r)
-    return out
-
-
-def keyed(rows, key_cols, order_cols):
-    """Group rows by key; rows sharing a key are told apart by their order."""
-    groups = {}
-    for r in rows:
-        groups.setdefault(tuple(norm(r[c]) for c in key_cols), []).append(r)
-    out = {}
-    for key, group in groups.items():
-        group.sort(key=lambda r: tuple(int(norm(r[c]) or -1) for c in order_cols))
-        for n, r in enumerate(group):
-            out[key + (n,)] = r
-    return out
-
-
-def compare(name, ours, theirs, cols, key_cols, order_cols, report):
-    a, b = keyed(ours, key_cols, order_cols), keyed(theirs, key_cols, order_cols)
-    diffs = {}
-    for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b:
-            field = "missing in oracle" if key not in a else "missing in tracedb"
-            diffs[field] = diffs.get(field, 0) + 1
-            report.append("%s %s: %s" % (name, key, field))
-            continue
-        for c in cols:
-            x, y = norm(a[key][c]), norm(b[key][c])
-            if x != y:
-                diffs[c] = diffs.get(c, 0) + 1
-                report.append("%s %s: %s oracle=%s tracedb=%s" % (name, key, c, x or "NULL",
-                                                                   y or "NULL"))
-    return diffs
+    with common.Archive(tracedb) as db:
+        err = db.ingest(["--format", "btf"] + traces)
+        if err is not None:
+            sys.exit("tracedb ingest failed:\n" + err)
+        queries = {name: "SELECT capture_id, %s FROM %s" % (", ".join(key + cols), sql)
+                   for name, (cols, key, _order, sql) in TABLES.items()}
+        queries.update((name, ["query", name.split()[0]] + args)
+                       for name, (_cols, _key, args) in ANALYSES.items())
+        return db.tables(traces, queries)
 
 
 def main(argv):
@@ -1113,36 +1054,29 @@ def main(argv):
     if len(argv) >= 2 and argv[0] == "--tracedb":
         tracedb, traces = argv[1], [os.path.abspath(t) for t in argv[2:]]
         total = 0
-        with tempfile.TemporaryDirectory() as tmp:
-            all_theirs = tracedb_rows(tracedb, traces, tmp)
+        all_theirs = tracedb_rows(tracedb, traces)
         for trace in traces:
-            ours, theirs = derive(trace), all_theirs[os.path.realpath(trace)]
+            ours, theirs = derive(trace), all_theirs[trace]
             report, counts, found = [], [], {}
+            # rows sharing a key are told apart by their order: a table's by the integer
+            # columns `order`, an analysis's as the query gives them
             for name, (cols, key, order, _sql) in TABLES.items():
-                found[name] = compare(name, ours[name], theirs[name], cols, key, order, report)
+                found[name] = common.compare(name, ours[name], theirs[name], key, cols, report,
+                                             order=order)
                 counts.append("%d %s" % (len(ours[name]), name))
             for name, (cols, key, _args) in ANALYSES.items():
-                found[name] = compare(name, ours[name], theirs[name], cols, key, (), report)
+                found[name] = common.compare(name, ours[name], theirs[name], key, cols, report,
+                                             order=())
                 counts.append("%d %s" % (len(ours[name]), name))
-            n = sum(sum(d.values()) for d in found.values())
-            total += n
-            print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
-                                                 {k: v for k, v in found.items() if v} or ""))
-            for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-                print("  " + line)
+            total += common.summary(trace, counts, found, report)
         return 1 if total else 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
     ours = derive(argv[0])
-    w = csv.writer(sys.stdout)
-    for name, (cols, key, _order, _sql) in TABLES.items():
-        w.writerow(["# " + name])
-        w.writerow(key + cols)
-        for r in ours[name]:
-            w.writerow([norm(r[c]) for c in key + cols])
+    common.write_tables((n, k + c, ours[n]) for n, (c, k, _o, _s) in TABLES.items())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    common.run(main)

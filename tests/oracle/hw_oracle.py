@@ -50,14 +50,15 @@ Not compared: the record rows (target NULL), `instances`, diagnostics.
 """
 import csv
 import fnmatch
-import io
 import json
 import os
 import random
 import struct
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (the oracles' shared plumbing, beside this file)
 from fractions import Fraction
 
 # ------------------------------------------------------------------------------------
@@ -508,93 +509,22 @@ TABLES = {
 # Comparing
 
 
-def norm(v):
-    v = "" if v is None else str(v)
-    if v in ("true", "false", "True", "False"):
-        return v.lower()
-    try:
-        f = float(v)
-        if f.is_integer():
-            return str(int(f))
-    except ValueError:
-        pass
-    return v
-
-
-def tracedb_rows(tracedb, items, workdir):
-    archive = os.path.join(workdir, "a.tdb")
-    out = {}
-    for export, mapping, elf in items:
-        done = subprocess.run([tracedb, "ingest", "--archive", archive, "--hw-map", mapping,
-                               "--hw-elf", elf, export], capture_output=True, text=True)
-        out[export] = ({n: [] for n in TABLES}, None) if done.returncode == 0 else \
-            (None, done.stderr.strip())
-
-    def rows(sql):
-        text = subprocess.run([tracedb, "sql", "--archive", archive, "-c", sql, "--format",
-                               "csv"], check=True, capture_output=True, text=True).stdout
-        return list(csv.DictReader(io.StringIO(text)))
-
-    if not any(t for t, _ in out.values()):
-        return out
-    ids = {}
-    for r in rows("SELECT capture_id, source_files FROM captures"):
-        ids[r["capture_id"]] = os.path.realpath(json.loads(r["source_files"])[0])
-    by_path = {os.path.realpath(t): t for t in out}
-    for name, (_k, _c, sql) in TABLES.items():
-        for r in rows(sql):
-            out[by_path[ids[r["capture_id"]]]][0][name].append(r)
-    return out
-
-
-def keyed(rows, key_cols, cols):
-    out = {}
-    for r in sorted(rows, key=lambda r: [norm(r[c]) for c in key_cols + cols]):
-        k = tuple(norm(r[c]) for c in key_cols)
-        n = 0
-        while k + (n,) in out:
-            n += 1
-        out[k + (n,)] = r
-    return out
-
-
-def compare(name, ours, theirs, key_cols, cols, report):
-    a, b = keyed(ours, key_cols, cols), keyed(theirs, key_cols, cols)
-    diffs = 0
-    for key in sorted(set(a) | set(b), key=lambda k: [str(x).zfill(20) for x in k]):
-        if key not in a or key not in b:
-            diffs += 1
-            report.append("%s %s: %s" % (name, key, "missing in oracle" if key not in a
-                                         else "missing in tracedb"))
-            continue
-        for c in cols:
-            x, y = norm(a[key][c]), norm(b[key][c])
-            if x != y:
-                diffs += 1
-                report.append("%s %s: %s oracle=%s tracedb=%s" % (name, key, c, x or "NULL",
-                                                                   y or "NULL"))
-    return diffs
-
-
 def check(tracedb, items):
-    with tempfile.TemporaryDirectory() as tmp:
-        theirs_all = tracedb_rows(tracedb, items, tmp)
+    theirs_all = common.ingest_each(
+        tracedb, [(export, ["--hw-map", mapping, "--hw-elf", elf, export])
+                  for export, mapping, elf in items],
+        {n: sql for n, (_k, _c, sql) in TABLES.items()})
     total = 0
     for export, mapping, elf in items:
         ours = oracle_rows(export, mapping, elf)
         theirs, err = theirs_all[export]
         if theirs is None:
-            print("%s: tracedb refused it: %s; 1 differences" % (export, err))
-            total += 1
+            total += common.refused(export, err)
             continue
-        report, counts, n = [], [], 0
-        for name, (key, cols, _sql) in TABLES.items():
-            n += compare(name, ours[name], theirs[name], key, cols, report)
-            counts.append("%d %s" % (len(ours[name]), name))
-        total += n
-        print("%s: %s; %d differences" % (export, ", ".join(counts), n))
-        for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-            print("  " + line)
+        report = []
+        found, counts = common.compare_tables(
+            ours, theirs, [(n, k, c) for n, (k, c, _s) in TABLES.items()], report)
+        total += common.summary(export, counts, found, report)
     return total
 
 
@@ -821,21 +751,11 @@ def write_generated(directory, seed):
 
 
 def main(argv):
-    args = {"--tracedb": None, "--mapping": None, "--elf": None, "--generate": None,
-            "--seeds": None}
-    files = []
-    i = 0
-    while i < len(argv):
-        if argv[i] in args:
-            args[argv[i]] = argv[i + 1]
-            i += 2
-        else:
-            files.append(argv[i])
-            i += 1
+    args, files = common.options(argv, ["--tracedb", "--mapping", "--elf", "--generate",
+                                        "--seeds"])
     items = []
     if args["--generate"]:
-        a, _, b = args["--seeds"].partition("-")
-        for seed in range(int(a), int(b or a) + 1):
+        for seed in common.seeds(args["--seeds"]):
             items.append(write_generated(args["--generate"], seed))
     else:
         items = [(f, args["--mapping"], args["--elf"]) for f in files]
@@ -844,14 +764,9 @@ def main(argv):
     if not args["--generate"]:
         for export, mapping, elf in items:
             rows = oracle_rows(export, mapping, elf)
-            for name, (_k, cols, _s) in TABLES.items():
-                w = csv.writer(sys.stdout)
-                print("# " + name)
-                w.writerow(cols)
-                for r in rows[name]:
-                    w.writerow([r[c] for c in cols])
+            common.write_tables((n, c, rows[n]) for n, (_k, c, _s) in TABLES.items())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    common.run(main)

@@ -59,15 +59,14 @@ Task instances (ovniemu has none: the README's readings, in BTF actions on the e
   that CPU gives it up for that instant (a preempt before, a resume after).
 """
 import csv
-import io
 import json
 import os
-import random
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (the oracles' shared plumbing, beside this file)
 
 # ---------------------------------------------------------------- reading the streams
 
@@ -986,40 +985,24 @@ KEY = ["entity", "entity_type", "channel"]
 VCPU_WARNINGS = {"core_conflict", "invalid_transition"}
 
 
-def tracedb_rows(tracedb, traces, workdir):
+def tracedb_rows(tracedb, traces):
     """tracedb's rows of each trace, ingested together (one capture each):
-    {trace: (intervals, task events, warnings)}."""
-    archive = os.path.join(workdir, "a.tdb")
-    done = subprocess.run([tracedb, "ingest", "--archive", archive, "--format", "ovni"] + traces,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit("tracedb ingest failed:\n" + done.stderr)
-
-    def rows(sql):
-        text = subprocess.run([tracedb, "sql", "-c", sql, "--archive", archive, "--format",
-                               "csv"], check=True, capture_output=True, text=True).stdout
-        return list(csv.DictReader(io.StringIO(text)))
-
-    ids = {}
-    for r in rows("SELECT capture_id, source_files FROM captures"):
-        first = os.path.realpath(json.loads(r["source_files"])[0])
-        ids[r["capture_id"]] = max((t for t in traces
-                                    if first.startswith(os.path.realpath(t) + os.sep)), key=len)
-    out = {t: ([], [], [], []) for t in traces}
-    for r in rows("SELECT capture_id, entity, entity_type, channel, state, value, ts, dur, open "
-                  "FROM intervals WHERE entity_type IN ('THREAD', 'CPU')"):
-        out[ids[r["capture_id"]]][0].append(r)
-    for r in rows("SELECT capture_id, target AS entity, target_instance AS instance, ts, action, "
-                  "source FROM events WHERE target_type = 'T' ORDER BY seq"):
-        out[ids[r["capture_id"]]][1].append(r)
-    for r in rows("SELECT capture_id, kind, severity, message FROM diagnostics WHERE severity "
-                  "NOT IN ('info')"):
-        out[ids[r["capture_id"]]][2].append(r)
-    for r in rows("SELECT capture_id, entity, instance, complete FROM instances "
-                  "WHERE entity_type = 'T'"):
-        out[ids[r["capture_id"]]][3].append(r)
-    shutil.rmtree(archive)
-    return out
+    {trace: (intervals, task events, warnings, task instances)}."""
+    with common.Archive(tracedb) as db:
+        err = db.ingest(["--format", "ovni"] + traces)
+        if err is not None:
+            sys.exit("tracedb ingest failed:\n" + err)
+        out = db.tables(traces, {
+            "intervals": "SELECT capture_id, entity, entity_type, channel, state, value, ts, "
+                         "dur, open FROM intervals WHERE entity_type IN ('THREAD', 'CPU')",
+            "tasks": "SELECT capture_id, target AS entity, target_instance AS instance, ts, "
+                     "action, source FROM events WHERE target_type = 'T' ORDER BY seq",
+            "warnings": "SELECT capture_id, kind, severity, message FROM diagnostics WHERE "
+                        "severity NOT IN ('info')",
+            "instances": "SELECT capture_id, entity, instance, complete FROM instances "
+                         "WHERE entity_type = 'T'"})
+    return {t: (d["intervals"], d["tasks"], d["warnings"], d["instances"])
+            for t, d in out.items()}
 
 
 def compare_instances(tevents, theirs, report):
@@ -1027,7 +1010,7 @@ def compare_instances(tevents, theirs, report):
     ours = {}
     for e in tevents:
         ours.setdefault((e["entity"], e["instance"]), set()).add(e["action"])
-    b = {(r["entity"], norm(r["instance"])): r["complete"] for r in theirs}
+    b = {(r["entity"], common.norm(r["instance"])): r["complete"] for r in theirs}
     diffs = {}
     for key in sorted(set(ours) | set(b)):
         want = "true" if {"activate", "terminate"} <= ours.get(key, set()) else "false"
@@ -1045,8 +1028,8 @@ def compare_tasks(ours, theirs, report):
     def group(rows):
         g = {}
         for r in rows:
-            g.setdefault((r["entity"], norm(r["instance"])), []).append(
-                (norm(r["ts"]), r["action"], r["source"]))
+            g.setdefault((r["entity"], common.norm(r["instance"])), []).append(
+                (common.norm(r["ts"]), r["action"], r["source"]))
         return g
     a, b = group(ours), group(theirs)
     diffs = {}
@@ -1066,42 +1049,9 @@ def compare_tasks(ours, theirs, report):
     return diffs
 
 
-def norm(x):
-    x = (x or "").strip()
-    if x.endswith(".0") and x[:-2].lstrip("-").isdigit():
-        x = x[:-2]
-    return x
-
-
-def keyed(rows):
-    groups = {}
-    for r in rows:
-        groups.setdefault(tuple(norm(r[c]) for c in KEY), []).append(r)
-    out = {}
-    for key, g in groups.items():
-        g.sort(key=lambda r: (int(norm(r["ts"])), int(norm(r["dur"]))))
-        for n, r in enumerate(g):
-            out[key + (n,)] = r
-    return out
-
-
 def compare(ours, theirs, report):
-    a, b = keyed(ours), keyed(theirs)
-    diffs = {}
-    for key in sorted(set(a) | set(b), key=str):
-        if key not in a or key not in b:
-            field = "missing in oracle" if key not in a else "missing in tracedb"
-            diffs[field] = diffs.get(field, 0) + 1
-            r = (b if key not in a else a)[key]
-            report.append("intervals %s: %s (%s)" % (key, field, ", ".join(
-                "%s=%s" % (c, norm(r[c])) for c in COLS)))
-            continue
-        for c in COLS:
-            x, y = norm(a[key][c]), norm(b[key][c])
-            if x != y:
-                diffs[c] = diffs.get(c, 0) + 1
-                report.append("intervals %s: %s oracle=%s tracedb=%s" % (key, c, x, y))
-    return diffs
+    """The intervals rows by (entity, entity_type, channel), rows of one key in time order."""
+    return common.compare("intervals", ours, theirs, KEY, COLS, report, order=("ts", "dur"))
 
 
 # ---------------------------------------------------------------- the emulator's own .prv
@@ -1164,16 +1114,11 @@ def main(argv):
             r["state"] = ""
         report = []
         found = compare(ours, theirs, report)
-        n = sum(found.values())
-        print("%s: %d intervals; %d differences %s" % (argv[1], len(ours), n, found or ""))
-        for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-            print("  " + line)
-        return 1 if n else 0
+        return 1 if common.summary(argv[1], ["%d intervals" % len(ours)], found, report) else 0
     if len(argv) >= 2 and argv[0] == "--tracedb":
         tracedb, traces = argv[1], [os.path.abspath(t) for t in argv[2:]]
         total = 0
-        with tempfile.TemporaryDirectory() as tmp:
-            theirs_all = tracedb_rows(tracedb, traces, tmp)
+        theirs_all = tracedb_rows(tracedb, traces)
         for trace in traces:
             try:
                 emu = Emu(trace).run()
@@ -1197,13 +1142,10 @@ def main(argv):
                     continue
                 found["warning"] = found.get("warning", 0) + 1
                 report.append("%s %s: %s" % (w["severity"], w["kind"], w["message"]))
-            n = sum(found.values())
-            total += n
-            print("%s: %d intervals, %d task events; %d differences %s%s" % (
-                trace, len(ours), len(emu.tevents), n, found or "",
-                " (%d warnings of tasks run at once on a virtual CPU)" % known if known else ""))
-            for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-                print("  " + line)
+            total += common.summary(
+                trace, ["%d intervals" % len(ours), "%d task events" % len(emu.tevents)], found,
+                report,
+                " (%d warnings of tasks run at once on a virtual CPU)" % known if known else "")
         return 1 if total else 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
@@ -1216,5 +1158,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    sys.exit(main(sys.argv[1:]))
+    common.run(main)

@@ -39,15 +39,14 @@ marks); ovni's date (its PRV_ZERO types); Dimemas' communicator counts, an ad-ho
 Readings where the contract is silent (tracedb's, found by comparing; "open readings" in the
 report of the session that wrote this) are marked `reading:` in the code.
 """
-import csv
-import io
-import json
 import os
 import random
 import re
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (the oracles' shared plumbing, beside this file)
 
 UNITS = {"ns": 1, "us": 1000, "ms": 1000000}
 OVNI_DATE = "19/01/38 at 03:14"
@@ -528,93 +527,9 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
 }
 
 
-def norm(value):
-    if value is None or value == "":
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return str(int(value))
-    try:
-        number = float(value)
-        return str(int(number)) if number.is_integer() else repr(number)
-    except ValueError:
-        return str(value)
-
-
-def tracedb_rows(tracedb, traces, workdir):
-    archive = os.path.join(workdir, "a.tdb")
-    out = {}
-    for trace in traces:
-        done = subprocess.run([tracedb, "ingest", "--archive", archive, trace],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            out[trace] = (None, done.stderr.strip())
-            continue
-        out[trace] = ({name: [] for name in TABLES}, None)
-
-    def rows(sql):
-        text = subprocess.run([tracedb, "sql", "--archive", archive, "-c", sql, "--format",
-                               "csv"], check=True, capture_output=True, text=True).stdout
-        return list(csv.DictReader(io.StringIO(text)))
-
-    if not any(t for t, _ in out.values()):
-        return out
-    ids = {}
-    for r in rows("SELECT capture_id, source_files FROM captures"):
-        first = os.path.realpath(json.loads(r["source_files"])[0])
-        ids[r["capture_id"]] = first
-    by_path = {}
-    for t in out:
-        by_path[os.path.realpath(t)] = t
-    for name, (_key, _cols, sql) in TABLES.items():
-        for r in rows(sql):
-            path = ids[r["capture_id"]]
-            trace = by_path.get(path)
-            if trace is None:  # an ovni directory: its first source is a file in it
-                for p, t in by_path.items():
-                    if path.startswith(p + os.sep):
-                        trace = t
-            out[trace][0][name].append(r)
-    return out
-
-
-def keyed(rows, key_cols, cols):
-    out = {}
-    for r in sorted(rows, key=lambda r: [norm(r[c]) for c in key_cols + cols]):
-        k = tuple(norm(r[c]) for c in key_cols)
-        n = 0
-        while k + (n,) in out:
-            n += 1
-        out[k + (n,)] = r
-    return out
-
-
-def compare(name, ours, theirs, key_cols, cols, report):
-    a, b = keyed(ours, key_cols, cols), keyed(theirs, key_cols, cols)
-    diffs = {}
-    for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b:
-            field = "missing in oracle" if key not in a else "missing in tracedb"
-            diffs[field] = diffs.get(field, 0) + 1
-            report.append("%s %s: %s" % (name, key, field))
-            continue
-        for c in cols:
-            x, y = norm(a[key][c]), norm(b[key][c])
-            if c == "value" and x and y and float(x) == float(y):
-                continue  # a DOUBLE column
-            if x != y:
-                diffs[c] = diffs.get(c, 0) + 1
-                report.append("%s %s: %s oracle=%s tracedb=%s" % (
-                    name, key, c, x or "NULL", y or "NULL"))
-    return diffs
-
-
 def check(tracedb, traces, descs=None):
-    with tempfile.TemporaryDirectory() as tmp:
-        theirs_all = tracedb_rows(tracedb, traces, tmp)
+    theirs_all = common.ingest_each(tracedb, [(t, [t]) for t in traces],
+                                    {n: sql for n, (_k, _c, sql) in TABLES.items()})
     total = 0
     for i, trace in enumerate(traces):
         if descs:
@@ -622,22 +537,16 @@ def check(tracedb, traces, descs=None):
         ours = oracle_rows(trace)
         theirs, err = theirs_all[trace]
         if theirs is None:
-            print("%s: tracedb refused it: %s; 1 differences" % (trace, err))
-            total += 1
+            total += common.refused(trace, err)
             continue
-        report, counts, found = [], [], {}
+        report = []
         for r in theirs["captures"]:
             r["capture_id"] = ""
-        for name, (key, cols, _sql) in TABLES.items():
-            found[name] = compare(name, ours[name], theirs[name], key, cols, report)
-            if name not in ("diagnostics", "captures"):
-                counts.append("%d %s" % (len(ours[name]), name))
-        n = sum(sum(d.values()) for d in found.values())
-        total += n
-        print("%s: %s; %d differences %s" % (trace.rstrip("/"), ", ".join(counts), n,
-                                             {k: v for k, v in found.items() if v} or ""))
-        for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-            print("  " + line)
+        # `value` is a DOUBLE column
+        found, counts = common.compare_tables(
+            ours, theirs, [(n, k, c) for n, (k, c, _s) in TABLES.items()], report,
+            uncounted=("diagnostics", "captures"), doubles=("value",))
+        total += common.summary(trace.rstrip("/"), counts, found, report)
     return total
 
 
@@ -820,21 +729,11 @@ def write_generated(d, seed):
 
 
 def main(argv):
-    opts = {"--tracedb": None, "--generate": None, "--seeds": None}
-    files = []
-    i = 0
-    while i < len(argv):
-        if argv[i] in opts and i + 1 < len(argv):
-            opts[argv[i]] = argv[i + 1]
-            i += 2
-        else:
-            files.append(argv[i])
-            i += 1
+    opts, files = common.options(argv, ["--tracedb", "--generate", "--seeds"])
     if opts["--generate"]:
-        a, _, b = (opts["--seeds"] or "1-10").partition("-")
         os.makedirs(opts["--generate"], exist_ok=True)
         paths, descs = [], []
-        for seed in range(int(a), int(b or a) + 1):
+        for seed in common.seeds(opts["--seeds"]):
             path, desc = write_generated(opts["--generate"], seed)
             paths.append(path)
             descs.append(desc)
@@ -849,17 +748,9 @@ def main(argv):
     if opts["--tracedb"]:
         return 1 if check(opts["--tracedb"], [os.path.abspath(f) for f in files]) else 0
     ours = oracle_rows(files[0])
-    w = csv.writer(sys.stdout)
-    for name, (key, cols, _sql) in TABLES.items():
-        w.writerow(["# " + name])
-        w.writerow(key + cols)
-        for r in ours[name]:
-            w.writerow([norm(r.get(c)) for c in key + cols])
+    common.write_tables((n, k + c, ours[n]) for n, (k, c, _s) in TABLES.items())
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BrokenPipeError:
-        sys.exit(0)
+    common.run(main)

@@ -72,15 +72,14 @@ readings" in the report of the session that wrote this):
 * a time beyond 2^62 - 1 ns once scaled is kept at 2^62 - 1; `time_out_of_range` counts
   the records whose own timestamp is beyond, not those that take the last time over.
 """
-import csv
-import io
-import json
 import os
 import random
 import struct
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (the oracles' shared plumbing, beside this file)
 
 FLAG, ESC = 0x7E, 0x7D
 MAX_RECORD = 512
@@ -1022,102 +1021,25 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
 }
 
 
-def norm(value):
-    if value is None or value == "":
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return str(int(value))  # exactly: 2^62 - 1 is no float
-    if isinstance(value, (int, float)):
-        number = float(value)
-        return str(int(number)) if number.is_integer() else repr(number)
-    try:
-        number = float(value)
-        if value.strip().lstrip("-").replace(".", "", 1).replace("e", "", 1).replace(
-                "+", "").replace("-", "").isdigit():
-            return str(int(number)) if number.is_integer() else repr(number)
-    except ValueError:
-        pass
-    return str(value)
-
-
-def tracedb_rows(tracedb, items, workdir):
+def tracedb_rows(tracedb, items):
     """tracedb's rows of each (trace, .dic, tick rate): {trace: {table: [row]}} (None and
     the message when tracedb refuses a trace), from one archive and one query per table."""
-    archive = os.path.join(workdir, "a.tdb")
-    out = {}
+    runs = []
     for trace, dic, rate in items:
-        args = [tracedb, "ingest", "--archive", archive, "--format", "qs", trace]
+        args = ["--format", "qs", trace]
         if dic:
             args += ["--qs-dic", dic]
         if rate:
             args += ["--tick-rate", str(rate)]
-        done = subprocess.run(args, capture_output=True, text=True)
-        if done.returncode != 0:
-            out[trace] = (None, done.stderr.strip())
-            continue
-        out[trace] = ({name: [] for name in TABLES}, None)
-
-    def rows(sql):
-        text = subprocess.run([tracedb, "sql", "--archive", archive, "-c", sql, "--format",
-                               "csv"], check=True, capture_output=True, text=True).stdout
-        return list(csv.DictReader(io.StringIO(text)))
-
-    if not any(t for t, _ in out.values()):
-        return out
-    ids = {}
-    for r in rows("SELECT capture_id, source_files FROM captures"):
-        ids[r["capture_id"]] = os.path.realpath(json.loads(r["source_files"])[0])
-    by_path = {os.path.realpath(t): t for t in out}
-    for name, (_key, _cols, sql) in TABLES.items():
-        for r in rows(sql):
-            tables = out[by_path[ids[r["capture_id"]]]][0]
-            tables[name].append(r)
-    return out
-
-
-def keyed(rows, key_cols, cols):
-    """Rows by key; rows sharing a key (two posts of one pair at one instant) are told
-    apart by their compared columns' order."""
-    out = {}
-    for r in sorted(rows, key=lambda r: [norm(r[c]) for c in key_cols + cols]):
-        k = tuple(norm(r[c]) for c in key_cols)
-        n = 0
-        while k + (n,) in out:
-            n += 1
-        out[k + (n,)] = r
-    return out
-
-
-def compare(name, ours, theirs, key_cols, cols, report):
-    a, b = keyed(ours, key_cols, cols), keyed(theirs, key_cols, cols)
-    diffs = {}
-    for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b:
-            field = "missing in oracle" if key not in a else "missing in tracedb"
-            diffs[field] = diffs.get(field, 0) + 1
-            report.append("%s %s: %s" % (name, key, field))
-            continue
-        for c in cols:
-            x, y = norm(a[key][c]), norm(b[key][c])
-            if c == "value" and x and y and float(x) == float(y):
-                continue  # a DOUBLE column: 2^63 - 1 is stored as 2^63
-            if x != y:
-                diffs[c] = diffs.get(c, 0) + 1
-                report.append("%s %s: %s oracle=%s tracedb=%s" % (
-                    name, key, c, x or "NULL", y or "NULL"))
-    return diffs
+        runs.append((trace, args))
+    return common.ingest_each(tracedb, runs, {n: sql for n, (_k, _c, sql) in TABLES.items()})
 
 
 def check(tracedb, items):
     """Compare each (trace, .dic, tick rate, QSPY MATLAB file or None, description): print
     a summary line per trace and its differences (the oracle's decoding against QSPY's
     MATLAB output of the trace too, when given); return the number of differences."""
-    with tempfile.TemporaryDirectory() as tmp:
-        all_theirs = tracedb_rows(tracedb, [(t, d, r) for t, d, r, _m, _s in items], tmp)
+    all_theirs = tracedb_rows(tracedb, [(t, d, r) for t, d, r, _m, _s in items])
     total = 0
     for trace, dic, rate, matlab, desc in items:
         if desc:
@@ -1125,24 +1047,20 @@ def check(tracedb, items):
         ours = oracle_rows(trace, dic, rate, matlab)
         theirs, err = all_theirs[trace]
         if theirs is None:
-            print("%s: tracedb refused it: %s; 1 differences" % (trace, err))
-            total += 1
+            total += common.refused(trace, err)
             continue
-        report, counts, found = [], [], {}
-        for name, (key, cols, _sql) in TABLES.items():
-            found[name] = compare(name, ours[name], theirs[name], key, cols, report)
-            counts.append("%d %s" % (len(ours[name]), name))
+        report = []
+        # rows sharing a key (two posts of one pair at one instant) are told apart by their
+        # compared columns' order; `value` is a DOUBLE column: 2^63 - 1 is stored as 2^63
+        found, counts = common.compare_tables(
+            ours, theirs, [(n, k, c) for n, (k, c, _s) in TABLES.items()], report,
+            doubles=("value",))
         if matlab:
             report += ours["matlab"]
             found["matlab"] = {"line": len(ours["matlab"])} if ours["matlab"] else {}
             with open(matlab) as f:
                 counts.append("%d QSPY MATLAB lines" % sum(1 for line in f if line.strip()))
-        n = sum(sum(d.values()) for d in found.values())
-        total += n
-        print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
-                                             {k: v for k, v in found.items() if v} or ""))
-        for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-            print("  " + line)
+        total += common.summary(trace, counts, found, report)
     return total
 
 
@@ -1499,23 +1417,13 @@ def write_generated(directory, seed):
 
 
 def main(argv):
-    opts = {"--tracedb": None, "--qs-dic": None, "--tick-rate": None, "--generate": None,
-            "--seeds": None, "--matlab": None}
-    files = []
-    i = 0
-    while i < len(argv):
-        if argv[i] in opts and i + 1 < len(argv):
-            opts[argv[i]] = argv[i + 1]
-            i += 2
-        else:
-            files.append(argv[i])
-            i += 1
+    opts, files = common.options(argv, ["--tracedb", "--qs-dic", "--tick-rate", "--generate",
+                                        "--seeds", "--matlab"])
     rate = int(opts["--tick-rate"]) if opts["--tick-rate"] else None
     if opts["--generate"]:
-        a, _, b = (opts["--seeds"] or "1-10").partition("-")
         os.makedirs(opts["--generate"], exist_ok=True)
         items = []
-        for seed in range(int(a), int(b or a) + 1):
+        for seed in common.seeds(opts["--seeds"]):
             path, dic, desc, seed_rate = write_generated(opts["--generate"], seed)
             items.append((path, dic, rate or seed_rate, None, "seed %d: %s" % (seed, desc)))
             if not opts["--tracedb"]:
@@ -1531,17 +1439,9 @@ def main(argv):
                  for f in files]
         return 1 if check(opts["--tracedb"], items) else 0
     ours = oracle_rows(files[0], opts["--qs-dic"], rate)
-    w = csv.writer(sys.stdout)
-    for name, (key, cols, _sql) in TABLES.items():
-        w.writerow(["# " + name])
-        w.writerow(key + cols)
-        for r in ours[name]:
-            w.writerow([norm(r[c]) for c in key + cols])
+    common.write_tables((n, k + c, ours[n]) for n, (k, c, _s) in TABLES.items())
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BrokenPipeError:  # `| head`
-        sys.exit(0)
+    common.run(main)

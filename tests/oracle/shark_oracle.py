@@ -45,16 +45,15 @@ a blocked task that gets the mutex at its schedule writes, in this order, the im
 `preempt` of the running task, the implied `release`, its `resume`/`start` and the implied
 `assigned`; instance preemptions count ISR interruptions of a running task.
 """
-import csv
-import io
-import json
 import os
 import random
 import re
 import struct
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (the oracles' shared plumbing, beside this file)
 
 MAGIC = b"TRACER-V1.0\0"
 LIMIT = 2**62 - 1  # the latest time tracedb stores
@@ -580,48 +579,14 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
 }
 
 
-def norm(value):
-    if value is None or value == "":
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    text = str(value)
-    if re.fullmatch(r"-?\d+", text):
-        return str(int(text))
-    if re.fullmatch(r"-?\d+\.0+", text):
-        return str(int(float(text)))
-    return text
-
-
-def tracedb_rows(tracedb, items, workdir):
-    archive = os.path.join(workdir, "a.tdb")
-    out = {}
+def tracedb_rows(tracedb, items):
+    runs = []
     for trace, rate in items:
-        args = [tracedb, "ingest", "--archive", archive, "--format", "shark", trace]
+        args = ["--format", "shark", trace]
         if rate:
             args += ["--tick-rate", str(rate)]
-        done = subprocess.run(args, capture_output=True, text=True)
-        if done.returncode != 0:
-            out[trace] = (None, done.stderr.strip())
-            continue
-        out[trace] = ({name: [] for name in TABLES}, None)
-
-    def rows(sql):
-        text = subprocess.run([tracedb, "sql", "--archive", archive, "-c", sql, "--format",
-                               "csv"], check=True, capture_output=True, text=True).stdout
-        return list(csv.DictReader(io.StringIO(text)))
-
-    if not any(t for t, _ in out.values()):
-        return out
-    ids = {}
-    for r in rows("SELECT capture_id, source_files FROM captures"):
-        ids[r["capture_id"]] = os.path.realpath(json.loads(r["source_files"])[0])
-    by_path = {os.path.realpath(t): t for t in out}
-    for name, (_key, _cols, sql) in TABLES.items():
-        for r in rows(sql):
-            out[by_path[ids[r["capture_id"]]]][0][name].append(r)
+        runs.append((trace, args))
+    out = common.ingest_each(tracedb, runs, {n: sql for n, (_k, _c, sql) in TABLES.items()})
     for t, (tables, _err) in out.items():
         if tables:  # the UNION's zero and the counted rows: keep the largest
             best = {}
@@ -631,39 +596,9 @@ def tracedb_rows(tracedb, items, workdir):
     return out
 
 
-def keyed(rows, key_cols, cols):
-    out = {}
-    for r in sorted(rows, key=lambda r: [norm(r[c]) for c in key_cols + cols]):
-        k = tuple(norm(r[c]) for c in key_cols)
-        n = 0
-        while k + (n,) in out:
-            n += 1
-        out[k + (n,)] = r
-    return out
-
-
-def compare(name, ours, theirs, key_cols, cols, report):
-    a, b = keyed(ours, key_cols, cols), keyed(theirs, key_cols, cols)
-    diffs = {}
-    for key in sorted(set(a) | set(b), key=lambda k: [(len(str(x)), str(x)) for x in k]):
-        if key not in a or key not in b:
-            field = "missing in oracle" if key not in a else "missing in tracedb"
-            diffs[field] = diffs.get(field, 0) + 1
-            report.append("%s %s: %s" % (name, key, field))
-            continue
-        for c in cols:
-            x, y = norm(a[key][c]), norm(b[key][c])
-            if x != y:
-                diffs[c] = diffs.get(c, 0) + 1
-                report.append("%s %s: %s oracle=%s tracedb=%s" % (
-                    name, key, c, x or "NULL", y or "NULL"))
-    return diffs
-
-
 def check(tracedb, items):
     """Compare each (trace, tick rate, description); return the number of differences."""
-    with tempfile.TemporaryDirectory() as tmp:
-        all_theirs = tracedb_rows(tracedb, [(t, r) for t, r, _d in items], tmp)
+    all_theirs = tracedb_rows(tracedb, [(t, r) for t, r, _d in items])
     total = 0
     for trace, rate, desc in items:
         if desc:
@@ -671,19 +606,12 @@ def check(tracedb, items):
         ours = oracle_rows(trace, rate)
         theirs, err = all_theirs[trace]
         if theirs is None:
-            print("%s: tracedb refused it: %s; 1 differences" % (trace, err))
-            total += 1
+            total += common.refused(trace, err)
             continue
-        report, counts, found = [], [], {}
-        for name, (key, cols, _sql) in TABLES.items():
-            found[name] = compare(name, ours[name], theirs[name], key, cols, report)
-            counts.append("%d %s" % (len(ours[name]), name))
-        n = sum(sum(d.values()) for d in found.values())
-        total += n
-        print("%s: %s; %d differences %s" % (trace, ", ".join(counts), n,
-                                             {k: v for k, v in found.items() if v} or ""))
-        for line in report[:int(os.environ.get("ORACLE_SHOW", "20"))]:
-            print("  " + line)
+        report = []
+        found, counts = common.compare_tables(
+            ours, theirs, [(n, k, c) for n, (k, c, _s) in TABLES.items()], report)
+        total += common.summary(trace, counts, found, report)
     return total
 
 
@@ -1015,22 +943,12 @@ def write_generated(directory, seed):
 
 
 def main(argv):
-    opts = {"--tracedb": None, "--tick-rate": None, "--generate": None, "--seeds": None}
-    files = []
-    i = 0
-    while i < len(argv):
-        if argv[i] in opts and i + 1 < len(argv):
-            opts[argv[i]] = argv[i + 1]
-            i += 2
-        else:
-            files.append(argv[i])
-            i += 1
+    opts, files = common.options(argv, ["--tracedb", "--tick-rate", "--generate", "--seeds"])
     rate = int(opts["--tick-rate"]) if opts["--tick-rate"] else None
     if opts["--generate"]:
-        a, _, b = (opts["--seeds"] or "1-10").partition("-")
         os.makedirs(opts["--generate"], exist_ok=True)
         items = []
-        for seed in range(int(a), int(b or a) + 1):
+        for seed in common.seeds(opts["--seeds"]):
             path, desc, seed_rate = write_generated(opts["--generate"], seed)
             items.append((path, rate or seed_rate, "seed %d: %s" % (seed, desc)))
             if not opts["--tracedb"]:
@@ -1045,17 +963,9 @@ def main(argv):
         return 1 if check(opts["--tracedb"], [(os.path.abspath(f), rate, None)
                                                for f in files]) else 0
     ours = oracle_rows(files[0], rate)
-    w = csv.writer(sys.stdout)
-    for name, (key, cols, _sql) in TABLES.items():
-        w.writerow(["# " + name])
-        w.writerow(key + cols)
-        for r in ours[name]:
-            w.writerow([norm(r[c]) for c in key + cols])
+    common.write_tables((n, k + c, ours[n]) for n, (k, c, _s) in TABLES.items())
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BrokenPipeError:  # `| head`
-        sys.exit(0)
+    common.run(main)
