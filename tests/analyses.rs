@@ -912,10 +912,16 @@ fn jitter_pairs_each_instance_with_the_next_one() {
     // first), so instance 2 is not numbered below it and goes by its start (5), first. In
     // both files, whichever of 1 and 3 ends first.
     for (name, tail) in [
-        ("m1", "30,Core_0,0,T,TE,3,start\n35,Core_0,0,T,TE,3,terminate\n\
-                40,Core_0,0,T,TE,1,start\n45,Core_0,0,T,TE,1,terminate\n"),
-        ("m3", "30,Core_0,0,T,TE,1,start\n35,Core_0,0,T,TE,1,terminate\n\
-                40,Core_0,0,T,TE,3,start\n45,Core_0,0,T,TE,3,terminate\n"),
+        (
+            "m1",
+            "30,Core_0,0,T,TE,3,start\n35,Core_0,0,T,TE,3,terminate\n\
+                40,Core_0,0,T,TE,1,start\n45,Core_0,0,T,TE,1,terminate\n",
+        ),
+        (
+            "m3",
+            "30,Core_0,0,T,TE,1,start\n35,Core_0,0,T,TE,1,terminate\n\
+                40,Core_0,0,T,TE,3,start\n45,Core_0,0,T,TE,3,terminate\n",
+        ),
     ] {
         let head = "5,Core_0,0,T,TE,2,start\n8,Core_0,0,T,TE,2,terminate\n\
                     10,STI,0,T,TE,3,activate\n10,STI,0,T,TE,1,activate\n";
