@@ -1186,6 +1186,39 @@ fn mistakes_found_before_writing_leave_no_archive_and_partial_ingests_say_what_w
 }
 
 #[test]
+fn keep_going_skips_the_files_that_fail_and_exits_1_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.btf"), TRACE).unwrap();
+    std::fs::write(d.join("two.btf"), TRACE.replace("30,", "40,")).unwrap();
+    std::fs::write(d.join("junk.txt"), "hello\n").unwrap();
+    // A warning: --strict refuses this file, not the others.
+    std::fs::write(d.join("late.btf"), "5,Core_0,0,T,A,0,start\n4,Core_0,0,T,A,0,terminate\n")
+        .unwrap();
+    let args = ["ingest", "-k", "--strict", "--archive", "db", "one.btf", "junk.txt"];
+    let out = run(d, &[&args[..], &["late.btf", "two.btf"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("junk.txt: line 1: unrecognised format"), "{err}");
+    assert!(err.contains("late.btf: line 2: time 4 ns is before"), "{err}");
+    assert!(err.contains("junk.txt: not ingested (--keep-going: on to the next file)"), "{err}");
+    assert!(
+        err.contains(
+            "2 of 4 files not ingested (--keep-going; their errors are above): junk.txt, late.btf"
+        ),
+        "{err}"
+    );
+    assert_eq!(csv(d, "db", "SELECT name FROM captures ORDER BY capture_id"), "name\none\ntwo\n");
+    // Every file refused: the archive this command created is taken back, as a failed
+    // first ingest's is.
+    let args = ["ingest", "--keep-going", "--strict", "--archive", "new.tdb", "junk.txt"];
+    let out = run(d, &[&args[..], &["late.btf"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 of 2 files not ingested"));
+    assert!(!d.join("new.tdb").exists(), "no empty archive left behind");
+}
+
+#[test]
 fn an_ovni_directory_with_two_copies_of_a_trace_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

@@ -78,6 +78,12 @@ pub struct Args {
     /// slower (`tracedb reingest --all --zstd-level 19` recompresses an archive later).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..=22))]
     zstd_level: Option<i32>,
+    /// A file that cannot be ingested (bad input, a diagnostic under --strict, a file that
+    /// cannot be read) is reported and skipped, and the next file is read; the exit status
+    /// is 1 at the end when any was skipped. Without it the first such file stops the
+    /// command (the files before it stay in the archive).
+    #[arg(long, short = 'k')]
+    keep_going: bool,
 }
 
 /// `--tick-rate` as clap parses it.
@@ -197,6 +203,8 @@ pub fn run(mut args: Args) -> Result<()> {
     let mut read_with: Vec<(std::path::PathBuf, String)> = Vec::new();
     let canon = |f: &std::path::Path| f.canonicalize().unwrap_or_else(|_| f.to_path_buf());
     let named: Vec<PathBuf> = args.files.iter().map(|f| canon(f)).collect();
+    // Files --keep-going skipped, with their errors said as they happened.
+    let mut skipped: Vec<String> = Vec::new();
     for (i, file) in args.files.iter().enumerate() {
         if let Some((_, by)) = read_with.iter().find(|(p, _)| *p == canon(file)) {
             crate::say!("{}: read as a chunk file of {by}; not ingested again", file.display());
@@ -265,6 +273,14 @@ pub fn run(mut args: Args) -> Result<()> {
         bar.finish();
         let report = match result {
             Ok(r) => r,
+            // A problem of this file's, not of the archive or the machine: said, and the
+            // next file read.
+            Err(e) if args.keep_going && skippable(&e, &args) => {
+                crate::say!("tracedb: error: {e}");
+                crate::say!("{}: not ingested (--keep-going: on to the next file)", file.display());
+                skipped.push(file.display().to_string());
+                continue;
+            }
             Err(e) => {
                 // Captures before this file are committed; say so, and what was not read.
                 let rest: Vec<String> =
@@ -306,12 +322,43 @@ pub fn run(mut args: Args) -> Result<()> {
             }
         }
     }
+    if !skipped.is_empty() {
+        // Every file skipped: the archive this command created holds nothing.
+        if let Err(cleanup) = archive.discard_if_unused(lock) {
+            crate::say!("tracedb: warning: {cleanup}");
+        }
+        return Err(Error::input(
+            "ingest",
+            "",
+            format!(
+                "{} of {} files not ingested (--keep-going; their errors are above): {}",
+                skipped.len(),
+                args.files.len(),
+                skipped.join(", ")
+            ),
+        ));
+    }
     drop(lock);
     // A signal after the last file was committed: it is in the archive, and said above.
     if let Some(sig) = crate::signals::interrupted() {
         crate::signals::end_by_signal(sig);
     }
     Ok(())
+}
+
+/// True when `e` is the file's own problem, which `--keep-going` skips: bad input (a
+/// `--strict` diagnostic included) or an I/O error on anything but the archive. Not an
+/// interrupted ingest, nor a damaged archive or a failing engine, which the next file
+/// would meet too.
+fn skippable(e: &Error, args: &Args) -> bool {
+    if crate::signals::interrupted().is_some() {
+        return false;
+    }
+    match e {
+        Error::Input { .. } => true,
+        Error::Io { path, .. } => !path.starts_with(&args.archive.archive),
+        _ => false,
+    }
 }
 
 /// The format-specific options given that the importer of `format` does not read.
