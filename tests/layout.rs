@@ -142,3 +142,148 @@ fn diagnostic_kinds_written(dirs: &[std::path::PathBuf]) -> std::collections::BT
     }
     kinds
 }
+
+/// The README's examples on the bundled sample run as written and print what it shows: the
+/// opening command (`cargo run --release -- ARGS` is `tracedb ARGS`), the 60-second tour and
+/// the Analyses examples, each `$` line run by bash with `tracedb` on the PATH in a directory
+/// holding `datasets/btf/ecu-4cores.btf.gz`. Output is compared line by line (standard output,
+/// then standard error, where the ingest's summary goes), numbers included, but for the
+/// ingest's timing and the ingest time `captures` shows, and only up to a `...` line where the
+/// README cuts a result short.
+#[test]
+fn readme_examples_on_the_bundled_sample_print_what_the_readme_shows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("datasets/btf")).unwrap();
+    let sample = "datasets/btf/ecu-4cores.btf.gz";
+    std::fs::copy(root.join(sample), d.join(sample)).unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_tracedb")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let sh = |cmd: &str| {
+        let out = std::process::Command::new("bash")
+            .args(["-c", cmd])
+            .current_dir(d)
+            .env("PATH", &path)
+            .env_remove("TRACEDB_ARCHIVE")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("bash runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "README command failed ({:?}): {cmd}\n{text}", out.status);
+        text.replace("\r\n", "\n")
+    };
+
+    // The opening block's two commands, into their own archive.
+    let opening = readme.split("```sh\n").nth(1).unwrap().split("```").next().unwrap();
+    let cargo: Vec<&str> =
+        opening.lines().filter_map(|l| l.strip_prefix("cargo run --release -- ")).collect();
+    assert_eq!(cargo.len(), 2, "{opening}");
+    let ingest = sh(&format!("tracedb {}", cargo[0].trim_end_matches(" && \\")));
+    assert!(ingest.starts_with("capture 1 'ecu-4cores' (btf): 34357 events"), "{ingest}");
+    let answer = sh(&format!("tracedb {}", cargo[1]));
+    assert!(answer.starts_with(" entity ") && answer.ends_with("(5 rows)\n"), "{answer}");
+
+    // The tour, then the Analyses examples on the sample (those on other archives left out:
+    // `priority_inversions` makes its own with the synth example, `data_loss` shows another
+    // file's), in order: the tour's ingest makes the archive the others read.
+    let between = |from: &str, to: &str| {
+        let rest = readme.split(from).nth(1).unwrap_or_else(|| panic!("README lacks {from:?}"));
+        rest.split(to).next().unwrap().to_string()
+    };
+    let text = [
+        between("\n## 60-second tour\n", "\n## Command line\n"),
+        between("The examples below run on the bundled sample", "\n### `priority_inversions`\n"),
+        between("\n### `cpu_load`\n", "\n### `data_loss`\n"),
+    ]
+    .join("\n");
+    let mut ran = 0;
+    for block in text.split("```console\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        for (cmd, expected) in console_commands(block) {
+            let got = sh(&cmd);
+            let got: Vec<String> = got.lines().map(mask_varying).collect();
+            let expected: Vec<String> = expected.iter().map(|l| mask_varying(l)).collect();
+            let shown = match expected.iter().position(|l| l == "...") {
+                Some(cut) => &expected[..cut],
+                None => &expected[..],
+            };
+            let compared =
+                if shown.len() < expected.len() { &got[..shown.len()] } else { &got[..] };
+            assert_eq!(compared, shown, "README's output of `{cmd}` differs");
+            ran += 1;
+        }
+    }
+    assert!(ran >= 15, "only {ran} README commands found");
+}
+
+/// The `$ ` commands of a console block (a command goes on while a `"` is open or a line ends
+/// in `\`), each with the lines it prints.
+fn console_commands(block: &str) -> Vec<(String, Vec<String>)> {
+    let mut commands: Vec<(String, Vec<String>)> = Vec::new();
+    let mut lines = block.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(first) = line.strip_prefix("$ ") else {
+            if let Some((_, out)) = commands.last_mut() {
+                out.push(line.to_string());
+            }
+            continue;
+        };
+        let mut cmd = first.to_string();
+        while cmd.matches('"').count() % 2 == 1 || cmd.ends_with('\\') {
+            match lines.next() {
+                Some(more) => {
+                    cmd.push('\n');
+                    cmd.push_str(more);
+                }
+                None => break,
+            }
+        }
+        commands.push((cmd, Vec::new()));
+    }
+    // The blank line that separates one command's output from the next `$` is not output.
+    for (_, out) in &mut commands {
+        while out.last().is_some_and(|l| l.is_empty()) {
+            out.pop();
+        }
+    }
+    commands
+}
+
+/// `line` with what differs from run to run masked: an ingest summary's timing
+/// (`; 0.05 s (4.5 MB/s)`) and RFC 3339 ingest times (`2026-11-22T12:34:01Z`).
+fn mask_varying(line: &str) -> String {
+    let mut line = line.to_string();
+    if line.starts_with("capture ") && line.ends_with(" MB/s)") {
+        if let Some(at) = line.rfind("; ") {
+            line.truncate(at);
+        }
+    }
+    let b = line.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < line.len() {
+        let is_time = b.len() >= i + 20
+            && b[i..i + 20].iter().enumerate().all(|(k, c)| match k {
+                4 | 7 => *c == b'-',
+                10 => *c == b'T',
+                13 | 16 => *c == b':',
+                19 => *c == b'Z',
+                _ => c.is_ascii_digit(),
+            });
+        if is_time {
+            out.push_str("YYYY-MM-DDTHH:MM:SSZ");
+            i += 20;
+        } else {
+            let c = line[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
