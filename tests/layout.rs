@@ -287,3 +287,76 @@ fn mask_varying(line: &str) -> String {
     }
     out
 }
+
+/// The README's command-line synopsis and each subcommand's `--help` name the same options:
+/// every option the synopsis gives a command is in its help, and every option its help lists
+/// (by its short or long name) is in the synopsis, so neither gains a flag the other lacks.
+#[test]
+fn readme_synopsis_and_help_name_the_same_options() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme.split("\n## Command line\n").nth(1).expect("README has a Command line");
+    let synopsis = section.split("```text\n").nth(1).unwrap().split("```").next().unwrap();
+    // Each `tracedb CMD ...` line with the indented lines after it.
+    let mut commands: Vec<(String, String)> = Vec::new();
+    for line in synopsis.lines() {
+        match line.strip_prefix("tracedb ") {
+            Some(rest) => {
+                let (cmd, args) = rest.split_once(' ').unwrap_or((rest, ""));
+                commands.push((cmd.to_string(), args.to_string()));
+            }
+            None => commands.last_mut().expect("synopsis starts with a command").1.push_str(line),
+        }
+    }
+    let options = |text: &str| -> std::collections::BTreeSet<String> {
+        // `--name` and `-x` at the start of a word (a bracket, space or `|` before it).
+        let mut found = std::collections::BTreeSet::new();
+        for word in text.split(|c: char| c.is_whitespace() || "[]|(),".contains(c)) {
+            let name: String = word
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<String>()
+                .trim_end_matches('-')
+                .to_string();
+            let long = name.starts_with("--") && name.len() > 3;
+            let short = name.len() == 2 && name.starts_with('-') && name != "--";
+            if long || short {
+                found.insert(name);
+            }
+        }
+        found
+    };
+    let names: Vec<&str> = commands.iter().map(|(c, _)| c.as_str()).collect();
+    for cmd in ["ingest", "captures", "sql", "queries", "query", "report", "rm", "verify", "export"]
+    {
+        assert!(names.contains(&cmd), "the synopsis lacks {cmd}: {names:?}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (cmd, args) in &commands {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tracedb"))
+            .args([cmd.as_str(), "--help"])
+            .current_dir(tmp.path())
+            .output()
+            .expect("tracedb runs");
+        assert!(out.status.success(), "tracedb {cmd} --help failed");
+        let help = String::from_utf8_lossy(&out.stdout);
+        let in_help = options(&help);
+        let in_readme = options(args);
+        for o in &in_readme {
+            assert!(in_help.contains(o), "README gives `tracedb {cmd} {o}`; its --help lacks it");
+        }
+        // Each option line of the help (`  -c, --command <SQL>`): one of its names is in the
+        // synopsis.
+        for line in help.lines().map(str::trim_start).filter(|l| l.starts_with('-')) {
+            let spelled = options(line.split("  ").next().unwrap_or(line));
+            // (`- table: ...` lines list an option's values.)
+            if spelled.is_empty() || spelled.contains("--help") || spelled.contains("--version") {
+                continue;
+            }
+            assert!(
+                spelled.iter().any(|o| in_readme.contains(o)),
+                "`tracedb {cmd} --help` lists {spelled:?}, which the README's synopsis lacks"
+            );
+        }
+    }
+}
