@@ -360,3 +360,18 @@ fn readme_synopsis_and_help_name_the_same_options() {
         }
     }
 }
+
+/// `verify --help` said only "against the manifest": it did not say that files no capture
+/// lists fail it too (the README's `unlisted`), nor what it prints.
+#[test]
+fn verify_help_says_what_fails_it() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tracedb"))
+        .args(["verify", "--help"])
+        .output()
+        .expect("tracedb runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for says in ["no\ncapture lists", "unlisted", "status 1", "ok: N captures"] {
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&says.split_whitespace().collect::<Vec<_>>().join(" ")), "{help}");
+    }
+}
