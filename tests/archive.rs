@@ -1183,6 +1183,13 @@ fn mistakes_found_before_writing_leave_no_archive_and_partial_ingests_say_what_w
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not ingested: two.btf"), "{err}");
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM captures"), "1");
+    // The first file stops it: nothing is stored, and the note does not claim files before it.
+    let out = run(d, &["ingest", "--archive", "first.tdb", "junk.txt", "one.btf"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("junk.txt stopped the ingest (error below): nothing was stored"), "{err}");
+    assert!(err.contains("not ingested: one.btf") && !err.contains("files before it"), "{err}");
+    assert!(!d.join("first.tdb").exists(), "no archive left behind");
 }
 
 #[test]

@@ -567,3 +567,32 @@ fn run_with_a_deadline_file_keeps_the_sessions_own_deadlines() {
     });
     assert!(judged, "{out}");
 }
+
+/// The README's REPL session, typed line by line into the shell over the bundled sample
+/// (ingested as the README says), gives the screen the README shows, line for line.
+#[test]
+fn the_readme_session_gives_the_screen_the_readme_shows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme.split("\n## REPL\n").nth(1).expect("README has a REPL section");
+    let session = section.split("```text\n").nth(1).unwrap().split("```").next().unwrap();
+    let mut shown: Vec<&str> = session.lines().collect();
+    assert_eq!(shown.remove(0), "$ tracedb sql --archive ecu.tdb", "{session}");
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("datasets/btf")).unwrap();
+    let sample = "datasets/btf/ecu-4cores.btf.gz";
+    std::fs::copy(root.join(sample), d.join(sample)).unwrap();
+    util::ok(d, &["ingest", "--archive", "ecu.tdb", sample]);
+    let Some(mut term) = Term::start(d, "ecu.tdb") else { return };
+    for line in &shown {
+        let typed = line.strip_prefix("tracedb> ").or_else(|| line.strip_prefix("    ...> "));
+        if let Some(typed) = typed {
+            term.line(typed);
+        }
+    }
+    let screen = term.wait_for("shell exited with 0");
+    let got: Vec<&str> =
+        screen.lines().map(str::trim_end).take_while(|l| !l.starts_with("shell exited")).collect();
+    assert_eq!(got, shown, "the README's session differs from the shell's screen");
+}

@@ -286,9 +286,15 @@ pub fn run(mut args: Args) -> Result<()> {
                 let rest: Vec<String> =
                     args.files.iter().skip(i + 1).map(|f| f.display().to_string()).collect();
                 if i > 0 || !rest.is_empty() {
+                    // Said before the error itself (which `main` prints): point down to it, and
+                    // claim files before it only when there were some.
+                    let before = if i > 0 {
+                        "the files before it are in the archive (see above)"
+                    } else {
+                        "nothing was stored"
+                    };
                     crate::say!(
-                        "{} stopped the ingest: the files before it are in the archive (see \
-                         above); not ingested: {}",
+                        "{} stopped the ingest (error below): {before}; not ingested: {}",
                         file.display(),
                         if rest.is_empty() { "none".to_string() } else { rest.join(", ") }
                     );

@@ -47,7 +47,9 @@ pub enum Command {
     /// shell opens when it is (--format sets its starting mode). The first failing statement
     /// stops the run with exit status 1, naming the script and the line. Tables: captures,
     /// entities, events, intervals, instances, lock_requests, messages, deadlines,
-    /// diagnostics; every predefined analysis is a view or table macro of the same name.
+    /// diagnostics, capture_storage (where each table's files are) and param_deadlines
+    /// (deadlines the session's analyses use); every predefined analysis is a view or table
+    /// macro of the same name.
     Sql(sql::Args),
     /// List the predefined analyses, their parameters and columns.
     Queries(queries::Args),
@@ -66,6 +68,11 @@ pub enum Command {
     /// Remove a capture from the archive.
     Rm(rm::Args),
     /// Check every archive file against the manifest (size, SHA-256, Parquet footer).
+    ///
+    /// Names every file that is missing, truncated or altered, every table a capture's
+    /// manifest entry lacks, and every file in the table and sources/ directories that no
+    /// capture lists (`unlisted`), and then exits with status 1; prints `ok: N captures, M
+    /// files checked` on standard output when there is none.
     Verify(verify::Args),
     /// Write one capture out as BTF, Chrome/Perfetto JSON or Parquet files.
     Export(export::Args),

@@ -228,6 +228,71 @@ pub struct SynthStats {
     pub last_ts: i64,
 }
 
+/// The `synth` example's command line.
+pub const USAGE: &str = "usage: synth OUT.btf [--mb N | --ms N] [--cores N] [--tasks N] [--isrs N] [--seed N] [--overrun-every N] [--migrating-tasks] [--nested-isrs] [--passive-waits] [--parking] [--counting-slots N] [--clear-events] [--preemptible-locks]";
+
+/// Reads the `synth` example's arguments (after the program name, `OUT.btf` first; see
+/// [`USAGE`]) into the output path and the configuration. A function of the library so that
+/// tests can run the README's `cargo run --example synth -- ...` lines as the example does.
+///
+/// # Errors
+///
+/// A message naming the unknown option, the missing or bad value, or the missing output file.
+pub fn config_from_args(args: &[String]) -> Result<(String, SynthConfig), String> {
+    let mut args = args.iter();
+    let out = args.next().ok_or(USAGE)?.clone();
+    if out.starts_with('-') {
+        return Err(format!(
+            "the first argument is the output file, not an option ({out}); {USAGE}"
+        ));
+    }
+    let mut cfg = SynthConfig::default();
+    while let Some(flag) = args.next() {
+        let switch = match flag.as_str() {
+            "--migrating-tasks" => Some(&mut cfg.migrating_tasks),
+            "--nested-isrs" => Some(&mut cfg.nested_isrs),
+            "--passive-waits" => Some(&mut cfg.passive_waits),
+            "--parking" => Some(&mut cfg.parking),
+            "--clear-events" => Some(&mut cfg.clear_events),
+            "--preemptible-locks" => Some(&mut cfg.preemptible_locks),
+            _ => None,
+        };
+        if let Some(on) = switch {
+            *on = true;
+            continue;
+        }
+        const VALUED: [&str; 8] = [
+            "--mb",
+            "--ms",
+            "--cores",
+            "--tasks",
+            "--isrs",
+            "--seed",
+            "--overrun-every",
+            "--counting-slots",
+        ];
+        if !VALUED.contains(&flag.as_str()) {
+            return Err(format!("unknown option {flag}"));
+        }
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        let n: u64 = value.parse().map_err(|_| format!("{flag}: '{value}' is not a number"))?;
+        match flag.as_str() {
+            "--mb" => cfg.target_bytes = Some(n << 20),
+            "--ms" => cfg.duration_ns = i64::try_from(n * 1_000_000).map_err(|e| e.to_string())?,
+            "--cores" => cfg.cores = u32::try_from(n).map_err(|e| e.to_string())?,
+            "--tasks" => cfg.tasks = u32::try_from(n).map_err(|e| e.to_string())?,
+            "--isrs" => cfg.isrs = u32::try_from(n).map_err(|e| e.to_string())?,
+            "--seed" => cfg.seed = n,
+            "--overrun-every" => cfg.overrun_every = n,
+            "--counting-slots" => {
+                cfg.counting_slots = u32::try_from(n).map_err(|e| e.to_string())?;
+            }
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    Ok((out, cfg))
+}
+
 /// Simulates the system described by `cfg` and writes its BTF trace to `out`.
 ///
 /// The output is buffered here, so `out` may be a bare file.
