@@ -43,11 +43,13 @@ N6_PAIRS = [("6W[", "6W]", 19), ("6Wt", "6WT", 18), ("6Ww", "6WW", 20), ("6Wm", 
             ("6Bw", "6BW", 12), ("6Bf", "6BF", 13)]
 N6_IGN = ["6W*", "6S@", "6Sr", "6Ss", "6t[", "6t]"]
 N6_TH = [("6He", "6HE", 4), ("6Hw", "6HW", 3), ("6Hl", "6HL", 1), ("6Hm", "6HM", 2)]
-# Titles of the emulator's own channels (thread.pcf, cpu.pcf, the nOS-V and Nanos6 ones)
+# Titles of the emulator's own channels (thread.pcf, cpu.pcf, the nOS-V and Nanos6 ones; the
+# CPU's tid, type 2, has no label in cpu.pcf, so the Paraver ingest names it `2`)
 BUILTIN_TITLES = ["Thread: thread state", " Flushing ovni buffer ", "Thread: CPU affinity",
                   "Flushing ovni buffer of the RUNNING thread", "Thread: TID of the ACTIVE thread",
                   "nOS-V subsystem of the ACTIVE thread", "nOS-V task ID of the RUNNING thread",
-                  "Nanos6 thread type", "Nanos6 subsystem of the RUNNING thread"]
+                  "Nanos6 thread type", "Nanos6 subsystem of the RUNNING thread",
+                  "2"]
 LABELS = ["solve", "init", "dgemm", "halo exchange", "io", "", "reduce", "task_ü"]
 
 

@@ -158,10 +158,11 @@ pub const MAX_UNKNOWN_MARK_TYPES: usize = 256;
 /// The channel names the Paraver ingest gives the types of one .pcf of the emulator (thread.pcf
 /// or cpu.pcf): ovni's own channels `builtin` (type, title) and the mark types, Paraver types
 /// `100 + type` labelled with their titles, trimmed. An empty title is the number, and a title
-/// two types of the file share (two marks, or a mark and an own channel), or one of tracedb's
-/// own channel names (`state`, `running`, `value`), gets the type appended (`Phase (101)`,
-/// `Thread: thread state (4)`), so two types never share a channel. Returns the own channels
-/// so renamed and each mark type's name.
+/// two types of the file share (two marks, or a mark and an own channel), one of tracedb's own
+/// channel names (`state`, `running`, `value`) or another number (cpu.pcf leaves its types 1-3
+/// unnamed) gets the type appended (`Phase (101)`, `Thread: thread state (4)`, `1 (101)`), so
+/// two types never share a channel. Returns the own channels so renamed and each mark type's
+/// name.
 fn paraver_names(
     builtin: &[(i64, &'static str)],
     marks: &BTreeMap<i64, MarkType>,
@@ -174,15 +175,8 @@ fn paraver_names(
         *seen.entry(m.title.trim()).or_default() += 1;
     }
     let name = |title: &str, prv_type: i64| {
-        if title.is_empty() {
-            prv_type.to_string()
-        } else if seen.get(title).is_some_and(|n| *n > 1)
-            || crate::ingest::prv::pcf::RESERVED_CHANNELS.contains(&title)
-        {
-            format!("{title} ({prv_type})")
-        } else {
-            title.to_string()
-        }
+        let shared = seen.get(title).is_some_and(|n| *n > 1);
+        crate::ingest::prv::pcf::channel_name(title, i128::from(prv_type), shared)
     };
     let renamed = builtin
         .iter()
