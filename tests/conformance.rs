@@ -185,7 +185,8 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
 /// BTF-shaped events (action, time, source) must agree with it, and tracedb may give no
 /// warning, on the four shared ovni samples and on traces tests/oracle/ovni_gen.py writes
 /// (fixed seeds: several looms with clock offsets, processes and threads, nOS-V and Nanos6,
-/// marks, affinity changes, cooling, nested and parallel tasks, ties, the v2 layout).
+/// marks, some titled like the emulator's own channels, affinity changes, cooling, nested and
+/// parallel tasks, ties, the v2 layout).
 #[test]
 fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };
@@ -211,6 +212,12 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
         ("v5", &["--seed", "5", "--v2"]),
         ("n6", &["--seed", "6", "--model", "nanos6", "--looms", "2"]),
         ("p9", &["--seed", "9", "--model", "nosv", "--looms", "2", "--steps", "120"]),
+        // Marks titled like the emulator's own channels (s8: nOS-V's thread subsystem; b46:
+        // `Thread: CPU affinity`; b22: Nanos6's CPU subsystem) and `2` (b21: the CPU's tid
+        // channel, unnamed in cpu.pcf).
+        ("b21", &["--seed", "1021", "--model", "nosv", "--looms", "2"]),
+        ("b22", &["--seed", "1022", "--model", "nanos6"]),
+        ("b46", &["--seed", "1046"]),
     ];
     for (name, args) in generated {
         let dir = tmp.path().join(name);

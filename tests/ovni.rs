@@ -950,6 +950,71 @@ fn mark_types_titled_alike_or_like_tracedbs_channels_are_told_apart() {
     );
 }
 
+/// A mark titled like one of the emulator's own channels of the same row kind (thread.pcf or
+/// cpu.pcf) is a second Paraver type with that label, so the Paraver ingest appends the type
+/// to both: the mark's `100 + type` and the built-in one's (thread state 4, flush 7, nOS-V
+/// subsystem 13). The other row kind has no such clash and keeps the plain titles. A title
+/// that is another type's number (`2`: the CPU's tid, unnamed in cpu.pcf) gets its type too.
+/// Before, the mark shared the built-in channel (two overlapping intervals in one channel).
+#[test]
+fn mark_types_titled_like_the_emulators_channels_are_told_apart_as_paraver_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let meta = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 0}],
+  "require": { "ovni": "1.1.0", "nosv": "2.7.0" },
+  "mark": { "1": { "title": "Thread: thread state", "chan_type": "single" },
+            "2": { "title": "Flushing ovni buffer of the RUNNING thread", "chan_type": "single" },
+            "3": { "title": " Flushing ovni buffer ", "chan_type": "stack" },
+            "4": { "title": "nOS-V subsystem of the ACTIVE thread", "chan_type": "single" },
+            "5": { "title": "2", "chan_type": "single" } },
+  "finished": 1 } }"#;
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .mark("OM=", 1100, 5, 1)
+        .mark("OM=", 1200, 6, 2)
+        .mark("OM[", 1300, 7, 3)
+        .mark("OM=", 1400, 8, 4)
+        .mark("OM=", 1450, 9, 5)
+        .ev("OF[", 1500, &[])
+        .ev("VS[", 1550, &[])
+        .ev("OF]", 1600, &[])
+        .ev("VS]", 1650, &[])
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &a, meta);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT entity, channel, state, ts, dur, open FROM intervals WHERE channel NOT IN \
+             ('1', '2', '3', 'Thread: CPU affinity', 'Thread: TID of the ACTIVE thread') \
+             AND channel NOT LIKE 'nOS-V task%' AND channel NOT LIKE 'nOS-V idle%' \
+             ORDER BY entity, channel, ts"
+        ),
+        "entity,channel,state,ts,dur,open\n\
+         CPU 0.0,2 (105),9,450,550,false\n\
+         CPU 0.0,Flushing ovni buffer,7,300,700,false\n\
+         CPU 0.0,Flushing ovni buffer of the RUNNING thread (102),6,200,800,false\n\
+         CPU 0.0,Flushing ovni buffer of the RUNNING thread (7),Flushing,500,100,false\n\
+         CPU 0.0,Thread: thread state,5,100,900,false\n\
+         CPU 0.0,nOS-V subsystem of the ACTIVE thread,8,400,600,false\n\
+         CPU 0.0,nOS-V subsystem of the RUNNING thread,Scheduler: Serving,550,100,false\n\
+         TH 1.10,2 (105),9,450,550,false\n\
+         TH 1.10,Flushing ovni buffer (103),7,300,700,false\n\
+         TH 1.10,Flushing ovni buffer (7),Flushing,500,100,false\n\
+         TH 1.10,Flushing ovni buffer of the RUNNING thread,6,200,800,false\n\
+         TH 1.10,Thread: thread state (101),5,100,900,false\n\
+         TH 1.10,Thread: thread state (4),Running,0,1000,false\n\
+         TH 1.10,Thread: thread state (4),Dead,1000,0,true\n\
+         TH 1.10,nOS-V subsystem of the ACTIVE thread (104),8,400,600,false\n\
+         TH 1.10,nOS-V subsystem of the ACTIVE thread (13),Scheduler: Serving,550,100,false\n"
+    );
+    // A title that is a number other than its type: cpu.pcf does not name the CPU's types 1-3,
+    // so the Paraver ingest names them by number, and type 105 labelled `2` gets its type.
+    assert_eq!(chan(d, "2"), "entity,state,ts,dur,open\nCPU 0.0,10,0,1000,false\n");
+    assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics WHERE severity <> 'info'"), "0");
+}
+
 #[test]
 fn mark_labels_declared_by_different_threads_are_all_used() {
     let tmp = tempfile::tempdir().unwrap();

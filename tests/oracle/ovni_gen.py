@@ -43,6 +43,13 @@ N6_PAIRS = [("6W[", "6W]", 19), ("6Wt", "6WT", 18), ("6Ww", "6WW", 20), ("6Wm", 
             ("6Bw", "6BW", 12), ("6Bf", "6BF", 13)]
 N6_IGN = ["6W*", "6S@", "6Sr", "6Ss", "6t[", "6t]"]
 N6_TH = [("6He", "6HE", 4), ("6Hw", "6HW", 3), ("6Hl", "6HL", 1), ("6Hm", "6HM", 2)]
+# Titles of the emulator's own channels (thread.pcf, cpu.pcf, the nOS-V and Nanos6 ones; the
+# CPU's tid, type 2, has no label in cpu.pcf, so the Paraver ingest names it `2`)
+BUILTIN_TITLES = ["Thread: thread state", " Flushing ovni buffer ", "Thread: CPU affinity",
+                  "Flushing ovni buffer of the RUNNING thread", "Thread: TID of the ACTIVE thread",
+                  "nOS-V subsystem of the ACTIVE thread", "nOS-V task ID of the RUNNING thread",
+                  "Nanos6 thread type", "Nanos6 subsystem of the RUNNING thread",
+                  "2"]
 LABELS = ["solve", "init", "dgemm", "halo exchange", "io", "", "reduce", "task_ü"]
 
 
@@ -184,9 +191,11 @@ class Gen:
             stack = rng.random() < 0.5
             labels = {str(v): rng.choice(["Blue", "Gray", "Red", "phase %d" % v])
                       for v in rng.sample(range(1, 6), rng.randint(0, 3))}
-            # titles two types share, or like tracedb's own channels, now and then
+            # titles two types share, or like tracedb's own channels or the emulator's
+            # (thread.pcf's, cpu.pcf's, a runtime's), now and then
             title = rng.choice(["Mark %d %s" % (ty, "stack" if stack else "single")] * 4
-                               + ["Phase", "state", "value", " Spaced "])
+                               + ["Phase", "state", "value", " Spaced "]
+                               + (BUILTIN_TITLES if rng.random() < 0.3 else []))
             self.marks[ty] = {"title": title,
                               "chan_type": "stack" if stack else "single", "labels": labels}
         self.declarer = {}

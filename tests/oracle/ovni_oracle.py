@@ -42,7 +42,9 @@ Readings (where the contract is silent, the README's choice or what ovniemu does
   666, 31 bits, +1000 below 1000); an empty label is `(unlabeled task type N)`;
 * channels are named as the Paraver ingest names the emulator's .pcf types: the label,
   trimmed; the type number when empty; `label (type)` when two types of thread.pcf (or of
-  cpu.pcf) share a label or it is `state`, `running` or `value`; a label two threads share
+  cpu.pcf) share a label (a mark's and one of the emulator's own channels' too), or it is
+  `state`, `running`, `value` or a number other than the type (cpu.pcf's types 1-3 have no
+  label, so the Paraver ingest names them by number); a label two threads share
   (a tid on two looms) gets the thread's Paraver row, ` (1.1.<row>)`.
 Task instances (ovniemu has none: the README's readings, in BTF actions on the entity
 `<type label>`, ` (loom.<L>/proc.<P>)` appended when the trace has several processes):
@@ -890,7 +892,8 @@ class Emu:
     def paraver_names(self):
         """The channel name of each Paraver type of thread.pcf and cpu.pcf, as the Paraver
         ingest names them: the label, trimmed; the type when empty; the label and the type
-        when two types share it or it is one of tracedb's own channels."""
+        when two types share it, it is one of tracedb's own channels or it is another type's
+        number."""
         out = {}
         for side in ("THREAD", "CPU"):
             if side == "THREAD":
@@ -913,7 +916,8 @@ class Emu:
             for ty, lab in labels.items():
                 if not lab:
                     names[ty] = str(ty)
-                elif count[lab] > 1 or lab in ("state", "running", "value"):
+                elif (count[lab] > 1 or lab in ("state", "running", "value")
+                      or (lab.lstrip("-").isdigit() and str(int(lab)) == lab and int(lab) != ty)):
                     names[ty] = "%s (%d)" % (lab, ty)
                 else:
                     names[ty] = lab

@@ -28,7 +28,7 @@ or stay open (end -1); events of up to 12 types, several `type:value` pairs a li
 with and without labels (up to 2^64 - 1, down to -2^63), 0 ending a channel, a value
 repeated; types without a .pcf name; .pcf blocks of several types sharing their VALUES,
 two types with one label, two states with one label, empty labels, a type labelled
-`state`; .row labels for threads and CPUs (two threads with one label, a CPU view, a block
+`state` or with a type's number (its own or another's); .row labels for threads and CPUs (two threads with one label, a CPU view, a block
 one label short), or no .row; communications with logical times before the physical ones;
 cpus and threads outside the model; records out of time order; `#` comment lines, the
 cutter's lines and communicator lines; the `new format` layout (state ends, communication
@@ -297,7 +297,9 @@ class File:
         for t, l in self.types.items():
             if not l:
                 tl[t] = str(t)
-            elif len(by_label[l]) > 1 or l in OWN_CHANNELS:
+            elif (len(by_label[l]) > 1 or l in OWN_CHANNELS
+                  or (re.fullmatch(r"-?[1-9][0-9]*|0", l) and int(l) != t)):
+                # (a label that is another number would be the name of a type without one)
                 tl[t] = "%s (%d)" % (l, t)
             else:
                 tl[t] = l
@@ -673,7 +675,8 @@ def generate(seed):
             for t in block:
                 label = rng.choice(["MPI Point-to-point", "User function", "Caller line",
                                     "state", "Flushing ovni buffer ", "Counter %d" % t,
-                                    "Counter %d" % t, "Counter %d" % t])
+                                    "Counter %d" % t, "Counter %d" % t,
+                                    str(rng.choice(types))])
                 out.append("%d    %d    %s" % (rng.randint(0, 9), t, label))
             if rng.random() < 0.7:
                 out.append("VALUES")

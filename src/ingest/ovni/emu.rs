@@ -65,6 +65,12 @@ pub const CH_CPU_NRUN: &str = "3";
 /// CPU channel: its running thread flushes its buffer.
 pub const CH_CPU_FLUSH: &str = "Flushing ovni buffer of the RUNNING thread";
 
+/// The Paraver types of ovni's own channels in thread.pcf (`model_thread.c`, `ovni/setup.c`).
+const TH_TYPES: [(i64, &str); 4] =
+    [(6, CH_TH_CPU), (2, CH_TH_TID), (4, CH_TH_STATE), (7, CH_TH_FLUSH)];
+/// The Paraver types of ovni's own channels in cpu.pcf (its types 1-3 are not there).
+const CPU_TYPES: [(i64, &str); 1] = [(7, CH_CPU_FLUSH)];
+
 /// A CPU of a loom (or its virtual CPU).
 #[derive(Debug, Clone)]
 pub struct Cpu {
@@ -117,6 +123,11 @@ pub struct Model {
     /// Looms, sorted by name.
     pub looms: Vec<Loom>,
     marks: BTreeMap<i64, MarkType>,
+    /// Each mark type's channel name on a thread row and on a CPU row.
+    mark_names: BTreeMap<i64, [String; 2]>,
+    /// Per thread row (0) and CPU row (1): the built-in channels renamed because a mark type
+    /// shares their title (built-in name -> channel name).
+    renamed: [HashMap<&'static str, String>; 2],
     /// Per CPU (`true`) or thread: channel -> value last emitted.
     last: FastMap<(bool, usize), FastMap<String, i128>>,
     /// Mark types already reported unknown, and other once-per-kind notes.
@@ -144,30 +155,35 @@ pub const MAX_MARK_STACK: usize = 512;
 /// and CPU row): the events of further ones change no channel (`too_many_mark_types`).
 pub const MAX_UNKNOWN_MARK_TYPES: usize = 256;
 
-/// Mark types with their titles made the channel names the Paraver ingest gives the
-/// emulator's Paraver types `100 + type` (labelled with the title, trimmed): an empty title
-/// is the number, and a title two types share or one of tracedb's own channel names
-/// (`state`, `running`, `value`) gets the type appended (`Phase (101)`), so two types never
-/// share a channel.
-fn mark_channels(mut marks: BTreeMap<i64, MarkType>) -> BTreeMap<i64, MarkType> {
-    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+/// The channel names the Paraver ingest gives the types of one .pcf of the emulator (thread.pcf
+/// or cpu.pcf): ovni's own channels `builtin` (type, title) and the mark types, Paraver types
+/// `100 + type` labelled with their titles, trimmed. An empty title is the number, and a title
+/// two types of the file share (two marks, or a mark and an own channel), one of tracedb's own
+/// channel names (`state`, `running`, `value`) or another number (cpu.pcf leaves its types 1-3
+/// unnamed) gets the type appended (`Phase (101)`, `Thread: thread state (4)`, `1 (101)`), so
+/// two types never share a channel. Returns the own channels so renamed and each mark type's
+/// name.
+fn paraver_names(
+    builtin: &[(i64, &'static str)],
+    marks: &BTreeMap<i64, MarkType>,
+) -> (HashMap<&'static str, String>, BTreeMap<i64, String>) {
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    for (_, title) in builtin {
+        *seen.entry(title).or_default() += 1;
+    }
     for m in marks.values() {
-        *seen.entry(m.title.trim().to_string()).or_default() += 1;
+        *seen.entry(m.title.trim()).or_default() += 1;
     }
-    for (ty, m) in marks.iter_mut() {
-        let title = m.title.trim();
-        let prv_type = ty.saturating_add(100);
-        m.title = if title.is_empty() {
-            prv_type.to_string()
-        } else if seen.get(title).is_some_and(|n| *n > 1)
-            || crate::ingest::prv::pcf::RESERVED_CHANNELS.contains(&title)
-        {
-            format!("{title} ({prv_type})")
-        } else {
-            title.to_string()
-        };
-    }
-    marks
+    let name = |title: &str, prv_type: i64| {
+        let shared = seen.get(title).is_some_and(|n| *n > 1);
+        crate::ingest::prv::pcf::channel_name(title, i128::from(prv_type), shared)
+    };
+    let renamed = builtin
+        .iter()
+        .filter_map(|&(ty, title)| Some((title, name(title, ty))).filter(|(t, n)| t != n))
+        .collect();
+    let names = marks.iter().map(|(ty, m)| (*ty, name(m.title.trim(), ty.saturating_add(100))));
+    (renamed, names.collect())
 }
 
 /// Where the event being applied comes from.
@@ -199,11 +215,13 @@ impl Model {
         marks: BTreeMap<i64, MarkType>,
         caps: Caps,
     ) -> Self {
-        Model {
+        let mut model = Model {
             cpus,
             threads: Vec::new(),
             looms,
-            marks: mark_channels(marks),
+            marks,
+            mark_names: BTreeMap::new(),
+            renamed: Default::default(),
             last: FastMap::default(),
             said: Default::default(),
             mark_overflow: FastMap::default(),
@@ -212,6 +230,34 @@ impl Model {
             rt: Vec::new(),
             lazy_models: true,
             moved: None,
+        };
+        // Until the metadata says which runtime models the trace requires, any may be.
+        model.name_channels([true; runtime::MODELS.len()]);
+        model
+    }
+
+    /// Names the mark channels and renames the built-in ones a mark shares a title with, as
+    /// the Paraver ingest names the types of the emulator's thread.pcf and cpu.pcf, where the
+    /// channels of the runtime models `models` (as [`runtime::MODELS`]) are.
+    fn name_channels(&mut self, models: [bool; runtime::MODELS.len()]) {
+        for (side, cpu) in [false, true].into_iter().enumerate() {
+            let mut builtin: Vec<(i64, &'static str)> =
+                if cpu { CPU_TYPES.to_vec() } else { TH_TYPES.to_vec() };
+            for ((_, specs), on) in runtime::MODELS.iter().zip(models) {
+                if on {
+                    builtin
+                        .extend(specs.iter().map(|c| (c.prv, if cpu { c.cpu } else { c.thread })));
+                }
+            }
+            let (renamed, names) = paraver_names(&builtin, &self.marks);
+            if let Some(r) = self.renamed.get_mut(side) {
+                *r = renamed;
+            }
+            for (ty, name) in names {
+                if let Some(n) = self.mark_names.entry(ty).or_default().get_mut(side) {
+                    *n = name;
+                }
+            }
         }
     }
 
@@ -238,11 +284,16 @@ impl Model {
             return;
         }
         self.lazy_models = false;
+        let mut on = [false; runtime::MODELS.len()];
         for (m, name) in ["nosv", "nanos6"].iter().enumerate() {
             if required.iter().any(|r| r.split('=').next() == Some(name)) {
                 self.runtime.enable(m, &mut self.rt);
+                if let Some(o) = on.get_mut(m) {
+                    *o = true;
+                }
             }
         }
+        self.name_channels(on);
     }
 
     /// A new CPU.
@@ -578,6 +629,7 @@ impl Model {
                 );
                 warn(sink, "unknown_mark_type", at, msg)?;
             }
+            self.mark_names.insert(ty, [format!("Mark {ty}"), format!("Mark {ty}")]);
             self.marks.insert(
                 ty,
                 MarkType {
@@ -657,6 +709,10 @@ impl Model {
         sink: &mut dyn Sink,
     ) -> Result<()> {
         let (cpu_side, idx) = who;
+        // A built-in channel a mark type shares its title with has the name the Paraver
+        // ingest gives it (a mark's own name is never a built-in one's on its row).
+        let renamed = self.renamed.get(usize::from(cpu_side)).and_then(|r| r.get(channel));
+        let channel = renamed.map_or(channel, String::as_str);
         // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
         // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
         // not run there (a paused thread moved by `OAr`).
@@ -713,17 +769,20 @@ impl Model {
         self.set((false, th), CH_TH_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
         // Taken out while the channels are set (`set` does not use them).
         let marks = std::mem::take(&mut self.marks);
+        let names = std::mem::take(&mut self.mark_names);
         let mut result = Ok(());
         for (ty, m) in &marks {
             // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
             let v = if active { self.mark_value(th, *ty) } else { 0 };
             let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
-            result = self.set((false, th), &m.title, v, label.map(String::as_str), at, sink);
+            let name = names.get(ty).map_or(m.title.as_str(), |n| n[0].as_str());
+            result = self.set((false, th), name, v, label.map(String::as_str), at, sink);
             if result.is_err() {
                 break;
             }
         }
         self.marks = marks;
+        self.mark_names = names;
         result?;
         self.emit_runtime_thread(th, at, sink)
     }
@@ -817,16 +876,19 @@ impl Model {
         let flushing = t.is_some_and(|t| t.2);
         self.set((true, c), CH_CPU_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
         let marks = std::mem::take(&mut self.marks);
+        let names = std::mem::take(&mut self.mark_names);
         let mut result = Ok(());
         for (ty, m) in &marks {
             let v = one.map_or(0, |t| self.mark_value(t, *ty));
             let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
-            result = self.set((true, c), &m.title, v, label.map(String::as_str), at, sink);
+            let name = names.get(ty).map_or(m.title.as_str(), |n| n[1].as_str());
+            result = self.set((true, c), name, v, label.map(String::as_str), at, sink);
             if result.is_err() {
                 break;
             }
         }
         self.marks = marks;
+        self.mark_names = names;
         result?;
         if one.is_some() {
             if let Some(cpu) = self.cpus.get_mut(c) {

@@ -71,6 +71,8 @@ pub enum Track {
 /// One channel of a runtime model.
 #[derive(Debug)]
 pub struct ChanSpec {
+    /// ovni's Paraver event type (the same in thread.pcf and cpu.pcf).
+    pub prv: i64,
     /// Name on the thread row (ovni's PCF type name, trimmed).
     pub thread: &'static str,
     /// Name on the CPU row.
@@ -128,6 +130,7 @@ const NANOS6_SS: &[(i64, &str)] = &[
 const NANOS6_THREAD: &[(i64, &str)] = &[(1, "Leader"), (2, "Main"), (3, "Worker"), (4, "External")];
 
 const fn chan(
+    prv: i64,
     thread: &'static str,
     cpu: &'static str,
     track: Track,
@@ -135,31 +138,32 @@ const fn chan(
     labels: &'static [(i64, &'static str)],
     cpu_default: i64,
 ) -> ChanSpec {
-    ChanSpec { thread, cpu, track, stack, labels, cpu_default }
+    ChanSpec { prv, thread, cpu, track, stack, labels, cpu_default }
 }
 
 /// The nOS-V channels, in ovni's order (body id, task id, type, app id, subsystem, rank,
-/// idle).
+/// idle), with their Paraver types (ovni's `nosv/setup.c`, as its samples' .pcf list them).
 #[rustfmt::skip]
 pub const NOSV: &[ChanSpec] = &[
-    chan("nOS-V task body ID of the RUNNING thread", "nOS-V task body ID of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("nOS-V task ID of the RUNNING thread", "nOS-V task ID of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("nOS-V task type of the RUNNING thread", "nOS-V task type of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("nOS-V task AppID of the RUNNING thread", "nOS-V task AppID of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("nOS-V subsystem of the ACTIVE thread", "nOS-V subsystem of the RUNNING thread", Track::Act, true, NOSV_SS, 0),
-    chan("nOS-V task MPI rank of the RUNNING thread", "nOS-V task MPI rank of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("nOS-V idle state of the RUNNING thread", "nOS-V idle state of the RUNNING thread", Track::Run, false, IDLE_LABELS, ST_RESTING),
+    chan(15, "nOS-V task body ID of the RUNNING thread", "nOS-V task body ID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(10, "nOS-V task ID of the RUNNING thread", "nOS-V task ID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(11, "nOS-V task type of the RUNNING thread", "nOS-V task type of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(12, "nOS-V task AppID of the RUNNING thread", "nOS-V task AppID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(13, "nOS-V subsystem of the ACTIVE thread", "nOS-V subsystem of the RUNNING thread", Track::Act, true, NOSV_SS, 0),
+    chan(14, "nOS-V task MPI rank of the RUNNING thread", "nOS-V task MPI rank of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(16, "nOS-V idle state of the RUNNING thread", "nOS-V idle state of the RUNNING thread", Track::Run, false, IDLE_LABELS, ST_RESTING),
 ];
 
-/// The Nanos6 channels, in ovni's order (task id, type, subsystem, rank, thread type, idle).
+/// The Nanos6 channels, in ovni's order (task id, type, subsystem, rank, thread type, idle),
+/// with their Paraver types.
 #[rustfmt::skip]
 pub const NANOS6: &[ChanSpec] = &[
-    chan("Nanos6 task ID of the RUNNING thread", "Nanos6 task ID of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("Nanos6 task type of the RUNNING thread", "Nanos6 task type of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("Nanos6 subsystem of the ACTIVE thread", "Nanos6 subsystem of the RUNNING thread", Track::Act, true, NANOS6_SS, 0),
-    chan("Nanos6 task MPI rank of the RUNNING thread", "Nanos6 task MPI rank of the RUNNING thread", Track::Run, false, &[], 0),
-    chan("Nanos6 thread type", "Nanos6 thread type of the RUNNING thread", Track::Any, true, NANOS6_THREAD, 0),
-    chan("Nanos6 idle state of the RUNNING thread", "Nanos6 idle state of the RUNNING thread", Track::Run, false, IDLE_LABELS, ST_RESTING),
+    chan(35, "Nanos6 task ID of the RUNNING thread", "Nanos6 task ID of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(36, "Nanos6 task type of the RUNNING thread", "Nanos6 task type of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(37, "Nanos6 subsystem of the ACTIVE thread", "Nanos6 subsystem of the RUNNING thread", Track::Act, true, NANOS6_SS, 0),
+    chan(38, "Nanos6 task MPI rank of the RUNNING thread", "Nanos6 task MPI rank of the RUNNING thread", Track::Run, false, &[], 0),
+    chan(39, "Nanos6 thread type", "Nanos6 thread type of the RUNNING thread", Track::Any, true, NANOS6_THREAD, 0),
+    chan(40, "Nanos6 idle state of the RUNNING thread", "Nanos6 idle state of the RUNNING thread", Track::Run, false, IDLE_LABELS, ST_RESTING),
 ];
 
 /// The two models: index 0 nOS-V, 1 Nanos6.

@@ -19,8 +19,9 @@
 //! Lines are trimmed and tabs count as spaces; blank and `#` lines are skipped; labels keep
 //! their inner spaces (outer spaces are trimmed: ovni writes `Flushing ovni buffer `).
 //! `VALUES` with no entries is accepted. Each type is a channel, so two types with the same
-//! label are told apart by their number (`Counter (42)`); a type without a label is its number. Unparsable lines are skipped (the companion is
-//! only names: a bad line costs a name, never a record).
+//! label are told apart by their number (`Counter (42)`); a type without a label is its
+//! number, and a label that is another number gets its type (`1 (101)`). Unparsable lines are
+//! skipped (the companion is only names: a bad line costs a name, never a record).
 use std::collections::HashMap;
 
 /// Names read from a `.pcf`.
@@ -48,6 +49,22 @@ enum Section {
 
 /// Channel names the derive stage gives its own intervals (`intervals.channel`).
 pub(crate) const RESERVED_CHANNELS: &[&str] = &["state", "running", "value"];
+
+/// The channel of event type `ty` labelled `label` (trimmed; `shared`: another type of its
+/// `.pcf` has this label): the label, or the type when it is empty. So that two types never
+/// share a channel, the type is appended (`Counter (42)`) to a label another type has, to one
+/// of tracedb's own channel names (`state (9)`), and to a number other than the type (`1 (101)`:
+/// a type without a label is named by its number).
+pub(crate) fn channel_name(label: &str, ty: i128, shared: bool) -> String {
+    let other_number = parse_value(label).is_some_and(|v| v != ty && v.to_string() == label);
+    if label.is_empty() {
+        ty.to_string()
+    } else if shared || other_number || RESERVED_CHANNELS.contains(&label) {
+        format!("{label} ({ty})")
+    } else {
+        label.to_string()
+    }
+}
 
 /// Splits `<int> <rest>`; the rest trimmed.
 fn int_and_rest(line: &str) -> Option<(i128, &str)> {
@@ -144,21 +161,14 @@ impl Pcf {
                 *name = format!("{name} ({v})");
             }
         }
-        // A channel per event type: two types with one label would share a channel, and a
-        // type labelled like one of tracedb's own channels would join it, so such labels get
-        // their type appended (`Counter (42)`, `state (9)`). Empty labels become numbers.
+        // A channel per event type (see `channel_name`).
         let mut seen: HashMap<String, u32> = HashMap::new();
         for name in pcf.types.values() {
             *seen.entry(name.clone()).or_default() += 1;
         }
         for (ty, name) in pcf.types.iter_mut() {
-            if name.is_empty() {
-                *name = ty.to_string();
-            } else if seen.get(name.as_str()).is_some_and(|n| *n > 1)
-                || RESERVED_CHANNELS.contains(&name.as_str())
-            {
-                *name = format!("{name} ({ty})");
-            }
+            let shared = seen.get(name.as_str()).is_some_and(|n| *n > 1);
+            *name = channel_name(name, *ty, shared);
         }
         pcf
     }
@@ -197,6 +207,12 @@ mod tests {
         assert_eq!(own.types.get(&9).map(String::as_str), Some("state (9)"));
         assert_eq!(own.states.get(&2), None, "an empty label keeps the number");
         assert_eq!(own.value_label(9, 2), None);
+        // A label that is another type's number (ovni's cpu.pcf does not name its types 1-3,
+        // a mark type titled `1` is type 101 labelled `1`) would join that type's channel.
+        let num = Pcf::parse("EVENT_TYPE\n0 101 1\n0 102 102\n0 103 01\n");
+        assert_eq!(num.types.get(&101).map(String::as_str), Some("1 (101)"));
+        assert_eq!(num.types.get(&102).map(String::as_str), Some("102"));
+        assert_eq!(num.types.get(&103).map(String::as_str), Some("01"));
         // A type in two blocks has the labels of both, the later one's first.
         let two = Pcf::parse(
             "EVENT_TYPE\n0 5 A\n0 6 B\nVALUES\n1 one\n2 two\nEVENT_TYPE\n0 6 B\nVALUES\n2 deux\n",
