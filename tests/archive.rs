@@ -1255,6 +1255,27 @@ fn a_capture_name_with_a_line_break_exports_to_valid_btf() {
 }
 
 #[test]
+fn export_sorts_rows_with_long_names_within_its_memory_limit() {
+    // A 1 MiB task name on 120 lines (as a fuzzed `.row` label gave): DuckDB's two sort
+    // threads ran out of the export's 512 MB instead of spilling ("Out of Memory Error").
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let name = format!("T{}", "x".repeat(1 << 20));
+    let mut text = String::from("#version 2.2.0\n");
+    for i in 0..60 {
+        text.push_str(&format!("{},STI,0,T,{name},{i},activate\n", i * 10));
+        text.push_str(&format!("{},{name},{i},R,{name}_r,{i},start\n", i * 10 + 1));
+    }
+    std::fs::write(d.join("long.btf"), &text).unwrap();
+    ok(d, &["ingest", "--archive", "db", "--no-keep-source", "long.btf"]);
+    ok(d, &["export", "1", "--archive", "db", "--to", "btf", "out.btf"]);
+    let out = std::fs::read_to_string(d.join("out.btf")).unwrap();
+    let lines = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(String::from).collect();
+    let (a, b): (Vec<String>, Vec<String>) = (lines(&text), lines(&out));
+    assert!(a == b, "the export's 120 lines differ from the source's");
+}
+
+#[test]
 fn chrome_json_keeps_negative_times_overlapping_instances_and_every_event() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
