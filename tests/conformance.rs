@@ -57,6 +57,22 @@ fn agreed(out: &std::process::Output) -> String {
     report
 }
 
+/// Runs `python3 tests/oracle/<script> --tracedb <this build> ARGS...` and returns its
+/// report, which must say it agreed (see [`agreed`]); ORACLE_SHOW=40 lists more of the
+/// differences when it does not.
+fn oracle<S: AsRef<std::ffi::OsStr>>(script: &str, args: &[S]) -> String {
+    let out = std::process::Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle").join(script))
+        .arg("--tracedb")
+        .arg(util::bin())
+        .args(args)
+        .env_remove("TRACEDB_ARCHIVE")
+        .env("ORACLE_SHOW", "40")
+        .output()
+        .unwrap();
+    agreed(&out)
+}
+
 #[test]
 fn shared_btf_captures_ingest_with_all_events_in_ns() {
     let Some(root) = util::shared_datasets() else { return };
@@ -156,6 +172,7 @@ fn shared_btf_captures_and_ecu_agree_with_the_independent_oracle() {
     cases.sort();
     assert!(cases.len() >= 7, "{cases:?}");
     files.extend(cases);
+    // The BTF oracle reads `--deadlines F` first, then `--tracedb BIN`.
     let out = std::process::Command::new("python3")
         .arg(manifest.join("tests/oracle/btf_oracle.py"))
         .arg("--deadlines")
@@ -194,7 +211,7 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
         return;
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let oracle = manifest.join("tests/oracle/ovni_oracle.py");
+    let generator = manifest.join("tests/oracle/ovni_oracle.py");
     let tmp = tempfile::tempdir().unwrap();
     let mut traces: Vec<_> = std::fs::read_dir(root.join("ovni"))
         .unwrap()
@@ -222,7 +239,7 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
     for (name, args) in generated {
         let dir = tmp.path().join(name);
         let out = std::process::Command::new("python3")
-            .arg(&oracle)
+            .arg(&generator)
             .arg("--generate")
             .arg(&dir)
             .args(*args)
@@ -231,15 +248,7 @@ fn shared_ovni_streams_and_generated_traces_agree_with_the_independent_oracle() 
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         traces.push(dir);
     }
-    let out = std::process::Command::new("python3")
-        .arg(&oracle)
-        .arg("--tracedb")
-        .arg(util::bin())
-        .args(&traces)
-        .env_remove("TRACEDB_ARCHIVE")
-        .output()
-        .unwrap();
-    let report = agreed(&out);
+    let report = oracle("ovni_oracle.py", &traces);
     assert_eq!(report.matches("; 0 differences").count(), traces.len(), "{report}");
     // Not vacuous: the samples' channels and tasks, and every generated trace's rows.
     for line in [
@@ -275,23 +284,11 @@ fn shared_qs_captures_and_generated_streams_agree_with_the_independent_oracle() 
         return;
     }
     let qs = root.join("qs");
-    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/qs_oracle.py");
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     std::fs::write(d.join("qp5.dic"), "-v540 -T4 -O4 -F4 -S2 -C4\n").unwrap();
     std::fs::write(d.join("qp42.dic"), "-v420\n-T4 -O8 -F8 -S2 -E4 -Q4 -P4 -B4 -C4\n").unwrap();
-    let run = |args: &[&std::ffi::OsStr]| -> String {
-        let out = std::process::Command::new("python3")
-            .arg(&oracle)
-            .arg("--tracedb")
-            .arg(util::bin())
-            .args(args)
-            .env_remove("TRACEDB_ARCHIVE")
-            .env("ORACLE_SHOW", "40")
-            .output()
-            .unwrap();
-        agreed(&out)
-    };
+    let run = |args: &[&std::ffi::OsStr]| oracle("qs_oracle.py", args);
     let os = |p: &Path| p.as_os_str().to_owned();
     let report = [
         run(&[
@@ -330,18 +327,10 @@ fn generated_hardware_exports_agree_with_the_independent_oracle() {
     if !python3("hw_oracle.py") {
         return;
     }
-    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/hw_oracle.py");
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("python3")
-        .arg(&oracle)
-        .arg("--generate")
-        .arg(tmp.path().join("gen"))
-        .args(["--seeds", "1-20", "--tracedb"])
-        .arg(util::bin())
-        .env_remove("TRACEDB_ARCHIVE")
-        .output()
-        .unwrap();
-    let report = agreed(&out);
+    let gen = tmp.path().join("gen");
+    let args = ["--generate".as_ref(), gen.as_os_str(), "--seeds".as_ref(), "1-20".as_ref()];
+    let report = oracle("hw_oracle.py", &args);
     assert_eq!(report.matches("; 0 differences").count(), 20, "{report}");
     // Not vacuous: every export gives system events and running intervals.
     for line in report.lines().filter(|l| l.contains("/gen-")) {
@@ -369,7 +358,6 @@ fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() 
     if !python3("prv_oracle.py") {
         return;
     }
-    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/prv_oracle.py");
     let tmp = tempfile::tempdir().unwrap();
     let mut samples = vec![
         root.join("paraver/extrae-test1.prv"),
@@ -384,18 +372,7 @@ fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() 
     emu.sort();
     assert_eq!(emu.len(), 4, "{emu:?}");
     samples.extend(emu);
-    let run = |args: &[&std::ffi::OsStr]| -> String {
-        let out = std::process::Command::new("python3")
-            .arg(&oracle)
-            .arg("--tracedb")
-            .arg(util::bin())
-            .args(args)
-            .env_remove("TRACEDB_ARCHIVE")
-            .env("ORACLE_SHOW", "40")
-            .output()
-            .unwrap();
-        agreed(&out)
-    };
+    let run = |args: &[&std::ffi::OsStr]| oracle("prv_oracle.py", args);
     let mut args: Vec<&std::ffi::OsStr> = samples.iter().map(|p| p.as_os_str()).collect();
     let report = run(&args);
     let gen = tmp.path().join("gen");
@@ -437,20 +414,10 @@ fn generated_shark_logs_agree_with_the_independent_oracle() {
     if !python3("shark_oracle.py") {
         return;
     }
-    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/shark_oracle.py");
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("python3")
-        .arg(&oracle)
-        .arg("--tracedb")
-        .arg(util::bin())
-        .arg("--generate")
-        .arg(tmp.path().join("gen"))
-        .args(["--seeds", "1-24"])
-        .env_remove("TRACEDB_ARCHIVE")
-        .env("ORACLE_SHOW", "40")
-        .output()
-        .unwrap();
-    let report = agreed(&out);
+    let gen = tmp.path().join("gen");
+    let args = ["--generate".as_ref(), gen.as_os_str(), "--seeds".as_ref(), "1-24".as_ref()];
+    let report = oracle("shark_oracle.py", &args);
     assert_eq!(report.matches("; 0 differences").count(), 24, "{report}");
     // The generated logs are what they say: a few hundred records each, some of every form.
     assert!(report.contains(", UDP") && report.contains("chunk files"), "{report}");
