@@ -962,9 +962,10 @@ fn mark_types_titled_like_the_emulators_channels_are_told_apart_as_paraver_does(
     let d = tmp.path();
     let meta = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 0}],
   "require": { "ovni": "1.1.0", "nosv": "2.7.0" },
-  "mark": { "1": { "title": "Thread: thread state", "chan_type": "single" },
+  "mark": { "1": { "title": "Thread: thread state", "chan_type": "single",
+                   "labels": { "5": "\tfive\t" } },
             "2": { "title": "Flushing ovni buffer of the RUNNING thread", "chan_type": "single" },
-            "3": { "title": " Flushing ovni buffer ", "chan_type": "stack" },
+            "3": { "title": " Flushing\tovni buffer ", "chan_type": "stack" },
             "4": { "title": "nOS-V subsystem of the ACTIVE thread", "chan_type": "single" },
             "5": { "title": "2", "chan_type": "single" } },
   "finished": 1 } }"#;
@@ -996,14 +997,14 @@ fn mark_types_titled_like_the_emulators_channels_are_told_apart_as_paraver_does(
          CPU 0.0,Flushing ovni buffer,7,300,700,false\n\
          CPU 0.0,Flushing ovni buffer of the RUNNING thread (102),6,200,800,false\n\
          CPU 0.0,Flushing ovni buffer of the RUNNING thread (7),Flushing,500,100,false\n\
-         CPU 0.0,Thread: thread state,5,100,900,false\n\
+         CPU 0.0,Thread: thread state,five,100,900,false\n\
          CPU 0.0,nOS-V subsystem of the ACTIVE thread,8,400,600,false\n\
          CPU 0.0,nOS-V subsystem of the RUNNING thread,Scheduler: Serving,550,100,false\n\
          TH 1.10,2 (105),9,450,550,false\n\
          TH 1.10,Flushing ovni buffer (103),7,300,700,false\n\
          TH 1.10,Flushing ovni buffer (7),Flushing,500,100,false\n\
          TH 1.10,Flushing ovni buffer of the RUNNING thread,6,200,800,false\n\
-         TH 1.10,Thread: thread state (101),5,100,900,false\n\
+         TH 1.10,Thread: thread state (101),five,100,900,false\n\
          TH 1.10,Thread: thread state (4),Running,0,1000,false\n\
          TH 1.10,Thread: thread state (4),Dead,1000,0,true\n\
          TH 1.10,nOS-V subsystem of the ACTIVE thread (104),8,400,600,false\n\
@@ -1012,6 +1013,8 @@ fn mark_types_titled_like_the_emulators_channels_are_told_apart_as_paraver_does(
     // A title that is a number other than its type: cpu.pcf does not name the CPU's types 1-3,
     // so the Paraver ingest names them by number, and type 105 labelled `2` gets its type.
     assert_eq!(chan(d, "2"), "entity,state,ts,dur,open\nCPU 0.0,10,0,1000,false\n");
+    // Tabs in a title or a value label read as spaces, as the Paraver ingest reads them in
+    // the emulator's .pcf (mark 3 clashes with `Flushing ovni buffer`; label 5 is `five`).
     assert_eq!(scalar(d, "db", "SELECT count(*) FROM diagnostics WHERE severity <> 'info'"), "0");
 }
 

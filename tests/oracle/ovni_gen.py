@@ -189,12 +189,12 @@ class Gen:
         self.marks = {}
         for ty in rng.sample(range(1, 100), 0 if v2 else rng.randint(0, 2)):
             stack = rng.random() < 0.5
-            labels = {str(v): rng.choice(["Blue", "Gray", "Red", "phase %d" % v])
+            labels = {str(v): rng.choice(["Blue", "Gray", " Red\t", "phase\t%d" % v])
                       for v in rng.sample(range(1, 6), rng.randint(0, 3))}
             # titles two types share, or like tracedb's own channels or the emulator's
             # (thread.pcf's, cpu.pcf's, a runtime's), now and then
             title = rng.choice(["Mark %d %s" % (ty, "stack" if stack else "single")] * 4
-                               + ["Phase", "state", "value", " Spaced "]
+                               + ["Phase", "state", "value", " Spaced\tout\t"]
                                + (BUILTIN_TITLES if rng.random() < 0.3 else []))
             self.marks[ty] = {"title": title,
                               "chan_type": "stack" if stack else "single", "labels": labels}

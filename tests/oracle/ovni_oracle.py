@@ -404,10 +404,15 @@ class Emu:
             for model in (meta.get("require") or {}):
                 self.models.add(model)
             for t, mk in (meta.get("mark") or {}).items():
+                # tabs read as spaces, as in the emulator's .pcf; value labels trimmed there
+                # too, and an empty one is no label
                 d = self.mark_types.setdefault(int(t), {
-                    "title": mk["title"], "stack": mk["chan_type"] == "stack", "labels": {}})
+                    "title": mk["title"].replace("\t", " "),
+                    "stack": mk["chan_type"] == "stack", "labels": {}})
                 for v, lab in (mk.get("labels") or {}).items():
-                    d["labels"][int(v)] = lab
+                    lab = lab.replace("\t", " ").strip()
+                    if lab:
+                        d["labels"][int(v)] = lab
         # CPUs: per loom (by name), physical ones by phyid, then the virtual one.
         g = 0
         self.cpus = []

@@ -270,8 +270,10 @@ impl Meta {
                     self.problems.push(format!("{shown}: mark type '{ty}' is not a number"));
                     continue;
                 };
+                // Tabs read as spaces, as the Paraver ingest reads the title in the
+                // emulator's .pcf (names then trim it, as there).
                 let title = match m.get("title").and_then(|t| t.as_str()) {
-                    Some(t) if !t.is_empty() => t.to_string(),
+                    Some(t) if !t.is_empty() => t.replace('\t', " "),
                     _ => {
                         // ovni's emulator refuses a mark type without a title; a channel
                         // named '' would be hard to ask for.
@@ -284,8 +286,13 @@ impl Meta {
                 let stack = m.get("chan_type").and_then(|t| t.as_str()) == Some("stack");
                 let mut labels = BTreeMap::new();
                 for (k, l) in m.get("labels").and_then(|l| l.as_object()).into_iter().flatten() {
-                    if let (Ok(k), Some(l)) = (k.trim().parse::<i64>(), l.as_str()) {
-                        labels.insert(k, l.to_string());
+                    // As the Paraver ingest reads a .pcf's VALUES line: tabs as spaces,
+                    // trimmed, and an empty label no label.
+                    let l = l.as_str().map(|l| l.replace('\t', " ").trim().to_string());
+                    if let (Ok(k), Some(l)) = (k.trim().parse::<i64>(), l) {
+                        if !l.is_empty() {
+                            labels.insert(k, l);
+                        }
                     }
                 }
                 let mt = MarkType { title, stack, labels };
