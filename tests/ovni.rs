@@ -950,6 +950,38 @@ fn mark_types_titled_alike_or_like_tracedbs_channels_are_told_apart() {
     );
 }
 
+/// A mark type no metadata declares is named `Mark <type>`; when a declared mark already has
+/// that title, the undeclared one gets its Paraver type appended instead of sharing the
+/// declared one's channel (their intervals overlapped there).
+#[test]
+fn an_undeclared_mark_type_never_shares_a_declared_marks_channel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let meta = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 0}],
+  "mark": { "1": { "title": "Mark 2", "chan_type": "single" } }, "finished": 1 } }"#;
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .mark("OM=", 1100, 5, 1)
+        .mark("OM=", 1200, 6, 2)
+        .mark("OM=", 1300, 7, 3)
+        .ev("OHe", 2000, &[]);
+    put_meta(d, 9, 10, &a, meta);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(
+            d,
+            "db",
+            "SELECT channel, state, ts, dur FROM intervals WHERE entity = 'TH 1.10' AND channel \
+             LIKE 'Mark%' ORDER BY ts"
+        ),
+        "channel,state,ts,dur\nMark 2,5,100,900\nMark 2 (102),6,200,800\nMark 3,7,300,700\n"
+    );
+    assert_eq!(
+        csv(d, "db", "SELECT kind, split_part(message, ' named ', 2) AS name FROM diagnostics"),
+        "kind,name\nunknown_mark_type,'Mark 2 (102)'\nunknown_mark_type,'Mark 3'\n"
+    );
+}
+
 /// A mark titled like one of the emulator's own channels of the same row kind (thread.pcf or
 /// cpu.pcf) is a second Paraver type with that label, so the Paraver ingest appends the type
 /// to both: the mark's `100 + type` and the built-in one's (thread state 4, flush 7, nOS-V

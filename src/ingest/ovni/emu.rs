@@ -622,22 +622,23 @@ impl Model {
                 return Ok(());
             }
             self.unknown_marks += 1;
+            // A declared mark may be titled `Mark <ty>` (or a built-in channel so renamed):
+            // the type is then appended, as for two declared types titled alike, so that
+            // the two never share a channel.
+            let plain = format!("Mark {ty}");
+            let taken = self.mark_names.values().flatten().any(|n| *n == plain)
+                || self.renamed.iter().flat_map(HashMap::values).any(|n| *n == plain);
+            let name = if taken { format!("{plain} ({})", ty.saturating_add(100)) } else { plain };
             if self.said.insert(format!("mark{ty}")) {
                 let msg = format!(
                     "mark type {ty} is not declared in any stream's metadata (ovni.mark): its \
-                     events are kept, its channel is named 'Mark {ty}'"
+                     events are kept, its channel is named '{name}'"
                 );
                 warn(sink, "unknown_mark_type", at, msg)?;
             }
-            self.mark_names.insert(ty, [format!("Mark {ty}"), format!("Mark {ty}")]);
-            self.marks.insert(
-                ty,
-                MarkType {
-                    title: format!("Mark {ty}"),
-                    stack: op != b'=',
-                    labels: BTreeMap::new(),
-                },
-            );
+            self.mark_names.insert(ty, [name.clone(), name.clone()]);
+            self.marks
+                .insert(ty, MarkType { title: name, stack: op != b'=', labels: BTreeMap::new() });
         }
         if value == 0 {
             let msg =
