@@ -205,7 +205,7 @@ fn rm_removes_one_capture_and_leaves_the_others() {
     assert_eq!(scalar(tmp.path(), "db", "SELECT count(*) FROM events"), "3");
     assert!(!tmp.path().join("db/events/capture_id=1").exists(), "files removed");
     assert!(ok(tmp.path(), &["verify", "--archive", "db"])
-        .starts_with("ok: 1 captures, 10 files checked"));
+        .starts_with("ok: 1 capture, 10 files checked"));
     // Ids are not reused: the next capture is 3.
     ok(tmp.path(), &["ingest", "--archive", "db", "one.btf"]);
     assert_eq!(scalar(tmp.path(), "db", "SELECT max(capture_id) FROM captures"), "3");
@@ -1729,7 +1729,7 @@ fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
     assert!(!d.join("new.tdb").exists(), "the archive it created is taken back");
     assert!(!d.join("db/.staging").exists());
     assert_eq!(scalar(d, "db", "SELECT string_agg(name, ',') FROM captures"), "one");
-    assert!(ok(d, &["verify", "--archive", "db"]).starts_with("ok: 1 captures"));
+    assert!(ok(d, &["verify", "--archive", "db"]).starts_with("ok: 1 capture"));
 
     // A reingest interrupted while it rebuilds leaves the capture as it was.
     ok(d, &["ingest", "--archive", "big.tdb", "big.btf"]);
@@ -1738,7 +1738,7 @@ fn an_interrupted_ingest_takes_back_what_it_began_and_ends_by_the_signal() {
     let msg = interrupt_once_writing(d, &["reingest", "--archive", "big.tdb", "--all"], "big.tdb");
     assert!(msg.contains("interrupted by SIGINT (capture 1 'big' left as it was"), "{msg}");
     assert_eq!(scalar(d, "big.tdb", rows), before);
-    assert!(ok(d, &["verify", "--archive", "big.tdb"]).starts_with("ok: 1 captures"));
+    assert!(ok(d, &["verify", "--archive", "big.tdb"]).starts_with("ok: 1 capture"));
 }
 
 /// Peak resident memory, in KiB, of `tracedb args` run in `dir` (the child's own

@@ -57,7 +57,7 @@ pub fn run(args: Args) -> Result<()> {
         warn_of_losses(&conn, entry.capture_id)?;
         if entry.time_unit == "tick" {
             crate::say!(
-                "warning: capture {} holds target ticks of unknown rate (a QS or S.Ha.R.K. \
+                "tracedb: warning: capture {} holds target ticks of unknown rate (a QS or S.Ha.R.K. \
                  capture ingested without a rate): they are written as if they were nanoseconds",
                 entry.capture_id
             );
@@ -103,7 +103,7 @@ fn warn_of_losses(conn: &duckdb::Connection, id: i64) -> Result<()> {
     let found = rows.collect::<std::result::Result<Vec<_>, _>>()?;
     if !found.is_empty() {
         crate::say!(
-            "warning: capture {id} lost data when it was ingested ({}): the export holds the \
+            "tracedb: warning: capture {id} lost data when it was ingested ({}): the export holds the \
              events that were read, and says nothing of what was lost (the `diagnostics` \
              table does)",
             found.join(", ")

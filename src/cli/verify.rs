@@ -26,7 +26,8 @@ pub fn run(args: Args) -> Result<()> {
     if problems.is_empty() {
         use std::io::Write as _;
         let mut out = super::stdout();
-        writeln!(out, "ok: {} captures, {checked} files checked", archive.manifest.captures.len())
+        let captures = archive.manifest.captures.len();
+        writeln!(out, "ok: {}, {} checked", counted(captures, "capture"), counted(checked, "file"))
             .and_then(|()| out.flush())
             .map_err(Error::Output)
     } else {
@@ -35,14 +36,21 @@ pub fn run(args: Args) -> Result<()> {
             message: {
                 let unlisted = problems.iter().filter(|p| p.capture_id.is_none()).count();
                 let damaged = problems.len() - unlisted;
+                let of = counted(checked, "file");
+                let unlisted_files = counted(unlisted, "file");
                 match (damaged, unlisted) {
-                    (d, 0) => format!("{d} of {checked} files damaged (listed above)"),
-                    (0, u) => format!("{u} files no capture lists (listed above)"),
-                    (d, u) => format!(
-                        "{d} of {checked} files damaged, and {u} files no capture lists (listed above)"
+                    (d, 0) => format!("{d} of {of} damaged (listed above)"),
+                    (0, _) => format!("{unlisted_files} no capture lists (listed above)"),
+                    (d, _) => format!(
+                        "{d} of {of} damaged, and {unlisted_files} no capture lists (listed above)"
                     ),
                 }
             },
         })
     }
+}
+
+/// `1 file`, `2 files`.
+fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }

@@ -340,7 +340,7 @@ impl Archive {
     pub fn connect(&self) -> Result<duckdb::Connection> {
         let (conn, damaged) = self.connect_with_damage()?;
         for d in damaged {
-            crate::say!("warning: {d}");
+            crate::say!("tracedb: warning: {d}");
         }
         Ok(conn)
     }
