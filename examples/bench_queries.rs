@@ -80,7 +80,7 @@ fn run() -> Result<(), String> {
     println!("| analysis | seconds | rows |");
     println!("|---|---|---|");
     for q in tracedb::store::queries::catalog() {
-        let sql = q.invocation(&[], None).map_err(|e| e.to_string())?;
+        let sql = q.invocation(&[], &[]).map_err(|e| e.to_string())?;
         let t = Instant::now();
         conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE bench_out AS {sql}"))
             .map_err(|e| format!("{}: {e}", q.name))?;

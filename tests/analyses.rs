@@ -113,6 +113,84 @@ fn analyses_are_also_sql_objects_and_filter_by_capture() {
     assert!(String::from_utf8_lossy(&by_name.stderr).contains("give the id"));
 }
 
+/// `--capture` takes an id, a name or a tag: in `query` a tag (or the option repeated)
+/// selects several captures, cpu_load included (it computes one capture alone when given
+/// one); the commands of one capture take a tag only one capture has and name the ids when
+/// several have it.
+#[test]
+fn captures_are_chosen_by_id_name_or_tag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (n, (file, tag)) in [("a.btf", "day=sun"), ("b.btf", "day=mon"), ("c.btf", " day = mon ")]
+        .into_iter()
+        .enumerate()
+    {
+        let end = 10 * (n + 1);
+        let trace = format!(
+            "0,S,0,T,T{n},0,activate\n0,Core_0,0,T,T{n},0,start\n{end},Core_0,0,T,T{n},0,terminate\n"
+        );
+        std::fs::write(d.join(file), trace).unwrap();
+        ok(d, &["ingest", "--archive", "db", "--tag", tag, file]);
+    }
+    let rows = |args: &[&str]| {
+        let mut all = vec!["query", "response_times", "--archive", "db", "--format", "csv"];
+        all.extend(args);
+        let out = ok(d, &all);
+        let ids: Vec<String> = parse_csv(&out)[1..].iter().map(|r| r[0].clone()).collect();
+        ids.join(" ")
+    };
+    assert_eq!(rows(&[]), "1 2 3");
+    assert_eq!(rows(&["--capture", "day=mon"]), "2 3", "a tag selects every capture so tagged");
+    assert_eq!(rows(&["--capture", "3", "--capture", "a"]), "1 3", "repeated: any of them");
+    assert_eq!(rows(&["--capture", "day=mon", "--capture", "b"]), "2 3", "each capture once");
+    let load = |capture: &str| {
+        ok(
+            d,
+            &[
+                "query",
+                "cpu_load",
+                "--archive",
+                "db",
+                "--format",
+                "csv",
+                "--param",
+                "window=10ns",
+                "--capture",
+                capture,
+            ],
+        )
+        .replace("\r\n", "\n")
+    };
+    assert_eq!(
+        load("day=mon"),
+        "capture_id,core,window_start,window_end,busy,load\n2,Core_0,0,10,10,1\n\
+         2,Core_0,10,20,10,1\n3,Core_0,0,10,10,1\n3,Core_0,10,20,10,1\n3,Core_0,20,30,10,1\n"
+    );
+    assert_eq!(
+        load("day=sun"),
+        "capture_id,core,window_start,window_end,busy,load\n1,Core_0,0,10,10,1\n"
+    );
+    // A tag nobody has, and a tag two captures have where one capture is wanted.
+    let none = run(d, &["query", "response_times", "--archive", "db", "--capture", "day=tue"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no capture tagged 'day=tue' in db"));
+    for args in [
+        &["rm", "day=mon", "--archive", "db"][..],
+        &["export", "day=mon", "--to", "btf", "x.btf", "--archive", "db"],
+        &["report", "-o", "r.md", "--capture", "day=mon", "--archive", "db"],
+    ] {
+        let two = run(d, args);
+        assert_eq!(two.status.code(), Some(2), "{args:?}");
+        let msg = String::from_utf8_lossy(&two.stderr);
+        assert!(msg.contains("2 captures are tagged 'day=mon' (ids 2, 3); give the id"), "{msg}");
+    }
+    ok(d, &["export", "day=sun", "--to", "btf", "sun.btf", "--archive", "db"]);
+    assert!(std::fs::read_to_string(d.join("sun.btf")).unwrap().contains(",T0,0,terminate"));
+    ok(d, &["report", "-o", "r.md", "--capture", "day=sun", "--baseline", "b", "--archive", "db"]);
+    ok(d, &["rm", "day=sun", "--archive", "db"]);
+    assert_eq!(rows(&[]), "2 3");
+}
+
 #[test]
 fn deadlines_from_ingest_and_from_the_query() {
     let tmp = tempfile::tempdir().unwrap();

@@ -558,6 +558,10 @@ fn run_with_a_deadline_file_keeps_the_sessions_own_deadlines() {
         "{out}"
     );
     assert!(!out.contains("capture_id"), "nothing ran: {out}");
+    // capture= takes a tag as --capture does (none here has it).
+    t.line(".run data_loss capture=day=mon");
+    let out = t.sync();
+    assert!(out.contains("Error: no capture tagged 'day=mon' in"), "{out}");
     // And the session's deadlines still judge the next statement.
     t.line("SELECT deadline_source, misses FROM deadline_summary;");
     let out = t.sync();

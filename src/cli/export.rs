@@ -19,7 +19,7 @@ pub enum Target {
 /// `--to parquet DIR`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture id or name.
+    /// Capture id, name, or tag KEY=VALUE that only it has.
     #[arg(value_name = "CAPTURE")]
     capture: String,
     /// Output kind.

@@ -13,9 +13,11 @@ pub struct Args {
     name: String,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Only this capture (id or name); default: every capture, with a capture_id column.
-    #[arg(long, value_name = "ID|NAME")]
-    capture: Option<String>,
+    /// Only this capture: an id, a name, or a tag KEY=VALUE (every capture so tagged);
+    /// repeatable (the captures any of them selects). Default: every capture. Rows have a
+    /// capture_id column either way.
+    #[arg(long = "capture", value_name = "ID|NAME|KEY=VALUE")]
+    captures: Vec<String>,
     /// A parameter of the analysis, KEY=VALUE (repeatable), e.g. window=500us or
     /// deadlines=FILE; `tracedb queries NAME` lists an analysis's parameters and defaults.
     #[arg(long = "param", value_name = "KEY=VALUE")]
@@ -45,13 +47,15 @@ pub fn run(args: Args) -> Result<()> {
     // Usage errors before the archive is opened: exit status 2 whatever the archive is.
     q.check(&values)?;
     let archive = Archive::open(&args.archive.archive)?;
-    let capture = match &args.capture {
-        Some(c) => Some(archive.manifest.resolve(c, &archive.dir)?.capture_id),
-        None => None,
-    };
+    let mut captures = Vec::new();
+    for key in &args.captures {
+        captures.extend(archive.manifest.select(key, &archive.dir)?.iter().map(|c| c.capture_id));
+    }
+    captures.sort_unstable();
+    captures.dedup();
     let conn = archive.connect()?;
     let (rest, _) = load_file_params(&conn, &q, values)?;
-    let sql = q.invocation(&rest, capture)?;
+    let sql = q.invocation(&rest, &captures)?;
     let mut out = super::stdout();
     super::sql::run_statement(&conn, &sql, args.format, &mut out)?;
     out.flush().map_err(Error::Output)

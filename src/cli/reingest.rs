@@ -9,7 +9,7 @@ use crate::{Error, Result};
 /// keeps its id, name and tags; the new tables replace the old ones atomically.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture id or name (or --all).
+    /// Capture id, name, or tag KEY=VALUE that only it has (or --all).
     #[arg(value_name = "CAPTURE", required_unless_present = "all", conflicts_with = "all")]
     capture: Option<String>,
     /// Every capture that has kept sources.

@@ -18,11 +18,12 @@ const REGRESSIONS_SHOWN: usize = 10;
 pub struct Args {
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Capture to report on (id or name); default: the most recent capture.
-    #[arg(long, value_name = "ID|NAME")]
+    /// Capture to report on (id, name, or tag KEY=VALUE that only it has); default: the
+    /// most recent capture.
+    #[arg(long, value_name = "ID|NAME|KEY=VALUE")]
     capture: Option<String>,
-    /// Capture to compare with (id or name).
-    #[arg(long, value_name = "ID|NAME")]
+    /// Capture to compare with (id, name, or tag KEY=VALUE that only it has).
+    #[arg(long, value_name = "ID|NAME|KEY=VALUE")]
     baseline: Option<String>,
     /// Deadline file (`entity,deadline` lines, as `ingest --deadlines` reads them), applied to
     /// both captures; where it names a task it wins over the deadlines stored at ingest.

@@ -7,7 +7,7 @@ use crate::Result;
 /// capture disappears atomically (the manifest is the commit point).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture id or name.
+    /// Capture id, name, or tag KEY=VALUE that only it has.
     #[arg(value_name = "CAPTURE")]
     capture: String,
     #[command(flatten)]

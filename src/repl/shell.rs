@@ -525,12 +525,13 @@ impl Shell {
                          once"
                     )));
                 }
-                let mut capture = None;
+                let mut capture = Vec::new();
                 let mut values = Vec::new();
                 for (k, v) in params {
                     if k == "capture" {
                         let archive = Archive::open(&self.archive_dir)?;
-                        capture = Some(archive.manifest.resolve(&v, &self.archive_dir)?.capture_id);
+                        let selected = archive.manifest.select(&v, &self.archive_dir)?;
+                        capture = selected.iter().map(|c| c.capture_id).collect();
                     } else {
                         values.push((k, v));
                     }
@@ -544,7 +545,8 @@ impl Shell {
                 let own = if has_file { Some(self.own_deadlines()?) } else { None };
                 let run = crate::cli::query::load_file_params(&self.conn, &q, values).and_then(
                     |(values, _)| {
-                        q.invocation(&values, capture).map(|sql| self.statement(&sql, Origin::Meta))
+                        q.invocation(&values, &capture)
+                            .map(|sql| self.statement(&sql, Origin::Meta))
                     },
                 );
                 if let Some(own) = own {

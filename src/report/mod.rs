@@ -214,7 +214,7 @@ pub fn analysis(
 ) -> Result<Vec<Row>> {
     let q =
         queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
-    rows(conn, &q.invocation(params, Some(id))?)
+    rows(conn, &q.invocation(params, &[id])?)
 }
 
 /// Adds to each deadline miss who delayed it: `blocked_by`, what the instance waited for and
@@ -643,7 +643,7 @@ fn first_rows(
 ) -> Result<(Vec<Row>, usize)> {
     let q =
         queries::find(name).ok_or_else(|| Error::Sql(format!("internal: no analysis {name}")))?;
-    let all = q.invocation(&[], Some(id))?;
+    let all = q.invocation(&[], &[id])?;
     let count = rows(conn, &format!("SELECT count(*) AS n FROM ({all})"))?;
     let total = count.first().and_then(|r| num(r, "n")).map_or(0, |n| n as usize);
     let first = rows(conn, &format!("SELECT * FROM ({all}) ORDER BY {order} LIMIT {LIST_CAP}"))?;

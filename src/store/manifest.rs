@@ -228,30 +228,62 @@ impl Manifest {
         Ok(())
     }
 
-    /// The capture `key` names (an id, or a name only one capture has), for a command's
-    /// argument: a usage error naming the archive `dir` when it names none, or several.
+    /// The capture `key` names (an id, a name only one capture has, or a tag `KEY=VALUE`
+    /// only one capture has), for a command's argument: a usage error naming the archive
+    /// `dir` when it names none, or several.
     pub fn resolve(&self, key: &str, dir: &Path) -> Result<&CaptureEntry> {
-        if let Ok(id) = key.parse::<i64>() {
-            if let Some(c) = self.captures.iter().find(|c| c.capture_id == id) {
-                return Ok(c);
-            }
-        }
-        let named: Vec<&CaptureEntry> = self.captures.iter().filter(|c| c.name == key).collect();
-        match named.as_slice() {
+        match self.select(key, dir)?.as_slice() {
             [one] => Ok(one),
-            [] => Err(Error::Usage(format!(
-                "no capture '{key}' in {} (`tracedb captures` lists them)",
-                dir.display()
-            ))),
             many => {
                 let ids: Vec<String> = many.iter().map(|c| c.capture_id.to_string()).collect();
                 Err(Error::Usage(format!(
-                    "{} captures are named '{key}' (ids {}); give the id",
+                    "{} captures are tagged '{key}' (ids {}); give the id",
                     many.len(),
                     ids.join(", ")
                 )))
             }
         }
+    }
+
+    /// The captures `key` selects, in id order: the capture of that id; else the capture of
+    /// that name (a name two captures have is a usage error: it names neither); else, for
+    /// `KEY=VALUE`, every capture with that tag (`--tag KEY=VALUE` at ingest, both sides
+    /// trimmed). None is a usage error naming the archive `dir`.
+    pub fn select(&self, key: &str, dir: &Path) -> Result<Vec<&CaptureEntry>> {
+        if let Ok(id) = key.parse::<i64>() {
+            if let Some(c) = self.captures.iter().find(|c| c.capture_id == id) {
+                return Ok(vec![c]);
+            }
+        }
+        let named: Vec<&CaptureEntry> = self.captures.iter().filter(|c| c.name == key).collect();
+        if named.len() > 1 {
+            let ids: Vec<String> = named.iter().map(|c| c.capture_id.to_string()).collect();
+            return Err(Error::Usage(format!(
+                "{} captures are named '{key}' (ids {}); give the id",
+                named.len(),
+                ids.join(", ")
+            )));
+        }
+        if !named.is_empty() {
+            return Ok(named);
+        }
+        let mut tagged: Vec<&CaptureEntry> = match key.split_once('=') {
+            Some((k, v)) => self
+                .captures
+                .iter()
+                .filter(|c| c.tags.get(k.trim()).is_some_and(|t| t == v.trim()))
+                .collect(),
+            None => Vec::new(),
+        };
+        tagged.sort_by_key(|c| c.capture_id);
+        if tagged.is_empty() {
+            let what = if key.contains('=') { "capture tagged" } else { "capture" };
+            return Err(Error::Usage(format!(
+                "no {what} '{key}' in {} (`tracedb captures` lists them)",
+                dir.display()
+            )));
+        }
+        Ok(tagged)
     }
 }
 

@@ -132,8 +132,10 @@ impl Query {
     }
 
     /// The SQL selecting this analysis with `values` for its parameters (others default),
-    /// restricted to `capture` when given.
-    pub fn invocation(&self, values: &[(String, String)], capture: Option<i64>) -> Result<String> {
+    /// restricted to `captures` (ids) when there are any. A macro that takes `capture :=`
+    /// is given the one capture asked for; for several it computes every capture (each
+    /// alone, as always) and the rows of the others are left out.
+    pub fn invocation(&self, values: &[(String, String)], captures: &[i64]) -> Result<String> {
         self.check(values)?;
         let mut from = self.name.clone();
         if self.is_macro() {
@@ -143,14 +145,18 @@ impl Query {
                     args.push(format!("{} := {}", p.sql_name, p.literal(v)?));
                 }
             }
-            if let Some(id) = capture.filter(|_| self.takes_capture) {
+            if let ([id], true) = (captures, self.takes_capture) {
                 args.push(format!("capture := {id}"));
             }
             from = format!("{}({})", self.name, args.join(", "));
         }
-        Ok(match capture {
-            Some(id) => format!("SELECT * FROM {from} WHERE capture_id = {id}"),
-            None => format!("SELECT * FROM {from}"),
+        Ok(match captures {
+            [] => format!("SELECT * FROM {from}"),
+            [id] => format!("SELECT * FROM {from} WHERE capture_id = {id}"),
+            ids => {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                format!("SELECT * FROM {from} WHERE capture_id IN ({})", ids.join(", "))
+            }
         })
     }
 }
@@ -304,12 +310,20 @@ mod tests {
         let q = find("cpu_load").unwrap();
         let v = vec![("window".to_string(), "250us".to_string())];
         assert_eq!(
-            q.invocation(&v, Some(3)).unwrap(),
+            q.invocation(&v, &[3]).unwrap(),
             "SELECT * FROM cpu_load(window_ns := 250000, capture := 3) WHERE capture_id = 3"
         );
-        assert!(q.invocation(&[("speed".into(), "1".into())], None).is_err());
+        assert!(q.invocation(&[("speed".into(), "1".into())], &[]).is_err());
         let r = find("response_times").unwrap();
-        assert_eq!(r.invocation(&[], None).unwrap(), "SELECT * FROM response_times");
+        assert_eq!(r.invocation(&[], &[]).unwrap(), "SELECT * FROM response_times");
+        assert_eq!(
+            q.invocation(&[], &[2, 5]).unwrap(),
+            "SELECT * FROM cpu_load() WHERE capture_id IN (2, 5)"
+        );
+        assert_eq!(
+            r.invocation(&[], &[4]).unwrap(),
+            "SELECT * FROM response_times WHERE capture_id = 4"
+        );
     }
 
     #[test]
