@@ -1,0 +1,203 @@
+//! The channels ovni's model shows, set after each event: the thread row's (state, CPU,
+//! TID, flush, marks, and the runtime models' as the thread's state allows) and the CPU row's
+//! (its one running thread's, the number of running threads), each change one channel set.
+use super::*;
+
+impl Model {
+    /// Sets `channel` of a CPU (`who.0`) or thread `who.1` to `value`, when it changes.
+    pub(super) fn set(
+        &mut self,
+        who: (bool, usize),
+        channel: &str,
+        value: i128,
+        label: Option<&str>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let (cpu_side, idx) = who;
+        // A built-in channel a mark type shares its title with has the name the Paraver
+        // ingest gives it (a mark's own name is never a built-in one's on its row).
+        let renamed = self.renamed.get(usize::from(cpu_side)).and_then(|r| r.get(channel));
+        let channel = renamed.map_or(channel, String::as_str);
+        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
+        // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
+        // not run there (a paused thread moved by `OAr`).
+        let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
+        let placed = !zero_ends && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
+        let seen = self.last.entry(who).or_default();
+        match seen.get_mut(channel) {
+            Some(v) if *v == value => return Ok(()),
+            Some(v) => *v = value,
+            None if value == 0 && !placed => return Ok(()),
+            None => {
+                seen.insert(channel.to_string(), value);
+            }
+        }
+        let (entity, ty) = if cpu_side {
+            (self.cpus.get(idx).map(|c| c.name.clone()).unwrap_or_default(), "CPU")
+        } else {
+            (self.th_name(idx), "THREAD")
+        };
+        sink.channel_set(&ChannelSet {
+            entity: &entity,
+            entity_type: ty,
+            channel,
+            ts: at.ts,
+            value,
+            zero_ends,
+            label,
+            core: None,
+            pos: at.pos,
+        })
+    }
+
+    pub(super) fn emit_thread(&mut self, th: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
+        let Some(t) = self.threads.get(th) else { return Ok(()) };
+        let (state, tid, flushing, cpu) = (t.state, t.tid, t.flushing, t.cpu);
+        let (cpu_v, cpu_label) = match cpu.and_then(|c| self.cpus.get(c)) {
+            Some(c) => (i128::from(c.gindex) + 1, Some(c.name.clone())),
+            None => (0, None),
+        };
+        self.set((false, th), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
+        let active = state.active();
+        self.set((false, th), CH_TH_TID, if active { i128::from(tid) } else { 0 }, None, at, sink)?;
+        if state != St::Unknown {
+            self.set((false, th), CH_TH_STATE, state as i128, Some(state.label()), at, sink)?;
+        }
+        self.set((false, th), CH_TH_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        // Taken out while the channels are set (`set` does not use them).
+        let marks = std::mem::take(&mut self.marks);
+        let names = std::mem::take(&mut self.mark_names);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
+            // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
+            let v = if active { self.mark_value(th, *ty) } else { 0 };
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            let name = names.get(ty).map_or(m.title.as_str(), |n| n[0].as_str());
+            result = self.set((false, th), name, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.marks = marks;
+        self.mark_names = names;
+        result?;
+        self.emit_runtime_thread(th, at, sink)
+    }
+
+    /// The runtime models' channels of thread `th`, as its row shows them.
+    pub(super) fn emit_runtime_thread(
+        &mut self,
+        th: usize,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(state) = self.threads.get(th).map(|t| t.state) else { return Ok(()) };
+        for (m, (_, specs)) in runtime::MODELS.iter().enumerate() {
+            if !self.runtime.on.get(m).copied().unwrap_or(false) {
+                continue;
+            }
+            for (ch, spec) in specs.iter().enumerate() {
+                let shown = match spec.track {
+                    Track::Run => state == St::Running,
+                    Track::Act => state.active(),
+                    Track::Any => true,
+                };
+                let raw =
+                    self.rt.get(th).and_then(|t| t.chans.get(m)).map_or(0, |c| c.raw(ch, spec));
+                let v = if shown { raw } else { 0 };
+                let label = self.runtime.label(m, ch, v);
+                self.set((false, th), spec.thread, i128::from(v), label.as_deref(), at, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The runtime models' channels of CPU `c`: those of its one running thread `one`; with
+    /// none or several, nothing, or the channel's default once it has had one.
+    pub(super) fn emit_runtime_cpu(
+        &mut self,
+        c: usize,
+        one: Option<usize>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let had = self.cpus.get(c).is_some_and(|c| c.had_running);
+        for (m, (_, specs)) in runtime::MODELS.iter().enumerate() {
+            if !self.runtime.on.get(m).copied().unwrap_or(false) {
+                continue;
+            }
+            for (ch, spec) in specs.iter().enumerate() {
+                let v = match one {
+                    Some(t) => {
+                        self.rt.get(t).and_then(|t| t.chans.get(m)).map_or(0, |c| c.raw(ch, spec))
+                    }
+                    None if had => spec.cpu_default,
+                    None => 0,
+                };
+                let label = self.runtime.label(m, ch, v);
+                self.set((true, c), spec.cpu, i128::from(v), label.as_deref(), at, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn emit_cpu(&mut self, c: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
+        let Some(cpu) = self.cpus.get(c) else { return Ok(()) };
+        let running: Vec<usize> = cpu
+            .threads
+            .iter()
+            .copied()
+            .filter(|&t| self.threads.get(t).is_some_and(|t| t.state == St::Running))
+            .collect();
+        // One running thread: its ids, flush and marks; none or several: nothing (ovni
+        // shows no value then).
+        let one = match running.as_slice() {
+            [t] => Some(*t),
+            _ => None,
+        };
+        let nrun = running.len() as i128;
+        // Only a virtual CPU may have several threads running (ovni's `cpu_update` stops on a
+        // physical one): said when it starts.
+        let virt = self.looms.iter().any(|l| l.vcpu == c);
+        let before = self.last.get(&(true, c)).and_then(|m| m.get(CH_CPU_NRUN)).copied();
+        if !virt && nrun > 1 && before.is_none_or(|b| b <= 1) {
+            let names: Vec<String> = running.iter().map(|&t| self.th_name(t)).collect();
+            let msg = format!(
+                "{}: {nrun} threads running at the same time ({}): ovni's emulator allows it \
+                 only on a virtual CPU and stops here; the CPU shows no thread's channels \
+                 meanwhile",
+                self.cpus.get(c).map_or("", |c| c.name.as_str()),
+                names.join(", ")
+            );
+            warn(sink, "cpu_oversubscribed", at, msg)?;
+        }
+        let t = one.and_then(|t| self.threads.get(t)).map(|t| (t.pid, t.tid, t.flushing));
+        self.set((true, c), CH_CPU_PID, t.map_or(0, |t| i128::from(t.0)), None, at, sink)?;
+        self.set((true, c), CH_CPU_TID, t.map_or(0, |t| i128::from(t.1)), None, at, sink)?;
+        self.set((true, c), CH_CPU_NRUN, nrun, None, at, sink)?;
+        let flushing = t.is_some_and(|t| t.2);
+        self.set((true, c), CH_CPU_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        let marks = std::mem::take(&mut self.marks);
+        let names = std::mem::take(&mut self.mark_names);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
+            let v = one.map_or(0, |t| self.mark_value(t, *ty));
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            let name = names.get(ty).map_or(m.title.as_str(), |n| n[1].as_str());
+            result = self.set((true, c), name, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.marks = marks;
+        self.mark_names = names;
+        result?;
+        if one.is_some() {
+            if let Some(cpu) = self.cpus.get_mut(c) {
+                cpu.had_running = true;
+            }
+        }
+        self.emit_runtime_cpu(c, one, at, sink)
+    }
+}
