@@ -1,6 +1,6 @@
 //! The ovni streams of one capture, read together (`run` reads other formats file by
 //! file): they are merged by time, so every stream is open at once.
-use super::SourceKeeper;
+use super::sources::SourceKeeper;
 use crate::derive::Deriver;
 use crate::ingest::input::{Digest256, Input, SmallInput};
 use crate::ingest::ovni;
