@@ -22,7 +22,7 @@
 //! Rows need not be in one time order: each core's rows are a stream, and when the file is
 //! not in time order (or lists its cores one after another with delta or marker times) the
 //! streams are read again from the file, one reader each, and merged by time, ties in file
-//! order (`reader.rs`, `Reader::rows`).
+//! order (`reader/`, `Reader::rows`).
 mod clock;
 mod columns;
 mod elf;
