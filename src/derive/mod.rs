@@ -20,8 +20,10 @@
 //!   for that channel only (a `time_backwards` info diagnostic). States still open at the end
 //!   close at the capture end: the latest time seen or the end the header declares, whichever
 //!   is later, with `open = true`.
+mod cores;
 mod process;
 pub mod rows;
+mod runnable;
 mod semaphore;
 
 use crate::ingest::diag::{DiagRow, Diagnostics};
@@ -188,8 +190,8 @@ pub struct Deriver<O: Output> {
     classes: FastMap<Sym, Class>,
     procs: FastMap<(Sym, i64), process::Proc>,
     last_terminated: FastMap<Sym, i64>,
-    runnables: FastMap<(Sym, i64), process::Runnable>,
-    cores: FastMap<Sym, process::CoreSlot>,
+    runnables: FastMap<(Sym, i64), runnable::Runnable>,
+    cores: FastMap<Sym, cores::CoreSlot>,
     /// Last core each process or runnable entity was on (any instance).
     entity_core: FastMap<Sym, Sym>,
     /// Core of each live process or runnable instance: two instances of one task may run
@@ -218,18 +220,18 @@ pub struct Deriver<O: Output> {
     runnable_ended: FastMap<Sym, i64>,
     /// Runnables ended by their task's terminate at [`Deriver::pending_ends_ts`]: their own
     /// terminate at that same time is folded in; one that never comes is reported.
-    pending_ends: Vec<process::PendingEnd>,
+    pending_ends: Vec<runnable::PendingEnd>,
     pending_ends_ts: i64,
     /// Processes given their core back by an ISR that left it (see
-    /// `process::resume_interrupted`), resumed only once nothing else happens at that time:
+    /// `cores::resume_interrupted`), resumed only once nothing else happens at that time:
     /// an ISR taking the core at the same instant (tail-chaining) interrupts them on.
-    resumes: Vec<process::PendingResume>,
+    resumes: Vec<cores::PendingResume>,
     /// Processes that resumed on another core while running, waiting at that time for the
-    /// preempt from the core they left (see `process::move_by_resume`).
-    moves: Vec<process::PendingMove>,
+    /// preempt from the core they left (see `cores::move_by_resume`).
+    moves: Vec<cores::PendingMove>,
     /// Processes another task took the core from with no preempt, waiting at that time for
-    /// their own end there (see `process::end_displaced`) before a `core_conflict` is said.
-    conflicts: Vec<process::PendingConflict>,
+    /// their own end there (see `cores::end_displaced`) before a `core_conflict` is said.
+    conflicts: Vec<cores::PendingConflict>,
     sems: FastMap<Sym, semaphore::Sem>,
     requests: FastMap<Sym, Vec<semaphore::Request>>,
     /// Releases of one instant by `released` or by `decrement` alone, not yet paired with the

@@ -1729,10 +1729,10 @@ fn open_runnables_are_bounded_across_all_tasks() {
     }
     let mut d = Deriver::new(Rows::default(), "t.btf", false);
     crate::ingest::btf::read(&mut LineReader::new(text.as_bytes()), "t.btf", &mut d).unwrap();
-    assert_eq!(d.runnables.len(), process::MAX_OPEN_RUNNABLES);
+    assert_eq!(d.runnables.len(), runnable::MAX_OPEN_RUNNABLES);
     assert!(d.runnable_order.len() <= 2 * d.runnables.len() + 1024);
     let (s, rows) = d.finish().unwrap();
-    let closed = (tasks * each - process::MAX_OPEN_RUNNABLES) as u64;
+    let closed = (tasks * each - runnable::MAX_OPEN_RUNNABLES) as u64;
     assert_eq!(diag_count(&s, "too_many_open_instances"), closed);
     assert_eq!(rows.instances.len(), tasks + tasks * each);
 }
