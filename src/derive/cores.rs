@@ -10,11 +10,17 @@
 //! (an ISR arriving at the same instant chains on), a resume from another core taken as a
 //! move (its preempt may follow), and a conflict (the displaced process's own end may
 //! follow).
-use super::process::{Act, PState};
+//!
+//! It also says on which core an event happens (`Deriver::resolve_core`, the `core` of
+//! `events` rows and of the state machines' rows): the source when it is a core, else where
+//! the source instance (or entity) runs, else, for a process event, the source itself when
+//! it is undeclared and a core by its name (`looks_like_core`) or by causing a process
+//! transition other than activate (info `core_inferred`), else the target's core.
+use super::process::{self, Act, PState};
 use super::runnable::PendingEnd;
 use super::{Deriver, IntervalRow, Output, StateText};
 use crate::ingest::Severity;
-use crate::model::{Pos, Sym};
+use crate::model::{Event, Pos, Sym};
 use crate::Result;
 
 /// A process that resumed on another core while it ran on `from`, taken as preempted there
@@ -483,4 +489,73 @@ impl<O: Output> Deriver<O> {
         };
         self.emit_interval(row)
     }
+
+    /// Core on which an event happens: the source when it is a core, else where the source
+    /// instance (or, failing that, the source entity) runs, else (for process events) a
+    /// source that is a core by name or by what it does, else where the target instance last
+    /// ran.
+    pub(super) fn resolve_core(
+        &mut self,
+        ev: &Event<'_>,
+        source: Sym,
+        target: Sym,
+        process: bool,
+    ) -> Result<Option<Sym>> {
+        if self.is_core(source) {
+            return Ok(Some(source));
+        }
+        if let Some(&c) = self.inst_core.get(&(source, ev.source_instance)) {
+            return Ok(Some(c));
+        }
+        if let Some(&c) = self.entity_core.get(&source) {
+            return Ok(Some(c));
+        }
+        if !process {
+            return Ok(None);
+        }
+        // The target's core: its instance's, else (not for an activate, which makes a new
+        // instance that runs nowhere yet) the core the entity ran on last.
+        let target_core = self
+            .inst_core
+            .get(&(target, ev.target_instance))
+            .or_else(|| (ev.action != "activate").then(|| self.entity_core.get(&target)).flatten())
+            .copied();
+        if self.type_of(source).is_none() {
+            let by_name = looks_like_core(ev.source);
+            // SEMANTICS.md: every process transition but activate is caused by a core. An
+            // undeclared source doing one to a process whose core is not known yet is one.
+            let by_role = target_core.is_none()
+                && ev.action != "activate"
+                && process::process_transition(ev.action).is_some();
+            if by_name || by_role {
+                let c = self.known.core_type;
+                self.set_type(source, c, true, ev.pos);
+                if !by_name {
+                    let msg = format!(
+                        "{} is taken for a core: it is the source of {}'s {} and is declared \
+                         nowhere (process transitions other than activate are caused by a core)",
+                        ev.source, ev.target, ev.action
+                    );
+                    self.diag(Severity::Info, "core_inferred", ev.pos, ev.ts, msg)?;
+                }
+                return Ok(Some(source));
+            }
+        }
+        Ok(target_core)
+    }
+}
+
+/// Whether an undeclared entity's name says it is a core: `Core_0`, `core1`, `CPU0`,
+/// `ECU1_Core0`, `P0/cpu1` (a word `core` or `cpu` in it, in any case, followed by nothing,
+/// a digit or a separator). A task named like `CoreMonitor` or `Scoreboard` is not one.
+pub(super) fn looks_like_core(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["core", "cpu"].iter().any(|word| {
+        lower.match_indices(word).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + word.len()..].chars().next();
+            before.is_none_or(|c| !c.is_ascii_alphabetic())
+                && after.is_none_or(|c| !c.is_ascii_alphabetic())
+        })
+    })
 }

@@ -1,6 +1,7 @@
 //! Unit tests of the derive stage without storage: rows are rendered as text.
 use super::*;
 use crate::ingest::lines::LineReader;
+use crate::ingest::{ChannelSet, Sink};
 
 #[derive(Default)]
 struct Rows {
@@ -947,7 +948,7 @@ fn numeric_notes_read_decimal_and_hexadecimal() {
         ("create 0x80016ca8", None),
         ("inf", None),
     ] {
-        assert_eq!(numeric(Some(note)), want, "{note}");
+        assert_eq!(sink::numeric(Some(note)), want, "{note}");
     }
 }
 
@@ -1652,7 +1653,7 @@ fn cores_are_told_by_name_wherever_the_word_is() {
         ("[0/0000]", false),
         ("TASK_A", false),
     ] {
-        assert_eq!(super::looks_like_core(name), core, "{name}");
+        assert_eq!(super::cores::looks_like_core(name), core, "{name}");
     }
     // A core named ECU1_Core1, first seen resuming a task that migrates to it: the event is
     // on ECU1_Core1, not on the core the task came from.
@@ -1741,13 +1742,16 @@ fn open_runnables_are_bounded_across_all_tasks() {
 fn channels_of_one_thread_are_bounded() {
     // One thread sets 70,000 event types (Paraver times in ns) and ends none; then type 7
     // (the first one) goes on changing, and type 9 is ended by a 0 and set again.
-    let n = super::MAX_OPEN_CHANNELS + 4464;
+    let n = super::channels::MAX_OPEN_CHANNELS + 4464;
     let mut text = String::from("#Paraver (d):1000000_ns:0:1:1(1:1)\n");
     for t in 0..n {
         text.push_str(&format!("2:0:1:1:1:{}:{}:1\n", t + 1, t + 7));
     }
     let (s, rows) = derive_prv(&text);
-    assert_eq!(diag_count(&s, "too_many_open_channels"), (n - super::MAX_OPEN_CHANNELS) as u64);
+    assert_eq!(
+        diag_count(&s, "too_many_open_channels"),
+        (n - super::channels::MAX_OPEN_CHANNELS) as u64
+    );
     // Every channel has its interval; the oldest were closed when the bound was passed,
     // open, where the next type arrived.
     assert_eq!(rows.intervals.len(), n);
