@@ -1,9 +1,9 @@
 //! The derive stage as the importers' [`Sink`]: each call lands here. An event is
-//! counted, its time taken as `max(ts, previous ts)` for the state machines (the `events`
-//! row keeps the time as read), its names interned and its target typed; the pending
-//! decisions of an earlier instant are settled, the event goes to the state machine of its
-//! target's type (process, runnable, semaphore, signal; cores and other types have none)
-//! with the core it happened on, and its `events` row is written. Records with their own
+//! counted and its time taken as `max(ts, previous ts)` for the state machines (the
+//! `events` row keeps the time as read); the pending decisions of an earlier instant are
+//! settled; its names are interned and its target typed; it goes to the state machine of
+//! its target's type (process, runnable, semaphore, signal; cores and other types have
+//! none) with the core it happened on, and its `events` row is written. Records with their own
 //! times go to `channels.rs`; messages become `messages` rows, sorted by send time.
 use super::{process, Class, Deriver, EventRow, MessageRow, Output};
 use crate::ingest::{ChannelSet, Diagnostic, Message, Severity, Sink, Span};
