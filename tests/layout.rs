@@ -109,8 +109,11 @@ fn diagnostic_kinds_written(dirs: &[std::path::PathBuf]) -> std::collections::BT
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
+            // Unit tests live in `tests.rs` files and `tests/` folders (src/derive/tests/).
             if path.is_dir() {
-                dirs.push(path);
+                if name != "tests" {
+                    dirs.push(path);
+                }
                 continue;
             }
             if !name.ends_with(".rs")
