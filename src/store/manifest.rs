@@ -234,14 +234,11 @@ impl Manifest {
     pub fn resolve(&self, key: &str, dir: &Path) -> Result<&CaptureEntry> {
         match self.select(key, dir)?.as_slice() {
             [one] => Ok(one),
-            many => {
-                let ids: Vec<String> = many.iter().map(|c| c.capture_id.to_string()).collect();
-                Err(Error::Usage(format!(
-                    "{} captures are tagged '{key}' (ids {}); give the id",
-                    many.len(),
-                    ids.join(", ")
-                )))
-            }
+            many => Err(Error::Usage(format!(
+                "{} captures are tagged '{key}' (ids {}); give the id",
+                many.len(),
+                ids_of(many)
+            ))),
         }
     }
 
@@ -257,11 +254,10 @@ impl Manifest {
         }
         let named: Vec<&CaptureEntry> = self.captures.iter().filter(|c| c.name == key).collect();
         if named.len() > 1 {
-            let ids: Vec<String> = named.iter().map(|c| c.capture_id.to_string()).collect();
             return Err(Error::Usage(format!(
                 "{} captures are named '{key}' (ids {}); give the id",
                 named.len(),
-                ids.join(", ")
+                ids_of(&named)
             )));
         }
         if !named.is_empty() {
@@ -285,6 +281,11 @@ impl Manifest {
         }
         Ok(tagged)
     }
+}
+
+/// `2, 3`: the ids of `captures`, for a message.
+fn ids_of(captures: &[&CaptureEntry]) -> String {
+    captures.iter().map(|c| c.capture_id.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 impl Default for Manifest {
