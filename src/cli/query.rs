@@ -13,8 +13,8 @@ pub struct Args {
     name: String,
     #[command(flatten)]
     archive: ArchiveArg,
-    /// Only this capture: an id, a name, or a tag KEY=VALUE (every capture so tagged);
-    /// repeatable (the captures any of them selects). Default: every capture. Rows have a
+    /// Only this capture: an id, a name, or a tag KEY=VALUE (every capture so tagged).
+    /// Repeatable: the captures any of them names. Default: every capture. Rows have a
     /// capture_id column either way.
     #[arg(long = "capture", value_name = "ID|NAME|KEY=VALUE")]
     captures: Vec<String>,
