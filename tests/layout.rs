@@ -211,7 +211,7 @@ fn readme_examples_on_the_bundled_sample_print_what_the_readme_shows() {
     };
     let mut text = [
         between("\n## 60-second tour\n", "\n## Command line\n"),
-        between("any other choice of\ncaptures is a filter in SQL:", "All times are ns;"),
+        between("Any other choice of\ncaptures is a filter in SQL:", "All times are ns;"),
         between("The examples below run on the bundled sample", "\n### `state_time`"),
     ]
     .join("\n");
