@@ -36,6 +36,7 @@ mod process;
 pub mod rows;
 mod runnable;
 mod semaphore;
+mod signal;
 mod sink;
 
 use crate::ingest::diag::{DiagRow, Diagnostics};
@@ -189,7 +190,7 @@ pub struct Deriver<O: Output> {
     /// Releases of one instant by `released` or by `decrement` alone, not yet paired with the
     /// other at that instant (see `semaphore::ReleaseStep`).
     release_steps: (i64, Vec<semaphore::ReleaseStep>),
-    signals: FastMap<Sym, semaphore::Signal>,
+    signals: FastMap<Sym, signal::Signal>,
     diags: Diagnostics,
     meta: BTreeMap<String, String>,
     unit: TimeUnit,

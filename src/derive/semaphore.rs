@@ -1,4 +1,4 @@
-//! Semaphore states, per-request lock tracking, and signal values.
+//! Semaphore states and per-request lock tracking (signal values: [`super::signal`]).
 //!
 //! A semaphore's own events (source = target): `ready` (→ free), `lock` (free → full),
 //! `used` (free/used → used), `free` (used → free; also → free first, as `ready`, and
@@ -213,14 +213,6 @@ impl Request {
             blockers,
         }
     }
-}
-
-/// A signal's current value.
-pub(super) struct Signal {
-    since: i64,
-    since_action: Sym,
-    text: Option<Box<str>>,
-    value: Option<f64>,
 }
 
 impl<O: Output> Deriver<O> {
@@ -513,49 +505,6 @@ impl<O: Output> Deriver<O> {
             }
         }
         Ok(())
-    }
-
-    pub(super) fn signal_write(
-        &mut self,
-        sig: Sym,
-        ts: i64,
-        action: Sym,
-        note: Option<&str>,
-        value: Option<f64>,
-    ) -> Result<()> {
-        self.close_signal(sig, ts, Some(action), false)?;
-        let text = note.map(Box::from);
-        self.signals.insert(sig, Signal { since: ts, since_action: action, text, value });
-        Ok(())
-    }
-
-    fn close_signal(
-        &mut self,
-        sig: Sym,
-        end: i64,
-        end_action: Option<Sym>,
-        open: bool,
-    ) -> Result<()> {
-        let Some(s) = self.signals.remove(&sig) else { return Ok(()) };
-        let state = match s.text {
-            Some(t) => StateText::Owned(t),
-            None => StateText::Owned("".into()),
-        };
-        let row = IntervalRow {
-            entity: sig,
-            entity_type: self.type_of(sig).unwrap_or(self.known.sig_type),
-            instance: -1,
-            channel: self.known.value,
-            state,
-            value: s.value,
-            ts: s.since,
-            dur: end - s.since,
-            core: None,
-            start_action: Some(s.since_action),
-            end_action,
-            open,
-        };
-        self.emit_interval(row)
     }
 
     /// Process instance `key` ended: its requests never assigned (a failed
