@@ -55,12 +55,11 @@ impl Model {
                 return Ok(());
             }
             self.unknown_marks += 1;
-            // A declared mark may be titled `Mark <ty>` (or a built-in channel so renamed):
-            // the type is then appended, as for two declared types titled alike, so that
-            // the two never share a channel.
+            // A declared mark may be titled `Mark <ty>` (no built-in channel is, renamed or
+            // not): the type is then appended, as for two declared types titled alike, so
+            // that the two never share a channel.
             let plain = format!("Mark {ty}");
-            let taken = self.mark_names.values().flatten().any(|n| *n == plain)
-                || self.renamed.iter().flat_map(HashMap::values).any(|n| *n == plain);
+            let taken = self.mark_names.values().flatten().any(|n| *n == plain);
             let name = if taken { format!("{plain} ({})", ty.saturating_add(100)) } else { plain };
             if self.said.insert(format!("mark{ty}")) {
                 let msg = format!(
