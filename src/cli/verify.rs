@@ -1,5 +1,6 @@
 //! `tracedb verify`: check the archive's files against the manifest.
 use super::ArchiveArg;
+use crate::output::counted;
 use crate::store::{verify, Archive};
 use crate::{Error, Result};
 
@@ -48,9 +49,4 @@ pub fn run(args: Args) -> Result<()> {
             },
         })
     }
-}
-
-/// `1 file`, `2 files`.
-fn counted(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }

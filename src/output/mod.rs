@@ -10,6 +10,7 @@
 //! any layout as its batches arrive.
 use arrow::datatypes::Schema;
 use arrow::record_batch::RecordBatch;
+use std::fmt;
 use std::io::{self, Write};
 
 mod cell;
@@ -245,11 +246,17 @@ fn write_all(
     }
 }
 
+/// `1 file`, `2 files`: a count and its noun, plural unless the count is 1.
+pub(crate) fn counted<N: fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    let s = if n == N::from(1) { "" } else { "s" };
+    format!("{n} {noun}{s}")
+}
+
 /// `(N rows)`, or `(N rows, M not shown)` when truncated.
 fn write_footer(w: &mut dyn Write, shown: usize, total: usize) -> io::Result<()> {
     if total > shown {
         writeln!(w, "({total} rows, {} not shown)", total - shown)
     } else {
-        writeln!(w, "({total} row{})", if total == 1 { "" } else { "s" })
+        writeln!(w, "({})", counted(total, "row"))
     }
 }

@@ -194,10 +194,10 @@ impl Run<'_> {
             // FTrace_safe_ipoint goes back to the chunk's start when a cyclic chunk is full,
             // and the writer (and the UDP sender) sends slots in order: the slot after the
             // newest holds the oldest record kept; what was logged before it was overwritten.
-            let s = if n == 1 { "" } else { "s" };
+            let drops = crate::output::counted(n, "drop");
             let message = if reader.form == Some(Form::Udp) {
                 format!(
-                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{s} in \
+                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({drops} in \
                      the order sent): the sender sends each chunk in slot order, so a cyclic \
                      chunk that wrapped, whose newest records overwrote its oldest (what it \
                      logged before its oldest record kept is lost), or a chunk sent after a \
@@ -205,7 +205,7 @@ impl Run<'_> {
                 )
             } else {
                 format!(
-                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({n} drop{s} in \
+                    "the TSC drops from {from} to {to} at byte {at} of {shown} ({drops} in \
                      slot order): a cyclic chunk that wrapped, whose newest records overwrote \
                      its oldest; its records are sorted by time, and what it logged before TSC \
                      {oldest} (its oldest record kept) is lost"

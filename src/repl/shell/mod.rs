@@ -12,7 +12,7 @@
 use super::helper::{Catalog, ShellHelper};
 use super::meta::{self, Meta, Mode};
 use super::{history, split};
-use crate::output::{self, Layout, OutputFormat, StreamError, TableStyle};
+use crate::output::{self, counted, Layout, OutputFormat, StreamError, TableStyle};
 use crate::store::{queries, schema, Archive, ReadLock};
 use crate::{Error, Result};
 use arrow::datatypes::Schema;
@@ -138,10 +138,10 @@ pub fn run(mut archive: Archive, format: OutputFormat) -> Result<()> {
     // Not println!: it would panic on a closed pipe (`tracedb sql | head -1` on a terminal).
     let _ = writeln!(
         std::io::stdout(),
-        "tracedb {}: archive {}, {n} capture{}. Statements end with ';'. .help lists commands.",
+        "tracedb {}: archive {}, {}. Statements end with ';'. .help lists commands.",
         crate::TOOL_VERSION,
         archive.dir.display(),
-        if n == 1 { "" } else { "s" }
+        counted(n, "capture")
     );
     let mut pending = String::new();
     loop {
@@ -298,10 +298,7 @@ impl Shell {
         match reloaded {
             Ok((n, damaged)) => {
                 self.manifest_seen = now;
-                crate::say!(
-                    "(the archive changed: {n} capture{} now)",
-                    if n == 1 { "" } else { "s" }
-                );
+                crate::say!("(the archive changed: {} now)", counted(n, "capture"));
                 for d in damaged {
                     crate::say!("warning: {d}");
                 }
@@ -328,11 +325,7 @@ impl Shell {
         match result {
             Ok(rows) => {
                 if self.timer {
-                    crate::say!(
-                        "Time: {} ({rows} row{})",
-                        fmt_duration(elapsed),
-                        if rows == 1 { "" } else { "s" }
-                    );
+                    crate::say!("Time: {} ({})", fmt_duration(elapsed), counted(rows, "row"));
                 }
             }
             // On its own line: the terminal has just echoed `^C`.
