@@ -351,7 +351,8 @@ fn generated_hardware_exports_agree_with_the_independent_oracle() {
 /// samples, the four ovni emulator outputs and 17 random traces it generates (nodes, CPUs,
 /// applications, tasks and threads; states that overlap, leave gaps or stay open; events
 /// of many types with labels shared by a .pcf block; communications; ns, us, ms, none and
-/// an unknown unit; the `new format` layout, CRLF, a BOM; no .pcf or no .row).
+/// an unknown unit; the `new format` layout, CRLF, a BOM; no .pcf or no .row; .pcf lines
+/// that cannot be read, and second labels, counted as `relabelled_companion` notes).
 #[test]
 fn shared_paraver_traces_and_generated_ones_agree_with_the_independent_oracle() {
     let Some(root) = util::shared_datasets() else { return };

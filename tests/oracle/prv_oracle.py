@@ -162,11 +162,20 @@ def parse_header(line):
 
 
 def parse_pcf(path):
-    """(states {n: label}, types {t: label}, values {t: {v: label}})"""
+    """(states {n: label}, types {t: label}, values {t: {v: label}}, notes), notes counting
+    the README's `malformed_companion` lines (in STATES, EVENT_TYPE, VALUES: not
+    `<number> <label>`, `<color> <type> <label>`) and `relabelled_companion` lines (a state,
+    type, or value of one block, labelled again with another label; an empty label is none)"""
     states, types, values = {}, {}, {}
+    notes = {"malformed_companion": 0, "relabelled_companion": 0}
     if not path:
-        return states, types, values
-    section, block, in_values = None, [], False
+        return states, types, values, notes
+    section, block, in_values, table = None, [], False, {}
+
+    def label_again(old, new):
+        if old and new and old != new:
+            notes["relabelled_companion"] += 1
+
     for raw in read_text(path).splitlines():
         line = raw.replace("\t", " ").strip()
         if not line or line.startswith("#"):
@@ -176,14 +185,19 @@ def parse_pcf(path):
                     "GRADIENT_COLOR", "GRADIENT_NAMES", "EVENT_TYPE"):
             section = word
             if word == "EVENT_TYPE":
-                block, in_values = [], False
+                block, in_values, table = [], False, {}
             continue
         if section == "STATES":
             num, _, label = line.partition(" ")
             try:
-                states[int(num)] = label.strip()
+                n = int(num)
             except ValueError:
-                pass
+                notes["malformed_companion"] += 1
+                continue
+            label = label.strip()
+            if label:
+                label_again(states.get(n), label)
+                states[n] = label
         elif section == "EVENT_TYPE":
             if word == "VALUES":
                 in_values = True
@@ -195,15 +209,21 @@ def parse_pcf(path):
                 if in_values:
                     v = int(fields[0])
                     label = line.split(None, 1)[1].strip() if len(fields) > 1 else ""
+                    if label:
+                        label_again(table.get(v), label)
+                        table[v] = label
                     for t in block:
                         values.setdefault(t, {})[v] = label
                 else:
                     t = int(fields[1])
-                    types[t] = fields[2].strip() if len(fields) > 2 else ""
+                    label = fields[2].strip() if len(fields) > 2 else ""
+                    if label or t not in types:
+                        label_again(types.get(t), label)
+                        types[t] = label
                     block.append(t)
             except (ValueError, IndexError):
-                pass
-    return states, types, values
+                notes["malformed_companion"] += 1
+    return states, types, values, notes
 
 
 def parse_row(path):
@@ -250,7 +270,8 @@ class File:
             i = 1
         self.header = parse_header(lines[i].strip())
         self.body = lines[i + 1:]
-        self.states, self.types, self.values = parse_pcf(companion(path, ".pcf"))
+        self.states, self.types, self.values, self.pcf_notes = parse_pcf(
+            companion(path, ".pcf"))
         self.rows, self.short_row_blocks = parse_row(companion(path, ".row"))
         self.ovni = self.header["date"] == OVNI_DATE
         # Paraver's cutter: `#<date>:CUTTER:<kind>:"<original>":<offset>:<begin>:<end>`
@@ -402,6 +423,9 @@ def oracle_rows(path):
             entity(f.thread_name[key], f.thread_type[key])
         fev = []
         prev_state = {}
+        for kind, n in f.pcf_notes.items():
+            if n:
+                diags[kind] = diags.get(kind, 0) + n
         if f.short_row_blocks:
             diags["malformed_companion"] = (diags.get("malformed_companion", 0)
                                             + f.short_row_blocks)
@@ -525,7 +549,7 @@ TABLES = {  # name -> (key columns, compared columns, tracedb's SQL)
                  "FROM captures"),
     "diagnostics": (["kind"], ["count"],
                     "SELECT capture_id, kind, sum(count) AS count FROM diagnostics "
-                    "WHERE severity <> 'info' GROUP BY ALL"),
+                    "WHERE severity <> 'info' OR kind = 'relabelled_companion' GROUP BY ALL"),
 }
 
 
@@ -663,9 +687,16 @@ def generate(seed):
                "STATES"]
         names = ["Idle", "Running", "Not created", "Waiting a message", "Blocking Send",
                  "Synchronization", "Running", "I/O", "", "Sched"]
+        # Lines the README says are noted: not `<number> <label>` (malformed_companion), a
+        # second label (relabelled_companion). Their own generator, so that the rest of each
+        # seed's trace stays as it was.
+        odd = random.Random(seed * 7919 + 1)
         for st in states:
             if rng.random() < 0.9:
                 out.append("%d%s%s" % (st, rng.choice(["    ", "\t", " "]), names[st]))
+            if odd.random() < 0.05:
+                out.append(odd.choice(["Idle %d" % st, "%d    %s" % (st, odd.choice(names)),
+                                       "%d" % st, "0x%x Hex" % st]))
         out += ["", "STATES_COLOR", "0    {117,195,255}", "1    {0, 0, 255}", ""]
         named = [t for t in types if rng.random() < 0.8]
         while named:
@@ -678,12 +709,17 @@ def generate(seed):
                                     "Counter %d" % t, "Counter %d" % t,
                                     str(rng.choice(types))])
                 out.append("%d    %d    %s" % (rng.randint(0, 9), t, label))
+                if odd.random() < 0.05:
+                    out.append(odd.choice(["%d" % t, "0 x%d Bad" % t, "0    %d" % t,
+                                           "0    %d    Other %d" % (t, t), "0 %d %s" % (t, label)]))
             if rng.random() < 0.7:
                 out.append("VALUES")
                 for v in (0, 1, 2, 3, 7, 1000, 2 ** 64 - 1):
                     if rng.random() < 0.6:
                         out.append("%d%s%s" % (v, rng.choice(["      ", "\t"]), rng.choice(
                             ["End", "MPI_Send", "MPI_Recv", " CPU 0.0", "main", "x y  z", ""])))
+                        if odd.random() < 0.05:
+                            out.append(odd.choice(["%d other" % v, "%d End" % v, "v%d x" % v]))
             out.append("")
         pcf = ("\ufeff" if rng.random() < 0.1 else "") + nl.join(out) + nl
     row = None

@@ -3,10 +3,11 @@
 //! the bytes read, and parsed ([`Pcf`], [`Row`]).
 //!
 //! Output: [`Companions`]: the names and labels, the files found and those missing, and the
-//! problems met (`unreadable_companion`, `invalid_utf8`, `malformed_companion`), reported
+//! problems met (`unreadable_companion`, `invalid_utf8`, `malformed_companion`,
+//! `relabelled_companion`), reported
 //! when the trace is read. A companion that is there but cannot be read is found (and
 //! hashed as it is on disk), not missing.
-use super::pcf::Pcf;
+use super::pcf::{Notes, Pcf};
 use super::row::Row;
 use crate::ingest::diag::{Diagnostic, Severity};
 use crate::ingest::input::{strip_compressed, Digest256, Input, COMPRESSED_SUFFIXES};
@@ -30,6 +31,9 @@ pub struct Companions {
     pub missing: Vec<PathBuf>,
     /// Problems in the companions, reported when the trace is read.
     pub problems: Vec<Diagnostic>,
+    /// Problems met more often than the diagnostics table lists (a `.pcf` of many bad
+    /// lines): each is reported as many more times, without its own text.
+    pub repeats: Vec<(Diagnostic, u64)>,
     /// Hash and size on disk of each file of `found`, taken from the bytes read, so that a
     /// companion changed before it is hashed again or kept is told.
     pub digests: Vec<Digest256>,
@@ -144,7 +148,10 @@ impl Companions {
                         });
                     }
                     if ext == "pcf" {
-                        c.pcf = Some(Pcf::parse(&text));
+                        let pcf = Pcf::parse(&text);
+                        c.note_pcf(&p, Severity::Warning, "malformed_companion", &pcf.malformed);
+                        c.note_pcf(&p, Severity::Info, "relabelled_companion", &pcf.relabelled);
+                        c.pcf = Some(pcf);
                     } else {
                         let row = Row::parse(&text);
                         for (line, problem) in &row.problems {
@@ -168,6 +175,20 @@ impl Companions {
             }
         }
         c
+    }
+
+    /// The `notes` of the `.pcf` at `path` as diagnostics of `kind`: one per note kept, with
+    /// its line, and the rest as repeats.
+    fn note_pcf(&mut self, path: &Path, severity: Severity, kind: &'static str, notes: &Notes) {
+        let diagnostic = |message| Diagnostic { severity, kind, pos: Pos::None, ts: None, message };
+        for (line, note) in &notes.kept {
+            self.problems.push(diagnostic(format!("{}:{line}: {note}", path.display())));
+        }
+        let more = notes.total.saturating_sub(notes.kept.len() as u64);
+        if more > 0 {
+            let message = format!("{}: a further line like these", path.display());
+            self.repeats.push((diagnostic(message), more));
+        }
     }
 }
 
@@ -225,5 +246,45 @@ mod tests {
             dir.path().join("t.row").display()
         );
         assert_eq!(msgs, [("malformed_companion", expected.as_str())]);
+    }
+
+    #[test]
+    fn pcf_lines_skipped_or_relabelled_are_reported_with_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let prv = dir.path().join("t.prv");
+        std::fs::write(&prv, "#Paraver (d):10_ns:1(1):1:1(1:1)\n").unwrap();
+        let mut pcf = String::from("STATES\n1 Running\n1 Busy\n");
+        pcf.push_str(&"Running\n".repeat(crate::ingest::diag::ROWS_PER_KIND + 2));
+        std::fs::write(dir.path().join("t.pcf"), pcf).unwrap();
+        let c = Companions::find(&prv);
+        let path = dir.path().join("t.pcf");
+        let msgs: Vec<_> =
+            c.problems.iter().map(|d| (d.severity, d.kind, d.message.clone())).collect();
+        assert_eq!(msgs.len(), crate::ingest::diag::ROWS_PER_KIND + 1);
+        assert_eq!(
+            msgs[0],
+            (
+                Severity::Warning,
+                "malformed_companion",
+                format!(
+                    "{}:4: `Running` is not a line of STATES (`<state> <label>`): skipped",
+                    path.display()
+                )
+            )
+        );
+        assert_eq!(
+            msgs.last().cloned().unwrap(),
+            (
+                Severity::Info,
+                "relabelled_companion",
+                format!(
+                    "{}:3: state 1 labelled `Busy`, after `Running` on an earlier line: `Busy` \
+                     is used",
+                    path.display()
+                )
+            )
+        );
+        let repeats: Vec<_> = c.repeats.iter().map(|(d, n)| (d.kind, *n)).collect();
+        assert_eq!(repeats, [("malformed_companion", 2)]);
     }
 }

@@ -21,8 +21,31 @@
 //! `VALUES` with no entries is accepted. Each type is a channel, so two types with the same
 //! label are told apart by their number (`Counter (42)`); a type without a label is its
 //! number, and a label that is another number gets its type (`1 (101)`). Unparsable lines are
-//! skipped (the companion is only names: a bad line costs a name, never a record).
+//! skipped (the companion is only names: a bad line costs a name, never a record), and a
+//! state, type or value labelled twice keeps its later label; both are noted by line
+//! ([`Pcf::malformed`], [`Pcf::relabelled`]) for the `diagnostics` table.
+use crate::ingest::diag::ROWS_PER_KIND;
 use std::collections::HashMap;
+
+/// Notes of one kind about a `.pcf`'s lines: every one counted, the first
+/// [`ROWS_PER_KIND`] with their line and text (the diagnostics table lists no more, and a
+/// 128 MiB file of bad lines would otherwise hold millions of messages).
+#[derive(Debug, Default, Clone)]
+pub struct Notes {
+    /// (line, what is wrong), in line order.
+    pub kept: Vec<(u64, String)>,
+    /// All the notes, `kept` included.
+    pub total: u64,
+}
+
+impl Notes {
+    fn push(&mut self, line: u64, message: impl FnOnce() -> String) {
+        self.total += 1;
+        if self.kept.len() < ROWS_PER_KIND {
+            self.kept.push((line, message()));
+        }
+    }
+}
 
 /// Names read from a `.pcf`.
 #[derive(Debug, Default, Clone)]
@@ -37,6 +60,12 @@ pub struct Pcf {
     value_tables: Vec<HashMap<i128, String>>,
     /// Event type -> the tables of the blocks it is in, latest last.
     values: HashMap<i128, Vec<usize>>,
+    /// Lines of a STATES, EVENT_TYPE or VALUES section that are not `<number> <label>`
+    /// (`<color> <type> <label>` in EVENT_TYPE): skipped.
+    pub malformed: Notes,
+    /// A state, event type or value (in one block) labelled again with another label: the
+    /// later label is used.
+    pub relabelled: Notes,
 }
 
 #[derive(PartialEq)]
@@ -66,6 +95,24 @@ pub(crate) fn channel_name(label: &str, ty: i128, shared: bool) -> String {
     }
 }
 
+/// The note of a line that is not `<form>` in `section`, skipped.
+fn not_a_line(section: &str, form: &str, line: &str) -> String {
+    let shown: String = line.chars().take(80).collect();
+    let more = if shown.len() < line.len() { "..." } else { "" };
+    format!("`{shown}{more}` is not a line of {section} (`{form}`): skipped")
+}
+
+/// Notes `what` `id` labelled `label` on line `number` after `old` (nothing when the two
+/// labels are the same, as when Extrae repeats a type in several blocks, or when `old` is
+/// empty: a type first listed without a label).
+fn note_relabel(notes: &mut Notes, number: u64, what: &str, id: i128, old: &str, label: &str) {
+    if old != label && !old.is_empty() {
+        notes.push(number, || {
+            format!("{what} {id} labelled `{label}`, after `{old}` on an earlier line: `{label}` is used")
+        });
+    }
+}
+
 /// Splits `<int> <rest>`; the rest trimmed.
 fn int_and_rest(line: &str) -> Option<(i128, &str)> {
     let (n, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -86,7 +133,7 @@ impl Pcf {
         let mut block: Vec<i128> = Vec::new();
         // The value table of the current block, made at its first label.
         let mut table: Option<usize> = None;
-        for raw in text.lines() {
+        for (number, raw) in (1u64..).zip(text.lines()) {
             let line = raw.replace('\t', " ");
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -114,22 +161,53 @@ impl Pcf {
             }
             match section {
                 Section::States => {
+                    let Some((v, label)) = int_and_rest(line) else {
+                        pcf.malformed
+                            .push(number, || not_a_line("STATES", "<state> <label>", line));
+                        continue;
+                    };
                     // An empty label names nothing: the state keeps its number.
-                    if let Some((v, label)) = int_and_rest(line).filter(|(_, l)| !l.is_empty()) {
-                        pcf.states.insert(v, label.to_string());
+                    if !label.is_empty() {
+                        if let Some(old) = pcf.states.insert(v, label.to_string()) {
+                            note_relabel(&mut pcf.relabelled, number, "state", v, &old, label);
+                        }
                     }
                 }
                 Section::EventType => {
-                    let Some((_color, rest)) = line.split_once(' ') else { continue };
-                    let rest = rest.trim_start();
-                    let (ty, rest) = rest.split_once(' ').unwrap_or((rest, ""));
-                    let rest = rest.trim();
-                    let Some(ty) = parse_value(ty) else { continue };
-                    pcf.types.insert(ty, rest.to_string());
+                    let parsed = line.split_once(' ').and_then(|(_color, rest)| {
+                        let rest = rest.trim_start();
+                        let (ty, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+                        Some((parse_value(ty)?, rest.trim()))
+                    });
+                    let Some((ty, label)) = parsed else {
+                        pcf.malformed.push(number, || {
+                            not_a_line("EVENT_TYPE", "<color> <type> <label>", line)
+                        });
+                        continue;
+                    };
+                    // A type listed again without a label (in a later block, for its
+                    // values) keeps its label.
+                    if !label.is_empty() || !pcf.types.contains_key(&ty) {
+                        if let Some(old) = pcf.types.insert(ty, label.to_string()) {
+                            note_relabel(
+                                &mut pcf.relabelled,
+                                number,
+                                "event type",
+                                ty,
+                                &old,
+                                label,
+                            );
+                        }
+                    }
                     block.push(ty);
                 }
                 Section::Values => {
-                    if let Some((v, label)) = int_and_rest(line).filter(|(_, l)| !l.is_empty()) {
+                    let Some((v, label)) = int_and_rest(line) else {
+                        pcf.malformed
+                            .push(number, || not_a_line("VALUES", "<value> <label>", line));
+                        continue;
+                    };
+                    if !label.is_empty() {
                         let t = match table {
                             Some(t) => t,
                             None => {
@@ -142,8 +220,12 @@ impl Pcf {
                                 t
                             }
                         };
-                        if let Some(labels) = pcf.value_tables.get_mut(t) {
-                            labels.insert(v, label.to_string());
+                        let old = pcf
+                            .value_tables
+                            .get_mut(t)
+                            .and_then(|l| l.insert(v, label.to_string()));
+                        if let Some(old) = old {
+                            note_relabel(&mut pcf.relabelled, number, "value", v, &old, label);
                         }
                     }
                 }
@@ -221,9 +303,42 @@ mod tests {
         assert_eq!(two.value_label(6, 2), Some("deux"));
         assert_eq!(two.value_label(6, 1), Some("one"));
         assert_eq!(two.value_tables.len(), 2, "one table per block, not per type");
+        assert!(two.relabelled.kept.is_empty(), "type 6 is labelled B twice");
         let states = Pcf::parse("STATES\n1 Running\n2 Running\n3 Idle\n");
         assert_eq!(states.states.get(&1).map(String::as_str), Some("Running (1)"));
         assert_eq!(states.states.get(&2).map(String::as_str), Some("Running (2)"));
         assert_eq!(states.states.get(&3).map(String::as_str), Some("Idle"));
+    }
+
+    #[test]
+    fn bad_lines_and_second_labels_are_noted_by_line() {
+        let text = "STATES\n1 Running\nRunning 2\n1 Busy\n\nEVENT_TYPE\n0 5 A\n0 x B\n7\n\
+                    VALUES\n1 one\n1 uno\n1 uno\nfoo\n\nEVENT_TYPE\n0 5 A\n0 5\n0 5 C\n";
+        let p = Pcf::parse(text);
+        let lines = |n: &Notes| n.kept.iter().map(|(l, _)| *l).collect::<Vec<_>>();
+        assert_eq!(lines(&p.malformed), [3, 8, 9, 14]);
+        assert_eq!(p.malformed.total, 4);
+        assert_eq!(
+            p.malformed.kept[1].1,
+            "`0 x B` is not a line of EVENT_TYPE (`<color> <type> <label>`): skipped"
+        );
+        // Line 12 relabels value 1 (line 13 repeats the new label); line 17 lists type 5
+        // again, with its label, and line 18 without one, which keeps `A`; line 19 relabels it.
+        assert_eq!(lines(&p.relabelled), [4, 12, 19]);
+        assert_eq!(
+            p.relabelled.kept[0].1,
+            "state 1 labelled `Busy`, after `Running` on an earlier line: `Busy` is used"
+        );
+        assert_eq!(p.states.get(&1).map(String::as_str), Some("Busy"));
+        assert_eq!(p.value_label(5, 1), Some("uno"));
+        assert_eq!(p.types.get(&5).map(String::as_str), Some("C"));
+        let mut long = String::from("STATES\n");
+        long.push_str(&"x\n".repeat(ROWS_PER_KIND + 5));
+        let p = Pcf::parse(&long);
+        assert_eq!(
+            (p.malformed.kept.len(), p.malformed.total),
+            (ROWS_PER_KIND, ROWS_PER_KIND as u64 + 5)
+        );
+        assert_eq!(p.malformed.kept.last().map(|n| n.0), Some(ROWS_PER_KIND as u64 + 1));
     }
 }

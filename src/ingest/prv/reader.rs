@@ -114,6 +114,11 @@ pub fn read<R: Read>(
     for d in &comp.problems {
         sink.diagnostic(d.clone())?;
     }
+    for (d, n) in &comp.repeats {
+        for _ in 0..*n {
+            sink.diagnostic(d.clone())?;
+        }
+    }
     let mut header: Option<(Header, Pos)> = None;
     let mut reader: Option<Reader<'_>> = None;
     let mut comm_lines = 0u64;
