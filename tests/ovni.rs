@@ -4,6 +4,10 @@
 use crate::util::{self, csv, ok, run, scalar};
 use std::path::Path;
 
+#[path = "../src/ingest/ovni/tests/writer.rs"]
+mod writer;
+use writer::W;
+
 const SAMPLES: [&str; 4] = [
     "emu-ovni-mp-simple",
     "emu-ovni-libovni-mark",
@@ -149,82 +153,6 @@ fn shared_streams_give_the_emulators_intervals() {
         .unwrap()
             > 0
     );
-}
-
-/// A stream's bytes (little-endian unless `be`).
-struct W {
-    be: bool,
-    bytes: Vec<u8>,
-}
-
-impl W {
-    fn new(be: bool) -> Self {
-        let mut bytes = b"ovni".to_vec();
-        bytes.extend(if be { [0, 0, 0, 1] } else { [1, 0, 0, 0] });
-        W { be, bytes }
-    }
-    fn n32(&self, v: u32) -> [u8; 4] {
-        if self.be {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        }
-    }
-    fn n64(&self, v: u64) -> [u8; 8] {
-        if self.be {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        }
-    }
-    fn ev(mut self, mcv: &str, clock: u64, payload: &[u8]) -> Self {
-        self.bytes.push(if payload.is_empty() { 0 } else { (payload.len() - 1) as u8 });
-        self.bytes.extend(mcv.as_bytes());
-        let c = self.n64(clock);
-        self.bytes.extend(c);
-        self.bytes.extend(payload);
-        self
-    }
-    fn ohx(self, clock: u64, cpu: u32) -> Self {
-        let mut p = self.n32(cpu).to_vec();
-        p.extend(self.n32(u32::MAX));
-        p.extend(self.n64(0));
-        self.ev("OHx", clock, &p)
-    }
-    /// A task event (`VTc`, `VTx`, ...): two u32 (task id, then type id or body id).
-    fn task(self, mcv: &str, clock: u64, a: u32, b: u32) -> Self {
-        let mut p = self.n32(a).to_vec();
-        p.extend(self.n32(b));
-        self.ev(mcv, clock, &p)
-    }
-    /// A task type (`VYc`, a jumbo event: u32 type id, NUL-terminated label).
-    fn task_type(self, clock: u64, id: u32, label: &str) -> Self {
-        self.type_of(b"VYc", clock, id, label)
-    }
-    /// A task type of model `mcv` (`VYc`, `6Yc`).
-    fn type_of(mut self, mcv: &[u8; 3], clock: u64, id: u32, label: &str) -> Self {
-        let mut data = self.n32(id).to_vec();
-        data.extend(label.as_bytes());
-        data.push(0);
-        self.bytes.push(0x10 | 3);
-        self.bytes.extend(mcv);
-        let c = self.n64(clock);
-        self.bytes.extend(c);
-        let n = self.n32(data.len() as u32);
-        self.bytes.extend(n);
-        self.bytes.extend(data);
-        self
-    }
-    /// A Nanos6 task event (`6Tx`, `6Te`, ...): the task id alone.
-    fn task1(self, mcv: &str, clock: u64, task: u32) -> Self {
-        let p = self.n32(task);
-        self.ev(mcv, clock, &p)
-    }
-    fn mark(self, op: &str, clock: u64, value: u64, ty: u32) -> Self {
-        let mut p = self.n64(value).to_vec();
-        p.extend(self.n32(ty));
-        self.ev(op, clock, &p)
-    }
 }
 
 const META: &str = r#"{ "version": 3, "ovni": { "app_id": 2, "loom_cpus": [{"index": 0, "phyid": 0}, {"index": 1, "phyid": 1}],
@@ -554,8 +482,8 @@ fn a_nested_task_preempts_the_task_it_runs_in() {
     // (Nanos6 runs such inline tasks; ovni's nOS-V model refuses them).
     let w = W::new(false)
         .ohx(1000, 0)
-        .type_of(b"6Yc", 1001, 1, "A")
-        .type_of(b"6Yc", 1002, 2, "B")
+        .type_of("6Yc", 1001, 1, "A")
+        .type_of("6Yc", 1002, 2, "B")
         .task("6Tc", 1010, 1, 1)
         .task1("6Tx", 1100, 1)
         .task("6Tc", 1150, 2, 2)
@@ -885,8 +813,8 @@ fn what_ovni_refuses_in_the_runtime_models_is_said() {
     let long = "L".repeat(600);
     let w = W::new(false)
         .ohx(1000, 0)
-        .type_of(b"6Yc", 1001, 1, "A")
-        .type_of(b"6Yc", 1002, 2, &long)
+        .type_of("6Yc", 1001, 1, "A")
+        .type_of("6Yc", 1002, 2, &long)
         .ev("6Hw", 1003, &[])
         .ev("6Hw", 1004, &[])
         .task("6Tc", 1010, 1, 1)
@@ -1147,8 +1075,8 @@ fn a_cpu_given_a_paused_thread_first_runs_zero_threads_from_then() {
     let d = tmp.path();
     let w = W::new(false);
     // Thread 10 moves the paused thread 11 to the virtual CPU, where 11 then runs.
-    let mut oar = w.n32(u32::MAX).to_vec();
-    oar.extend(w.n32(11));
+    let mut oar = w.u32(u32::MAX).to_vec();
+    oar.extend(w.u32(11));
     let a = w.ohx(1000, 0).ev("OAr", 1300, &oar).ev("OHe", 1600, &[]);
     let b =
         W::new(false).ohx(1100, 1).ev("OHp", 1200, &[]).ev("OHr", 1400, &[]).ev("OHe", 1500, &[]);
@@ -1171,8 +1099,8 @@ fn an_affinity_change_ovni_refuses_changes_no_cpu_and_is_said() {
     // Thread 10 moves thread 11 after 11 ended, and thread 12 before 12 ran; thread 12 sets
     // its own affinity before it runs. ovni's emulator refuses all three (pre_affinity_*).
     let oar = |w: &W, cpu: u32, tid: u32| {
-        let mut p = w.n32(cpu).to_vec();
-        p.extend(w.n32(tid));
+        let mut p = w.u32(cpu).to_vec();
+        p.extend(w.u32(tid));
         p
     };
     let w = W::new(false);
