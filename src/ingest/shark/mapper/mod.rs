@@ -33,6 +33,13 @@ mod records;
 
 use mutex::hold;
 
+mod lookahead;
+mod names;
+
+pub(super) use lookahead::rate_of;
+use lookahead::{blocks, preempted};
+use names::{action_of, family_name, pars};
+
 /// The one core of a S.Ha.R.K. system (i386), named as BTF names cores.
 pub const CORE: &str = "Core_0";
 
@@ -152,19 +159,6 @@ pub(super) struct Mapper<'a> {
     last_ts: i64,
     /// Position of the record being mapped.
     cur_pos: Pos,
-}
-
-/// `par1=3 par2=7` (`par2=stale` in the fast variant).
-fn pars(r: &Rec) -> String {
-    match r.par2() {
-        Some(p) => format!("par1={} par2={p}", r.par1),
-        None => format!("par1={} par2=stale", r.par1),
-    }
-}
-
-/// The name of a record's code (`code_0x0C` for one FTrace.h does not define).
-fn action_of(r: &Rec) -> String {
-    record::name(r.code()).map_or_else(|| format!("code_0x{:02X}", r.code()), str::to_string)
 }
 
 impl<'a> Mapper<'a> {
@@ -570,56 +564,4 @@ impl<'a> Mapper<'a> {
         self.in_file(0);
         Ok(self.sink)
     }
-}
-
-/// Whether the task `ctx`, whose `mutex_wait` is record `i`, blocks: the kernel's
-/// `sem_wait` logs it whether it blocks or not, and, interrupts off, one that blocks calls
-/// the scheduler at once, so the next record (past the task's own epilogue) is the
-/// scheduling of another task. At the end of the log, with nothing to tell, it blocks.
-fn blocks(recs: &[Rec], i: usize, ctx: u16) -> bool {
-    match recs.iter().skip(i + 1).find(|r| !(r.code() == 0x32 && r.par1 == ctx)) {
-        Some(r) => matches!(r.code(), 0x22 | 0x82) && r.par1 != ctx,
-        None => true,
-    }
-}
-
-/// The cycles per ms a record gives: `cycles_per_msec`'s par2, and `trace_start`'s, where
-/// the kernel's demos log `clk_per_msec` (`TRACER_LOGEVENT(FTrace_EVT_trace_start, ctx,
-/// clk_per_msec)`; `cycles_per_msec` itself is logged only when the CPU frequency changes).
-/// Not 0 (FTrace.h calls trace_start's par2 empty) nor stale (the fast variant).
-pub(super) fn rate_of(r: &Rec) -> Option<u32> {
-    matches!(r.code(), 0x10 | 0x20).then(|| r.par2()).flatten().filter(|c| *c > 0)
-}
-
-/// Whether the task `ctx`, running when its epilogue `i` is logged, loses the CPU: the
-/// next scheduling record is another task's dispatch (or none comes), not its own
-/// dispatch, end of cycle, sleep, end or mutex wait.
-fn preempted(recs: &[Rec], i: usize, ctx: u16) -> bool {
-    for r in recs.iter().skip(i + 1).take(LOOKAHEAD) {
-        match r.code() {
-            0x22 | 0x82 => return r.par1 != ctx,
-            0x42 | 0x62 | 0x72 | 0x46 if r.par1 == ctx => return false,
-            _ => {}
-        }
-    }
-    true
-}
-
-/// The family a filter code stands for, as FTrace.h names its `FTrace_filter_*` codes.
-fn family_name(fam: usize) -> &'static str {
-    const NAMES: [&str; 12] = [
-        "general",
-        "ipoint",
-        "task",
-        "interrupt",
-        "CPU",
-        "priority",
-        "mutex",
-        "signal",
-        "server",
-        "user",
-        "data",
-        "timer",
-    ];
-    NAMES.get(fam).copied().unwrap_or("unnamed")
 }
