@@ -836,9 +836,10 @@ def btf_data_lines(data):
     if b"\r" in data.replace(b"\r\n", b""):
         return None
     n = 0
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]  # a UTF-8 byte-order mark is skipped
     for line in data.split(b"\n"):
+        # A UTF-8 byte-order mark is skipped at the start of any line (files joined by `cat`).
+        if line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
         t = line.strip(b" \t\r\n\x0b\x0c")
         if t and not t.startswith(b"#"):
             n += 1

@@ -239,3 +239,17 @@ fn parse_int_rejects_overflow_and_junk() {
     assert_eq!(parse_int("-"), None);
     assert_eq!(parse_int(""), None);
 }
+
+#[test]
+fn a_byte_order_mark_is_skipped_at_the_start_of_any_line() {
+    // Two files joined with `cat`, each with its BOM: the second header is a header, and a
+    // data line that starts with a BOM is an event.
+    let r = run("\u{feff}#timeScale us\n1,Core_0,0,T,A,0,start\n\u{feff}#timeScale us\n\
+                 \u{feff}2,Core_0,0,T,A,0,preempt\n");
+    assert_eq!(r.unit, Some(TimeUnit::Us));
+    assert_eq!(
+        r.events,
+        ["1000|Core_0|0|T|A|0|start|None|line 2", "2000|Core_0|0|T|A|0|preempt|None|line 4"]
+    );
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+}
