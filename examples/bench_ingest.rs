@@ -3,9 +3,15 @@
 //!
 //! ```text
 //! cargo build --release && cargo run --release --example bench_ingest -- [--mb 256] [--file F.btf]
+//! cargo run --release --example bench_ingest -- --paraver 600
 //! ```
 //! Without `--file`, a synthetic 4-core trace of `--mb` MiB is generated once (cached next to
 //! the binary). Prints MB/s, events/s, peak memory and archive size for both.
+//!
+//! `--paraver N` times a Paraver ingest instead (tracedb alone: DuckDB's `read_csv` has no
+//! schema for Paraver's records): the Extrae sample of `../shared/datasets/paraver` (lulesh,
+//! 8 ranks) repeated N times one after the other, with its `.pcf` and `.row`, built once next
+//! to the binary.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -57,11 +63,17 @@ fn wait_with_peak(child: &std::process::Child) -> (i32, u64) {
 fn run() -> Result<(), String> {
     let mut mb = 256u64;
     let mut file: Option<PathBuf> = None;
+    let mut paraver: Option<u64> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--mb" => mb = args.next().and_then(|v| v.parse().ok()).ok_or("--mb needs a number")?,
             "--file" => file = args.next().map(PathBuf::from),
+            "--paraver" => {
+                paraver = Some(
+                    args.next().and_then(|v| v.parse().ok()).ok_or("--paraver needs a number")?,
+                )
+            }
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -71,9 +83,10 @@ fn run() -> Result<(), String> {
     if !tracedb.is_file() {
         return Err(format!("{} is missing: run `cargo build --release` first", tracedb.display()));
     }
-    let input = match file {
-        Some(f) => f,
-        None => {
+    let input = match (file, paraver) {
+        (_, Some(n)) => repeated_paraver(&release.join("bench-data"), n)?,
+        (Some(f), None) => f,
+        (None, None) => {
             let dir = release.join("bench-data");
             std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
             let f = dir.join(format!("synth-{mb}mb.btf"));
@@ -109,6 +122,29 @@ fn run() -> Result<(), String> {
     let summary = std::fs::read_to_string(&log).unwrap_or_default();
     if status != 0 {
         return Err(format!("tracedb ingest failed: {summary}"));
+    }
+    if paraver.is_some() {
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(archive.join("manifest.json")).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
+        let events = manifest["captures"][0]["event_count"].as_u64().unwrap_or(0);
+        let source_bytes = dir_bytes(&archive.join("sources"));
+        let archive_bytes = dir_bytes(&archive) - source_bytes;
+        println!("input: {} ({:.1} MB, {} events)", input.display(), mbytes, events);
+        println!("{}", summary.trim());
+        println!();
+        println!("| | time | MB/s | events/s | peak memory | output size |");
+        println!("|---|---|---|---|---|---|");
+        println!(
+            "| tracedb ingest of a Paraver trace | {secs:.2} s | {:.0} | {:.2} M | {} MB | {:.1} MB of tables (+ {:.1} MB kept source) |",
+            mbytes / secs,
+            events as f64 / secs / 1e6,
+            peak / 1024,
+            archive_bytes as f64 / 1e6,
+            source_bytes as f64 / 1e6
+        );
+        return Ok(());
     }
     // DuckDB second, in this process: its peak is this process's high-water mark (tracedb
     // ran first, from a small parent, as a fork inherits the parent's peak RSS).
@@ -170,4 +206,60 @@ fn run() -> Result<(), String> {
         archive_bytes as f64 / raw_parquet_bytes.max(1) as f64
     );
     Ok(())
+}
+
+/// The shared Extrae sample repeated `n` times in `dir` (made once): each copy's records
+/// shifted by the trace's end time times its index, the header's end time `n` times the
+/// sample's, the communicator lines once; the `.pcf` and `.row` copied beside it.
+fn repeated_paraver(dir: &Path, n: u64) -> Result<PathBuf, String> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/paraver");
+    let stem = "extrae-lulesh-7+1-chop8";
+    let sample = shared.join(format!("{stem}.prv"));
+    let text = std::fs::read_to_string(&sample)
+        .map_err(|e| format!("{}: {e} (--paraver needs ../shared)", sample.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let out = dir.join(format!("lulesh-x{n}.prv"));
+    for ext in ["pcf", "row"] {
+        std::fs::copy(shared.join(format!("{stem}.{ext}")), out.with_extension(ext))
+            .map_err(|e| e.to_string())?;
+    }
+    if out.is_file() {
+        return Ok(out);
+    }
+    eprintln!("generating {} ...", out.display());
+    let mut lines = text.lines();
+    let header = lines.next().ok_or("empty sample")?;
+    // `#Paraver (date):<end>_ns:<rest>`: the date holds a `:` of its own.
+    let (date, rest) = header.split_once("):").ok_or("unexpected header")?;
+    let (end, rest) = rest.split_once(':').ok_or("unexpected header")?;
+    let end_ns: u64 = end.trim_end_matches("_ns").parse().map_err(|_| "unexpected end time")?;
+    let body: Vec<&str> = lines.filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| e.to_string())?);
+    use std::io::Write;
+    let io = |e: std::io::Error| e.to_string();
+    writeln!(w, "{date}):{}_ns:{rest}", end_ns * n).map_err(io)?;
+    for l in body.iter().filter(|l| l.starts_with("c:")) {
+        writeln!(w, "{l}").map_err(io)?;
+    }
+    for k in 0..n {
+        let off = end_ns * k;
+        for l in body.iter().filter(|l| !l.starts_with("c:")) {
+            let mut f: Vec<String> = l.split(':').map(str::to_string).collect();
+            let times: &[usize] = match f.first().map(String::as_str) {
+                Some("1") => &[5, 6],
+                Some("2") => &[5],
+                Some("3") => &[5, 6, 11, 12],
+                _ => &[],
+            };
+            for &i in times {
+                if let Some(t) = f.get_mut(i).filter(|t| !t.starts_with('-')) {
+                    let v: u64 = t.parse().map_err(|_| format!("unexpected record {l}"))?;
+                    *t = (v + off).to_string();
+                }
+            }
+            writeln!(w, "{}", f.join(":")).map_err(io)?;
+        }
+    }
+    w.flush().map_err(io)?;
+    Ok(out)
 }

@@ -25,6 +25,7 @@
 //! state, type or value labelled twice keeps its later label; both are noted by line
 //! ([`Pcf::malformed`], [`Pcf::relabelled`]) for the `diagnostics` table.
 use crate::ingest::diag::ROWS_PER_KIND;
+use crate::model::strings::FastMap;
 use std::collections::HashMap;
 
 /// Notes of one kind about a `.pcf`'s lines: every one counted, the first
@@ -47,19 +48,19 @@ impl Notes {
     }
 }
 
-/// Names read from a `.pcf`.
+/// Names read from a `.pcf` (looked up for every record: FNV-hashed maps).
 #[derive(Debug, Default, Clone)]
 pub struct Pcf {
     /// State value -> name.
-    pub states: HashMap<i128, String>,
+    pub states: FastMap<i128, String>,
     /// Event type -> name.
-    pub types: HashMap<i128, String>,
+    pub types: FastMap<i128, String>,
     /// Value labels, one table per EVENT_TYPE block: its VALUES apply to every type of the
     /// block, and are stored once (a block of 300 types sharing 30,000 labels copied them
     /// 300 times: 2.4 GB for a 370 KB file).
-    value_tables: Vec<HashMap<i128, String>>,
+    value_tables: Vec<FastMap<i128, String>>,
     /// Event type -> the tables of the blocks it is in, latest last.
-    values: HashMap<i128, Vec<usize>>,
+    values: FastMap<i128, Vec<usize>>,
     /// Lines of a STATES, EVENT_TYPE or VALUES section that are not `<number> <label>`
     /// (`<color> <type> <label>` in EVENT_TYPE): skipped.
     pub malformed: Notes,
@@ -212,7 +213,7 @@ impl Pcf {
                             Some(t) => t,
                             None => {
                                 let t = pcf.value_tables.len();
-                                pcf.value_tables.push(HashMap::new());
+                                pcf.value_tables.push(FastMap::default());
                                 for ty in &block {
                                     pcf.values.entry(*ty).or_default().push(t);
                                 }

@@ -20,10 +20,12 @@ use crate::derive::Reorder;
 use crate::ingest::diag::{Diagnostic, Severity};
 use crate::ingest::lines::LineReader;
 use crate::ingest::{ChannelSet, Message, Sink, Span};
+use crate::model::strings::FastMap;
 use crate::model::{Event, Pos, TimeUnit};
 use crate::{Error, Result};
 use std::borrow::Cow;
 use std::io::Read;
+use std::rc::Rc;
 
 /// Rows of the process model declared as entities up front (so that threads without a
 /// record are listed too); a header announcing more declares only the rows records name.
@@ -93,6 +95,11 @@ struct Reader<'p> {
     pending_fields: usize,
     /// The cuts Paraver's cutter recorded in `#...:CUTTER:...` lines ([`Cuts`]).
     cuts: Cuts,
+    /// Entity names of the process model's threads met so far (a name is made once, not
+    /// per record).
+    threads: FastMap<[i128; 3], (Rc<str>, &'static str)>,
+    /// Entity names of the resource model's CPUs met so far, each declared once.
+    cpus: FastMap<i128, Rc<str>>,
 }
 
 /// Reads one `.prv` from `lines`, with the names in `comp`, into `sink`.
@@ -200,6 +207,8 @@ pub fn read<R: Read>(
                 ready: Vec::new(),
                 pending_fields: 0,
                 cuts: Cuts::default(),
+                threads: FastMap::default(),
+                cpus: FastMap::default(),
             });
             header = Some((h, pos));
             continue;
@@ -283,7 +292,19 @@ impl Reader<'_> {
         // paraver-kernel skips one separator after each number: a record ending with `:`
         // (`2:...:10:1:`) is whole there, and is here.
         let body = text.strip_suffix(':').unwrap_or(text);
-        for (i, f) in body.split(':').enumerate() {
+        // Fields are a few bytes: a byte loop finds each `:` sooner than a searcher call.
+        let mut rest = Some(body);
+        let fields = std::iter::from_fn(|| {
+            let r = rest?;
+            match r.bytes().position(|b| b == b':') {
+                Some(at) => {
+                    rest = r.get(at + 1..);
+                    r.get(..at)
+                }
+                None => rest.take(),
+            }
+        });
+        for (i, f) in fields.enumerate() {
             match parse_value(f.trim()) {
                 Some(v) => match i64::try_from(v) {
                     Ok(w) => out.words.push(w),
@@ -341,9 +362,14 @@ impl Reader<'_> {
         [a, t, th]: [i128; 3],
         pos: Pos,
         sink: &mut dyn Sink,
-    ) -> Result<(String, &'static str)> {
-        if let Some(named) = self.names.thread(a, t, th) {
-            return Ok(named);
+    ) -> Result<(Rc<str>, &'static str)> {
+        if let Some((name, ty)) = self.threads.get(&[a, t, th]) {
+            return Ok((Rc::clone(name), ty));
+        }
+        if let Some((name, ty)) = self.names.thread(a, t, th) {
+            let name: Rc<str> = name.into();
+            self.threads.insert([a, t, th], (Rc::clone(&name), ty));
+            return Ok((name, ty));
         }
         sink.diagnostic(Diagnostic {
             severity: Severity::Warning,
@@ -352,14 +378,17 @@ impl Reader<'_> {
             ts: None,
             message: format!("thread {a}.{t}.{th} is not in the header's process model; kept as THREAD {a}.{t}.{th}"),
         })?;
-        Ok((format!("THREAD {a}.{t}.{th}"), "THREAD"))
+        Ok((format!("THREAD {a}.{t}.{th}").into(), "THREAD"))
     }
 
-    /// The CPU entity of a record's cpu field (0 = none), with a diagnostic when the
-    /// header's resource model does not have it.
-    fn cpu(&mut self, cpu: i128, pos: Pos, sink: &mut dyn Sink) -> Result<Option<String>> {
+    /// The CPU entity of a record's cpu field (0 = none), declared as an entity of type CPU,
+    /// with a diagnostic when the header's resource model does not have it.
+    fn cpu(&mut self, cpu: i128, pos: Pos, sink: &mut dyn Sink) -> Result<Option<Rc<str>>> {
         if cpu == 0 {
             return Ok(None);
+        }
+        if let Some(name) = self.cpus.get(&cpu) {
+            return Ok(Some(Rc::clone(name)));
         }
         let Some((name, in_model)) = self.names.cpu(cpu) else {
             sink.diagnostic(Diagnostic {
@@ -371,7 +400,11 @@ impl Reader<'_> {
             })?;
             return Ok(None);
         };
-        if !in_model {
+        let name: Rc<str> = name.into();
+        if in_model {
+            self.cpus.insert(cpu, Rc::clone(&name));
+        } else {
+            // Said for every record (one warning per field).
             sink.diagnostic(Diagnostic {
                 severity: Severity::Warning,
                 kind: "unknown_object",
@@ -383,6 +416,7 @@ impl Reader<'_> {
                 ),
             })?;
         }
+        sink.declare_entity(&name, Some("CPU"), None);
         Ok(Some(name))
     }
 
@@ -415,9 +449,6 @@ impl Reader<'_> {
         };
         let (entity, ty) = self.object(f.object(2), pos, sink)?;
         let core = self.cpu(cpu, pos, sink)?;
-        if let Some(c) = &core {
-            sink.declare_entity(c, Some("CPU"), None);
-        }
         let name = match self.pcf.as_ref().and_then(|p| p.states.get(&state)) {
             Some(n) => Cow::Borrowed(n.as_str()),
             None => Cow::Owned(state.to_string()),
@@ -479,9 +510,6 @@ impl Reader<'_> {
         let (f, ts, pos) = (&rec.fields, rec.ts, rec.pos);
         let (entity, ty) = self.object(f.object(2), pos, sink)?;
         let core = self.cpu(f.get(1), pos, sink)?;
-        if let Some(c) = &core {
-            sink.declare_entity(c, Some("CPU"), None);
-        }
         for i in (6..f.len()).step_by(2) {
             let (etype, value) = (f.get(i), f.get(i + 1));
             let type_name = match self.pcf.as_ref().and_then(|p| p.types.get(&etype)) {
@@ -556,9 +584,7 @@ impl Reader<'_> {
         // The cpus are checked and listed as a state's or an event's are (`messages` has no
         // column for them).
         for i in [1, 7] {
-            if let Some(c) = self.cpu(f.get(i), pos, sink)? {
-                sink.declare_entity(&c, Some("CPU"), None);
-            }
+            self.cpu(f.get(i), pos, sink)?;
         }
         sink.message(&Message {
             sender: &sender,

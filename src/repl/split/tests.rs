@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn strings(items: &[&str]) -> Vec<String> {

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn name(rec: u8, v: u16) -> &'static str {
