@@ -52,6 +52,7 @@ use super::super::Sink;
 use super::emu::{warn, At};
 use super::spec::Decoded;
 use crate::Result;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -232,15 +233,15 @@ impl Runtime {
     }
 
     /// The label of value `v` of channel `ch` of model `m` (task types: their labels).
-    pub fn label(&self, m: usize, ch: usize, v: i64) -> Option<String> {
+    pub fn label(&self, m: usize, ch: usize, v: i64) -> Option<Cow<'static, str>> {
         let (_, specs) = MODELS.get(m)?;
         let spec = specs.get(ch)?;
         if let Some((_, l)) = spec.labels.iter().find(|(k, _)| *k == v) {
-            return Some((*l).to_string());
+            return Some(Cow::Borrowed(l));
         }
         let ix = IDX.get(m)?;
         if ch == ix.ty && v != 0 {
-            return self.type_labels.get(&v).map(|l| l.to_string());
+            return self.type_labels.get(&v).map(|l| Cow::Owned(l.to_string()));
         }
         None
     }
