@@ -123,27 +123,9 @@ fn run() -> Result<(), String> {
     if status != 0 {
         return Err(format!("tracedb ingest failed: {summary}"));
     }
+    let run = Run { input: &input, archive: &archive, summary: &summary, mbytes, secs, peak };
     if paraver.is_some() {
-        let manifest: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(archive.join("manifest.json")).map_err(|e| e.to_string())?,
-        )
-        .map_err(|e| e.to_string())?;
-        let events = manifest["captures"][0]["event_count"].as_u64().unwrap_or(0);
-        let source_bytes = dir_bytes(&archive.join("sources"));
-        let archive_bytes = dir_bytes(&archive) - source_bytes;
-        println!("input: {} ({:.1} MB, {} events)", input.display(), mbytes, events);
-        println!("{}", summary.trim());
-        println!();
-        println!("| | time | MB/s | events/s | peak memory | output size |");
-        println!("|---|---|---|---|---|---|");
-        println!(
-            "| tracedb ingest of a Paraver trace | {secs:.2} s | {:.0} | {:.2} M | {} MB | {:.1} MB of tables (+ {:.1} MB kept source) |",
-            mbytes / secs,
-            events as f64 / secs / 1e6,
-            peak / 1024,
-            archive_bytes as f64 / 1e6,
-            source_bytes as f64 / 1e6
-        );
+        run.print("tracedb ingest of a Paraver trace")?;
         return Ok(());
     }
     // DuckDB second, in this process: its peak is this process's high-water mark (tracedb
@@ -171,27 +153,7 @@ fn run() -> Result<(), String> {
     let duck_peak = peak_rss_self_kb();
     drop(conn);
 
-    let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(archive.join("manifest.json")).map_err(|e| e.to_string())?,
-    )
-    .map_err(|e| e.to_string())?;
-    let events = manifest["captures"][0]["event_count"].as_u64().unwrap_or(0);
-    let source_bytes = dir_bytes(&archive.join("sources"));
-    let archive_bytes = dir_bytes(&archive) - source_bytes;
-
-    println!("input: {} ({:.1} MB, {} events)", input.display(), mbytes, events);
-    println!("{}", summary.trim());
-    println!();
-    println!("| | time | MB/s | events/s | peak memory | output size |");
-    println!("|---|---|---|---|---|---|");
-    println!(
-        "| tracedb ingest (parse, derive, zstd Parquet, keep source) | {secs:.2} s | {:.0} | {:.2} M | {} MB | {:.1} MB of tables (+ {:.1} MB kept source) |",
-        mbytes / secs,
-        events as f64 / secs / 1e6,
-        peak / 1024,
-        archive_bytes as f64 / 1e6,
-        source_bytes as f64 / 1e6
-    );
+    let archive_bytes = run.print("tracedb ingest (parse, derive, zstd Parquet, keep source)")?;
     println!(
         "| DuckDB read_csv into a table | {duck_secs:.2} s | {:.0} | {:.2} M | {} MB | {:.1} MB as zstd Parquet (raw rows) |",
         mbytes / duck_secs,
@@ -206,6 +168,47 @@ fn run() -> Result<(), String> {
         archive_bytes as f64 / raw_parquet_bytes.max(1) as f64
     );
     Ok(())
+}
+
+/// One tracedb ingest, timed.
+struct Run<'a> {
+    input: &'a Path,
+    archive: &'a Path,
+    summary: &'a str,
+    mbytes: f64,
+    secs: f64,
+    /// Peak RSS, KiB.
+    peak: u64,
+}
+
+impl Run<'_> {
+    /// Prints the input, tracedb's summary and the table's header and row for this ingest
+    /// (labelled `what`); returns the bytes of its tables.
+    fn print(&self, what: &str) -> Result<u64, String> {
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(self.archive.join("manifest.json"))
+                .map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
+        let events = manifest["captures"][0]["event_count"].as_u64().unwrap_or(0);
+        let source_bytes = dir_bytes(&self.archive.join("sources"));
+        let archive_bytes = dir_bytes(self.archive) - source_bytes;
+        let (mbytes, secs) = (self.mbytes, self.secs);
+        println!("input: {} ({:.1} MB, {} events)", self.input.display(), mbytes, events);
+        println!("{}", self.summary.trim());
+        println!();
+        println!("| | time | MB/s | events/s | peak memory | output size |");
+        println!("|---|---|---|---|---|---|");
+        println!(
+            "| {what} | {secs:.2} s | {:.0} | {:.2} M | {} MB | {:.1} MB of tables (+ {:.1} MB kept source) |",
+            mbytes / secs,
+            events as f64 / secs / 1e6,
+            self.peak / 1024,
+            archive_bytes as f64 / 1e6,
+            source_bytes as f64 / 1e6
+        );
+        Ok(archive_bytes)
+    }
 }
 
 /// The shared Extrae sample repeated `n` times in `dir` (made once): each copy's records
