@@ -112,7 +112,10 @@ impl<O: Output> Sink for Deriver<O> {
         }
 
         let source = self.names.intern(ev.source);
-        let target = self.names.intern(ev.target);
+        // Paraver and ovni rows are their thread's own events: one string as source and
+        // target, interned once.
+        let same = std::ptr::eq(ev.source, ev.target);
+        let target = if same { source } else { self.names.intern(ev.target) };
         let mut target_type = self.names.intern(ev.target_type);
         let action = self.names.intern(ev.action);
         self.entity(source, ev.pos);
