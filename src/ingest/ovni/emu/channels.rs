@@ -3,11 +3,28 @@
 //! (its one running thread's, the number of running threads), each change one channel set.
 use super::*;
 
+/// Which channel of its row [`Model::set`] changes: the key of the value last emitted (the
+/// caller knows it, so no lookup by name is needed on every event).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Chan {
+    /// A built-in channel of the row: [`CH_TH_CPU`], [`CH_TH_TID`], [`CH_TH_STATE`],
+    /// [`CH_TH_FLUSH`] (0 to 3 on a thread row), [`CH_CPU_PID`], [`CH_CPU_TID`],
+    /// [`CH_CPU_NRUN`], [`CH_CPU_FLUSH`] (0 to 3 on a CPU row).
+    Base(u8),
+    /// Mark type `ty`.
+    Mark(i64),
+    /// Channel `ch` of runtime model `m`.
+    Runtime(usize, usize),
+}
+
 impl Model {
-    /// Sets `channel` of a CPU (`who.0`) or thread `who.1` to `value`, when it changes.
+    /// Sets `channel` (`key` on its row) of a CPU (`who.0`) or thread `who.1` to `value`,
+    /// when it changes.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn set(
         &mut self,
         who: (bool, usize),
+        key: Chan,
         channel: &str,
         value: i128,
         label: Option<&str>,
@@ -24,13 +41,12 @@ impl Model {
         // not run there (a paused thread moved by `OAr`).
         let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
         let placed = !zero_ends && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
-        let seen = self.last.entry(who).or_default();
-        match seen.get_mut(channel) {
+        match self.last.get_mut(&(cpu_side, idx, key)) {
             Some(v) if *v == value => return Ok(()),
             Some(v) => *v = value,
             None if value == 0 && !placed => return Ok(()),
             None => {
-                seen.insert(channel.to_string(), value);
+                self.last.insert((cpu_side, idx, key), value);
             }
         }
         let (entity, ty) = if cpu_side {
@@ -58,13 +74,37 @@ impl Model {
             Some(c) => (i128::from(c.gindex) + 1, Some(c.name.clone())),
             None => (0, None),
         };
-        self.set((false, th), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
+        self.set((false, th), Chan::Base(0), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
         let active = state.active();
-        self.set((false, th), CH_TH_TID, if active { i128::from(tid) } else { 0 }, None, at, sink)?;
+        self.set(
+            (false, th),
+            Chan::Base(1),
+            CH_TH_TID,
+            if active { i128::from(tid) } else { 0 },
+            None,
+            at,
+            sink,
+        )?;
         if state != St::Unknown {
-            self.set((false, th), CH_TH_STATE, state as i128, Some(state.label()), at, sink)?;
+            self.set(
+                (false, th),
+                Chan::Base(2),
+                CH_TH_STATE,
+                state as i128,
+                Some(state.label()),
+                at,
+                sink,
+            )?;
         }
-        self.set((false, th), CH_TH_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        self.set(
+            (false, th),
+            Chan::Base(3),
+            CH_TH_FLUSH,
+            i128::from(flushing),
+            Some("Flushing"),
+            at,
+            sink,
+        )?;
         // Taken out while the channels are set (`set` does not use them).
         let marks = std::mem::take(&mut self.marks);
         let names = std::mem::take(&mut self.mark_names);
@@ -74,7 +114,15 @@ impl Model {
             let v = if active { self.mark_value(th, *ty) } else { 0 };
             let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
             let name = names.get(ty).map_or(m.title.as_str(), |n| n[0].as_str());
-            result = self.set((false, th), name, v, label.map(String::as_str), at, sink);
+            result = self.set(
+                (false, th),
+                Chan::Mark(*ty),
+                name,
+                v,
+                label.map(String::as_str),
+                at,
+                sink,
+            );
             if result.is_err() {
                 break;
             }
@@ -107,7 +155,15 @@ impl Model {
                     self.rt.get(th).and_then(|t| t.chans.get(m)).map_or(0, |c| c.raw(ch, spec));
                 let v = if shown { raw } else { 0 };
                 let label = self.runtime.label(m, ch, v);
-                self.set((false, th), spec.thread, i128::from(v), label.as_deref(), at, sink)?;
+                self.set(
+                    (false, th),
+                    Chan::Runtime(m, ch),
+                    spec.thread,
+                    i128::from(v),
+                    label.as_deref(),
+                    at,
+                    sink,
+                )?;
             }
         }
         Ok(())
@@ -136,7 +192,15 @@ impl Model {
                     None => 0,
                 };
                 let label = self.runtime.label(m, ch, v);
-                self.set((true, c), spec.cpu, i128::from(v), label.as_deref(), at, sink)?;
+                self.set(
+                    (true, c),
+                    Chan::Runtime(m, ch),
+                    spec.cpu,
+                    i128::from(v),
+                    label.as_deref(),
+                    at,
+                    sink,
+                )?;
             }
         }
         Ok(())
@@ -160,7 +224,8 @@ impl Model {
         // Only a virtual CPU may have several threads running (ovni's `cpu_update` stops on a
         // physical one): said when it starts.
         let virt = self.looms.iter().any(|l| l.vcpu == c);
-        let before = self.last.get(&(true, c)).and_then(|m| m.get(CH_CPU_NRUN)).copied();
+        // The number of running threads (CH_CPU_NRUN) last shown.
+        let before = self.last.get(&(true, c, Chan::Base(2))).copied();
         if !virt && nrun > 1 && before.is_none_or(|b| b <= 1) {
             let names: Vec<String> = running.iter().map(|&t| self.th_name(t)).collect();
             let msg = format!(
@@ -173,11 +238,35 @@ impl Model {
             warn(sink, "cpu_oversubscribed", at, msg)?;
         }
         let t = one.and_then(|t| self.threads.get(t)).map(|t| (t.pid, t.tid, t.flushing));
-        self.set((true, c), CH_CPU_PID, t.map_or(0, |t| i128::from(t.0)), None, at, sink)?;
-        self.set((true, c), CH_CPU_TID, t.map_or(0, |t| i128::from(t.1)), None, at, sink)?;
-        self.set((true, c), CH_CPU_NRUN, nrun, None, at, sink)?;
+        self.set(
+            (true, c),
+            Chan::Base(0),
+            CH_CPU_PID,
+            t.map_or(0, |t| i128::from(t.0)),
+            None,
+            at,
+            sink,
+        )?;
+        self.set(
+            (true, c),
+            Chan::Base(1),
+            CH_CPU_TID,
+            t.map_or(0, |t| i128::from(t.1)),
+            None,
+            at,
+            sink,
+        )?;
+        self.set((true, c), Chan::Base(2), CH_CPU_NRUN, nrun, None, at, sink)?;
         let flushing = t.is_some_and(|t| t.2);
-        self.set((true, c), CH_CPU_FLUSH, i128::from(flushing), Some("Flushing"), at, sink)?;
+        self.set(
+            (true, c),
+            Chan::Base(3),
+            CH_CPU_FLUSH,
+            i128::from(flushing),
+            Some("Flushing"),
+            at,
+            sink,
+        )?;
         let marks = std::mem::take(&mut self.marks);
         let names = std::mem::take(&mut self.mark_names);
         let mut result = Ok(());
@@ -185,7 +274,8 @@ impl Model {
             let v = one.map_or(0, |t| self.mark_value(t, *ty));
             let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
             let name = names.get(ty).map_or(m.title.as_str(), |n| n[1].as_str());
-            result = self.set((true, c), name, v, label.map(String::as_str), at, sink);
+            result =
+                self.set((true, c), Chan::Mark(*ty), name, v, label.map(String::as_str), at, sink);
             if result.is_err() {
                 break;
             }

@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 mod channels;
 mod marks;
 
+use channels::Chan;
+
 /// ovni's thread states (`enum thread_state`), their Paraver values and labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum St {
@@ -131,8 +133,8 @@ pub struct Model {
     /// Per thread row (0) and CPU row (1): the built-in channels renamed because a mark type
     /// shares their title (built-in name -> channel name).
     renamed: [HashMap<&'static str, String>; 2],
-    /// Per CPU (`true`) or thread: channel -> value last emitted.
-    last: FastMap<(bool, usize), FastMap<String, i128>>,
+    /// Per CPU (`true`) or thread and channel: the value last emitted.
+    last: FastMap<(bool, usize, Chan), i128>,
     /// Mark types already reported unknown, and other once-per-kind notes.
     said: std::collections::HashSet<String>,
     /// (thread, mark type) -> pushes refused on a full stack, not popped yet.
