@@ -1178,3 +1178,37 @@ fn looms_without_clock_offsets_and_offsets_of_no_loom_are_said() {
     assert!(scalar(d, "db", "SELECT message FROM diagnostics WHERE capture_id = 2")
         .contains("host 'c' is no loom's"));
 }
+
+#[test]
+fn two_threads_on_a_physical_cpu_are_said_once_and_a_mark_titled_3_keeps_apart() {
+    // A mark type titled `3`, the number cpu.pcf's unnamed count of running threads (type 3)
+    // is shown by: the mark is `3 (105)`, the count stays `3`. Threads 10 and 11 both run on
+    // CPU 0 from 1700 to 1800, and 10 sets its mark at 1750 meanwhile: ovni's refusal is said
+    // once, at 1700 (at 1750 the count last shown, 2, is found).
+    let meta = r#"{ "version": 3, "ovni": { "app_id": 1, "loom_cpus": [{"index": 0, "phyid": 0}],
+      "mark": { "5": { "title": "3", "chan_type": "single" } }, "finished": 1 } }"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let a = W::new(false)
+        .ohx(1000, 0)
+        .ev("OHp", 1200, &[])
+        .ev("OHr", 1500, &[])
+        .mark("OM=", 1750, 7, 5)
+        .ev("OHe", 2000, &[]);
+    let b =
+        W::new(false).ohx(1300, 0).ev("OHp", 1450, &[]).ev("OHr", 1700, &[]).ev("OHe", 1800, &[]);
+    put_meta(d, 9, 10, &a, meta);
+    put_meta(d, 9, 11, &b, meta);
+    ok(d, &["ingest", "--archive", "db", d.to_str().unwrap()]);
+    assert_eq!(
+        csv(d, "db", "SELECT kind, ts FROM diagnostics WHERE severity <> 'info' ORDER BY ALL"),
+        "kind,ts\ncpu_oversubscribed,700\n"
+    );
+    // The count and the mark are two channels of the CPU row.
+    let channels = "SELECT channel, state, ts, dur FROM intervals WHERE entity = 'CPU 0.0' \
+                    AND channel LIKE '3%' AND ts >= 700 ORDER BY ts, channel";
+    assert_eq!(
+        csv(d, "db", channels),
+        "channel,state,ts,dur\n3,2,700,100\n3,1,800,200\n3 (105),7,800,200\n3,0,1000,0\n"
+    );
+}
