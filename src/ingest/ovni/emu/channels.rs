@@ -67,6 +67,35 @@ impl Model {
         })
     }
 
+    /// Sets every mark type's channel of row `who` to the mark's value on thread `from`
+    /// (0 without one).
+    fn set_marks(
+        &mut self,
+        who: (bool, usize),
+        from: Option<usize>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        // Taken out while the channels are set (`set` does not use them).
+        let marks = std::mem::take(&mut self.marks);
+        let names = std::mem::take(&mut self.mark_names);
+        let side = usize::from(who.0);
+        let mut result = Ok(());
+        for (ty, m) in &marks {
+            let v = from.map_or(0, |t| self.mark_value(t, *ty));
+            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
+            let name =
+                names.get(ty).and_then(|n| n.get(side)).map_or(m.title.as_str(), String::as_str);
+            result = self.set(who, Chan::Mark(*ty), name, v, label.map(String::as_str), at, sink);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.marks = marks;
+        self.mark_names = names;
+        result
+    }
+
     pub(super) fn emit_thread(&mut self, th: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
         let Some(t) = self.threads.get(th) else { return Ok(()) };
         let (state, tid, flushing, cpu) = (t.state, t.tid, t.flushing, t.cpu);
@@ -105,31 +134,8 @@ impl Model {
             at,
             sink,
         )?;
-        // Taken out while the channels are set (`set` does not use them).
-        let marks = std::mem::take(&mut self.marks);
-        let names = std::mem::take(&mut self.mark_names);
-        let mut result = Ok(());
-        for (ty, m) in &marks {
-            // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
-            let v = if active { self.mark_value(th, *ty) } else { 0 };
-            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
-            let name = names.get(ty).map_or(m.title.as_str(), |n| n[0].as_str());
-            result = self.set(
-                (false, th),
-                Chan::Mark(*ty),
-                name,
-                v,
-                label.map(String::as_str),
-                at,
-                sink,
-            );
-            if result.is_err() {
-                break;
-            }
-        }
-        self.marks = marks;
-        self.mark_names = names;
-        result?;
+        // Marks follow the thread while it is active (ovni's TRACK_TH_ACT).
+        self.set_marks((false, th), active.then_some(th), at, sink)?;
         self.emit_runtime_thread(th, at, sink)
     }
 
@@ -267,22 +273,7 @@ impl Model {
             at,
             sink,
         )?;
-        let marks = std::mem::take(&mut self.marks);
-        let names = std::mem::take(&mut self.mark_names);
-        let mut result = Ok(());
-        for (ty, m) in &marks {
-            let v = one.map_or(0, |t| self.mark_value(t, *ty));
-            let label = i64::try_from(v).ok().and_then(|v| m.labels.get(&v));
-            let name = names.get(ty).map_or(m.title.as_str(), |n| n[1].as_str());
-            result =
-                self.set((true, c), Chan::Mark(*ty), name, v, label.map(String::as_str), at, sink);
-            if result.is_err() {
-                break;
-            }
-        }
-        self.marks = marks;
-        self.mark_names = names;
-        result?;
+        self.set_marks((true, c), one, at, sink)?;
         if one.is_some() {
             if let Some(cpu) = self.cpus.get_mut(c) {
                 cpu.had_running = true;
