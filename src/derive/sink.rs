@@ -249,6 +249,10 @@ impl<O: Output> Sink for Deriver<O> {
         self.diags.push(d)
     }
 
+    fn diagnostics(&mut self, d: Diagnostic, n: u64) -> Result<()> {
+        self.diags.push_n(d, n)
+    }
+
     fn span(&mut self, sp: &Span<'_>) -> Result<()> {
         self.record_span(sp)
     }

@@ -107,11 +107,7 @@ impl Diagnostics {
             );
             return Err(Error::input(&self.path, d.pos.to_string(), message));
         }
-        // A kind with rows of two severities (missing_type) is counted at the worse one.
-        let count = self.counts.entry(d.kind).or_insert((d.severity, 0));
-        count.0 = count.0.max(d.severity);
-        count.1 += 1;
-        if count.1 <= ROWS_PER_KIND as u64 {
+        if self.count(&d, 1) <= ROWS_PER_KIND as u64 {
             self.rows.push(DiagRow {
                 severity: d.severity,
                 kind: d.kind,
@@ -121,11 +117,42 @@ impl Diagnostics {
                 count: 1,
             });
         } else {
-            let f = self.folded.entry(d.kind).or_insert((d.severity, 0, None));
-            f.1 += 1;
-            if f.2.is_none() {
-                f.2 = Some(d.pos.with_path(&self.path));
-            }
+            self.fold(&d, 1);
+        }
+        Ok(())
+    }
+
+    /// Counts `n` more of `d`'s kind; returns the kind's count. A kind with rows of two
+    /// severities (missing_type) is counted at the worse one.
+    fn count(&mut self, d: &Diagnostic, n: u64) -> u64 {
+        let count = self.counts.entry(d.kind).or_insert((d.severity, 0));
+        count.0 = count.0.max(d.severity);
+        count.1 += n;
+        count.1
+    }
+
+    /// Folds `n` of `d`'s kind beyond its rows into its last row, which names the first.
+    fn fold(&mut self, d: &Diagnostic, n: u64) {
+        let f = self.folded.entry(d.kind).or_insert((d.severity, 0, None));
+        f.1 += n;
+        if f.2.is_none() {
+            f.2 = Some(d.pos.with_path(&self.path));
+        }
+    }
+
+    /// Records `n` occurrences of `d` (the same problem on `n` lines): as `n` calls of
+    /// [`Diagnostics::push`] would, in time independent of `n` once the kind's rows are full.
+    pub fn push_n(&mut self, d: Diagnostic, n: u64) -> Result<()> {
+        let mut left = n;
+        while left > 0 && self.counts.get(d.kind).is_none_or(|c| c.1 < ROWS_PER_KIND as u64) {
+            self.push(d.clone())?;
+            left -= 1;
+        }
+        if left > 0 {
+            // The kind's rows are full and `--strict` did not stop at the first: the rest is
+            // only counted.
+            self.count(&d, left);
+            self.fold(&d, left);
         }
         Ok(())
     }
@@ -179,6 +206,35 @@ mod tests {
         assert_eq!(last.count, 5);
         assert_eq!(last.position, format!("f.btf:{}", ROWS_PER_KIND + 1));
         assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), ROWS_PER_KIND as u64 + 5);
+    }
+
+    #[test]
+    fn many_at_once_are_as_many_pushed_one_by_one() {
+        let rows_of = |d: Diagnostics| {
+            let c = d.counts().clone();
+            let rows: Vec<_> =
+                d.into_rows().into_iter().map(|r| (r.kind, r.position, r.count)).collect();
+            (c, rows)
+        };
+        for (before, n) in [(0, 3), (ROWS_PER_KIND as u64 - 2, 5), (4, 1_000_000), (0, 0)] {
+            let (mut one, mut many) =
+                (Diagnostics::new("f.pcf", false), Diagnostics::new("f.pcf", false));
+            for i in 0..before {
+                one.push(diag("malformed_companion", Severity::Warning, i + 1)).unwrap();
+                many.push(diag("malformed_companion", Severity::Warning, i + 1)).unwrap();
+            }
+            let d = diag("malformed_companion", Severity::Warning, 0);
+            for _ in 0..n {
+                one.push(d.clone()).unwrap();
+            }
+            many.push_n(d, n).unwrap();
+            assert_eq!(rows_of(one), rows_of(many), "{before} then {n}");
+        }
+        // --strict stops at the first, as it does one by one.
+        let mut strict = Diagnostics::new("f.pcf", true);
+        assert!(strict.push_n(diag("malformed_companion", Severity::Warning, 0), 5).is_err());
+        assert!(strict.push_n(diag("relabelled_companion", Severity::Info, 0), 5).is_ok());
+        assert_eq!(strict.total(), 5);
     }
 
     #[test]

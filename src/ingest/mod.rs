@@ -46,6 +46,14 @@ pub trait Sink {
     fn event(&mut self, ev: &Event<'_>) -> Result<()>;
     /// A record-level problem. Returns an error when the policy (`--strict`) says stop.
     fn diagnostic(&mut self, d: Diagnostic) -> Result<()>;
+    /// `n` occurrences of one record-level problem (lines beyond those a reader keeps the
+    /// text of): as `n` calls of [`Sink::diagnostic`].
+    fn diagnostics(&mut self, d: Diagnostic, n: u64) -> Result<()> {
+        for _ in 0..n {
+            self.diagnostic(d.clone())?;
+        }
+        Ok(())
+    }
 
     // Records that carry their own times (Paraver). They may arrive out of time order: the
     // derive stage keeps their times (no clamping to the latest time seen) and writes the

@@ -122,9 +122,7 @@ pub fn read<R: Read>(
         sink.diagnostic(d.clone())?;
     }
     for (d, n) in &comp.repeats {
-        for _ in 0..*n {
-            sink.diagnostic(d.clone())?;
-        }
+        sink.diagnostics(d.clone(), *n)?;
     }
     let mut header: Option<(Header, Pos)> = None;
     let mut reader: Option<Reader<'_>> = None;
