@@ -17,6 +17,50 @@ pub(super) enum Chan {
     Runtime(usize, usize),
 }
 
+/// What one row (a thread's or a CPU's) last showed on each channel: `None` until the
+/// channel has shown a value. Kept per row in a vector rather than in one map keyed by row
+/// and channel, because every event asks about every channel of one or two rows.
+#[derive(Default)]
+pub(super) struct Shown {
+    base: [Option<i128>; 4],
+    /// Per runtime model, per channel.
+    runtime: [Vec<Option<i128>>; 2],
+    marks: FastMap<i64, i128>,
+}
+
+impl Shown {
+    fn get(&self, key: Chan) -> Option<i128> {
+        match key {
+            Chan::Base(b) => self.base.get(usize::from(b)).copied().flatten(),
+            Chan::Mark(ty) => self.marks.get(&ty).copied(),
+            Chan::Runtime(m, ch) => self.runtime.get(m)?.get(ch).copied().flatten(),
+        }
+    }
+
+    fn put(&mut self, key: Chan, value: i128) {
+        match key {
+            Chan::Base(b) => {
+                if let Some(v) = self.base.get_mut(usize::from(b)) {
+                    *v = Some(value);
+                }
+            }
+            Chan::Mark(ty) => {
+                self.marks.insert(ty, value);
+            }
+            Chan::Runtime(m, ch) => {
+                if let Some(r) = self.runtime.get_mut(m) {
+                    if r.len() <= ch {
+                        r.resize(ch + 1, None);
+                    }
+                    if let Some(v) = r.get_mut(ch) {
+                        *v = Some(value);
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl Model {
     /// Sets `channel` (`key` on its row) of a CPU (`who.0`) or thread `who.1` to `value`,
     /// when it changes.
@@ -31,36 +75,69 @@ impl Model {
         at: At,
         sink: &mut dyn Sink,
     ) -> Result<()> {
+        if self.changed(who, key, value) {
+            self.show(who, channel, value, label, at, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Whether channel `key` of row `who` changes to `value` (it is then recorded as shown).
+    /// Asked first, so that what only a change needs (a label) is made only then.
+    fn changed(&mut self, who: (bool, usize), key: Chan, value: i128) -> bool {
+        let (cpu_side, idx) = who;
+        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
+        // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
+        // not run there (a paused thread moved by `OAr`).
+        let placed = cpu_side
+            && key == Chan::Base(2)
+            && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
+        let Some(rows) = self.last.get_mut(usize::from(cpu_side)) else { return false };
+        if rows.len() <= idx {
+            rows.resize_with(idx + 1, Shown::default);
+        }
+        let Some(row) = rows.get_mut(idx) else { return false };
+        let news = match row.get(key) {
+            Some(v) => v != value,
+            None => value != 0 || placed,
+        };
+        if news {
+            row.put(key, value);
+        }
+        news
+    }
+
+    /// What channel `key` of row `who` last showed, if it has shown a value.
+    fn shown(&self, who: (bool, usize), key: Chan) -> Option<i128> {
+        self.last.get(usize::from(who.0))?.get(who.1)?.get(key)
+    }
+
+    /// Emits the change of `channel` of row `who` to `value`.
+    fn show(
+        &self,
+        who: (bool, usize),
+        channel: &str,
+        value: i128,
+        label: Option<&str>,
+        at: At,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
         let (cpu_side, idx) = who;
         // A built-in channel a mark type shares its title with has the name the Paraver
         // ingest gives it (a mark's own name is never a built-in one's on its row).
         let renamed = self.renamed.get(usize::from(cpu_side)).and_then(|r| r.get(channel));
         let channel = renamed.map_or(channel, String::as_str);
-        // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
-        // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
-        // not run there (a paused thread moved by `OAr`).
-        let zero_ends = !(cpu_side && channel == CH_CPU_NRUN);
-        let placed = !zero_ends && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
-        match self.last.get_mut(&(cpu_side, idx, key)) {
-            Some(v) if *v == value => return Ok(()),
-            Some(v) => *v = value,
-            None if value == 0 && !placed => return Ok(()),
-            None => {
-                self.last.insert((cpu_side, idx, key), value);
-            }
-        }
         let (entity, ty) = if cpu_side {
-            (self.cpus.get(idx).map(|c| c.name.clone()).unwrap_or_default(), "CPU")
+            (self.cpus.get(idx).map_or("", |c| c.name.as_str()), "CPU")
         } else {
-            (self.th_name(idx), "THREAD")
+            (self.threads.get(idx).map_or("", |t| t.name.as_str()), "THREAD")
         };
         sink.channel_set(&ChannelSet {
-            entity: &entity,
+            entity,
             entity_type: ty,
             channel,
             ts: at.ts,
             value,
-            zero_ends,
+            zero_ends: !(cpu_side && channel == CH_CPU_NRUN),
             label,
             core: None,
             pos: at.pos,
@@ -99,11 +176,11 @@ impl Model {
     pub(super) fn emit_thread(&mut self, th: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
         let Some(t) = self.threads.get(th) else { return Ok(()) };
         let (state, tid, flushing, cpu) = (t.state, t.tid, t.flushing, t.cpu);
-        let (cpu_v, cpu_label) = match cpu.and_then(|c| self.cpus.get(c)) {
-            Some(c) => (i128::from(c.gindex) + 1, Some(c.name.clone())),
-            None => (0, None),
-        };
-        self.set((false, th), Chan::Base(0), CH_TH_CPU, cpu_v, cpu_label.as_deref(), at, sink)?;
+        let cpu_v = cpu.and_then(|c| self.cpus.get(c)).map_or(0, |c| i128::from(c.gindex) + 1);
+        if self.changed((false, th), Chan::Base(0), cpu_v) {
+            let label = cpu.and_then(|c| self.cpus.get(c)).map(|c| c.name.as_str());
+            self.show((false, th), CH_TH_CPU, cpu_v, label, at, sink)?;
+        }
         let active = state.active();
         self.set(
             (false, th),
@@ -160,16 +237,11 @@ impl Model {
                 let raw =
                     self.rt.get(th).and_then(|t| t.chans.get(m)).map_or(0, |c| c.raw(ch, spec));
                 let v = if shown { raw } else { 0 };
-                let label = self.runtime.label(m, ch, v);
-                self.set(
-                    (false, th),
-                    Chan::Runtime(m, ch),
-                    spec.thread,
-                    i128::from(v),
-                    label.as_deref(),
-                    at,
-                    sink,
-                )?;
+                let who = (false, th);
+                if self.changed(who, Chan::Runtime(m, ch), i128::from(v)) {
+                    let label = self.runtime.label(m, ch, v);
+                    self.show(who, spec.thread, i128::from(v), label.as_deref(), at, sink)?;
+                }
             }
         }
         Ok(())
@@ -197,16 +269,11 @@ impl Model {
                     None if had => spec.cpu_default,
                     None => 0,
                 };
-                let label = self.runtime.label(m, ch, v);
-                self.set(
-                    (true, c),
-                    Chan::Runtime(m, ch),
-                    spec.cpu,
-                    i128::from(v),
-                    label.as_deref(),
-                    at,
-                    sink,
-                )?;
+                let who = (true, c);
+                if self.changed(who, Chan::Runtime(m, ch), i128::from(v)) {
+                    let label = self.runtime.label(m, ch, v);
+                    self.show(who, spec.cpu, i128::from(v), label.as_deref(), at, sink)?;
+                }
             }
         }
         Ok(())
@@ -214,26 +281,25 @@ impl Model {
 
     pub(super) fn emit_cpu(&mut self, c: usize, at: At, sink: &mut dyn Sink) -> Result<()> {
         let Some(cpu) = self.cpus.get(c) else { return Ok(()) };
-        let running: Vec<usize> = cpu
-            .threads
-            .iter()
-            .copied()
-            .filter(|&t| self.threads.get(t).is_some_and(|t| t.state == St::Running))
-            .collect();
+        let running = |t: &usize| self.threads.get(*t).is_some_and(|t| t.state == St::Running);
+        let mut nrun: i128 = 0;
+        let mut first = None;
+        for t in cpu.threads.iter().filter(|t| running(t)) {
+            nrun += 1;
+            first = first.or(Some(*t));
+        }
         // One running thread: its ids, flush and marks; none or several: nothing (ovni
         // shows no value then).
-        let one = match running.as_slice() {
-            [t] => Some(*t),
-            _ => None,
-        };
-        let nrun = running.len() as i128;
+        let one = first.filter(|_| nrun == 1);
         // Only a virtual CPU may have several threads running (ovni's `cpu_update` stops on a
         // physical one): said when it starts.
         let virt = self.looms.iter().any(|l| l.vcpu == c);
         // The number of running threads (CH_CPU_NRUN) last shown.
-        let before = self.last.get(&(true, c, Chan::Base(2))).copied();
+        let before = self.shown((true, c), Chan::Base(2));
         if !virt && nrun > 1 && before.is_none_or(|b| b <= 1) {
-            let names: Vec<String> = running.iter().map(|&t| self.th_name(t)).collect();
+            let names: Vec<&str> = (cpu.threads.iter().filter(|t| running(t)))
+                .filter_map(|&t| self.threads.get(t).map(|t| t.name.as_str()))
+                .collect();
             let msg = format!(
                 "{}: {nrun} threads running at the same time ({}): ovni's emulator allows it \
                  only on a virtual CPU and stops here; the CPU shows no thread's channels \

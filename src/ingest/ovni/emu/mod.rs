@@ -16,8 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 mod channels;
 mod marks;
 
-use channels::Chan;
-
 /// ovni's thread states (`enum thread_state`), their Paraver values and labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum St {
@@ -133,8 +131,8 @@ pub struct Model {
     /// Per thread row (0) and CPU row (1): the built-in channels renamed because a mark type
     /// shares their title (built-in name -> channel name).
     renamed: [HashMap<&'static str, String>; 2],
-    /// Per CPU (`true`) or thread and channel: the value last emitted.
-    last: FastMap<(bool, usize, Chan), i128>,
+    /// Per thread row (0) and CPU row (1), the value each channel last emitted.
+    last: [Vec<channels::Shown>; 2],
     /// Mark types already reported unknown, and other once-per-kind notes.
     said: std::collections::HashSet<String>,
     /// (thread, mark type) -> pushes refused on a full stack, not popped yet.
@@ -196,7 +194,7 @@ impl Model {
             marks,
             mark_names: BTreeMap::new(),
             renamed: Default::default(),
-            last: FastMap::default(),
+            last: Default::default(),
             said: Default::default(),
             mark_overflow: FastMap::default(),
             unknown_marks: 0,
@@ -382,7 +380,7 @@ impl Model {
         let mut other_cpu: Option<usize> = None;
         self.moved = None;
         self.runtime.clear_ignored();
-        let code = String::from_utf8_lossy(&mcv).into_owned();
+        let code = String::from_utf8_lossy(&mcv);
         match &mcv {
             b"OHx" => {
                 let cpu = d.and_then(|d| d.int("cpu"));
@@ -508,8 +506,8 @@ impl Model {
                         self.emit_cpu(c, at, sink)?;
                     }
                 }
-                let name = self.th_name(th);
-                let state = self.threads.get(th).map_or(St::Unknown, |t| t.state);
+                let (name, state) =
+                    self.threads.get(th).map_or(("", St::Unknown), |t| (t.name.as_str(), t.state));
                 if !state.active() {
                     // ovni's models refuse an event of a thread that is not active
                     // ("current thread not active") and its emulator stops.
@@ -522,7 +520,7 @@ impl Model {
                     );
                     warn(sink, "thread_not_active", at, msg)?;
                 } else {
-                    self.runtime.apply(mi, mcv, d, &mut self.rt, th, &name, at, sink)?;
+                    self.runtime.apply(mi, mcv, d, &mut self.rt, th, name, at, sink)?;
                 }
             }
         }
@@ -531,15 +529,14 @@ impl Model {
         if let Some(r) = other {
             self.emit_thread(r, at, sink)?;
         }
-        let mut cpus = vec![before_cpu, after_cpu, other_cpu];
-        if let Some(r) = other {
-            cpus.push(self.threads.get(r).and_then(|t| t.cpu));
-        }
-        let mut done = Vec::new();
-        for c in cpus.into_iter().flatten() {
-            if !done.contains(&c) {
-                done.push(c);
-                self.emit_cpu(c, at, sink)?;
+        let other_after = other.and_then(|r| self.threads.get(r)).and_then(|t| t.cpu);
+        let cpus = [before_cpu, after_cpu, other_cpu, other_after];
+        for (i, c) in cpus.iter().enumerate() {
+            // Each CPU once, in this order.
+            if let Some(c) = *c {
+                if !cpus.iter().take(i).any(|d| *d == Some(c)) {
+                    self.emit_cpu(c, at, sink)?;
+                }
             }
         }
         Ok(())
