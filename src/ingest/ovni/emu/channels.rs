@@ -61,6 +61,12 @@ impl Shown {
     }
 }
 
+/// Channel `key` of row `who` is a CPU's number of running threads ([`CH_CPU_NRUN`]), ovni's
+/// PRV_ZERO channel, where 0 is a value rather than the end of one.
+fn zero_is_a_value(who: (bool, usize), key: Chan) -> bool {
+    who.0 && key == Chan::Base(2)
+}
+
 impl Model {
     /// Sets `channel` (`key` on its row) of a CPU (`who.0`) or thread `who.1` to `value`,
     /// when it changes.
@@ -76,7 +82,7 @@ impl Model {
         sink: &mut dyn Sink,
     ) -> Result<()> {
         if self.changed(who, key, value) {
-            self.show(who, channel, value, label, at, sink)?;
+            self.show(who, key, channel, value, label, at, sink)?;
         }
         Ok(())
     }
@@ -88,9 +94,8 @@ impl Model {
         // A CPU's number of running threads is ovni's PRV_ZERO: 0 is a value, which ovni's
         // `cpu_update` writes as soon as a thread is placed on the CPU, also one that does
         // not run there (a paused thread moved by `OAr`).
-        let placed = cpu_side
-            && key == Chan::Base(2)
-            && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
+        let placed =
+            zero_is_a_value(who, key) && self.cpus.get(idx).is_some_and(|c| !c.threads.is_empty());
         let Some(rows) = self.last.get_mut(usize::from(cpu_side)) else { return false };
         if rows.len() <= idx {
             rows.resize_with(idx + 1, Shown::default);
@@ -112,9 +117,11 @@ impl Model {
     }
 
     /// Emits the change of `channel` of row `who` to `value`.
+    #[allow(clippy::too_many_arguments)]
     fn show(
         &self,
         who: (bool, usize),
+        key: Chan,
         channel: &str,
         value: i128,
         label: Option<&str>,
@@ -137,7 +144,7 @@ impl Model {
             channel,
             ts: at.ts,
             value,
-            zero_ends: !(cpu_side && channel == CH_CPU_NRUN),
+            zero_ends: !zero_is_a_value(who, key),
             label,
             core: None,
             pos: at.pos,
@@ -179,7 +186,7 @@ impl Model {
         let cpu_v = cpu.and_then(|c| self.cpus.get(c)).map_or(0, |c| i128::from(c.gindex) + 1);
         if self.changed((false, th), Chan::Base(0), cpu_v) {
             let label = cpu.and_then(|c| self.cpus.get(c)).map(|c| c.name.as_str());
-            self.show((false, th), CH_TH_CPU, cpu_v, label, at, sink)?;
+            self.show((false, th), Chan::Base(0), CH_TH_CPU, cpu_v, label, at, sink)?;
         }
         let active = state.active();
         self.set(
@@ -240,7 +247,8 @@ impl Model {
                 let who = (false, th);
                 if self.changed(who, Chan::Runtime(m, ch), i128::from(v)) {
                     let label = self.runtime.label(m, ch, v);
-                    self.show(who, spec.thread, i128::from(v), label.as_deref(), at, sink)?;
+                    let key = Chan::Runtime(m, ch);
+                    self.show(who, key, spec.thread, i128::from(v), label.as_deref(), at, sink)?;
                 }
             }
         }
@@ -272,7 +280,8 @@ impl Model {
                 let who = (true, c);
                 if self.changed(who, Chan::Runtime(m, ch), i128::from(v)) {
                     let label = self.runtime.label(m, ch, v);
-                    self.show(who, spec.cpu, i128::from(v), label.as_deref(), at, sink)?;
+                    let key = Chan::Runtime(m, ch);
+                    self.show(who, key, spec.cpu, i128::from(v), label.as_deref(), at, sink)?;
                 }
             }
         }
