@@ -116,7 +116,20 @@ fn freertos_captures_have_running_intervals_but_no_complete_instances() {
     let Some(root) = util::shared_datasets() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let f = root.join("btf/freertos-4cores.btf.gz");
-    ok(tmp.path(), &["ingest", "--archive", "db", f.to_str().unwrap()]);
+    // `--strict`: the logger writes no switch-in of the idle task cores 1-3 start with, so
+    // each is first seen preempted: its state before is unknown (info), no invalid transition.
+    ok(tmp.path(), &["ingest", "--archive", "db", "--strict", f.to_str().unwrap()]);
+    let diags = csv(
+        tmp.path(),
+        "db",
+        "SELECT severity, kind, count(*) AS n, string_agg(regexp_extract(message, 'of (IDLE[0-9])', 1), ' ' \
+         ORDER BY message) AS tasks FROM diagnostics GROUP BY ALL ORDER BY kind",
+    );
+    assert_eq!(
+        diags,
+        "severity,kind,n,tasks\ninfo,freertos_labels,1,\"\"\ninfo,unknown_prior_state,3,IDLE1 IDLE2 IDLE3\n",
+        "{diags}"
+    );
     let summary = csv(
         tmp.path(),
         "db",

@@ -139,6 +139,8 @@ pub(super) struct Proc {
     /// The last transition was implied by an ISR taking or leaving its core; an explicit
     /// event saying the same is folded into it.
     pub(super) implicit: bool,
+    /// Its first event was the FreeRTOS trace logger's creation (see [`Act::created`]).
+    pub(super) created: bool,
 }
 
 /// Instances of one task or ISR open at once beyond which the oldest is closed (a trace
@@ -192,6 +194,7 @@ impl<O: Output> Deriver<O> {
                     row,
                     runnables: VecDeque::new(),
                     implicit: false,
+                    created: a.created,
                 };
                 self.procs.insert(key, p);
                 self.track_open(key, a)?;
@@ -260,7 +263,21 @@ impl<O: Output> Deriver<O> {
                         return self.move_by_resume(key, c, a);
                     }
                 }
-                if !from.contains(&state) {
+                if !from.contains(&state) && self.first_switch_in_unlogged(key, state, a) {
+                    // Its state before the preempt is unknown, as for a first-event preempt;
+                    // the machine goes on as for any transition it does not allow.
+                    let msg = format!(
+                        "preempt of {} instance {inst}, created and never seen running, from {}, \
+                         which has run nothing yet: that core's first switch-in is not in the \
+                         trace (FreeRTOS SMP loggers write none for cores but the first)",
+                        self.names.resolve(e),
+                        self.names.resolve(a.core.unwrap_or(a.source)),
+                    );
+                    self.diag(Severity::Info, "unknown_prior_state", a.pos, a.ts, msg)?;
+                    if let Some(p) = self.procs.get_mut(&key) {
+                        p.row.clean = false;
+                    }
+                } else if !from.contains(&state) {
                     let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
                     // A preempt after the process left its core by its own wait (or was
                     // parked): the switch-out of a logger that writes it after the wait, as
@@ -338,9 +355,25 @@ impl<O: Output> Deriver<O> {
             row,
             runnables: VecDeque::new(),
             implicit: false,
+            created: false,
         };
         self.procs.insert(key, p);
         self.track_open(key, a)
+    }
+
+    /// A `preempt` of an instance that a FreeRTOS creation made ready and that was never on
+    /// a core since, from a core that has run nothing yet in the trace: the instance ran
+    /// there, but the logger did not write that core's first switch-in (FreeRTOS SMP
+    /// loggers write none for the idle task each core other than the first starts with).
+    /// Only its state before the preempt is unknown; anywhere else such a preempt is an
+    /// invalid transition.
+    fn first_switch_in_unlogged(&self, key: (Sym, i64), state: PState, a: Act) -> bool {
+        let Some(p) = self.procs.get(&key) else { return false };
+        state == PState::Ready
+            && p.created
+            && p.core.is_none()
+            && self.names.resolve(a.action) == "preempt"
+            && a.core.is_some_and(|c| !self.cores.contains_key(&c))
     }
 
     /// Counts a new open instance of its entity; past [`MAX_OPEN_INSTANCES`] of them, the

@@ -110,6 +110,46 @@ fn a_preempt_after_a_wait_leaves_the_task_waiting() {
 }
 
 #[test]
+fn a_core_s_first_task_preempted_without_its_switch_in_is_an_unknown_prior_state() {
+    // FreeRTOS SMP logger: every task is created from Core_0; Core_0's first switch-in is
+    // written, Core_1's is not (its idle task is first seen being preempted there).
+    let text = |third: &str| {
+        format!(
+            "#version 2.2.0\n#creator FreeRTOS trace logger\n#timeScale ns\n\
+             0,Core_0,0,C,Core_0,0,set_frequency,20000000\n\
+             0,Core_1,0,C,Core_1,0,set_frequency,20000000\n\
+             10,Core_0,0,T,Run[1],0,preempt,create pri:4\n\
+             20,Core_0,0,T,IDLE0[2],0,preempt,create pri:0\n\
+             30,Core_0,0,T,IDLE1[3],0,preempt,create pri:0\n\
+             40,Core_0,0,T,IDLE0[2],0,resume,\n{third}\
+             60,Core_1,0,T,IDLE1[3],0,preempt,\n\
+             70,Core_1,0,T,Run[1],0,resume,\n"
+        )
+    };
+    let (s, rows) = derive(&text(""));
+    assert_eq!(diag_count(&s, "invalid_transition"), 0, "{:?}", s.diag_counts);
+    assert_eq!(diag_count(&s, "unknown_prior_state"), 1);
+    // The machine goes on as before: ready from its creation and after the preempt (when it
+    // started running in between is not in the trace), no preemption counted, not clean.
+    let idle1: Vec<_> = rows.intervals.iter().filter(|i| i.starts_with("state IDLE1")).collect();
+    assert_eq!(idle1, ["state IDLE1[3] ready [30,60) ", "state IDLE1[3] ready [60,70) open"]);
+    assert!(rows.metrics.contains(&"IDLE1[3]#0 net=0 ready=40 preempt=0 migr=0".to_string()));
+    assert!(rows.instances.iter().any(|r| r.starts_with("IDLE1[3]#0") && r.ends_with("false")));
+
+    // Once Core_1 ran something, the same preempt is an invalid transition again.
+    let (s, _) = derive(&text("50,Core_1,0,T,Run[1],0,resume,\n55,Core_1,0,T,Run[1],0,preempt,\n"));
+    assert_eq!(diag_count(&s, "invalid_transition"), 1, "{:?}", s.diag_counts);
+    assert_eq!(diag_count(&s, "unknown_prior_state"), 0);
+    // And so it is for a task that was not created in the trace, or from a core not named.
+    let (s, _) =
+        derive(&text("").replace(
+            "30,Core_0,0,T,IDLE1[3],0,preempt,create pri:0",
+            "30,X,0,T,IDLE1[3],0,release,",
+        ));
+    assert_eq!(diag_count(&s, "invalid_transition"), 1, "{:?}", s.diag_counts);
+}
+
+#[test]
 fn instances_that_never_end_are_not_all_kept_open() {
     let text: String = (0..5000).map(|i| format!("{i},S,0,T,A,{i},activate\n")).collect();
     let (s, rows) = derive(&text);
