@@ -72,6 +72,7 @@ readings" in the report of the session that wrote this):
 * a time beyond 2^62 - 1 ns once scaled is kept at 2^62 - 1; `time_out_of_range` counts
   the records whose own timestamp is beyond, not those that take the last time over.
 """
+import math
 import os
 import random
 import struct
@@ -655,11 +656,15 @@ def user_args(cap, r, v):
 def number(text):
     """A note that is a decimal number, or a hexadecimal one with 0x, else None."""
     t = text  # exactly: `12 ` (an empty argument after it) is no number
+    # (Python's float() would also take surrounding spaces, `1_000`, `+inf` and `nan`.)
+    if t != t.strip() or "_" in t:
+        return None
     try:
         if t[:2].lower() == "0x":
             return int(t, 16) if t[2:] and all(c in "0123456789abcdefABCDEF" for c in t[2:]) \
                 else None
-        return float(t) if t[:1] in "0123456789+-." and t[:1] else None
+        f = float(t) if t[:1] in "0123456789+-." and t[:1] else None
+        return f if f is None or math.isfinite(f) else None
     except ValueError:
         return None
 
