@@ -13,12 +13,14 @@
 -- one instant) occupies nothing: it is never the preempting process. preempted_by is NULL
 -- when the trace does not say who it was: nothing occupied the core after the preemption,
 -- or the next occupant was the preempted instance itself, resumed there (another instance
--- of the same task is a real answer).
+-- of the same task is a real answer). A preemption of an instance that ran on no known core
+-- (the trace never says where) is a row too, its core and preempted_by NULL.
 -- A preempt that is an instance's first event in the capture (the capture began while it
 -- ran) has no running interval before it: it is found among the instances whose activate
 -- and start the capture lacks, as the action that entered their first state, on the core
 -- of the preempt event itself (the instance may resume on another core, or never); not the
--- FreeRTOS trace logger's creation of a task, a first preempt noted `create pri:N`.
+-- FreeRTOS trace logger's creation of a task, a first preempt noted `create pri:N` (or
+-- `task_create`).
 -- Preemptions and occupants come from one scan of the process states (an occupant's
 -- instance is needed to tell a resume of the preempted instance itself). When two
 -- occupancies of the core begin at the same instant after a preemption (a core_conflict),
@@ -40,7 +42,7 @@ WITH r AS MATERIALIZED (
            CASE WHEN state = 'running' AND end_action = 'preempt' THEN ts + dur END AS preempt_ts,
            dur > 0 OR open AS occupies
     FROM intervals
-    WHERE channel = 'state' AND (state IN ('running', 'polling')) IS TRUE AND core IS NOT NULL
+    WHERE channel = 'state' AND (state IN ('running', 'polling')) IS TRUE
       AND (entity_type IN ('T', 'I', 'ISR')) IS TRUE
 ), unknown_start AS MATERIALIZED (
     SELECT capture_id, entity, instance FROM instances
@@ -59,16 +61,17 @@ WITH r AS MATERIALIZED (
     LEFT JOIN events e ON e.capture_id = f.capture_id AND e.target = f.preempted
         AND e.target_instance = f.instance AND e.ts = f.at AND e.action = 'preempt'
     GROUP BY f.capture_id, f.preempted, f.instance, f.at
-    -- The FreeRTOS trace logger's creation of a task (a first preempt noted `create pri:N`)
-    -- makes it ready: it had not run, and it is no preemption (nor in `instances`).
-    HAVING NOT coalesce(bool_or(starts_with(e.note, 'create pri:')), false)
+    -- The FreeRTOS trace logger's creation of a task (a first preempt noted `create pri:N`,
+    -- or `task_create`) makes it ready: it had not run, and it is no preemption (nor in
+    -- `instances`).
+    HAVING NOT coalesce(bool_or(starts_with(e.note, 'create pri:') OR e.note = 'task_create'), false)
 ), p AS (
     SELECT capture_id, entity AS preempted, instance, core, preempt_ts
     FROM r WHERE preempt_ts IS NOT NULL
     UNION ALL
     SELECT * FROM first_preempt
 ), occ AS (
-    SELECT capture_id, core, ts, entity AS process, instance FROM r WHERE occupies
+    SELECT capture_id, core, ts, entity AS process, instance FROM r WHERE occupies AND core IS NOT NULL
 ), at_once AS (
     -- The occupant beginning at a preemption's instant, one per core and instant.
     SELECT o.capture_id, o.core, o.ts, min({'process': o.process, 'instance': o.instance}) AS occupant

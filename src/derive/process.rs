@@ -28,9 +28,16 @@ pub(super) struct Act {
     pub core: Option<Sym>,
     pub source: Sym,
     pub source_instance: i64,
-    /// A `preempt` noted `create pri:<n>`: the FreeRTOS trace logger's record of a task's
-    /// creation (it enters ready; it did not run before).
+    /// A `preempt` noted `create pri:<n>` (or `task_create`): the FreeRTOS trace logger's
+    /// record of a task's creation (it enters ready; it did not run before).
     pub created: bool,
+}
+
+/// Whether a `preempt`'s note says it is a task's creation: `create pri:<n>` (the FreeRTOS
+/// trace logger), `task_create` (its older exporter after a `start`, and the synthetic
+/// generator of its repository alone).
+pub(super) fn is_creation_note(note: &str) -> bool {
+    note.starts_with("create pri:") || note == "task_create"
 }
 
 /// Life-cycle state of a process instance.

@@ -161,8 +161,7 @@ impl<O: Output> Sink for Deriver<O> {
             core,
             source,
             source_instance: ev.source_instance,
-            created: ev.action == "preempt"
-                && ev.note.is_some_and(|n| n.starts_with("create pri:")),
+            created: ev.action == "preempt" && ev.note.is_some_and(process::is_creation_note),
         };
         // A process an ISR gave its core back to resumes before an event of its own (or of
         // its runnables) at that time; another ISR arriving may take the core on from it,

@@ -25,11 +25,14 @@ Readings of the contract this oracle makes (where it is silent, the README's cho
 * a transition the table does not allow resynchronises (the instance takes the event's
   destination state) and makes the instance incomplete; the first event of an instance
   with no activate finds it in an unknown state (a first `preempt` is a preemption, but
-  for the FreeRTOS trace logger's `preempt` noted `create pri:N`, its creation: ready,
-  having run nowhere);
-* a file whose `#creator` is the FreeRTOS trace logger names a task after each event's
+  for the FreeRTOS trace logger's `preempt` noted `create pri:N` or `task_create`, its
+  creation: ready, having run nowhere);
+* a file whose `#creator` is the FreeRTOS trace logger (or `synthetic_trace_gen`, the
+  generator of its repository) names a task after each event's
   core in its older labels, `[core/id]name`: they are the one task `name[id]`, and such a
   label as a resume's source (the task switched out) is the core `Core_<core>`;
+* a line whose time is before the previous line's takes that time (the README's
+  `time_backwards`: states never go back in time);
 * start_ts = its `start` only; net_exec and ready/waiting/polling/parking time are summed
   over every state seen, up to terminate or to the capture's last event;
 * migrations = times it runs again on a core other than the one it last ran on;
@@ -199,6 +202,7 @@ def read_btf(path):
     note)."""
     scale = 1
     labels = False  # `#creator FreeRTOS trace logger`: its labels name one task on every core
+    last = None  # a time before the previous line's: the states take that one (README)
     with open_text(path) as f:
         for line in f:
             line = line.strip()
@@ -209,7 +213,8 @@ def read_btf(path):
                 if key.lower() == "timescale":
                     scale = SCALE.get(value.strip().lower(), 1)
                 if key.lower() == "creator":
-                    labels = value.strip().lower().startswith("freertos trace logger")
+                    labels = value.strip().lower().startswith(
+                        ("freertos trace logger", "synthetic_trace_gen"))
                 continue
             fields = [x.strip() for x in line.split(",", 7)]
             if len(fields) < 7:
@@ -219,6 +224,7 @@ def read_btf(path):
             except ValueError:
                 continue
             ts = raw // 1000 if scale == 0.001 else raw * scale
+            ts = last = ts if last is None else max(ts, last)
             note = fields[7] if len(fields) > 7 else ""
             if labels:
                 fields[1], fields[4] = freertos(fields[1], True), freertos(fields[4], False)
@@ -368,7 +374,8 @@ class Oracle:
         # appears at its activate: tracedb's reading)
         inst = self.instance(target, ttype, t_i, adopt=action != "activate")
         # The FreeRTOS trace logger's creation of a task: ready, having run nowhere.
-        created = action == "preempt" and note.startswith("create pri:") and inst.state == "init"
+        created = (action == "preempt" and (note.startswith("create pri:") or note == "task_create")
+                   and inst.state == "init")
         allowed, dest = PROC_STATE[action]
         if inst.conflict:
             # Displaced by a task with no preempt: its next event is where it stands again

@@ -150,6 +150,25 @@ fn a_core_s_first_task_preempted_without_its_switch_in_is_an_unknown_prior_state
 }
 
 #[test]
+fn a_first_preempt_noted_task_create_is_a_creation_not_a_preemption() {
+    // BTFViewer's synthetic_trace_gen creates every task with a lone `preempt,task_create`.
+    let text = |note: &str| {
+        format!(
+            "#creator synthetic_trace_gen\n#timeScale ns\n\
+             10,Core_0,0,T,W,0,preempt,{note}\n20,Core_1,0,T,W,0,resume,\n\
+             30,Core_1,0,T,W,0,preempt,\n"
+        )
+    };
+    let (s, rows) = derive(&text("task_create"));
+    assert!(s.diag_counts.is_empty(), "{:?}", s.diag_counts);
+    assert_eq!(rows.metrics, ["W#0 net=10 ready=10 preempt=1 migr=0"]);
+    // Any other note on a first preempt: the task ran until then (one more preemption).
+    let (s, rows) = derive(&text("task_created"));
+    assert_eq!(diag_count(&s, "unknown_prior_state"), 1);
+    assert_eq!(rows.metrics, ["W#0 net=10 ready=10 preempt=2 migr=1"]);
+}
+
+#[test]
 fn instances_that_never_end_are_not_all_kept_open() {
     let text: String = (0..5000).map(|i| format!("{i},S,0,T,A,{i},activate\n")).collect();
     let (s, rows) = derive(&text);

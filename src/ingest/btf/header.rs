@@ -51,7 +51,11 @@ impl BtfReader<'_> {
                 sink.meta(&key, value);
             }
             "creator" => {
-                self.freertos = value.to_ascii_lowercase().starts_with("freertos trace logger");
+                // The logger, and the synthetic generator of its repository (BTFViewer's
+                // `synthetic_trace_gen`), which writes the same labels.
+                let creator = value.to_ascii_lowercase();
+                self.freertos = creator.starts_with("freertos trace logger")
+                    || creator.starts_with("synthetic_trace_gen");
                 sink.meta(&key, value);
             }
             _ => sink.meta(&key, value),

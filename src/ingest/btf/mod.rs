@@ -119,8 +119,9 @@ struct BtfReader<'p> {
     type_ids: HashMap<i64, Box<str>>,
     /// `#entityTable` rows: entity id to name (the last row of an id wins).
     entity_ids: HashMap<i64, Box<str>>,
-    /// `#creator FreeRTOS trace logger`: its older task labels `[<core>/<id>]<name>` are
-    /// read as the one task `<name>[<id>]` (see [`freertos_label`]).
+    /// `#creator FreeRTOS trace logger` (or `synthetic_trace_gen`, the generator of its
+    /// repository): its older task labels `[<core>/<id>]<name>` are read as the one task
+    /// `<name>[<id>]` (see [`freertos_label`]).
     freertos: bool,
     /// Whether a label has been rewritten yet (said once, as a `freertos_labels` row).
     freertos_said: bool,

@@ -40,7 +40,8 @@ fn reads_header_and_scales_time() {
 
 /// The FreeRTOS trace logger's older labels (`[<core>/<id>]<name>`: the event's core, then
 /// the task's id) name one task per core; its current exporter writes `<name>[<id>]`
-/// with the core as the source. Only its files are read so; once said.
+/// with the core as the source. Only its files (and its repository's generator's) are read
+/// so; once said.
 #[test]
 fn freertos_logger_labels_are_one_task_on_every_core() {
     let body = "1,Core_0,0,T,[0/0005]CS,0,preempt,create pri:3\n\
@@ -62,6 +63,10 @@ fn freertos_logger_labels_are_one_task_on_every_core() {
     );
     assert_eq!(r.kinds(), ["freertos_labels"]);
     assert!(r.diags[0].1.starts_with("line 3: FreeRTOS trace logger labels"), "{:?}", r.diags);
+    // So are those of the generator of the logger's repository (BTFViewer's test traces).
+    let r = run(&format!("#version 2.2.0\n#creator synthetic_trace_gen\n{body}"));
+    assert_eq!(r.events[1], "3|Core_1|0|T|CS[5]|0|resume|None|line 4");
+    assert_eq!(r.kinds(), ["freertos_labels"]);
     // Another producer's names are its own.
     let r = run(&format!("#version 2.2.0\n#creator libBtf\n{body}"));
     assert_eq!(r.events[1], "3|[1/0000]|0|T|[1/0005]CS|0|resume|None|line 4");
