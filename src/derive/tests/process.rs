@@ -140,7 +140,7 @@ fn a_core_s_first_task_preempted_without_its_switch_in_is_an_unknown_prior_state
     let (s, _) = derive(&text("50,Core_1,0,T,Run[1],0,resume,\n55,Core_1,0,T,Run[1],0,preempt,\n"));
     assert_eq!(diag_count(&s, "invalid_transition"), 1, "{:?}", s.diag_counts);
     assert_eq!(diag_count(&s, "unknown_prior_state"), 0);
-    // And so it is for a task that was not created in the trace, or from a core not named.
+    // And so it is for a task the trace does not create (its first event a release).
     let (s, _) =
         derive(&text("").replace(
             "30,Core_0,0,T,IDLE1[3],0,preempt,create pri:0",
