@@ -270,7 +270,8 @@ impl<O: Output> Deriver<O> {
                         return self.move_by_resume(key, c, a);
                     }
                 }
-                if !from.contains(&state) && self.first_switch_in_unlogged(key, state, a) {
+                let allowed = from.contains(&state);
+                if !allowed && self.first_switch_in_unlogged(key, state, a) {
                     // Its state before the preempt is unknown, as for a first-event preempt;
                     // the machine goes on as for any transition it does not allow.
                     let msg = format!(
@@ -284,7 +285,7 @@ impl<O: Output> Deriver<O> {
                     if let Some(p) = self.procs.get_mut(&key) {
                         p.row.clean = false;
                     }
-                } else if !from.contains(&state) {
+                } else if !allowed {
                     let expected: Vec<&str> = from.iter().map(|s| s.name()).collect();
                     // A preempt after the process left its core by its own wait (or was
                     // parked): the switch-out of a logger that writes it after the wait, as

@@ -201,7 +201,7 @@ def read_btf(path):
     """Yield (ts_ns, source, source_instance, target_type, target, target_instance, action,
     note)."""
     scale = 1
-    labels = False  # `#creator FreeRTOS trace logger`: its labels name one task on every core
+    labels = False  # the FreeRTOS logger's (or its generator's): a label is one task on every core
     last = None  # a time before the previous line's: the states take that one (README)
     with open_text(path) as f:
         for line in f:
